@@ -1,0 +1,64 @@
+"""Shared fixtures: the real datasets in ../shared/datasets, tolerances, seeds."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", REPO.parent / "shared" / "datasets"))
+
+#: Tolerances, in one table.  PageRank-like results are compared by the L1 norm
+#: of the difference of the full vectors.
+L1_TOL = {"pagerank": 1e-8, "katz": 1e-8, "hits": 1e-6}
+
+#: Directed graphs of ../shared/datasets: file -> reader options
+DIRECTED = {
+    "foodweb-baydry.txt": {"weighted": True},
+    "email-Eu-core.txt": {},
+    "p2p-Gnutella08.txt": {},
+    "soc-sign-bitcoinotc.csv.gz": {},
+    "CollegeMsg.txt.gz": {},
+    "wordassociation-2011.txt": {},
+    "wiki-Vote.txt.gz": {},
+    "p2p-Gnutella31.txt.gz": {},
+    "law-enron.txt.gz": {},
+    "cit-HepTh.txt.gz": {},
+    "cit-HepPh.txt.gz": {},
+    "soc-Epinions1.txt.gz": {},
+    "soc-Slashdot0902.txt.gz": {},
+    "web-NotreDame.txt.gz": {},
+    "cnr-2000.txt.gz": {},
+}
+UNDIRECTED = ["karate.txt", "ca-GrQc.txt", "ca-AstroPh.txt.gz"]
+
+
+def shared_path(name):
+    """Path of a shared dataset, or skip the test with the reason."""
+    p = SHARED / name
+    if not p.exists():
+        pytest.skip(f"shared dataset {name} not found in {SHARED} (../shared/datasets is absent)")
+    return p
+
+
+@pytest.fixture
+def shared():
+    return shared_path
+
+
+def _seed():
+    return int(os.environ.get("ASAPGRAPH_TEST_SEED", "12345"))
+
+
+def pytest_report_header(config):
+    return f"ASAPGRAPH_TEST_SEED={_seed()} (set it to reproduce); shared datasets: {SHARED}"
+
+
+@pytest.fixture
+def seed():
+    return _seed()
+
+
+@pytest.fixture
+def rng(seed):
+    return np.random.default_rng(seed)
