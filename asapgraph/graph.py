@@ -56,37 +56,90 @@ class Graph:
 
     # ------------------------------------------------------------------ builders
     @classmethod
-    def from_edges(cls, src, dst, n=None, weights=None, ids=None, source=None):
-        """Build from dense-id edge arrays ``src[i] -> dst[i]`` (ids in ``0..n-1``)."""
-        src = np.asarray(src)
-        dst = np.asarray(dst)
-        if n is None:
-            n = int(max(src.max(initial=-1), dst.max(initial=-1)) + 1)
-        vdt = vid_dtype(n)
-        counts = np.bincount(dst, minlength=n)
-        indptr = np.zeros(n + 1, dtype=EID)
-        np.cumsum(counts, out=indptr[1:])
-        order = np.argsort(dst, kind="stable")
-        indices = src[order].astype(vdt, copy=False)
-        w = None if weights is None else np.asarray(weights, dtype=WEIGHT)[order]
-        out_degree = np.bincount(src, minlength=n).astype(np.int64)
-        out_weight = None if w is None else np.bincount(src, weights=weights, minlength=n)
-        return cls(indptr, indices, w, out_degree, out_weight, ids, source)
+    def from_edges(cls, src, dst, n=None, weights=None, ids=None, source=None,
+                   undirected=False, _trusted=False):
+        """Build from dense-id edge arrays ``src[i] -> dst[i]`` (ids in ``0..n-1``).
+
+        Parameters
+        ----------
+        src, dst : int arrays, shape (m,)
+            Dense ids (int32 or int64; other integer dtypes are converted).
+        n : int, optional
+            Number of vertices (default: largest id + 1).
+        weights : float array, shape (m,), optional
+        ids : int64 array, shape (n,), optional
+            Original id of each dense vertex (None: the dense ids are the ids).
+        undirected : bool
+            Also add ``dst -> src`` for every non-loop edge (a self-loop once).
+
+        Construction is a stable counting sort by destination (``_graph.build_in_csr``),
+        O(n + m) time, no argsort.
+        """
+        from . import _graph
+
+        src = _as_vid(src)
+        dst = _as_vid(dst)
+        if src.shape != dst.shape or src.ndim != 1:
+            raise ValueError("src and dst must be 1-d arrays of the same length")
+        if dst.dtype != src.dtype:
+            src, dst = src.astype(np.int64), dst.astype(np.int64)
+        m = src.shape[0]
+        if m and not _trusted:
+            (lo1, hi1), (lo2, hi2) = _graph.minmax(src), _graph.minmax(dst)
+            lo, hi = min(lo1, lo2), max(hi1, hi2)
+            if lo < 0:
+                raise ValueError(f"dense vertex ids must be >= 0, got {lo}")
+        else:
+            hi = -1
+        if _trusted:
+            pass
+        elif n is None:
+            n = int(hi) + 1
+        elif hi >= n:
+            raise ValueError(f"vertex id {hi} out of range for n={n}")
+        n = int(n)
+        w = None
+        if weights is not None:
+            w = np.ascontiguousarray(weights, dtype=WEIGHT)
+            if w.shape != (m,):
+                raise ValueError("weights must have the same length as src")
+        if undirected:
+            loops = int(np.count_nonzero(src == dst)) if m else 0
+            mm = 2 * m - loops
+        else:
+            mm = m
+        indices = np.empty(mm, dtype=vid_dtype(n))
+        wout = None if w is None else np.empty(mm, dtype=WEIGHT)
+        indptr, out_degree, out_weight = _graph.build_in_csr(
+            src, dst, n, indices, w, wout, bool(undirected))
+        return cls(indptr, indices, wout, out_degree, out_weight, ids, source)
 
     @classmethod
-    def from_original_ids(cls, src, dst, weights=None, undirected=False, source=None):
-        """Build from edges given with arbitrary non-negative int64 ids (remapped densely)."""
-        src = np.asarray(src, dtype=np.int64)
-        dst = np.asarray(dst, dtype=np.int64)
-        if undirected:
-            loops = src == dst
-            s2, d2 = dst[~loops], src[~loops]
-            if weights is not None:
-                weights = np.concatenate([weights, np.asarray(weights)[~loops]])
-            src, dst = np.concatenate([src, s2]), np.concatenate([dst, d2])
-        ids, (s, d) = remap_ids(src, dst)
-        n = len(ids) if ids is not None else int(max(src.max(initial=-1), dst.max(initial=-1)) + 1)
-        return cls.from_edges(s, d, n=n, weights=weights, ids=ids, source=source)
+    def from_original_ids(cls, src, dst, weights=None, undirected=False, source=None,
+                          inplace=False, max_id=None):
+        """Build from edges given with arbitrary non-negative int64 ids (remapped densely).
+
+        Dense ids follow the order of the original ids.  With ``inplace=True`` the
+        (int32/int64) ``src``/``dst`` arrays are overwritten by dense ids when
+        possible, saving a copy (the caller must not use them afterwards).
+        """
+        src = np.asarray(src)
+        dst = np.asarray(dst)
+        if src.dtype not in (np.int32, np.int64):
+            src = src.astype(np.int64)
+        if dst.dtype != src.dtype:
+            dst = dst.astype(src.dtype)
+        ids, (s, d) = remap_ids(src, dst, inplace=inplace, max_id=max_id)
+        del src, dst
+        if ids is not None:
+            n = len(ids)
+        elif max_id is not None:
+            n = int(max_id) + 1
+        else:
+            n = 0 if s.size == 0 else int(max(_minmax(s)[1], _minmax(d)[1])) + 1
+        # remap_ids guarantees 0 <= ids < n: skip the range check
+        return cls.from_edges(s, d, n=n, weights=weights, ids=ids, source=source,
+                              undirected=undirected, _trusted=True)
 
     # ------------------------------------------------------------------ views
     def original_ids(self):
@@ -96,12 +149,16 @@ class Graph:
     def out_csr(self):
         """``(indptr, indices, weights)`` of the out-CSR (built once, cached)."""
         if self._out_csr is None:
-            dst = np.repeat(np.arange(self.n, dtype=self.indices.dtype), np.diff(self.indptr))
-            order = np.argsort(self.indices, kind="stable")
-            indptr = np.zeros(self.n + 1, dtype=EID)
-            np.cumsum(self.out_degree, out=indptr[1:])
-            w = None if self.weights is None else self.weights[order]
-            self._out_csr = (indptr, dst[order], w)
+            from . import _graph
+
+            indices = np.ascontiguousarray(self.indices)
+            out_idx = np.empty(self.m, dtype=indices.dtype)
+            w = None if self.weights is None else np.ascontiguousarray(self.weights)
+            wout = None if w is None else np.empty(self.m, dtype=WEIGHT)
+            indptr = _graph.transpose_csr(np.ascontiguousarray(self.indptr), indices,
+                                          np.ascontiguousarray(self.out_degree, dtype=np.int64),
+                                          out_idx, w, wout)
+            self._out_csr = (indptr, out_idx, wout)
         return self._out_csr
 
     def edges(self):
@@ -133,23 +190,88 @@ class Graph:
         return f"Graph(n={self.n}, m={self.m}, weighted={self.weighted})"
 
 
-def remap_ids(src, dst):
-    """Map original non-negative int64 ids to dense ids (sorted by original id).
+def _as_vid(a):
+    a = np.asarray(a)
+    if a.dtype == np.int32 or a.dtype == np.int64:
+        return np.ascontiguousarray(a)
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"vertex ids must be integers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
 
-    Returns ``(ids, (src_dense, dst_dense))``; ``ids`` is None when the ids already
-    are exactly ``0..n-1`` with no gaps (then the inputs are returned unchanged).
+
+def _minmax(a):
+    from . import _graph
+
+    return _graph.minmax(_as_vid(a))
+
+
+#: Use the dense lookup when ``max_id + 1 <= DENSE_FACTOR * (number of endpoints)``
+#: or below DENSE_MIN (5 bytes per slot).
+DENSE_FACTOR = 4
+DENSE_MIN = 1 << 20
+
+
+def remap_ids(src, dst, inplace=False, max_id=None):
+    """Map original non-negative ids to dense ids ``0..n-1`` (ordered by original id).
+
+    Parameters
+    ----------
+    src, dst : int32 or int64 arrays of original ids (>= 0)
+    inplace : bool
+        Write the dense ids into ``src``/``dst`` when they are int32 (no copy).
+    max_id : int, optional
+        The largest id, when already known (skips a pass; ids are then trusted
+        to be in ``0..max_id``).
+
+    Returns
+    -------
+    ids : int64 array (n,) or None
+        Original id of each dense id; None when the ids already are exactly
+        ``0..n-1`` (then ``src``/``dst`` are returned unchanged).
+    (src_dense, dst_dense) : int32 arrays (int64 when n >= 2**31 - 1)
+
+    Dense path (small ids): byte map + prefix scan + parallel lookup.  Sparse path
+    (ids much larger than the edge count): sorted unique ids + parallel binary search.
     """
+    from . import _graph
+
+    src = _as_vid(src)
+    dst = _as_vid(dst)
+    if dst.dtype != src.dtype:
+        src, dst = src.astype(np.int64), dst.astype(np.int64)
     if src.size == 0:
         return np.zeros(0, dtype=np.int64), (src, dst)
-    hi = int(max(src.max(), dst.max()))
-    if hi < 4 * (src.size + dst.size) + 1024:
-        present = np.zeros(hi + 1, dtype=bool)
-        present[src] = True
-        present[dst] = True
-        if present.all():
-            return None, (src, dst)
-        lookup = np.cumsum(present, dtype=np.int64) - 1
+    if max_id is not None:  # known from the parser (which only produces ids >= 0)
+        lo, hi = 0, int(max_id)
+    else:
+        lo1, hi1 = _graph.minmax(src)
+        lo2, hi2 = _graph.minmax(dst)
+        lo, hi = min(lo1, lo2), max(hi1, hi2)
+    if lo < 0:
+        raise ValueError(f"vertex ids must be >= 0, got {lo}")
+    if hi + 1 <= max(DENSE_FACTOR * 2 * src.size, DENSE_MIN):
+        present = np.zeros(hi + 1, dtype=np.uint8)
+        _graph.mark_present(src, present)
+        _graph.mark_present(dst, present)
+        lookup, n = _graph.dense_lookup(present)
+        if n == hi + 1:
+            del present, lookup
+            if src.dtype == vid_dtype(n):
+                return None, (src, dst)
+            return None, (src.astype(vid_dtype(n)), dst.astype(vid_dtype(n)))
         ids = np.flatnonzero(present).astype(np.int64)
-        return ids, (lookup[src], lookup[dst])
-    ids, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    return ids.astype(np.int64), (inv[: src.size], inv[src.size:])
+        del present
+        out = []
+        for a in (src, dst):
+            o = a if (inplace and a.dtype == np.int32) else np.empty(a.size, dtype=np.int32)
+            _graph.map_dense(a, lookup, o)
+            out.append(o)
+        return ids, (out[0], out[1])
+    ids = np.union1d(np.unique(src), np.unique(dst)).astype(np.int64)
+    vdt = vid_dtype(len(ids))
+    out = []
+    for a in (src, dst):
+        o = a if (inplace and a.dtype == vdt) else np.empty(a.size, dtype=vdt)
+        _graph.map_sorted(a, ids, o)
+        out.append(o)
+    return ids, (out[0], out[1])

@@ -1,0 +1,136 @@
+"""Bad input: one InputError per problem, ``FILE:LINE: message`` text, exact line numbers."""
+import bz2
+import gzip
+import lzma
+import os
+
+import numpy as np
+import pytest
+
+from asapgraph.errors import InputError
+from asapgraph.io import load_graph, read_edges
+
+
+def err_of(path, **kw):
+    with pytest.raises(InputError) as ei:
+        read_edges(path, **kw)
+    with pytest.raises(InputError) as ei2:  # load_graph reports the same problem
+        load_graph(path, **kw)
+    assert str(ei.value) == str(ei2.value)
+    return ei.value
+
+
+CASES = [
+    (b"1 2\n# c\n3 abc\n", {}, 3, "expected an integer vertex id in column 2, got 'abc'"),
+    (b"1 2\n-4 5\n", {}, 2, "negative vertex id '-4' in column 1 (ids must be >= 0)"),
+    (b"+4 5\n", {}, 1, "vertex id '+4' in column 1 has a sign (ids are plain digits)"),
+    (b"1 2\n4.0 5\n", {}, 2, "vertex id '4.0' in column 1 is not an integer"),
+    (b"1 2\n3 92233720368547758070\n", {}, 2,
+     "vertex id 92233720368547758070 does not fit in int64"),
+    (b"9223372036854775808 1\n", {}, 1, "vertex id 9223372036854775808 does not fit in int64"),
+    (b"1 2\r\n\r\n7\r\n", {}, 3, "missing column 2 (line has 1 column)"),
+    (b"1 2 3\n1 2\n", {"weighted": True}, 2, "missing column 3 (line has 2 columns)"),
+    (b"1 2 1.5\n3 4 nan\n", {"weighted": True}, 2, "weight 'nan' is not a finite number"),
+    (b"1 2 inf\n", {"weighted": True}, 1, "weight 'inf' is not a finite number"),
+    (b"1 2 1e999\n", {"weighted": True}, 1, "weight '1e999' is not a finite number"),
+    (b"1 2 x1\n", {"weighted": True}, 1,
+     "expected a number for the weight in column 3, got 'x1'"),
+    (b"1 2 5 6\n1 2 3\n", {"weight_col": 4}, 2, "missing column 4 (line has 3 columns)"),
+]
+
+
+@pytest.mark.parametrize("data,kw,line,msg", CASES)
+def test_malformed_line(tmp_path, data, kw, line, msg):
+    p = tmp_path / "edges.txt"
+    p.write_bytes(data)
+    e = err_of(p, **kw)
+    assert (e.line, e.message) == (line, msg)
+    assert str(e) == f"{p}:{line}: {msg}"
+
+
+@pytest.mark.parametrize("comp", ["gz", "bz2", "xz"])
+def test_error_line_in_compressed_file(tmp_path, comp):
+    mod = {"gz": gzip, "bz2": bz2, "xz": lzma}[comp]
+    p = tmp_path / ("edges.txt." + comp)
+    p.write_bytes(mod.compress(b"# h\n1 2\n3 4\n5 zz\n"))
+    e = err_of(p)
+    assert (e.line, e.message) == (4, "expected an integer vertex id in column 2, got 'zz'")
+
+
+@pytest.mark.parametrize("data", [b"", b"# only a comment\n\n  \n", b"\r\n"])
+def test_no_edges(tmp_path, data):
+    p = tmp_path / "edges.txt"
+    p.write_bytes(data)
+    assert str(err_of(p)) == f"{p}: no edges found"
+
+
+@pytest.mark.parametrize("comp", ["gz", "bz2", "xz"])
+def test_truncated_archive(tmp_path, comp, rng):
+    mod = {"gz": gzip, "bz2": bz2, "xz": lzma}[comp]
+    text = "".join(f"{a} {b}\n" for a, b in rng.integers(0, 10**6, (5000, 2))).encode()
+    blob = mod.compress(text)
+    p = tmp_path / ("edges.txt." + comp)
+    p.write_bytes(blob[: len(blob) // 2])
+    name = {"gz": "gzip", "bz2": "bz2", "xz": "xz"}[comp]
+    assert str(err_of(p)) == f"{p}: corrupt or truncated {name} data"
+
+
+def test_corrupt_gzip(tmp_path, rng):
+    text = "".join(f"{a} {b}\n" for a, b in rng.integers(0, 10**6, (5000, 2))).encode()
+    blob = bytearray(gzip.compress(text))
+    blob[len(blob) // 2: len(blob) // 2 + 64] = bytes(64)
+    p = tmp_path / "edges.txt.gz"
+    p.write_bytes(bytes(blob))
+    assert str(err_of(p)) == f"{p}: corrupt or truncated gzip data"
+
+
+def test_binary_garbage(tmp_path, rng):
+    p = tmp_path / "edges.txt"
+    p.write_bytes(b"\x7fELF\x02\x01\x01\x00" + rng.bytes(4000))
+    assert str(err_of(p)) == f"{p}: binary data, not a text edge list"
+    # a NUL far from the start (after the first block) is caught too
+    p.write_bytes(b"1 2\n" * 300000 + b"3 \x00 4\n")
+    assert str(err_of(p)) == f"{p}: binary data, not a text edge list"
+
+
+def test_missing_file(tmp_path):
+    p = tmp_path / "nope.txt"
+    assert str(err_of(p)) == f"{p}: file not found"
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root can read anything")
+def test_unreadable_file(tmp_path):
+    p = tmp_path / "secret.txt"
+    p.write_bytes(b"1 2\n")
+    p.chmod(0)
+    assert str(err_of(p)) == f"{p}: permission denied"
+
+
+def test_directory(tmp_path):
+    assert "is a directory" in str(err_of(tmp_path))
+
+
+def test_bad_npy(tmp_path):
+    p = tmp_path / "e.npy"
+    np.save(p, np.array([[1.0, 2.0], [3.5, 4.0]]))
+    assert "is not an integer" in str(err_of(p))
+    np.save(p, np.array([[1, 2], [-3, 4]]))
+    assert "negative vertex id -3" in str(err_of(p))
+    np.save(p, np.zeros((3, 4, 2)))
+    assert "shape" in str(err_of(p))
+
+
+def test_permission_denied_message(tmp_path, monkeypatch):
+    """Runs as root too: the OS error is simulated at the open() the reader uses."""
+    import asapgraph.io._text as t
+
+    p = tmp_path / "secret.txt"
+    p.write_bytes(b"1 2\n")
+
+    def deny(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(t, "open", deny, raising=False)
+    with pytest.raises(InputError) as ei:
+        read_edges(p)
+    assert str(ei.value) == f"{p}: permission denied"

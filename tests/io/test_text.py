@@ -1,0 +1,300 @@
+"""Text edge lists: formats, quirks of the real datasets, streaming, chunking, byte ranges."""
+import bz2
+import gzip
+import io
+import lzma
+import re
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from asapgraph.io import (count_lines_before, iter_edge_chunks, load_graph, parse_byte_range,
+                          read_edges)
+
+SHARED_FILES = [
+    "karate.txt", "foodweb-baydry.txt", "email-Eu-core.txt", "p2p-Gnutella08.txt", "ca-GrQc.txt",
+    "soc-sign-bitcoinotc.csv.gz", "CollegeMsg.txt.gz", "wordassociation-2011.txt",
+    "wiki-Vote.txt.gz", "p2p-Gnutella31.txt.gz", "law-enron.txt.gz", "cit-HepTh.txt.gz",
+    "ca-AstroPh.txt.gz", "cit-HepPh.txt.gz", "soc-Epinions1.txt.gz", "soc-Slashdot0902.txt.gz",
+    "web-NotreDame.txt.gz", "cnr-2000.txt.gz",
+]
+
+
+def readme_table(readme):
+    """``{file: (nodes, edges)}`` from the summary table of the datasets README."""
+    out = {}
+    for line in readme.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 3 and re.match(r"^[\w.-]+\.(txt|csv)(\.gz)?$", cells[0]):
+            nodes = int(cells[1].replace(",", ""))
+            edges = int(cells[2].split()[0].replace(",", ""))
+            out[cells[0]] = (nodes, edges)
+    return out
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name", SHARED_FILES)
+def test_shared_dataset_counts(shared, name):
+    p = shared(name)
+    table = readme_table(p.parent / "README.md")
+    assert name in table, f"{name} missing from the README table"
+    nodes, edges = table[name]
+    weighted = name in ("foodweb-baydry.txt", "soc-sign-bitcoinotc.csv.gz")
+    g = load_graph(p, weighted=weighted)
+    assert (g.n, g.m) == (nodes, edges)
+    assert int(g.indptr[-1]) == g.m and int(g.out_degree.sum()) == g.m
+    e = read_edges(p)
+    assert len(e) == edges
+    assert np.array_equal(np.unique(np.concatenate([e.src, e.dst])), g.original_ids())
+
+
+def _loadtxt_edges(path, delimiter=None, usecols=(0, 1)):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        a = np.loadtxt(f, comments=["#", "%"], delimiter=delimiter, usecols=usecols, ndmin=2)
+    return a
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("name,delim", [
+    ("p2p-Gnutella08.txt", None),          # CRLF, SNAP header
+    ("email-Eu-core.txt", None),           # space separated, no header
+    ("CollegeMsg.txt.gz", None),           # timestamps in column 3, duplicates
+    ("soc-sign-bitcoinotc.csv.gz", ","),   # commas, signed weights, timestamps
+    ("wiki-Vote.txt.gz", None),            # trailing blank in the header, CRLF, sparse ids
+    ("foodweb-baydry.txt", None),          # float weights
+])
+def test_shared_edges_equal_loadtxt(shared, name, delim):
+    p = shared(name)
+    ref = _loadtxt_edges(p, delim, usecols=(0, 1, 2) if name in (
+        "soc-sign-bitcoinotc.csv.gz", "foodweb-baydry.txt") else (0, 1))
+    e = read_edges(p, weighted=ref.shape[1] == 3)
+    assert e.src.dtype == np.int64 and e.dst.dtype == np.int64
+    assert np.array_equal(e.src, ref[:, 0].astype(np.int64))
+    assert np.array_equal(e.dst, ref[:, 1].astype(np.int64))
+    if ref.shape[1] == 3:
+        assert np.array_equal(e.weights, ref[:, 2])  # exact: both correctly rounded
+
+
+@pytest.mark.shared
+def test_multigraph_semantics_vs_networkx(shared):
+    """CollegeMsg has 39,539 duplicate lines: parallel edges count, as in nx.MultiDiGraph."""
+    nx = pytest.importorskip("networkx")
+    p = shared("CollegeMsg.txt.gz")
+    G = nx.read_edgelist(p, create_using=nx.MultiDiGraph, nodetype=int, data=False)
+    g = load_graph(p)
+    assert g.n == G.number_of_nodes() and g.m == G.number_of_edges()
+    A = nx.to_scipy_sparse_array(G, nodelist=list(g.original_ids()), format="csr")
+    assert abs(g.to_scipy() - A).max() == 0
+
+
+@pytest.mark.shared
+def test_undirected_doubles_edges(shared):
+    nx = pytest.importorskip("networkx")
+    p = shared("karate.txt")
+    g = load_graph(p, undirected=True)
+    G = nx.read_edgelist(p, create_using=nx.MultiGraph, nodetype=int, data=False)
+    A = nx.to_scipy_sparse_array(G, nodelist=list(g.original_ids()), format="csr")
+    assert g.m == 2 * G.number_of_edges()
+    assert abs(g.to_scipy() - A).max() == 0
+
+
+def write(tmp_path, name, data):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return p
+
+
+QUIRKY = (b"# header \r\n% other comment\n\n  \t\n1\t2\r\n3 4 \n5,6\n  7   8\t\t9 extra\n"
+          b"10 , 11\n12 13")  # no final newline
+
+
+def test_quirks(tmp_path):
+    e = read_edges(write(tmp_path, "q.txt", QUIRKY))
+    assert e.src.tolist() == [1, 3, 5, 7, 10, 12]
+    assert e.dst.tolist() == [2, 4, 6, 8, 11, 13]
+
+
+@pytest.mark.parametrize("comp", ["gz", "bz2", "xz"])
+def test_compressed(tmp_path, comp):
+    mod = {"gz": gzip, "bz2": bz2, "xz": lzma}[comp]
+    e = read_edges(write(tmp_path, "q.txt." + comp, mod.compress(QUIRKY)))
+    assert e.src.tolist() == [1, 3, 5, 7, 10, 12]
+    # recognised by magic bytes, not only by name
+    e2 = read_edges(write(tmp_path, "misnamed.txt", mod.compress(QUIRKY)))
+    assert e2.dst.tolist() == e.dst.tolist()
+
+
+@pytest.mark.parametrize("comp", [None, "gz"])
+def test_stdin(monkeypatch, comp):
+    data = QUIRKY if comp is None else gzip.compress(QUIRKY)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    e = read_edges("-")
+    assert e.src.tolist() == [1, 3, 5, 7, 10, 12] and e.path == "<stdin>"
+
+
+def test_weights_and_columns(tmp_path):
+    p = write(tmp_path, "w.txt", b"1 2 0.5 100\n2 3 -1e-3 200\n3 1 +7 300\n4 4 2.5E2 400\n")
+    e = read_edges(p, weighted=True)
+    assert e.weights.tolist() == [0.5, -1e-3, 7.0, 250.0]
+    e4 = read_edges(p, weight_col=4)
+    assert e4.weights.tolist() == [100.0, 200.0, 300.0, 400.0]
+    e_sw = read_edges(p, src_col=2, dst_col=1)
+    assert e_sw.src.tolist() == [2, 3, 1, 4] and e_sw.dst.tolist() == [1, 2, 3, 4]
+
+
+def test_weight_parsing_matches_python_float(rng):
+    vals = np.concatenate([rng.standard_normal(2000) * 10.0 ** rng.integers(-20, 20, 2000),
+                           rng.integers(-10**6, 10**6, 500).astype(float)])
+    texts = [repr(float(v)) for v in vals] + [f"{v:.6f}" for v in vals[:300]] + \
+        [f"{v:.17e}" for v in vals[:300]]
+    from asapgraph.io import _parse
+
+    for t in texts:
+        rc, v = _parse.parse_weight(t.encode())
+        assert rc == 0 and v == float(t), t
+
+
+def test_large_ids_sparse_and_unordered(tmp_path):
+    big = 2**63 - 1
+    p = write(tmp_path, "big.txt", f"{big} 5\n5 {big - 10}\n0 {big}\n".encode())
+    e = read_edges(p)
+    assert e.src.tolist() == [big, 5, 0] and e.dst.tolist() == [5, big - 10, big]
+    g = load_graph(p)
+    assert g.original_ids().tolist() == [0, 5, big - 10, big]
+    s, d, _ = g.edges()
+    ids = g.original_ids()
+    assert sorted(zip(ids[s].tolist(), ids[d].tolist())) == sorted(zip(e.src.tolist(),
+                                                                          e.dst.tolist()))
+
+
+def test_id_widening_midstream(tmp_path):
+    """ids < 2**31 for many blocks, then a 64-bit id: storage widens, nothing lost."""
+    n = 20000
+    src = np.arange(n, dtype=np.int64)
+    dst = (src * 7919) % n
+    dst[-1] = 2**40 + 3
+    text = "".join(f"{a}\t{b}\n" for a, b in zip(src, dst)).encode()
+    p = write(tmp_path, "w.txt", text)
+    e = read_edges(p, chunk_bytes=4096)
+    assert np.array_equal(e.src, src) and np.array_equal(e.dst, dst)
+    g = load_graph(p, chunk_bytes=4096)
+    assert g.m == n and g.ids[-1] == 2**40 + 3
+
+
+def test_long_line_and_small_blocks(tmp_path):
+    text = b"#" + b"x" * 10000 + b"\n1 2\n" + b"3 4 " + b"9" * 9000 + b"\n5 6\n"
+    e = read_edges(write(tmp_path, "l.txt", text), chunk_bytes=4096)
+    assert e.src.tolist() == [1, 3, 5]
+
+
+def test_parallel_pieces_and_error_line(tmp_path, rng):
+    """> 2 MiB block: parsed as several OpenMP pieces; error line numbers stay exact."""
+    m = 300000
+    src = rng.integers(0, 10**6, m)
+    dst = rng.integers(0, 10**6, m)
+    lines = [f"{a} {b}\n" for a, b in zip(src, dst)]
+    lines.insert(1000, "# comment in the middle\n")
+    p = write(tmp_path, "big.txt", "".join(lines).encode())
+    e = read_edges(p)
+    assert np.array_equal(e.src, src) and np.array_equal(e.dst, dst)
+    bad_at = 250000
+    lines[bad_at] = "17 x17\n"
+    p2 = write(tmp_path, "bad.txt", "".join(lines).encode())
+    from asapgraph.errors import InputError
+
+    with pytest.raises(InputError) as ei:
+        read_edges(p2)
+    assert ei.value.line == bad_at + 1
+    assert ei.value.message == "expected an integer vertex id in column 2, got 'x17'"
+
+
+# ------------------------------------------------------------------ property tests
+SEPS = st.sampled_from([" ", "\t", ",", "  ", " \t ", ", "])
+EOLS = st.sampled_from(["\n", "\r\n", " \n", "\t\r\n"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**63 - 1), st.integers(0, 2**63 - 1),
+                          st.floats(allow_nan=False, allow_infinity=False, width=64),
+                          SEPS, EOLS, st.booleans()), min_size=1, max_size=40),
+       st.booleans())
+def test_property_roundtrip(tmp_path_factory, rows, final_newline):
+    parts = []
+    for i, (a, b, w, sep, eol, comment) in enumerate(rows):
+        if comment:
+            parts.append(("# c" if i % 2 else "% c") + eol)
+        parts.append(f"{a}{sep}{b}{sep}{w!r}{eol}")
+    text = "".join(parts)
+    if not final_newline:
+        text = text.rstrip("\r\n")
+    p = tmp_path_factory.mktemp("prop") / "e.txt"
+    p.write_bytes(text.encode())
+    e = read_edges(p, weighted=True, chunk_bytes=4096)
+    assert e.src.tolist() == [r[0] for r in rows]
+    assert e.dst.tolist() == [r[1] for r in rows]
+    assert e.weights.tolist() == [r[2] for r in rows]
+
+
+# ------------------------------------------------------------------ chunks and ranges
+def _edges_text(rng, m, hi=10**9):
+    src = rng.integers(0, hi, m)
+    dst = rng.integers(0, hi, m)
+    body = []
+    for i, (a, b) in enumerate(zip(src, dst)):
+        if i % 97 == 0:
+            body.append("# comment line\n")
+        body.append(f"{a}\t{b}\r\n" if i % 5 == 0 else f"{a} {b}\n")
+    return src, dst, "".join(body).encode()
+
+
+def test_parse_byte_range_partition(tmp_path, rng):
+    src, dst, text = _edges_text(rng, 5000)
+    p = write(tmp_path, "r.txt", text)
+    size = len(text)
+    for _ in range(15):
+        k = int(rng.integers(1, 12))
+        cuts = np.unique(np.concatenate([[0, size], rng.integers(0, size, k - 1)]))
+        parts = [parse_byte_range(p, a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+        assert np.array_equal(np.concatenate([q.src for q in parts]), src)
+        assert np.array_equal(np.concatenate([q.dst for q in parts]), dst)
+
+
+def test_parse_byte_range_error_line(tmp_path):
+    text = b"1 2\n3 4\n5 6\n7 -8\n9 10\n"
+    p = write(tmp_path, "r.txt", text)
+    from asapgraph.errors import InputError
+
+    with pytest.raises(InputError) as ei:
+        parse_byte_range(p, 9, len(text))
+    assert ei.value.line == 4
+    assert count_lines_before(p, 12) == 3
+
+
+@pytest.mark.parametrize("comp", [None, "gz"])
+def test_iter_edge_chunks(tmp_path, rng, comp):
+    src, dst, text = _edges_text(rng, 20000)
+    p = write(tmp_path, "c.txt" + (".gz" if comp else ""), gzip.compress(text) if comp else text)
+    chunks = list(iter_edge_chunks(p, 8192))
+    assert len(chunks) > 10
+    assert max(len(c) for c in chunks) <= 8192 // 4
+    assert np.array_equal(np.concatenate([c.src for c in chunks]), src)
+    assert np.array_equal(np.concatenate([c.dst for c in chunks]), dst)
+    assert chunks[0].first_line == 1 and all(
+        a.first_line < b.first_line for a, b in zip(chunks, chunks[1:]))
+
+
+def test_utf8_bom(tmp_path):
+    e = read_edges(write(tmp_path, "bom.txt", b"\xef\xbb\xbf1 2\n3 4\n"))
+    assert e.src.tolist() == [1, 3]
+
+
+def test_byte_range_rejects_compressed(tmp_path):
+    from asapgraph.errors import InputError
+
+    p = write(tmp_path, "c.txt.gz", gzip.compress(b"1 2\n"))
+    with pytest.raises(InputError, match="uncompressed"):
+        parse_byte_range(p, 0, 10)

@@ -1,0 +1,95 @@
+"""Graph construction (counting sort, id remap) against scipy.sparse, the independent peer."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from asapgraph.graph import Graph, remap_ids
+
+
+def _ref_matrix(src, dst, w, ids, undirected=False):
+    pos = {v: i for i, v in enumerate(ids.tolist())}
+    s = np.array([pos[x] for x in src.tolist()], dtype=np.int64)
+    d = np.array([pos[x] for x in dst.tolist()], dtype=np.int64)
+    w = np.ones(len(s)) if w is None else w
+    if undirected:
+        off = s != d
+        s, d, w = np.concatenate([s, d[off]]), np.concatenate([d, s[off]]), np.concatenate([w, w[off]])
+    return sp.coo_matrix((w, (s, d)), shape=(len(ids), len(ids))).tocsr()
+
+
+@pytest.mark.parametrize("hi", [50, 10**6, 2**62])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("undirected", [False, True])
+def test_from_original_ids_vs_scipy(rng, hi, weighted, undirected):
+    m = 3000
+    src = rng.integers(0, hi, m)
+    dst = rng.integers(0, hi, m)
+    src[:10] = dst[:10]  # self-loops
+    src[10:20], dst[10:20] = src[20:30], dst[20:30]  # parallel edges
+    w = rng.standard_normal(m) if weighted else None
+    g = Graph.from_original_ids(src, dst, weights=w, undirected=undirected)
+    ids = np.unique(np.concatenate([src, dst]))
+    assert np.array_equal(g.original_ids(), ids)
+    A = _ref_matrix(src, dst, w, ids, undirected)
+    assert abs(g.to_scipy() - A).max() <= 1e-12 * max(1, abs(A).max())
+    loops = int(np.count_nonzero(src == dst))
+    assert g.m == (2 * m - loops if undirected else m)
+    assert g.indices.dtype == np.int32
+    # out-degree counts parallel edges: compare with the edge list itself
+    s_dense = np.searchsorted(ids, src)
+    d_dense = np.searchsorted(ids, dst)
+    od = np.bincount(s_dense, minlength=len(ids))
+    if undirected:
+        od = od + np.bincount(d_dense[src != dst], minlength=len(ids))
+    assert np.array_equal(g.out_degree, od)
+    if weighted:
+        assert np.allclose(g.out_weight, np.asarray(A.sum(axis=1)).ravel(), atol=1e-12)
+    # in-CSR is stable: in-neighbours keep input order
+    if not undirected:
+        v = int(d_dense[0])
+        order = np.flatnonzero(d_dense == v)
+        assert np.array_equal(g.indices[g.indptr[v]:g.indptr[v + 1]], s_dense[order])
+
+
+def test_out_csr_is_transpose(rng):
+    s = rng.integers(0, 500, 4000)
+    d = rng.integers(0, 500, 4000)
+    w = rng.random(4000)
+    g = Graph.from_original_ids(s, d, weights=w)
+    indptr, indices, ow = g.out_csr()
+    B = sp.csr_matrix((ow, indices, indptr), shape=(g.n, g.n))
+    assert abs(B - g.to_scipy()).max() < 1e-12
+    assert np.array_equal(np.diff(indptr), g.out_degree)
+
+
+def test_edges_roundtrip(rng):
+    s = rng.integers(0, 300, 2000)
+    d = rng.integers(0, 300, 2000)
+    g = Graph.from_edges(s, d, n=300)
+    s2, d2, _ = g.edges()
+    assert sorted(zip(s2.tolist(), d2.tolist())) == sorted(zip(s.tolist(), d.tolist()))
+
+
+def test_dense_ids_unchanged(rng):
+    s = np.arange(100, dtype=np.int64)
+    d = rng.permutation(100)
+    ids, (a, b) = remap_ids(s, d)
+    assert ids is None and np.array_equal(a, s) and np.array_equal(b, d)
+
+
+def test_remap_inplace_int32(rng):
+    s = (rng.integers(0, 1000, 500) * 3).astype(np.int32)
+    d = (rng.integers(0, 1000, 500) * 3).astype(np.int32)
+    s0, d0 = s.copy(), d.copy()
+    ids, (a, b) = remap_ids(s, d, inplace=True)
+    assert a is s and b is d
+    assert np.array_equal(ids[a], s0) and np.array_equal(ids[b], d0)
+
+
+def test_from_edges_validation():
+    with pytest.raises(ValueError):
+        Graph.from_edges(np.array([0, 5]), np.array([1, 2]), n=3)
+    with pytest.raises(ValueError):
+        Graph.from_edges(np.array([0, -1]), np.array([1, 2]))
+    g = Graph.from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64), n=4)
+    assert (g.n, g.m) == (4, 0) and g.indptr.tolist() == [0] * 5
