@@ -429,7 +429,7 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
 
 
 def register_pagerank(sub):
-    from . import pagerank as _pr
+    from .pagerank import DEFAULT_MAX_ITER, DEFAULT_TOL
 
     p = sub.add_parser(
         "pagerank", help="PageRank of every vertex (networkx semantics)",
@@ -453,7 +453,7 @@ def register_pagerank(sub):
                         "the personalization)")
     g.add_argument("--method", choices=("auto", "jacobi", "gauss-seidel"), default="auto",
                    help="sweep scheme of the single-process kernel")
-    add_iteration_options(p, _pr.DEFAULT_TOL, getattr(_pr, "DEFAULT_MAX_ITER", 100))
+    add_iteration_options(p, DEFAULT_TOL, DEFAULT_MAX_ITER)
     add_output_options(p, "rank")
     add_distributed_options(p)
     p.set_defaults(func=cmd_pagerank)
