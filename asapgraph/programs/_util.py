@@ -1,0 +1,60 @@
+"""Small helpers shared by the algorithm modules (id lookup, per-vertex vectors)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+
+
+def dense_id(graph, source, what="source"):
+    """Dense id of the vertex whose original id is ``source``; InputError when absent."""
+    try:
+        s = int(source)
+    except (TypeError, ValueError):
+        raise InputError(graph.source, None, f"{what} vertex id must be an integer, got {source!r}") from None
+    if graph.ids is None:
+        if 0 <= s < graph.n:
+            return s
+    else:
+        hit = np.flatnonzero(graph.ids == s)
+        if hit.size:
+            return int(hit[0])
+    raise InputError(graph.source, None, f"{what} vertex {s} is not in the graph")
+
+
+def vertex_vector(graph, spec, name, default=None):
+    """A float64 per-vertex vector from None, a scalar, an array over dense ids or a dict
+    ``{original id: value}`` (missing vertices get 0).  ``default`` is used for None."""
+    if spec is None:
+        return default
+    if np.isscalar(spec):
+        return np.full(graph.n, float(spec))
+    if isinstance(spec, dict):
+        out = np.zeros(graph.n)
+        if spec:
+            keys = np.fromiter((int(k) for k in spec.keys()), dtype=np.int64, count=len(spec))
+            vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64, count=len(spec))
+            ids = graph.original_ids()
+            order = np.argsort(ids, kind="stable")
+            pos = np.searchsorted(ids, keys, sorter=order)
+            pos = np.minimum(pos, max(graph.n - 1, 0))
+            found = graph.n > 0 and ids[order[pos]] == keys
+            if not np.all(found):
+                missing = keys[~np.asarray(found, dtype=bool)][0] if graph.n else keys[0]
+                raise InputError(graph.source, None, f"{name}: vertex {int(missing)} is not in the graph")
+            np.add.at(out, order[pos], vals)
+        return out
+    arr = np.asarray(spec, dtype=np.float64)
+    if arr.shape != (graph.n,):
+        raise ValueError(f"{name}: expected {graph.n} values (one per vertex), got shape {arr.shape}")
+    return arr
+
+
+def normalized(vec, name):
+    """``vec / vec.sum()``; ValueError when the sum is zero or any entry is negative."""
+    if np.any(vec < 0):
+        raise ValueError(f"{name}: values must be non-negative")
+    s = float(vec.sum())
+    if s <= 0:
+        raise ValueError(f"{name}: values sum to zero")
+    return vec / s
