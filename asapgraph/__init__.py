@@ -11,6 +11,7 @@ from .graph import Graph
 from .io import load_binary, load_graph, read_edges, save_binary
 from .output import write_values
 from .pagerank import PageRankResult, pagerank
+from .programs import ProgramResult, VertexProgram, run
 
 __all__ = [
     "__version__",
@@ -18,11 +19,14 @@ __all__ = [
     "InputError",
     "NotConvergedError",
     "PageRankResult",
+    "ProgramResult",
+    "VertexProgram",
     "generators",
     "load_binary",
     "load_graph",
     "pagerank",
     "read_edges",
+    "run",
     "save_binary",
     "write_values",
 ]
