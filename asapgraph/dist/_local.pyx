@@ -1,0 +1,142 @@
+# cython: language_level=3
+"""Local kernels of the distributed PageRank engines (one rank's share of the graph).
+
+Rationale
+---------
+Layout.  A rank owns ``nloc`` vertices and stores the OUT-edges of exactly those
+vertices as a local out-CSR ``(indptr, tgt, coef)``.  ``coef[e] = w_e / outw[u]``
+(``1/outdeg[u]`` unweighted).  Every target is encoded as one int64 index into a
+single accumulator array ``acc`` of length ``nloc + nslots``: an index below
+``nloc`` is an owned vertex, an index ``nloc + s`` is slot ``s`` of the
+concatenated per-peer outgoing buffers (each remote target vertex has exactly one
+slot per peer, so contributions to the same remote vertex are combined in place).
+The receiver knows, for each peer, the slot -> local-vertex map (exchanged once).
+
+Kernels.
+
+* :func:`push_sweep` (BSP, synchronous power iteration, Jacobi): ``acc[t] +=
+  x[u] * coef[e]`` for every edge; returns the dangling mass ``sum x[u]`` over
+  local dangling vertices.  Iterates equal single-process power iteration up to
+  floating-point summation order.
+* :func:`apply_update` (BSP): ``x'[i] = alpha*(acc[i] + D*d[i]) + (1-alpha)*p[i]``,
+  returns the local L1 change and the dangling mass of ``x'``.
+* :func:`residual_push` (ASAP, Maiter-style delta/residual push, Gauss-Seidel
+  order): for each owned ``u`` with ``r[u] > theta``: ``x[u] += r[u]``, then
+  ``alpha*r[u]*coef[e]`` goes to each target (local residual or outgoing slot);
+  the pushed mass of a dangling vertex leaves the system (it is recovered by the
+  final normalisation, see :mod:`asapgraph.dist.asap`).  Invariant (mass
+  conservation): ``sum(x) + (sum(r) + buffered + in_flight + leaked)/(1-alpha)``
+  is constant (= 1 when started from ``r = (1-alpha) p``).  All quantities are
+  non-negative, so order and staleness never change the fixed point.
+* :func:`scatter_add`: apply a received buffer, ``acc[idx[s]] += vals[s]``.
+
+All loops run without the GIL over typed memoryviews.  The pushes are sequential
+(in-place scatter with conflicts); on the 2-core target the ranks themselves are
+the parallelism.
+
+References: Zhang, Gao, Gao, Wang, "Maiter: An Asynchronous Graph Processing
+Framework for Delta-based Accumulative Iterative Computation", IEEE TPDS 25(8),
+2014; Andersen, Chung, Lang, "Local graph partitioning using PageRank vectors",
+FOCS 2006 (residual push); Zhu, Chen, Zheng, Ma, "Gemini: A Computation-Centric
+Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
+"""
+from libc.stdint cimport int64_t, uint8_t
+from libc.math cimport fabs
+
+
+def push_sweep(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[::1] coef,
+               const double[::1] x, double[::1] acc, const uint8_t[::1] dangling):
+    """Push ``x[u]*coef[e]`` along every out-edge into ``acc`` (which is not zeroed).
+
+    Returns
+    -------
+    float
+        Sum of ``x[u]`` over local dangling vertices.
+    """
+    cdef Py_ssize_t n = x.shape[0], u
+    cdef int64_t e
+    cdef double xu, dang = 0.0
+    with nogil:
+        for u in range(n):
+            xu = x[u]
+            if dangling[u]:
+                dang += xu
+                continue
+            for e in range(indptr[u], indptr[u + 1]):
+                acc[tgt[e]] += xu * coef[e]
+    return dang
+
+
+def apply_update(double[::1] x, const double[::1] acc, const double[::1] d,
+                 const double[::1] p, double alpha, double dmass,
+                 const uint8_t[::1] dangling):
+    """``x <- alpha*(acc + dmass*d) + (1-alpha)*p`` in place (``acc[:n]`` used).
+
+    Returns
+    -------
+    (float, float, float)
+        Local L1 change, dangling mass of the new ``x``, sum of the new ``x``.
+    """
+    cdef Py_ssize_t n = x.shape[0], i
+    cdef double v, l1 = 0.0, dang = 0.0, tot = 0.0, beta = 1.0 - alpha
+    with nogil:
+        for i in range(n):
+            v = alpha * (acc[i] + dmass * d[i]) + beta * p[i]
+            l1 += fabs(v - x[i])
+            x[i] = v
+            tot += v
+            if dangling[i]:
+                dang += v
+    return l1, dang, tot
+
+
+def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[::1] coef,
+                  double[::1] x, double[::1] acc, const uint8_t[::1] dangling,
+                  double alpha, double theta, const double[::1] scale):
+    """One Gauss-Seidel sweep of residual push over the owned vertices.
+
+    ``acc[:n]`` is the residual ``r``; ``acc[n:]`` the outgoing slots.  Vertex ``u`` is
+    pushed when ``r[u] > theta * scale[u]`` (``scale`` ~ out-degree / mean out-degree:
+    the Andersen-Chung-Lang rule, mass moved per edge visited), so hubs wait until
+    their residual pays for their many edges.  The returned maximum is that of
+    ``r[u] / scale[u]``.
+
+    Returns
+    -------
+    (int, int, float, float)
+        Vertices pushed, edges visited, mass leaked through dangling vertices,
+        and the largest residual left in ``acc[:n]`` after the sweep.
+    """
+    cdef Py_ssize_t n = x.shape[0], u
+    cdef int64_t e, npush = 0, nedge = 0
+    cdef double ru, a, leak = 0.0, rmax = 0.0
+    with nogil:
+        for u in range(n):
+            ru = acc[u]
+            if ru <= theta * scale[u]:
+                continue
+            acc[u] = 0.0
+            x[u] += ru
+            npush += 1
+            a = alpha * ru
+            if dangling[u]:
+                leak += a
+                continue
+            nedge += indptr[u + 1] - indptr[u]
+            for e in range(indptr[u], indptr[u + 1]):
+                acc[tgt[e]] += a * coef[e]
+        for u in range(n):
+            if acc[u] > rmax * scale[u]:
+                rmax = acc[u] / scale[u]
+    return npush, nedge, leak, rmax
+
+
+def scatter_add(double[::1] acc, const int64_t[::1] idx, const double[::1] vals):
+    """``acc[idx[s]] += vals[s]`` for every slot ``s``; returns ``sum(vals)``."""
+    cdef Py_ssize_t m = idx.shape[0], s
+    cdef double tot = 0.0
+    with nogil:
+        for s in range(m):
+            acc[idx[s]] += vals[s]
+            tot += vals[s]
+    return tot

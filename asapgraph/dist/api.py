@@ -1,0 +1,247 @@
+"""Python API of the distributed engines: :func:`pagerank` on an mpi4py communicator."""
+from __future__ import annotations
+
+import os
+import resource
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from .comm import agree, gatherv, mpi
+from .emulation import Emulator
+
+__all__ = ["pagerank", "load", "LoadedGraph", "DistResult"]
+
+
+@dataclass
+class LoadedGraph:
+    """A partitioned graph loaded once (collective), reusable by several runs.
+
+    Pass it as ``source`` to :func:`pagerank` on the same communicator; the runs then
+    skip reading, id mapping and the shuffle.
+    """
+
+    lg: object
+    part: object
+    idmap: object
+    source: object
+    load_seconds: float
+    weighted: bool
+
+
+def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=2,
+         chunk_bytes=1 << 21, seed=None):
+    """Read, map ids, partition and shuffle ``source`` once (collective); see :func:`pagerank`."""
+    from .loader import load_partitioned
+
+    if comm is None:
+        comm = mpi().COMM_WORLD
+    t = time.perf_counter()
+    lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected, weight_col,
+                                       chunk_bytes, seed)
+    return LoadedGraph(lg, part, idmap, source, time.perf_counter() - t, bool(weighted))
+
+
+@dataclass
+class DistResult:
+    """Result of a distributed PageRank (complete on rank 0 only).
+
+    Attributes
+    ----------
+    ranks : float64 array or None
+        PageRank of every vertex, ordered by original id (rank 0; None elsewhere).
+    ids : int64 array or None
+        Original ids, increasing (rank 0).
+    iterations : int
+        Supersteps (BSP) or rounds of the slowest rank (ASAP).
+    converged : bool
+    residual : float
+        BSP: last global L1 change; ASAP: certified L1 error bound.
+    stats : dict
+        Accounting (see :mod:`asapgraph.dist.stats`); rank 0 has totals and ``per_rank``.
+    """
+
+    ranks: object
+    ids: object
+    iterations: int
+    converged: bool
+    residual: float
+    stats: dict = field(default_factory=dict)
+
+
+def _peak_rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _read_vector_file(path):
+    """``id value`` lines -> (ids int64, values float64); raises InputError."""
+    ids, vals = [], []
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line[:1] in (b"#", b"%"):
+                continue
+            parts = line.replace(b",", b" ").split()
+            if len(parts) < 2:
+                raise InputError(path, i, "expected 'id value'")
+            try:
+                ids.append(int(parts[0]))
+                vals.append(float(parts[1]))
+            except ValueError:
+                raise InputError(path, i, f"expected 'id value', got {line[:60].decode('utf-8', 'replace')!r}") from None
+            if vals[-1] < 0 or not np.isfinite(vals[-1]):
+                raise InputError(path, i, f"value must be finite and >= 0, got {vals[-1]}")
+    return np.array(ids, dtype=np.int64), np.array(vals, dtype=np.float64)
+
+
+def _local_vector(comm, spec, orig, name):
+    """Distribute a per-vertex vector (dict / (ids, values) / file path) to owned vertices."""
+    MPI = mpi()
+    if spec is None:
+        return None
+    err, ids, vals = None, None, None
+    if comm.Get_rank() == 0:
+        try:
+            if isinstance(spec, (str, os.PathLike)):
+                ids, vals = _read_vector_file(os.fspath(spec))
+            elif isinstance(spec, dict):
+                ids = np.fromiter((int(k) for k in spec), dtype=np.int64, count=len(spec))
+                vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64,
+                                   count=len(spec))
+            else:
+                ids, vals = (np.asarray(a) for a in spec)
+                ids, vals = ids.astype(np.int64), vals.astype(np.float64)
+            if (vals < 0).any() or not np.isfinite(vals).all():
+                raise InputError(spec if isinstance(spec, str) else None, None,
+                                 f"{name} values must be finite and >= 0")
+        except Exception as e:  # noqa: BLE001
+            err = e
+    agree(comm, err)
+    cnt = comm.bcast(0 if ids is None else len(ids), root=0)
+    if comm.Get_rank() != 0:
+        ids, vals = np.empty(cnt, np.int64), np.empty(cnt, np.float64)
+    comm.Bcast([ids, MPI.INT64_T], root=0)
+    comm.Bcast([vals, MPI.DOUBLE], root=0)
+    o = np.argsort(ids, kind="stable")
+    ids, vals = ids[o], vals[o]
+    # duplicates: last one wins (dict semantics)
+    if len(ids) > 1:
+        keep = np.ones(len(ids), bool)
+        keep[:-1] = ids[1:] != ids[:-1]
+        ids, vals = ids[keep], vals[keep]
+    pos = np.searchsorted(ids, orig)
+    pos = np.minimum(pos, max(len(ids) - 1, 0))
+    hit = (ids[pos] == orig) if len(ids) else np.zeros(len(orig), bool)
+    v = np.where(hit, vals[pos] if len(ids) else 0.0, 0.0)
+    tot = comm.allreduce(float(v.sum()), op=MPI.SUM)
+    if not tot > 0:
+        agree(comm, InputError(spec if isinstance(spec, str) else None, None,
+                               f"{name} vector sums to zero over the graph's vertices"))
+    return v / tot
+
+
+def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1e-6,
+             max_iter=100, personalization=None, dangling=None, weighted=False,
+             undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
+             debug_mass=False, weight_col=2, chunk_bytes=1 << 21, progress=None):
+    """Distributed PageRank over an mpi4py communicator (collective).
+
+    Parameters
+    ----------
+    source : str or LoadedGraph
+        Edge-list file (text, possibly .gz/.bz2/.xz), generator spec (``rmat:S``,
+        ``er:N:M``), or a graph already partitioned by :func:`load` (then ``partition``,
+        ``weighted``, ``undirected`` are those of the load).
+    comm : mpi4py communicator, optional
+        Default ``MPI.COMM_WORLD``.
+    mode : {"bsp", "asap"}
+    partition : {"range", "hash"}
+    alpha : float
+        Damping factor.
+    tol : float
+        BSP: stop when the L1 change of one superstep is ``<= tol`` (networkx semantics).
+        ASAP: stop when the certified L1 error bound is ``<= tol``.
+    max_iter : int
+        BSP superstep limit (ASAP always converges; the limit is not used).
+    personalization, dangling : dict, (ids, values), path or None
+        Per-vertex weights by original id (normalised; missing ids get 0);
+        ``dangling`` defaults to the personalization vector (networkx semantics).
+    weighted, undirected : bool
+        Edge weights from column ``weight_col`` (0-based); add reverse edges.
+    fanout, window, approx : ASAP parameters
+        Peers per round of the stochastic reduce, un-ACKed messages per peer, and the
+        fraction of the residual below which a buffer may wait (0: always send).
+    emulation : :class:`~asapgraph.dist.emulation.Emulation`, dict or None
+    seed : int
+        Seed of the ASAP communication schedule (and of generator specs without one).
+    debug_mass : bool
+        ASAP: check mass conservation on consistent snapshots during the run.
+
+    Returns
+    -------
+    DistResult
+        Ranks and ids on rank 0 (ordered by original id); ``None`` on other ranks.
+
+    Raises
+    ------
+    asapgraph.dist.comm.RankFailure
+        On every rank, when any rank found bad input (``input_error`` True) or failed.
+    """
+    from .loader import load_partitioned
+    from .stats import RankStats, gather_stats
+
+    MPI = mpi()
+    if comm is None:
+        comm = MPI.COMM_WORLD
+    if mode not in ("bsp", "asap"):
+        raise ValueError(f"mode must be 'bsp' or 'asap', got {mode!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    K, me = comm.Get_size(), comm.Get_rank()
+    if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
+        lg, part, idmap, t_load = source.lg, source.part, source.idmap, source.load_seconds
+    else:
+        t_load = time.perf_counter()
+        lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
+                                           weight_col, chunk_bytes, seed)
+        t_load = time.perf_counter() - t_load
+    n = lg.n
+    p = _local_vector(comm, personalization, lg.orig, "personalization")
+    if p is None:
+        p = np.full(lg.nloc, 1.0 / n)
+    dvec = _local_vector(comm, dangling, lg.orig, "dangling")
+    emu = Emulator(emulation, me, K)
+    st = RankStats(me)
+    comm.Barrier()
+    t0 = time.perf_counter()
+    extra = {}
+    if mode == "bsp":
+        from .bsp import run_bsp
+
+        x, its, conv, res = run_bsp(comm, lg, p, p if dvec is None else dvec, alpha, tol,
+                                    max_iter, emu, st)
+    else:
+        from .asap import run_asap
+
+        x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
+                                            fanout=fanout, window=window, approx=approx,
+                                            seed=seed, debug_mass=debug_mass)
+    seconds = time.perf_counter() - t0
+    st.extra.update({"emulated_delay_seconds": emu.delay_s, "straggler_sleep_seconds": emu.sleep_s,
+                     "peak_rss_mb": _peak_rss_mb(), "load_seconds": t_load})
+    lay = lg.stats()
+    extra.update({"partition": part.kind, "n": n, "m": lg.m, "alpha": alpha, "tol": tol,
+                  "iterations": its, "converged": bool(conv), "residual": float(res),
+                  "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
+                  "load_seconds": t_load})
+    stats = gather_stats(comm, st, lay, mode, seconds, extra)
+    ids = gatherv(comm, lg.orig)
+    vals = gatherv(comm, x)
+    if me == 0:
+        o = np.argsort(ids, kind="stable")
+        ids, vals = ids[o], vals[o]
+        stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])
+        return DistResult(vals, ids, its, bool(conv), float(res), stats)
+    return DistResult(None, None, its, bool(conv), float(res), {})

@@ -1,0 +1,146 @@
+"""MPI plumbing shared by the distributed modules: lazy import, typed collectives, error agreement.
+
+Only :mod:`asapgraph.dist` imports mpi4py, and always through :func:`mpi` (lazily), so
+``import asapgraph`` never initialises MPI.  Data always travels as typed numpy buffers
+through the uppercase mpi4py methods (no pickling); only one-off control messages
+(an error text) use the pickle-based lowercase methods.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["mpi", "world", "alltoallv", "allgatherv", "agree", "RankFailure"]
+
+# message tags (the loader, the engines and the emulation share one table)
+TAG_CHUNK_HDR = 101
+TAG_CHUNK = 102
+TAG_DATA = 201
+TAG_ACK = 202
+TAG_GOSSIP = 203
+
+
+def mpi():
+    """The ``mpi4py.MPI`` module (imported on first use)."""
+    from mpi4py import MPI
+
+    return MPI
+
+
+def world():
+    return mpi().COMM_WORLD
+
+
+def _mpitype(dtype):
+    MPI = mpi()
+    dt = np.dtype(dtype)
+    return {np.dtype(np.int64): MPI.INT64_T, np.dtype(np.float64): MPI.DOUBLE,
+            np.dtype(np.int32): MPI.INT32_T, np.dtype(np.uint8): MPI.UINT8_T}[dt]
+
+
+def alltoallv(comm, sendbuf, sendcounts):
+    """Personalised all-to-all of a typed 1-D array.
+
+    ``sendbuf`` is ordered by destination rank, ``sendcounts[j]`` elements for rank j.
+    Returns ``(recvbuf, recvcounts)`` (``recvbuf`` ordered by source rank).
+    """
+    sendbuf = np.ascontiguousarray(sendbuf)
+    sendcounts = np.ascontiguousarray(sendcounts, dtype=np.int64)
+    K = comm.Get_size()
+    recvcounts = np.empty(K, dtype=np.int64)
+    comm.Alltoall([sendcounts, _mpitype(np.int64)], [recvcounts, _mpitype(np.int64)])
+    sdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(sendcounts[:-1], out=sdis[1:])
+    rdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(recvcounts[:-1], out=rdis[1:])
+    recvbuf = np.empty(int(recvcounts.sum()), dtype=sendbuf.dtype)
+    t = _mpitype(sendbuf.dtype)
+    if max(int(sendcounts.sum()), int(recvcounts.sum())) < 2**31:
+        comm.Alltoallv([sendbuf, (sendcounts, sdis), t], [recvbuf, (recvcounts, rdis), t])
+    else:  # counts beyond int32: pairwise point-to-point
+        MPI = mpi()
+        me = comm.Get_rank()
+        reqs = []
+        for j in range(K):
+            if recvcounts[j]:
+                reqs.append(comm.Irecv([recvbuf[rdis[j]:rdis[j] + recvcounts[j]], t], source=j, tag=77))
+        for j in range(K):
+            if sendcounts[j]:
+                reqs.append(comm.Isend([sendbuf[sdis[j]:sdis[j] + sendcounts[j]], t], dest=j, tag=77))
+        MPI.Request.Waitall(reqs)
+        del me
+    return recvbuf, recvcounts
+
+
+def allgatherv(comm, arr):
+    """Concatenation over ranks of a typed 1-D array (and the per-rank counts)."""
+    arr = np.ascontiguousarray(arr)
+    counts = np.array(comm.allgather(int(arr.shape[0])), dtype=np.int64)
+    dis = np.zeros_like(counts)
+    np.cumsum(counts[:-1], out=dis[1:])
+    out = np.empty(int(counts.sum()), dtype=arr.dtype)
+    t = _mpitype(arr.dtype)
+    comm.Allgatherv([arr, t], [out, (counts, dis), t])
+    return out, counts
+
+
+def gatherv(comm, arr, root=0):
+    """Concatenation over ranks at ``root`` (None elsewhere)."""
+    arr = np.ascontiguousarray(arr)
+    counts = np.array(comm.gather(int(arr.shape[0]), root=root) or [], dtype=np.int64)
+    t = _mpitype(arr.dtype)
+    if comm.Get_rank() == root:
+        dis = np.zeros_like(counts)
+        np.cumsum(counts[:-1], out=dis[1:])
+        out = np.empty(int(counts.sum()), dtype=arr.dtype)
+        comm.Gatherv([arr, t], [out, (counts, dis), t], root=root)
+        return out
+    comm.Gatherv([arr, t], None, root=root)
+    return None
+
+
+class RankFailure(Exception):
+    """An error found on some rank, re-raised identically on every rank.
+
+    Attributes
+    ----------
+    rank : int
+        Lowest rank that failed.
+    message : str
+        One line: ``FILE:LINE: message`` for bad input, else ``error on rank r: ...``.
+    input_error : bool
+        True for bad user input (exit status 2), False for other failures (1).
+    """
+
+    def __init__(self, rank, message, input_error):
+        self.rank = rank
+        self.message = message
+        self.input_error = input_error
+        super().__init__(message)
+
+
+def agree(comm, exc=None):
+    """Collective error agreement: every rank calls it; if any rank passes an exception,
+    all ranks raise the same :class:`RankFailure` (from the lowest failing rank).
+
+    This turns bad input seen by one rank only into one clean, identical error on all
+    ranks, with no hang and no ``Abort``.
+    """
+    MPI = mpi()
+    K = comm.Get_size()
+    me = comm.Get_rank()
+    first = comm.allreduce(me if exc is not None else K, op=MPI.MIN)
+    if first == K:
+        return
+    if me == first:
+        if isinstance(exc, RankFailure):
+            payload = (exc.message, exc.input_error)
+        elif isinstance(exc, InputError):
+            payload = (str(exc), True)
+        else:
+            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False)
+    else:
+        payload = None
+    msg, is_input = comm.bcast(payload, root=first)
+    raise RankFailure(first, msg, is_input) from (exc if me == first else None)

@@ -1,0 +1,192 @@
+"""Network and straggler emulation inside the message layer (off by default).
+
+Rationale
+---------
+One module, used identically by the BSP and the ASAP engines, so the two modes see the
+same emulated machine.
+
+* *Links.*  Every message carries a small float64 header whose first field is the
+  earliest delivery time, stamped by the sender::
+
+      start       = max(now, link_free[peer])          # per-link serialisation queue
+      link_free   = start + bytes / bandwidth
+      deliver_at  = link_free + latency + jitter        # jitter ~ U(0, jitter), seeded
+
+  The receiver holds a received message in a local delivery queue until its
+  ``deliver_at`` (ranks of one job share a host clock; ``time.time`` is used because
+  it is common to all processes on a host).  Random jitter also reorders messages.
+  BSP's exchange waits for the deliveries in the same way.
+* *Stragglers.*  A rank with factor ``f`` sleeps ``(f - 1) x`` its measured compute time
+  after each local sweep; optional random pauses (probability ``pause_prob`` per sweep,
+  ``pause_seconds`` long) model hiccups.
+* *Seeded.*  All random draws come from ``numpy.random.default_rng((seed, rank))``, so a
+  run repeats (up to the OS scheduler).
+
+The real numbers are reported too: time spent holding messages (``emulated_delay_s``) and
+sleeping as a straggler (``straggler_sleep_s``) are accounted separately from the real
+compute and communication time.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER"]
+
+#: float64 header fields of every engine message: deliver_at, mass, gossip s, gossip w
+HEADER = 4
+
+
+def now():
+    return time.time()
+
+
+def parse_straggler(text):
+    """``"1:3,2:1.5"`` -> ``{1: 3.0, 2: 1.5}`` (rank:factor list)."""
+    out = {}
+    if not text:
+        return out
+    if isinstance(text, dict):
+        return {int(k): float(v) for k, v in text.items()}
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        r, _, f = part.partition(":")
+        try:
+            out[int(r)] = float(f) if f else 2.0
+        except ValueError:
+            raise ValueError(f"bad straggler spec {part!r}: expected RANK:FACTOR") from None
+        if out[int(r)] < 1.0:
+            raise ValueError(f"straggler factor must be >= 1, got {f}")
+    return out
+
+
+@dataclass
+class Emulation:
+    """Emulated network/straggler parameters (all zero: emulation off).
+
+    Parameters
+    ----------
+    latency : float
+        Seconds added to every message.
+    bandwidth : float
+        Bytes per second of every link (0: infinite).
+    jitter : float
+        Extra delay drawn uniformly from ``[0, jitter]`` seconds per message.
+    straggler : dict
+        ``{rank: factor}``: those ranks compute ``factor`` times slower.
+    pause_prob, pause_seconds : float
+        Random pauses: after each sweep, with probability ``pause_prob``, sleep
+        ``pause_seconds``.
+    seed : int
+    """
+
+    latency: float = 0.0
+    bandwidth: float = 0.0
+    jitter: float = 0.0
+    straggler: dict = field(default_factory=dict)
+    pause_prob: float = 0.0
+    pause_seconds: float = 0.0
+    seed: int = 0
+
+    @property
+    def active(self):
+        return bool(self.latency > 0 or self.bandwidth > 0 or self.jitter > 0 or self.straggler
+                    or self.pause_prob > 0)
+
+    @property
+    def network(self):
+        return bool(self.latency > 0 or self.bandwidth > 0 or self.jitter > 0)
+
+    def as_dict(self):
+        return {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,
+                "straggler": {str(k): v for k, v in self.straggler.items()},
+                "pause_prob": self.pause_prob, "pause_seconds": self.pause_seconds,
+                "seed": self.seed}
+
+    @classmethod
+    def from_any(cls, obj):
+        if obj is None:
+            return cls()
+        if isinstance(obj, cls):
+            return obj
+        d = dict(obj)
+        if "straggler" in d:
+            d["straggler"] = parse_straggler(d["straggler"])
+        return cls(**d)
+
+
+class Emulator:
+    """Per-rank emulation state: link queues, delivery queue, straggler sleeps."""
+
+    def __init__(self, cfg, rank, K):
+        self.cfg = Emulation.from_any(cfg)
+        self.rank = rank
+        self.rng = np.random.default_rng([int(self.cfg.seed), int(rank), 0x5EED])
+        self.link_free = np.zeros(K)
+        self.factor = float(self.cfg.straggler.get(rank, 1.0))
+        self.queue = []  # heap of (deliver_at, seq, item)
+        self._seq = 0
+        self.delay_s = 0.0  # time messages were held beyond their real arrival
+        self.sleep_s = 0.0
+
+    # ------------------------------------------------------------------ sender side
+    def stamp(self, peer, nbytes):
+        """Delivery time for a message of ``nbytes`` sent now to ``peer``."""
+        t = now()
+        if not self.cfg.network:
+            return t
+        start = max(t, self.link_free[peer])
+        if self.cfg.bandwidth > 0:
+            start += nbytes / self.cfg.bandwidth
+        self.link_free[peer] = start
+        j = self.rng.uniform(0.0, self.cfg.jitter) if self.cfg.jitter > 0 else 0.0
+        return start + self.cfg.latency + j
+
+    # ------------------------------------------------------------------ receiver side
+    def hold(self, deliver_at, item):
+        """Queue ``item`` until ``deliver_at``; returns True if it must wait."""
+        t = now()
+        if deliver_at <= t or not self.cfg.network:
+            return False
+        self._seq += 1
+        heapq.heappush(self.queue, (deliver_at, self._seq, item))
+        self.delay_s += deliver_at - t
+        return True
+
+    def due(self):
+        """Items whose delivery time has come (in delivery-time order)."""
+        out = []
+        t = now()
+        while self.queue and self.queue[0][0] <= t:
+            out.append(heapq.heappop(self.queue)[2])
+        return out
+
+    def next_due(self):
+        return self.queue[0][0] if self.queue else None
+
+    def wait_until(self, t):
+        """Sleep until absolute time ``t`` (BSP exchange); returns seconds slept."""
+        dt = t - now()
+        if dt > 0:
+            time.sleep(dt)
+            self.delay_s += dt
+            return dt
+        return 0.0
+
+    # ------------------------------------------------------------------ stragglers
+    def after_compute(self, seconds):
+        """Sleep as a straggler after ``seconds`` of real compute; returns time slept."""
+        s = 0.0
+        if self.factor > 1.0 and seconds > 0:
+            s += (self.factor - 1.0) * seconds
+        if self.cfg.pause_prob > 0 and self.rng.random() < self.cfg.pause_prob:
+            s += self.cfg.pause_seconds
+        if s > 0:
+            time.sleep(s)
+            self.sleep_s += s
+        return s

@@ -1,0 +1,51 @@
+"""Helpers for the MPI tests: launch ``mpiexec -n K`` subprocesses with a timeout."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+
+
+def mpiexec_path():
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.access(here, os.X_OK):
+        return here
+    return shutil.which("mpiexec")
+
+
+@pytest.fixture
+def mpirun(tmp_path):
+    """``mpirun(K, args, timeout)`` -> CompletedProcess (cwd=tmp_path, env passed through)."""
+    exe = mpiexec_path()
+    if exe is None:
+        pytest.skip("no mpiexec available")
+
+    def run(k, args, timeout=120, env=None):
+        e = dict(os.environ)
+        if env:
+            e.update(env)
+        return subprocess.run([exe, "-n", str(k), *args], cwd=tmp_path, env=e,
+                              capture_output=True, text=True, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture
+def run_cases(mpirun, tmp_path):
+    """Run the worker on a list of cases with K ranks; returns its JSON records."""
+
+    def run(k, cases, timeout=180, env=None):
+        cf = tmp_path / f"cases_{k}.json"
+        of = tmp_path / f"out_{k}.json"
+        cf.write_text(json.dumps(cases))
+        r = mpirun(k, [sys.executable, str(HERE / "_worker.py"), str(cf), str(of)],
+                   timeout=timeout, env=env)
+        assert r.returncode == 0, f"rc={r.returncode}\nstdout:{r.stdout[-3000:]}\nstderr:{r.stderr[-3000:]}"
+        return json.loads(of.read_text())
+
+    return run

@@ -1,0 +1,58 @@
+"""Pure-numpy parts of the distributed engine (no mpiexec): schedule, partition, emulation."""
+import numpy as np
+import pytest
+
+from asapgraph.dist.asap import Schedule
+from asapgraph.dist.emulation import Emulation, Emulator, parse_straggler
+from asapgraph.dist.partition import Partition
+
+
+@pytest.mark.parametrize("K,k", [(2, 1), (3, 1), (4, 2), (7, 2), (16, 3)])
+def test_schedule_serves_every_peer_and_is_doubly_stochastic(K, k, seed):
+    s = Schedule(K, k, seed)
+    for r in range(K):
+        for start in (0, 5, 17):  # any window of 2L rounds covers every peer
+            seen = set()
+            for t in range(start, start + 2 * s.L):
+                seen.update(s.neighbours(r, t).tolist())
+            assert seen == set(range(K)) - {r}
+    for t in range(3):
+        P = s.mixing_matrix(t)
+        assert np.allclose(P.sum(0), 1) and np.allclose(P.sum(1), 1) and (P >= 0).all()
+        sv = np.linalg.svd(P, compute_uv=False)
+        assert s.spectral_gap(t) == pytest.approx(1 - sv[1])
+        assert 0 < s.spectral_gap(t) <= 1
+    s2 = Schedule(K, k, seed)  # same seed, same round -> same graph (no communication)
+    assert all(np.array_equal(s.offsets(t), s2.offsets(t)) for t in range(10))
+
+
+@pytest.mark.parametrize("kind", ["range", "hash"])
+def test_partition_owner_owned_local_index(kind, rng):
+    n, K = 1000, 3
+    bounds = np.array([0, 100, 100, n]) if kind == "range" else None
+    if kind == "range":
+        K = 3
+    p = Partition(kind, K, n, bounds)
+    v = np.arange(n)
+    own = p.owner(v)
+    allv = []
+    for r in range(K):
+        o = p.owned(r)
+        assert np.array_equal(o, v[own == r])
+        assert np.array_equal(p.local_index(r, o, o), np.arange(len(o)))
+        allv.append(o)
+    assert np.array_equal(np.sort(np.concatenate(allv)), v)
+    if kind == "range":
+        assert len(p.owned(1)) == 0  # an empty rank is allowed
+
+
+def test_emulator_link_queue_and_straggler():
+    cfg = Emulation(latency=0.01, bandwidth=1e6, jitter=0.0, straggler={"1": 3}, seed=1)
+    e = Emulator(Emulation.from_any(cfg), 0, 2)
+    t1 = e.stamp(1, 10_000)  # 10 ms of serialisation + 10 ms latency
+    t2 = e.stamp(1, 10_000)  # queued behind the first one on the same link
+    assert t2 - t1 == pytest.approx(0.01, abs=2e-3)
+    assert parse_straggler("1:3,2:1.5") == {1: 3.0, 2: 1.5}
+    with pytest.raises(ValueError):
+        parse_straggler("1:0.5")
+    assert not Emulation().active and Emulation(latency=1e-3).network
