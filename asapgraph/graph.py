@@ -1,9 +1,10 @@
 """The in-memory graph: dense vertex ids, in-CSR for pull kernels, original-id map.
 
 Semantics (the same as networkx's MultiDiGraph and igraph's): every input edge is one
-edge.  Duplicate ``(u, v)`` pairs are parallel edges (their weights add up in every
-algorithm), self-loops are kept.  Vertex ids seen in the input are remapped to dense
-internal ids ``0..n-1``; ``Graph.ids[i]`` is the original id of internal vertex ``i``
+edge.  Duplicate ``(u, v)`` pairs are parallel edges (their weights add up in PageRank,
+Katz and HITS; shortest paths use the lightest parallel edge), self-loops are kept.
+Vertex ids seen in the input are remapped to dense internal ids ``0..n-1``;
+``Graph.ids[i]`` is the original id of internal vertex ``i``
 (``None`` when the two coincide), and every output is reported with original ids.
 """
 from __future__ import annotations
