@@ -1322,13 +1322,23 @@ def cmd_generate(args):
     return EXIT_OK
 
 
+# ----------------------------------------------------------------------------- bench
+
+
+def register_bench(sub):
+    """``asapgraph bench``: BSP vs ASAP on an emulated cluster (see asapgraph.bench)."""
+    from .bench.commands import register
+
+    return register(sub)
+
+
 # ----------------------------------------------------------------------------- parser, main
 
 #: Subcommand registrars, in ``--help`` order.  Another command is added by appending
 #: a ``register(subparsers) -> parser`` function that sets ``func`` on its parser.
 COMMANDS = [register_pagerank, register_katz, register_hits, register_wcc, register_sssp,
             register_bfs, register_labelprop, register_run, register_info,
-            register_convert, register_generate]
+            register_convert, register_generate, register_bench]
 
 
 def build_parser():

@@ -1,0 +1,25 @@
+"""Benchmark suite: BSP vs ASAP on an emulated cluster, peers, report (``asapgraph bench``).
+
+Modules: :mod:`.scenarios` (run specs, the RQ1-RQ5 scenarios, grids), :mod:`.runner`
+(``mpiexec`` batches, time-to-error scoring), :mod:`.worker` (runs under ``mpiexec``),
+:mod:`.reference` (cached 1e-13 references and power-iteration error trajectories),
+:mod:`.peers` (single-machine peers), :mod:`.report` (Markdown), :mod:`.plots` (PNG),
+:mod:`.commands` (the ``bench`` subcommand: :func:`register`, :func:`main`).
+Nothing here imports mpi4py or matplotlib at import time.
+"""
+from .scenarios import CLUSTER, LEVELS, SCENARIOS, RunSpec, grid, scenario
+
+__all__ = ["RunSpec", "CLUSTER", "LEVELS", "SCENARIOS", "scenario", "grid", "run_specs", "main",
+           "register"]
+
+
+def __getattr__(name):
+    if name == "run_specs":
+        from .runner import run_specs
+
+        return run_specs
+    if name in ("main", "register"):
+        from . import commands
+
+        return getattr(commands, name)
+    raise AttributeError(name)

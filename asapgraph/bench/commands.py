@@ -1,0 +1,241 @@
+"""``asapgraph bench``: run a named scenario or a grid, write JSON, Markdown and PNG plots.
+
+Examples::
+
+    asapgraph bench --quick                       # CI smoke test, < 3 minutes
+    asapgraph bench --report                      # benchmarks/REPORT.md + PNGs, < 20 minutes
+    asapgraph bench --scenario rq5
+    asapgraph bench --grid --graphs rmat:16,cnr-2000 --ranks 2,4 --modes bsp,asap \\
+        --fanout 1,2 --latency 0.001 --bandwidth 125e6 --straggler 1:3 --repeat 2
+
+The lead wires :func:`register` into :mod:`asapgraph.cli`; until then run
+``python -m asapgraph.bench.commands ...``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["register", "main", "run_command"]
+
+
+def _floats(text):
+    return [float(x) for x in str(text).split(",") if x.strip() != ""]
+
+
+def _ints(text):
+    return [int(x) for x in str(text).split(",") if x.strip() != ""]
+
+
+def _strs(text):
+    return [x.strip() for x in str(text).split(",")]
+
+
+def add_arguments(p):
+    """Add the ``bench`` options to an argparse parser."""
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--quick", action="store_true",
+                      help="CI smoke test: tiny graphs, 2-3 ranks, every plot (< 3 min)")
+    what.add_argument("--report", action="store_true",
+                      help="the full RQ1-RQ5 + peers report (benchmarks/REPORT.md, < 20 min)")
+    what.add_argument("--scenario", metavar="NAME", help="run a named scenario (see --list)")
+    what.add_argument("--grid", action="store_true", help="run the cartesian product of the "
+                      "grid options below")
+    what.add_argument("--list", action="store_true", help="list the named scenarios")
+    what.add_argument("--from-json", metavar="FILE", help="redraw the Markdown and plots of an "
+                      "earlier run's JSON (nothing is run)")
+    g = p.add_argument_group("grid options (comma-separated lists)")
+    g.add_argument("--graphs", default="rmat:16", help="generator specs or files / shared "
+                   "dataset names (default rmat:16)")
+    g.add_argument("--ranks", default="4", type=_ints)
+    g.add_argument("--modes", default="bsp,asap", type=_strs)
+    g.add_argument("--fanout", default="2", type=_ints)
+    g.add_argument("--window", default="1", type=_ints)
+    g.add_argument("--approx", default="0", type=_floats)
+    g.add_argument("--latency", default="0", type=_floats, help="seconds per message")
+    g.add_argument("--bandwidth", default="0", type=_floats, help="bytes/s per link (0: infinite)")
+    g.add_argument("--straggler", default=[], action="append",
+                   help="RANK:FACTOR[,RANK:FACTOR] (repeat the option for several settings; "
+                        "'none' for no straggler)")
+    g.add_argument("--tol", default="1e-6", type=_floats)
+    g.add_argument("--partition", default="range", type=_strs)
+    p.add_argument("--repeat", type=int, default=None, help="repetitions of every run")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--peers", dest="peers", action="store_true", default=None,
+                   help="also time single-machine peers (default: on for --report/--quick)")
+    p.add_argument("--no-peers", dest="peers", action="store_false")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="seconds without a finished run before a job is killed")
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds; runs not started by then are skipped")
+    p.add_argument("--json-out", default=None, help="JSON file (default "
+                   "benchmarks/results/<name>.json)")
+    p.add_argument("--results-dir", default=None, help="reference cache and JSON directory "
+                   "(default benchmarks/results)")
+    p.add_argument("--outdir", default=None, help="PNG (and Markdown) directory (default "
+                   "benchmarks/report)")
+    p.add_argument("--markdown", default=None, help="Markdown file (default: "
+                   "benchmarks/REPORT.md for --report, else <outdir>/<name>.md)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def register(subparsers):
+    """Add the ``bench`` subcommand to an ``argparse`` subparsers object."""
+    p = subparsers.add_parser("bench", help="benchmark BSP vs ASAP (scenarios, grids, report)",
+                              description=__doc__.split("\n")[0])
+    add_arguments(p)
+    p.set_defaults(func=run_command)
+    return p
+
+
+def _plan(args):
+    from .scenarios import SCENARIOS, grid, scenario
+
+    if args.quick:
+        return "quick", scenario("quick", args.repeat), ["rmat:13"], 60.0, 150.0
+    if args.report:
+        return ("report", scenario("report", args.repeat), ["rmat:20", "cnr-2000"], 120.0,
+                14 * 60)
+    if args.scenario:
+        if args.scenario not in SCENARIOS:
+            raise SystemExit(f"asapgraph bench: unknown scenario {args.scenario!r}; known: "
+                             f"{', '.join(SCENARIOS)}")
+        return args.scenario, scenario(args.scenario, args.repeat), [], 180.0, None
+    strag = []
+    for s in args.straggler or [""]:
+        strag.append("" if s.lower() in ("", "none", "0") else s)
+    specs = grid(_strs(args.graphs), args.ranks, args.modes, args.fanout, args.window, args.approx,
+                 args.latency, args.bandwidth, strag, args.tol, args.repeat or 1, args.partition,
+                 args.seed)
+    return "grid", specs, [], 180.0, None
+
+
+def run_command(args):
+    """Entry point of ``asapgraph bench``; returns the exit status.
+
+    0: every run finished within its tolerance; 1: some run failed or timed out;
+    2: bad input (unknown graph, bad option); 3: a run's final error exceeds its tolerance.
+    """
+    from ..errors import InputError
+    from .scenarios import SCENARIOS
+
+    if args.list:
+        for name, (desc, _) in SCENARIOS.items():
+            print(f"{name:<10} {desc}")
+        return 0
+    if args.from_json:
+        return _rerender(args)
+    if not (args.quick or args.report or args.scenario or args.grid):
+        args.quick = True
+    say = (lambda s: None) if args.quiet else (
+        lambda s: (sys.stderr.write(f"asapgraph bench: {s}\n"), sys.stderr.flush()))
+    try:
+        name, specs, peer_graphs, timeout, budget = _plan(args)
+        for m in {s.mode for s in specs} - {"bsp", "asap"}:
+            raise InputError(None, None, f"unknown mode {m!r} (expected bsp or asap)")
+        from .reference import resolve_graph
+
+        for gname in sorted({s.graph for s in specs} | set(peer_graphs)):
+            resolve_graph(gname)
+    except InputError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
+    timeout = args.timeout or timeout
+    budget = args.budget if args.budget is not None else budget
+    results_dir = Path(args.results_dir or Path("benchmarks") / "results")
+    outdir = Path(args.outdir or Path("benchmarks") / "report")
+    json_out = Path(args.json_out or results_dir / f"{name}.json")
+    md = Path(args.markdown) if args.markdown else (
+        Path("benchmarks") / "REPORT.md" if args.report else outdir / f"{name}.md")
+    do_peers = args.peers if args.peers is not None else bool(peer_graphs)
+    if do_peers and not peer_graphs:
+        peer_graphs = sorted({s.graph for s in specs})
+    command = "asapgraph bench " + " ".join(getattr(args, "_argv", None) or [f"--{name}"])
+    t0 = time.perf_counter()
+    say(f"{name}: {len(specs)} runs" + (f", budget {budget / 60:.1f} min" if budget else ""))
+    from .runner import machine_info, run_specs
+
+    try:
+        records = run_specs(specs, results_dir, run_timeout=timeout, progress=say, budget=budget)
+        peer_rows = []
+        if do_peers:
+            from .peers import run_peers
+            from .reference import ensure_reference, resolve_graph
+
+            peers_deadline = None if budget is None else t0 + budget + 180.0
+            for gname in peer_graphs:
+                src, label = resolve_graph(gname)
+                if peers_deadline is not None and time.perf_counter() > peers_deadline:
+                    peer_rows.append({"graph": label, "impl": "peers", "ok": False,
+                                      "skipped": "the time budget of the benchmark was used up"})
+                    say(f"peers {label}: skipped (time budget used up)")
+                    continue
+                ref = ensure_reference(src, results_dir, progress=say)
+                try:
+                    peer_rows += run_peers(src, label, ref, repeat=1 if args.quick else 2,
+                                           progress=say)
+                except Exception as e:  # noqa: BLE001 - a peer failing must not lose the runs
+                    peer_rows.append({"graph": label, "impl": "peers", "ok": False,
+                                      "skipped": f"{type(e).__name__}: {e}"})
+    except InputError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
+    elapsed = time.perf_counter() - t0
+    from .plots import all_plots
+    from .report import write_markdown
+
+    plots = all_plots(records, outdir)
+    write_markdown(md, records, peer_rows, plots, command, elapsed)
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"name": name, "command": command, "machine": machine_info(),
+           "elapsed_seconds": elapsed, "levels": [f"{x:.0e}" for x in __import__(
+               "asapgraph.bench.scenarios", fromlist=["LEVELS"]).LEVELS],
+           "records": records, "peers": peer_rows,
+           "plots": [str(Path(p).resolve()) for p in plots], "markdown": str(md.resolve())}
+    tmp = json_out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=float))
+    os.replace(tmp, json_out)
+    nbad = sum(1 for r in records if not r.get("ok"))
+    nwrong = sum(1 for r in records if r.get("ok") and not r.get("within_tolerance"))
+    say(f"{name}: {len(records) - nbad}/{len(records)} runs ok in {elapsed / 60:.1f} min; "
+        f"JSON {json_out}, Markdown {md}, {len(plots)} plots in {outdir}")
+    if nwrong:
+        return 3
+    return 1 if nbad else 0
+
+
+def _rerender(args):
+    from .plots import all_plots
+    from .report import write_markdown
+
+    doc = json.loads(Path(args.from_json).read_text())
+    outdir = Path(args.outdir or Path("benchmarks") / "report")
+    md = Path(args.markdown) if args.markdown else (
+        Path("benchmarks") / "REPORT.md" if doc.get("name") == "report"
+        else outdir / f"{doc.get('name', 'bench')}.md")
+    plots = all_plots(doc["records"], outdir)
+    write_markdown(md, doc["records"], doc.get("peers"), plots, doc.get("command", ""),
+                   doc.get("elapsed_seconds"))
+    if not args.quiet:
+        sys.stderr.write(f"asapgraph bench: {md} and {len(plots)} plots in {outdir} redrawn from "
+                         f"{args.from_json}\n")
+    return 0
+
+
+def main(argv=None):
+    """``python -m asapgraph.bench.commands [options]`` (same options as ``asapgraph bench``)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = add_arguments(argparse.ArgumentParser(prog="asapgraph bench",
+                                              description=__doc__.split("\n")[0]))
+    args = p.parse_args(argv)
+    args._argv = argv
+    return run_command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,241 @@
+"""Benchmark run specifications and the named scenarios shipped with asapgraph.
+
+A :class:`RunSpec` is one distributed PageRank run (graph, ranks, mode, ASAP knobs,
+emulated network and stragglers, tolerance, seed, repetition).  A scenario is a list of
+them with a group label per run (``rq1`` .. ``rq5``); :func:`grid` builds the cartesian
+product the ``--grid`` options describe.
+
+The scenarios answer the questions of the ASAP paper for graphs:
+
+* ``rq1`` -- does ASAP converge faster to the same accuracy?  rmat:20 and cnr-2000 on
+  4 ranks, on the emulated cluster (1 ms latency, 1 Gbit/s links, rank 1 three times
+  slower: :data:`CLUSTER`) and unemulated; BSP runs to ``tol=1e-9`` (its trace then
+  covers every error level) and ASAP to ``1e-6``, both repeated; ASAP once more to
+  ``1e-4`` and ``1e-8`` (points of the error-vs-bytes curve).
+* ``rq2`` -- how much traffic and synchronisation does it save?  the bytes, messages and
+  wait time of the rq1 runs, plus bytes vs fanout ``k`` and vs the approximation knob
+  (cnr-2000, emulated cluster).
+* ``rq3`` -- which topology property governs convergence?  ASAP rounds vs the spectral gap
+  ``1 - sigma_2(P)`` of the stochastic-reduce graph, fanout 1..K-1 at K = 4 and 6.
+* ``rq4`` -- does the stochastic reduce on a sparse expander keep the guarantee of the
+  full reduce?  final L1 error vs the reference for every fanout (must be ``<= tol``).
+* ``rq5`` -- what does NOTIFY-ACK gain over a barrier?  BSP vs ASAP as the straggler
+  factor grows (1, 2, 3, 5) on cnr-2000 with 1 ms / 1 Gbit/s links, wait time per rank,
+  and window 1 vs 4.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass, field
+
+__all__ = ["RunSpec", "CLUSTER", "SCENARIOS", "scenario", "grid", "LEVELS"]
+
+#: error levels (L1 vs the reference) at which time-to-error is recorded
+LEVELS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
+
+#: the emulated cluster of the issue: 1 ms latency, 1 Gbit/s per link, rank 1 three times slower
+CLUSTER = {"latency": 1e-3, "bandwidth": 125e6, "straggler": "1:3"}
+
+
+@dataclass
+class RunSpec:
+    """One benchmark run (all fields JSON-serialisable)."""
+
+    graph: str
+    ranks: int = 4
+    mode: str = "asap"
+    partition: str = "range"
+    fanout: int = 2
+    window: int = 1
+    approx: float = 0.0
+    tol: float = 1e-6
+    max_iter: int = 1000
+    latency: float = 0.0
+    bandwidth: float = 0.0
+    jitter: float = 0.0
+    straggler: str = ""
+    seed: int = 0
+    repeat: int = 0
+    group: str = "grid"
+    tags: dict = field(default_factory=dict)
+
+    @property
+    def emulated(self):
+        return bool(self.latency or self.bandwidth or self.jitter or self.straggler)
+
+    def emulation(self):
+        """The ``emulation=`` argument of :func:`asapgraph.dist.pagerank` (None: off)."""
+        if not self.emulated:
+            return None
+        return {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,
+                "straggler": self.straggler, "seed": self.seed + 1000 * self.repeat}
+
+    def engine_kwargs(self):
+        kw = {"mode": self.mode, "partition": self.partition, "tol": self.tol,
+              "max_iter": self.max_iter, "seed": self.seed + 1000 * self.repeat,
+              "emulation": self.emulation()}
+        if self.mode == "asap":
+            kw.update(fanout=self.fanout, window=self.window, approx=self.approx)
+        return kw
+
+    def net_label(self):
+        if not self.emulated:
+            return "none"
+        parts = []
+        if self.latency:
+            parts.append(f"{self.latency * 1e3:g}ms")
+        if self.bandwidth:
+            parts.append(f"{self.bandwidth * 8 / 1e9:g}Gb/s")
+        if self.jitter:
+            parts.append(f"jitter {self.jitter * 1e3:g}ms")
+        if self.straggler:
+            parts.append(f"straggler {self.straggler}")
+        return ", ".join(parts)
+
+    def label(self):
+        s = f"{self.graph} K={self.ranks} {self.mode}"
+        if self.mode == "asap":
+            s += f" k={self.fanout} W={self.window}" + (f" approx={self.approx:g}" if self.approx else "")
+        return s + f" tol={self.tol:g} net[{self.net_label()}] rep {self.repeat}"
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def _straggler_factor(spec):
+    if not spec:
+        return 1.0
+    return max(float(p.split(":")[1]) for p in spec.split(",") if ":" in p)
+
+
+def _rep(specs, repeat):
+    out = []
+    for s in specs:
+        for r in range(repeat):
+            d = s.as_dict()
+            d["repeat"] = r
+            out.append(RunSpec(**d))
+    return out
+
+
+def _rq1(graphs, K, repeat, bsp_tol=1e-9, asap_tols=(1e-4, 1e-8), nets=None):
+    """BSP to ``bsp_tol`` and ASAP to 1e-6, ``repeat`` times; ASAP to the other tols once."""
+    nets = [CLUSTER, {}] if nets is None else nets
+    out = []
+    for g in graphs:
+        for net in nets:
+            main = [RunSpec(g, K, "bsp", tol=bsp_tol, group="rq1", **net),
+                    RunSpec(g, K, "asap", fanout=2, tol=1e-6, group="rq1", **net)]
+            out += _rep(main, repeat)
+            out += [RunSpec(g, K, "asap", fanout=2, tol=t, group="rq1", **net) for t in asap_tols]
+    return out
+
+
+def _rq2(graph, K, repeat, fanouts=None, approxs=(0.0, 0.05, 0.2)):
+    fanouts = range(1, K) if fanouts is None else fanouts
+    out = [RunSpec(graph, K, "asap", fanout=k, tol=1e-6, group="rq2", **CLUSTER) for k in fanouts]
+    out += [RunSpec(graph, K, "asap", fanout=2, approx=a, tol=1e-6, group="rq2", **CLUSTER)
+            for a in approxs if a > 0]
+    out.append(RunSpec(graph, K, "bsp", tol=1e-7, group="rq2", **CLUSTER))
+    return _rep(out, repeat)
+
+
+def _rq3(graph, Ks, repeat, tol=1e-6):
+    out = []
+    for K in Ks:
+        for k in range(1, K):
+            out.append(RunSpec(graph, K, "asap", fanout=k, tol=tol, group="rq3"))
+    return _rep(out, repeat)
+
+
+def _rq5(graph, K, repeat, factors=(1, 2, 3, 5), windows=(1, 4)):
+    out = []
+    for f in factors:
+        strag = "" if f == 1 else f"1:{f:g}"
+        net = {"latency": CLUSTER["latency"], "bandwidth": CLUSTER["bandwidth"], "straggler": strag}
+        out.append(RunSpec(graph, K, "bsp", tol=1.76e-7, group="rq5", tags={"factor": f}, **net))
+        for w in windows:
+            out.append(RunSpec(graph, K, "asap", fanout=2, window=w, tol=1e-6, group="rq5",
+                               tags={"factor": f}, **net))
+    return _rep(out, repeat)
+
+
+def _quick():
+    g = "rmat:13"
+    out = []
+    for net in (CLUSTER, {}):
+        out.append(RunSpec(g, 2, "bsp", tol=1e-8, group="rq1", **net))
+        out.append(RunSpec(g, 2, "asap", fanout=1, tol=1e-6, group="rq1", **net))
+    out.append(RunSpec(g, 2, "asap", fanout=1, tol=1e-8, group="rq1", **CLUSTER))
+    out.append(RunSpec(g, 3, "asap", fanout=1, tol=1e-6, group="rq3"))
+    out.append(RunSpec(g, 3, "asap", fanout=2, tol=1e-6, group="rq3"))
+    out.append(RunSpec(g, 3, "asap", fanout=1, tol=1e-6, group="rq2", **CLUSTER))
+    out.append(RunSpec(g, 3, "asap", fanout=2, tol=1e-6, group="rq2", **CLUSTER))
+    out.append(RunSpec(g, 3, "bsp", tol=1e-7, group="rq2", **CLUSTER))
+    out.append(RunSpec(g, 2, "bsp", tol=1.76e-7, group="rq5", tags={"factor": 3},
+                       latency=1e-3, bandwidth=125e6, straggler="1:3"))
+    out.append(RunSpec(g, 2, "asap", fanout=1, tol=1e-6, group="rq5", tags={"factor": 3},
+                       latency=1e-3, bandwidth=125e6, straggler="1:3"))
+    return out
+
+
+def _report(repeat=2):
+    """The full report (< 20 minutes on 2 cores)."""
+    return (_rq1(["cnr-2000", "rmat:20"], 4, repeat)
+            + _rq2("cnr-2000", 4, 1)
+            + _rq3("rmat:16", (4, 6), 1)
+            + _rq5("cnr-2000", 4, 1))
+
+
+#: name -> (description, builder(repeat) -> list[RunSpec])
+SCENARIOS = {
+    "quick": ("CI smoke test: rmat:13 on 2-3 ranks, every plot, < 3 minutes", lambda r: _quick()),
+    "headline": ("rmat:20 and cnr-2000, 4 ranks, emulated cluster and unemulated",
+                 lambda r: _rq1(["rmat:20", "cnr-2000"], 4, r)),
+    "rq1": ("ASAP vs BSP time to each error level (rmat:20, cnr-2000, 4 ranks)",
+            lambda r: _rq1(["rmat:20", "cnr-2000"], 4, r)),
+    "rq2": ("bytes vs fanout and approximation (cnr-2000, 4 ranks, emulated cluster)",
+            lambda r: _rq2("cnr-2000", 4, r)),
+    "rq3": ("rounds vs spectral gap (rmat:16, K=4 and 6, fanout 1..K-1)",
+            lambda r: _rq3("rmat:16", (4, 6), r)),
+    "rq4": ("stochastic vs full reduce: final error for every fanout (rmat:16, K=4 and 6)",
+            lambda r: _rq3("rmat:16", (4, 6), r)),
+    "rq5": ("NOTIFY-ACK vs barrier: speedup vs straggler factor (cnr-2000, 4 ranks)",
+            lambda r: _rq5("cnr-2000", 4, r)),
+    "report": ("everything in benchmarks/REPORT.md (RQ1-RQ5, < 20 minutes)", _report),
+}
+
+
+def scenario(name, repeat=None):
+    """The runs of a named scenario (``repeat`` None: its default)."""
+    if name not in SCENARIOS:
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+    default = 2 if name in ("report", "rq1", "headline") else 1
+    return SCENARIOS[name][1](default if repeat is None else int(repeat))
+
+
+def grid(graphs, ranks=(4,), modes=("bsp", "asap"), fanout=(2,), window=(1,), approx=(0.0,),
+         latency=(0.0,), bandwidth=(0.0,), straggler=("",), tol=(1e-6,), repeat=1,
+         partition=("range",), seed=0):
+    """Cartesian product of the options; BSP runs ignore (and do not multiply) ASAP knobs."""
+    out, seen = [], set()
+    for g, K, m, k, w, a, lat, bw, sg, t, part in itertools.product(
+            graphs, ranks, modes, fanout, window, approx, latency, bandwidth, straggler, tol,
+            partition):
+        if m == "bsp":
+            k, w, a = 2, 1, 0.0
+        else:
+            k = min(int(k), max(1, int(K) - 1))  # the engine clamps the fanout to K-1
+        spec = RunSpec(g, int(K), m, part, int(k), int(w), float(a), float(t), latency=float(lat),
+                       bandwidth=float(bw), straggler=sg, seed=seed, group="grid")
+        key = tuple(sorted((kk, str(v)) for kk, v in spec.as_dict().items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(spec)
+    return _rep(out, repeat)
+
+
+def straggler_factor(spec):
+    """Largest straggler factor of a spec string (1.0 when none)."""
+    return _straggler_factor(spec)

@@ -1,0 +1,111 @@
+"""Smoke test of ``asapgraph bench --quick`` (CI): JSON, Markdown and PNGs are produced.
+
+Runs the command in a subprocess outside the source tree (so the installed package is
+used), then checks the structure of the output -- not the figures -- plus one
+correctness property: every run's final L1 error against the reference is within the
+error bound it asked for.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("matplotlib")
+pytest.importorskip("mpi4py")
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+RECORD_KEYS = {
+    "graph", "n", "m", "ranks", "mode", "partition", "fanout", "window", "approx", "tol",
+    "latency", "bandwidth", "straggler", "seed", "repeat", "seconds", "time_to_error",
+    "bytes_to_error", "rounds", "messages_sent", "bytes_sent", "wait_seconds", "final_error",
+    "peak_rss_mb", "machine", "batch_info", "error_trace", "within_tolerance",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.mpi
+@pytest.mark.timeout(300)
+def test_bench_quick(tmp_path):
+    # relative paths on purpose: the ranks run in another directory
+    cmd = [sys.executable, "-m", "asapgraph.bench.commands", "--quick", "--outdir", "out",
+           "--results-dir", "res", "--json-out", "quick.json"]
+    p = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True,
+                       timeout=240)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stderr[-3000:]}"
+    assert "runs ok" in p.stderr  # progress was shown
+    doc = json.loads((tmp_path / "quick.json").read_text())
+    recs = doc["records"]
+    assert len(recs) >= 8
+    assert {r["mode"] for r in recs} == {"bsp", "asap"}
+    for r in recs:
+        assert r["ok"], r.get("error")
+        missing = RECORD_KEYS - set(r)
+        assert not missing, f"record lacks {sorted(missing)}"
+        assert set(r["time_to_error"]) == set(doc["levels"])
+        assert len(r["peak_rss_mb"]) == r["ranks"]
+        assert r["bytes_sent"] > 0 and r["rounds"] >= 1
+        # correctness: the final ranks are as accurate as the run asked for
+        assert r["final_error"] is not None
+        assert r["final_error"] <= r["error_bound_asked"], (r["mode"], r["tol"], r["final_error"])
+        # ASAP's certified trace bound is never below its true final error at the end
+        if r["mode"] == "asap":
+            assert r["residual"] >= r["final_error"] * (1 - 1e-9)
+    assert doc["machine"]["cpu_count"] >= 1 and "python" in doc["machine"]
+    assert recs[0]["batch_info"].get("mpi4py")
+    pngs = {os.path.basename(x) for x in doc["plots"]}
+    for prefix in ("error_vs_time", "error_vs_bytes", "speedup_vs_straggler", "bytes_vs_fanout",
+                   "rounds_vs_gap"):
+        assert any(n.startswith(prefix) for n in pngs), f"no {prefix} plot in {sorted(pngs)}"
+    for x in doc["plots"]:
+        data = open(x, "rb").read()
+        assert data[:8] == PNG_MAGIC and len(data) > 2000, x
+    md = open(doc["markdown"]).read()
+    for section in ("RQ1", "RQ2", "RQ3", "RQ4", "RQ5", "Peers"):
+        assert section in md
+    assert any(p_["ok"] for p_ in doc["peers"])
+
+
+def test_bench_bad_graph_is_input_error(tmp_path):
+    """An unknown graph is reported as one line and exit status 2, before anything runs."""
+    cmd = [sys.executable, "-m", "asapgraph.bench.commands", "--grid", "--graphs",
+           "no-such-graph-file", "--results-dir", str(tmp_path), "--outdir", str(tmp_path)]
+    p = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2
+    assert p.stderr.strip().startswith("no-such-graph-file")
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_score_record_time_and_bytes_to_error():
+    """BSP levels come from the power-iteration error replay; ASAP's bound must *stay* below."""
+    import numpy as np
+
+    from asapgraph.bench.runner import score_record
+
+    ref = {"traj": np.array([1e-1, 1e-3, 1e-5, 1e-7, 1e-9])}
+    bsp = score_record({"mode": "bsp", "iterations": 5, "bytes_sent": 500,
+                        "trace": [[0.1 * k, 9.0] for k in range(1, 6)]}, ref)
+    assert bsp["time_to_error"]["1e-02"] == 0.2  # superstep 2 is the first with error <= 1e-2
+    assert bsp["time_to_error"]["1e-08"] == 0.5
+    assert bsp["bytes_to_error"]["1e-05"] == 300  # three supersteps of 100 bytes
+    asap = score_record({"mode": "asap", "bytes_sent": 77, "residual": 1e-7,
+                         "trace": [[0.1, 1e-3], [0.2, 1e-5], [0.3, 1e-4], [0.4, 1e-7]]}, ref)
+    tte = asap["time_to_error"]
+    assert tte["1e-03"] == 0.1 and tte["1e-04"] == 0.2
+    assert tte["1e-05"] == 0.4  # the dip at 0.2 s does not count: the bound rose again
+    assert tte["1e-08"] is None and asap["bytes_to_error"]["1e-08"] is None
+    assert asap["bytes_to_error"]["1e-07"] == 77
+
+
+def test_grid_dedupes_and_clamps():
+    from asapgraph.bench.scenarios import grid
+
+    specs = grid(["rmat:10"], ranks=[2], modes=["bsp", "asap"], fanout=[1, 2, 3], window=[1, 4])
+    bsp = [s for s in specs if s.mode == "bsp"]
+    asap = [s for s in specs if s.mode == "asap"]
+    assert len(bsp) == 1  # ASAP knobs do not multiply BSP runs
+    assert sorted((s.fanout, s.window) for s in asap) == [(1, 1), (1, 4)]  # fanout <= K-1
+    assert len(grid(["rmat:10"], repeat=3)) == 6
