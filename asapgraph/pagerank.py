@@ -40,13 +40,27 @@ DEFAULT_TOL = 1e-10
 DEFAULT_MAX_ITER = 1000
 
 #: Selectable sweep schemes ("auto" picks the measured fastest, see ``_AUTO``).
-#: Measured on rmat:20, 2 threads, to L1 error 1e-6: jacobi 16 sweeps, gauss-seidel 41;
-#: relabelling sources by out-degree cut the sweep from ~2.1-3.0 to ~1.5 ns per edge.
+#: Sweeps to L1 error 1e-6 (measured): rmat:20 jacobi 16, gauss-seidel 41-45; cnr-2000
+#: jacobi 65, gauss-seidel 72.  Also measured and rejected: Gauss-Seidel with the dangling
+#: mass updated at once (45 on rmat:20), with the iterate renormalised every sweep (no
+#: change), and the linear-system form ``y = alpha A y + (1-alpha) P`` normalised at the end
+#: (rmat:20: 74 Jacobi / 39 Gauss-Seidel sweeps; cnr-2000: 84 / 72).  Power (Jacobi) sweeps
+#: keep ``sum(x) = 1``, so their error lives in the zero-sum subspace, where the rate is
+#: ``alpha * |lambda_2|`` (small on R-MAT); the other schemes carry an error component along
+#: the dominant direction, which decays only at about ``alpha``.
 METHODS = ("jacobi", "gauss-seidel")
 _AUTO = "jacobi"
 
 #: ``reorder=None`` relabels vertices by out-degree when the graph has at least this many edges.
 REORDER_MIN_EDGES = 1 << 20
+#: ...unless the given order already has locality (see ``_has_locality``).
+LOCALITY_WINDOW = 1 << 12
+LOCALITY_MIN_FRACTION = 0.5
+#: ``threads=None`` uses one thread (no OpenMP region at all) below this many edges.
+PARALLEL_MIN_EDGES = 1 << 20
+#: software prefetch when the contribution array is larger than this (about L2).
+PREFETCH_MIN_BYTES = 1 << 20
+_PAD = 64  # >= PF_DIST + 4 spare entries after the relabelled indices
 
 
 @dataclass
@@ -214,6 +228,22 @@ def _inverse_out(graph, weighted):
     return inv, np.empty(0, dtype=np.float64)
 
 
+def _has_locality(indptr, indices, samples=1 << 16):
+    """True when most in-edges already come from nearby ids (crawl-ordered web graphs).
+
+    Samples edges and checks ``|source - destination| < LOCALITY_WINDOW``.  cnr-2000: 0.71
+    of the edges (its scipy matvec runs at 1.3 ns/nnz, and relabelling by degree made our
+    sweep 3x slower); a randomly permuted R-MAT: ``2 * window / n``, 0.03 at rmat:18.
+    """
+    m = int(indptr[-1])
+    if m == 0:
+        return True
+    k = np.random.default_rng(0x5EED).integers(0, m, min(samples, m))
+    rows = np.searchsorted(indptr, k, side="right") - 1
+    near = np.abs(indices[k].astype(np.int64) - rows) < LOCALITY_WINDOW
+    return float(near.mean()) >= LOCALITY_MIN_FRACTION
+
+
 def _scatter(vals, pos):
     out = np.empty_like(vals)
     out[pos] = vals
@@ -248,7 +278,10 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     weighted : bool, optional
         Use edge weights (``W_uv / out-weight of u``); default: when the graph has weights.
     threads : int, optional
-        OpenMP threads (default: all cores, ``OMP_NUM_THREADS`` respected).
+        OpenMP threads (default: all cores, ``OMP_NUM_THREADS`` respected, but one thread
+        when ``m < PARALLEL_MIN_EDGES``: a short sweep does not pay for waking a thread,
+        and on a loaded machine each barrier can cost a scheduler time slice).
+        ``threads=1`` runs without any OpenMP region (what the distributed engine uses).
     method : {"auto", "jacobi", "gauss-seidel"}
         Sweep scheme; "auto" is the measured fastest: Jacobi.  Gauss-Seidel needs *more*
         sweeps on graphs with many dangling vertices (rmat:20: 41 vs 16 to reach L1 error
@@ -257,9 +290,14 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     progress : asapgraph.progress.Progress, optional
         Receives one ``iteration(k, residual)`` call per sweep.
     reorder : bool, optional
-        Relabel vertices by decreasing out-degree before iterating, so the contributions
-        that most edges gather sit together in cache (costs about one sweep; its time is
-        included in ``compute_seconds``).  Default: when ``m >= REORDER_MIN_EDGES``.
+        Relabel vertices (rows and sources) by decreasing out-degree before iterating, so
+        the contributions that most edges gather sit together in cache and the per-vertex
+        writes are sequential.  Costs a copy of ``indices`` (4 bytes per edge) and about
+        1.5 unordered sweeps of time (included in ``compute_seconds``); on rmat:20 it cut
+        the sweep from 8.2 to 4.1 ns per edge (1 thread, loaded machine; prefetch on).
+        Default: when ``m >= REORDER_MIN_EDGES`` and the given order does not already keep
+        most in-edges near their destination (a crawl-ordered web graph such as cnr-2000
+        is 3x slower per sweep after a degree relabelling).
 
     Returns
     -------
@@ -315,51 +353,59 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     indices = np.ascontiguousarray(graph.indices)
     if indices.dtype not in (np.int32, np.int64):
         indices = indices.astype(np.int64)
+    m = int(indptr[-1])
+    if threads is None and m < PARALLEL_MIN_EDGES:
+        nthreads = 1   # a sweep is too short to pay for waking (and waiting for) a thread
 
     if reorder is None:
-        reorder = graph.m >= REORDER_MIN_EDGES
-    cpos = np.empty(0, dtype=indices.dtype)
+        reorder = m >= REORDER_MIN_EDGES and not _has_locality(indptr, indices)
+    new2old = None
     if reorder:
-        # Sources relabelled by decreasing out-degree (bucketed by log2, stable): the
-        # contributions gathered by most edges become one compact, cache-resident block.
-        # Rows (destinations) keep their order; contribution of v is written at cpos[v].
-        key = (63 - np.log2(np.asarray(graph.out_degree) + 1.0).astype(np.int8)).astype(np.int8)
-        new2old = np.argsort(key, kind="stable")
-        cpos = np.empty(n, dtype=indices.dtype)
-        cpos[new2old] = np.arange(n, dtype=indices.dtype)
-        del new2old, key
-        nind = np.empty_like(indices)
-        _k.relabel(indices, cpos, nind)
-        indices = nind
+        # Rows and sources relabelled by decreasing out-degree (log2 buckets, stable): the
+        # contributions gathered by most edges become one compact, cache-resident block
+        # and every per-vertex access stays sequential.
+        new2old = np.empty(n, dtype=indices.dtype)
+        _k.degree_order(np.ascontiguousarray(graph.out_degree, dtype=np.int64), new2old)
+        old2new = np.empty(n, dtype=indices.dtype)
+        old2new[new2old] = np.arange(n, dtype=indices.dtype)
+        nptr = np.empty(n + 1, dtype=np.int64)
+        nind = np.empty(m + _PAD, dtype=indices.dtype)     # padding: prefetch look-ahead
+        nw = np.empty(m if w.shape[0] else 0, dtype=np.float64)
+        _k.permute_csr(indptr, indices, w, new2old, old2new, nptr, nind, nw, nthreads)
+        del old2new
+        indptr, indices, w = nptr, nind, (nw if w.shape[0] else w)
+        inv_out = inv_out[new2old]
+        Pk = Pk[new2old] if Pk.shape[0] else Pk
+        Dk = Dk[new2old] if Dk.shape[0] else Dk
+    # prefetch pays once the contributions spill out of L2 (and needs the padded copy)
+    prefetch = bool(reorder) and n * 8 > PREFETCH_MIN_BYTES
     x = np.full(n, 1.0 / n)
-    c = x * inv_out                      # contributions x * inv_out of the current x
-    if cpos.shape[0]:
-        c = _scatter(c, cpos)
-    cbuf = None                          # second buffer for Jacobi sweeps
     delta = float(x[inv_out == 0.0].sum())
+    c = x * inv_out                      # contributions x * inv_out of the current x
+    cbuf = None                          # second buffer for Jacobi sweeps
     nb = max(1, min(nthreads, n))
     bounds = _k.balanced_bounds(indptr, nb)
-    err = np.zeros(nb)
-    dang = np.zeros(nb)
+    stats = np.zeros((nb, _k.NSTATS))
     it = 0
     res = float("inf")
     converged = False
     it_times = []
     gs = method == "gauss-seidel"
+    a = float(alpha)
     while it < max_iter:
         ts = time.perf_counter()
         if gs:
-            _k.sweep(indptr, indices, w, inv_out, x, c, c, cpos, Pk, Dk, float(alpha), delta,
-                     bounds, err, dang)
+            _k.sweep(indptr, indices, w, inv_out, x, c, c, Pk, Dk, a, delta, bounds, stats,
+                     prefetch)
         else:
             if cbuf is None:
                 cbuf = np.empty(n)
-            _k.sweep(indptr, indices, w, inv_out, x, c, cbuf, cpos, Pk, Dk, float(alpha), delta,
-                     bounds, err, dang)
+            _k.sweep(indptr, indices, w, inv_out, x, c, cbuf, Pk, Dk, a, delta, bounds, stats,
+                     prefetch)
             c, cbuf = cbuf, c
         it += 1
-        res = float(err.sum())
-        delta = float(dang.sum())
+        res = float(stats[:, _k.STAT_CHANGE].sum())
+        delta = float(stats[:, _k.STAT_DANGLING].sum())
         it_times.append(time.perf_counter() - ts)
         prog.iteration(it, res)
         if res <= tol:
@@ -370,6 +416,8 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
                 continue
             converged = True
             break
+    if new2old is not None:
+        x = _scatter(x, new2old)
     ranks = x
     return PageRankResult(ranks, np.asarray(ids, dtype=np.int64), it, converged, res,
                           time.perf_counter() - t0, method, nthreads, float(tol), float(alpha),

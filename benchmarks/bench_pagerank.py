@@ -8,9 +8,11 @@ For each graph: a reference computed to L1 change 1e-13 (error <= 6e-13); then, 
 implementation, the time to reach L1 error <= target (default 1e-6) against it.  Iterative
 peers run exactly the smallest number of power iterations that reaches the target (found by
 a first, untimed run that tracks the error); asapgraph runs with the largest ``tol`` from a
-fixed ladder that reaches it (its own stop rule, so the convergence check is included in its
-time).  Graph construction is timed separately ("build").  Times are medians of
-``--repeat`` runs; "ratio" is time / asapgraph (2 threads).  The last lines print the
+fixed ladder that reaches it (its own stop rule, so the convergence check and the vertex
+relabelling are included in its time).  Graph construction is timed separately ("build").
+The contenders run interleaved (A B C ... A B C ...) so that load from other processes hits
+them alike; times are medians of ``--repeat`` rounds; "ratio" is time / asapgraph
+(2 threads, and 1 thread).  The last lines print the
 asapgraph sweep in ns per edge next to scipy's CSR matvec in ns per nonzero.
 """
 from __future__ import annotations
@@ -143,113 +145,160 @@ def igraph_run(gi):
 
 
 # ---------------------------------------------------------------------------- main
-def bench_graph(name, repeat, target, rows):
+def _load_avg():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def bench_graph(name, repeat, target, rows, with_gs=False):
+    import sys as _sys
+
+    from asapgraph.graph import Graph
     from asapgraph.pagerank import pagerank
 
+    _pr = _sys.modules["asapgraph.pagerank"]
     tb = time.perf_counter()
     g = load(name)
-    build_asap = time.perf_counter() - tb
-    print(f"\n== {name}: n={g.n:,} m={g.m:,} (asapgraph load+build {build_asap:.2f} s)", flush=True)
+    load_s = time.perf_counter() - tb
+    print(f"\n== {name}: n={g.n:,} m={g.m:,} (asapgraph load {load_s:.2f} s, load avg "
+          f"{_load_avg():.1f})", flush=True)
     ref = pagerank(g, tol=1e-13, max_iter=10000, method="jacobi").ranks
-    res = []
 
-    def add(impl, threads, build, t, iters, err):
-        res.append((impl, threads, build, t, iters, err))
-        print(f"  {impl:<24} {threads:>2}t build {build:7.3f} s  time {t:7.3f} s  iters {iters:>4}"
-              f"  L1 err {err:.1e}", flush=True)
-
-    # asapgraph: largest tol from a ladder that reaches the target
-    ladder = [target * f for f in (5.0, 2.0, 1.0, 0.5, 0.2, 0.1, 0.05, 0.01)]
-    sweep_ns = {}
-    for th in (2, 1):
-        for method in ("jacobi", "gauss-seidel"):
-            tol = ladder[-1]
-            for t_ in ladder:
-                r = pagerank(g, tol=t_, threads=th, method=method)
-                if np.abs(r.ranks - ref).sum() <= target:
-                    tol = t_
-                    break
-            t, r = med(lambda: pagerank(g, tol=tol, threads=th, method=method), repeat)
-            sweep_ns[(th, method)] = statistics.median(r.iteration_seconds) / g.m * 1e9
-            label = "asapgraph" + ("" if method == "jacobi" else " (gauss-seidel)")
-            add(label, th, 0.0, t, r.iterations, np.abs(r.ranks - ref).sum())
-
-    # scipy
+    # --- construction, each timed once (separately from PageRank)
+    s_, d_, _ = g.edges()
+    s_ = s_.astype(g.indices.dtype)
+    d_ = d_.astype(g.indices.dtype)
+    tb = time.perf_counter()
+    Graph.from_edges(s_, d_, n=g.n)
+    builds = {"asapgraph": time.perf_counter() - tb}
+    del s_, d_
     tb = time.perf_counter()
     s = scipy_setup(g)
-    build = time.perf_counter() - tb
+    builds["scipy"] = time.perf_counter() - tb
+    peers = {}
+    try:
+        import graphblas as gb
+        tb = time.perf_counter()
+        peers["graphblas"] = graphblas_setup(g)
+        builds["graphblas"] = time.perf_counter() - tb
+    except ImportError as e:
+        print("  graphblas unavailable:", e)
+    try:
+        import networkit as nk
+        tb = time.perf_counter()
+        peers["networkit"] = networkit_setup(g)
+        builds["networkit"] = time.perf_counter() - tb
+    except ImportError as e:
+        print("  networkit unavailable:", e)
+    try:
+        import igraph  # noqa: F401
+        tb = time.perf_counter()
+        peers["igraph"] = igraph_setup(g)
+        builds["igraph"] = time.perf_counter() - tb
+    except ImportError as e:
+        print("  igraph unavailable:", e)
+    print("  build s: " + ", ".join(f"{k} {v:.2f}" for k, v in builds.items()), flush=True)
+
+    # --- calibration (untimed): work needed to reach the target
+    ladder = [target * f for f in (5.0, 2.0, 1.0, 0.5, 0.2, 0.1, 0.05, 0.01)]
+    methods = ("jacobi", "gauss-seidel") if with_gs else ("jacobi",)
+    asap_tol = {}
+    for method in methods:
+        asap_tol[method] = ladder[-1]
+        for t_ in ladder:
+            if np.abs(pagerank(g, tol=t_, method=method).ranks - ref).sum() <= target:
+                asap_tol[method] = t_
+                break
     step = scipy_step(s)
     x0 = np.full(g.n, 1.0 / g.n)
     k = first_reaching(step, x0, ref, target)
+    kn = k
+    if "networkit" in peers:
+        nk.setNumberOfThreads(2)
+        for cand in range(max(1, k - 3), k + 20):
+            if np.abs(networkit_run(peers["networkit"], cand) - ref).sum() <= target:
+                kn = cand
+                break
 
     def run_scipy():
         x = x0
         for _ in range(k):
             x = step(x)
         return x
-    t, x = med(run_scipy, repeat)
-    add("scipy CSR power iter", 1, build, t, k, np.abs(x - ref).sum())
+
+    # --- contenders, run interleaved (A B C ... A B C ...), medians
+    cont = []   # (label, threads, build key, iterations, fn)
+    sweep_ns = {}
+    for th in (2, 1):
+        for method in methods:
+            label = "asapgraph" + ("" if method == "jacobi" else " (gauss-seidel)")
+
+            box = {}
+
+            def f(th=th, method=method, box=box):
+                r = pagerank(g, tol=asap_tol[method], threads=th, method=method)
+                sweep_ns.setdefault((th, method), []).append(
+                    statistics.median(r.iteration_seconds) / g.m * 1e9)
+                box["iters"] = r.iterations
+                return r.ranks
+            cont.append((label, th, "asapgraph", box, f))
+    cont.append(("scipy CSR power iter", 1, "scipy", k, run_scipy))
+    if "graphblas" in peers:
+        for th in (2, 1):
+            def f(th=th):
+                gb.ss.config["nthreads"] = th
+                return graphblas_run(peers["graphblas"], k)
+            cont.append(("python-graphblas", th, "graphblas", k, f))
+    if "networkit" in peers:
+        for th in (2, 1):
+            def f(th=th):
+                nk.setNumberOfThreads(th)
+                return networkit_run(peers["networkit"], kn)
+            cont.append(("networkit (DistributeSinks)", th, "networkit", kn, f))
+    if "igraph" in peers:
+        cont.append(("igraph PRPACK", 1, "igraph", 0, lambda: igraph_run(peers["igraph"])))
+    times = [[] for _ in cont]
+    errs = [0.0] * len(cont)
+    for _ in range(repeat):
+        for i, (_, _, _, _, f) in enumerate(cont):
+            t0 = time.perf_counter()
+            x = f()
+            times[i].append(time.perf_counter() - t0)
+            errs[i] = float(np.abs(np.asarray(x) - ref).sum())
+    if "graphblas" in peers:
+        gb.ss.config["nthreads"] = os.cpu_count()
+    if "networkit" in peers:
+        nk.setNumberOfThreads(os.cpu_count())
     at = s[0]
     v = np.random.default_rng(0).random(g.n)
-    tmv, _ = med(lambda: at @ v, 5)
-    scipy_ns = tmv / g.m * 1e9
+    tmv = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        at @ v
+        tmv.append(time.perf_counter() - t0)
+    scipy_ns = min(tmv) / g.m * 1e9   # least-disturbed run, like the asapgraph sweep figure
 
-    # python-graphblas
-    try:
-        import graphblas as gb
-
-        tb = time.perf_counter()
-        sg = graphblas_setup(g)
-        build = time.perf_counter() - tb
-        kk = k  # the same power iteration as scipy: the same count reaches the target
-        for th in (2, 1):
-            gb.ss.config["nthreads"] = th
-            t, x = med(lambda: graphblas_run(sg, kk), repeat)
-            add("python-graphblas", th, build, t, kk, np.abs(x - ref).sum())
-        gb.ss.config["nthreads"] = os.cpu_count()
-    except ImportError as e:
-        print("  graphblas unavailable:", e)
-
-    # networkit
-    try:
-        import networkit as nk
-
-        tb = time.perf_counter()
-        gk = networkit_setup(g)
-        build = time.perf_counter() - tb
-        nk.setNumberOfThreads(2)
-        kn = k
-        for cand in range(max(1, k - 3), k + 20):
-            if np.abs(networkit_run(gk, cand) - ref).sum() <= target:
-                kn = cand
-                break
-        for th in (2, 1):
-            nk.setNumberOfThreads(th)
-            t, x = med(lambda: networkit_run(gk, kn), repeat)
-            add("networkit (DistributeSinks)", th, build, t, kn, np.abs(x - ref).sum())
-        nk.setNumberOfThreads(os.cpu_count())
-    except ImportError as e:
-        print("  networkit unavailable:", e)
-
-    # igraph PRPACK (no iteration knob: solves to ~1e-10)
-    try:
-        tb = time.perf_counter()
-        gi = igraph_setup(g)
-        build = time.perf_counter() - tb
-        t, x = med(lambda: igraph_run(gi), repeat)
-        add("igraph PRPACK", 1, build, t, 0, np.abs(x - ref).sum())
-    except ImportError as e:
-        print("  igraph unavailable:", e)
-
+    res = []
+    for (label, th, bkey, iters, f), ts, err in zip(cont, times, errs):
+        t = statistics.median(ts)
+        it = iters.get("iters") if isinstance(iters, dict) else iters
+        res.append((label, th, builds.get(bkey, 0.0), t, it, err, min(ts)))
+        print(f"  {label:<30} {th}t build {builds.get(bkey, 0.0):7.3f} s  time {t:7.3f} s "
+              f"(all {' '.join(f'{x:.3f}' for x in ts)})  iters {it or 'n/a':>4}  L1 err {err:.1e}",
+              flush=True)
     base = next(r[3] for r in res if r[0] == "asapgraph" and r[1] == 2)
     base1 = next(r[3] for r in res if r[0] == "asapgraph" and r[1] == 1)
+    mb = next(r[6] for r in res if r[0] == "asapgraph" and r[1] == 2)
+    mb1 = next(r[6] for r in res if r[0] == "asapgraph" and r[1] == 1)
     for r in res:
-        rows.append((name,) + r + (r[3] / base, r[3] / base1))
-    print(f"  sweep: asapgraph jacobi {sweep_ns[(2, 'jacobi')]:.2f} ns/edge (2t), "
-          f"{sweep_ns[(1, 'jacobi')]:.2f} ns/edge (1t); gauss-seidel {sweep_ns[(2, 'gauss-seidel')]:.2f} (2t), "
-          f"{sweep_ns[(1, 'gauss-seidel')]:.2f} (1t); scipy CSR matvec {scipy_ns:.2f} ns/nnz (1t)",
-          flush=True)
-    return sweep_ns, scipy_ns
+        rows.append((name,) + r + (r[3] / base, r[3] / base1, r[6] / mb, r[6] / mb1))
+    sw = {key: min(v) for key, v in sweep_ns.items()}   # least-disturbed run
+    print(f"  sweep: asapgraph jacobi {sw[(2, 'jacobi')]:.2f} ns/edge (2t), "
+          f"{sw[(1, 'jacobi')]:.2f} ns/edge (1t); scipy CSR matvec {scipy_ns:.2f} ns/nnz (1t); "
+          f"load avg {_load_avg():.1f}", flush=True)
+    return sw, scipy_ns
 
 
 def main(argv=None):
@@ -257,22 +306,24 @@ def main(argv=None):
     ap.add_argument("--graphs", default="rmat:20,cnr-2000")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--target", type=float, default=1e-6)
+    ap.add_argument("--with-gs", action="store_true", help="also time asapgraph Gauss-Seidel")
     a = ap.parse_args(argv)
     rows = []
     sweeps = {}
     for name in a.graphs.split(","):
-        sweeps[name] = bench_graph(name, a.repeat, a.target, rows)
+        sweeps[name] = bench_graph(name, a.repeat, a.target, rows, a.with_gs)
     print(f"\nPageRank alpha {ALPHA}, time to L1 error <= {a.target:g} vs a 1e-13 reference; "
-          f"median of {a.repeat}; ratio = time / asapgraph 2t (and / asapgraph 1t)")
-    print(f"| graph | implementation | threads | build s | time s | iterations | L1 error |"
-          f" ratio vs asap 2t | ratio vs asap 1t |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, impl, th, build, t, it, err, r2, r1 in rows:
-        print(f"| {name} | {impl} | {th} | {build:.3f} | {t:.3f} | {it or 'n/a'} | {err:.1e} |"
-              f" {r2:.2f} | {r1:.2f} |")
+          f"median and min of {a.repeat} interleaved runs (min: the least-disturbed run on a shared machine); build = graph construction from the edge "
+          f"arrays (not in time); ratio = time / asapgraph 2t (and / asapgraph 1t)")
+    print("| graph | implementation | threads | build s | median s | min s | iterations | L1 error |"
+          " median / asap 2t | median / asap 1t | min / asap 2t | min / asap 1t |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, impl, th, build, t, it, err, tmin, r2, r1, m2, m1 in rows:
+        print(f"| {name} | {impl} | {th} | {build:.3f} | {t:.3f} | {tmin:.3f} | {it or 'n/a'} |"
+              f" {err:.1e} | {r2:.2f} | {r1:.2f} | {m2:.2f} | {m1:.2f} |")
     for name, (sw, sc) in sweeps.items():
         print(f"{name}: asapgraph sweep {sw[(2, 'jacobi')]:.2f} ns/edge (2t), {sw[(1, 'jacobi')]:.2f}"
-              f" ns/edge (1t); scipy CSR matvec {sc:.2f} ns/nnz")
+              f" ns/edge (1t); scipy CSR matvec {sc:.2f} ns/nnz (1t)")
 
 
 if __name__ == "__main__":

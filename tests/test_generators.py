@@ -126,3 +126,72 @@ def test_graph_from_generated_edges():
     G = Graph.from_edges(src, dst, n=n)
     assert G.n == 1024 and G.m == 4096
     assert (G.out_degree == 0).sum() > 0  # R-MAT leaves many vertices without out-edges
+
+
+# ----------------------------------------------------------------------------- fast kernels
+def _rmat_numpy(scale, seed, start, cnt, a=0.57, b=0.19, c=0.19):
+    """Independent numpy implementation of the documented counter-based R-MAT bits."""
+    G = np.uint64(0x9E3779B97F4A7C15)
+
+    def mix(z):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+    with np.errstate(over="ignore"):
+        base = mix(np.uint64(seed) ^ np.uint64(0x5851F42D4C957F2D))
+        words = (scale + 3) // 4
+        e = np.arange(start, start + cnt, dtype=np.uint64)
+        ta, tab, tabc = (int(t * 65536 + 0.5) for t in (a, a + b, a + b + c))
+        s = np.zeros(cnt, np.uint64)
+        d = np.zeros(cnt, np.uint64)
+        level = 0
+        for j in range(1, words + 1):
+            h = mix(base + (e * np.uint64(words) + np.uint64(j)) * G)
+            for k in range(4):
+                if level == scale:
+                    break
+                u = (h >> np.uint64(48 - 16 * k)) & np.uint64(0xFFFF)
+                s = (s << np.uint64(1)) | (u >= tab).astype(np.uint64)
+                d = (d << np.uint64(1)) | ((u >= ta) ^ (u >= tab) ^ (u >= tabc)).astype(np.uint64)
+                level += 1
+    return s.astype(np.int64), d.astype(np.int64)
+
+
+@pytest.mark.parametrize("scale, start, cnt", [(20, 123457, 5000), (7, 0, 3000), (1, 5, 100),
+                                               (31, 2**40, 2000), (13, 0, 70001)])
+def test_rmat_block_kernel_matches_numpy_definition(scale, start, cnt):
+    s, d = g.rmat_slice(scale, 1 << 30, 7, start, start + cnt, permute=False)
+    rs, rd = _rmat_numpy(scale, 7, start, cnt)
+    assert np.array_equal(s, rs) and np.array_equal(d, rd)
+
+
+@pytest.mark.parametrize("scale", [3, 12, 20, 32, 33])
+@pytest.mark.parametrize("abc", [(0.57, 0.19, 0.19), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0),
+                                 (0.25, 0.25, 0.5)])
+def test_rmat_block_kernel_equals_scalar_reference(scale, abc):
+    from asapgraph import _generators as _g
+
+    cnt = 20000 if scale < 33 else 2000
+    for permute in (False, True):
+        s1, d1 = (np.empty(cnt, np.int64) for _ in range(2))
+        s2, d2 = (np.empty(cnt, np.int64) for _ in range(2))
+        _g.rmat_fill(s1, d1, scale, 11, 977, *abc, permute)
+        _g.rmat_fill_scalar(s2, d2, scale, 11, 977, *abc, permute)
+        assert np.array_equal(s1, s2) and np.array_equal(d1, d2)
+
+
+def test_int32_output_equals_int64():
+    a = g.rmat(14, 4, 2)
+    b = g.rmat(14, 4, 2, dtype=np.int32)
+    assert b[0].dtype == b[1].dtype == np.int32
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    a = g.erdos_renyi(1000, 5000, 2)
+    b = g.erdos_renyi(1000, 5000, 2, dtype="int32")
+    assert b[0].dtype == np.int32 and np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    s, d, n = g.from_spec("rmat:9")
+    assert s.dtype == np.int32 and np.array_equal(s, g.rmat(9)[0])
+    s, _, _ = g.from_spec("rmat:9", dtype=np.int64)
+    assert s.dtype == np.int64
+    with pytest.raises(ValueError):
+        g.rmat(4, dtype=np.int16)

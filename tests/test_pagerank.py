@@ -371,3 +371,94 @@ def test_negative_weights_rejected():
     g = Graph.from_edges(np.array([0, 1]), np.array([1, 0]), n=2, weights=np.array([1.0, -2.0]))
     with pytest.raises(InputError, match="non-negative"):
         pagerank(g)
+
+
+# ----------------------------------------------------------------------------- kernel twins
+def test_degree_order_is_stable_log2_bucket_sort(rng):
+    from asapgraph import _pagerank as K
+
+    deg = rng.integers(0, 3000, 5000) * (rng.random(5000) < 0.7)
+    deg[:5] = [0, 1, 2**40, 3, 7]
+    for dt in (np.int32, np.int64):
+        out = K.degree_order(deg.astype(np.int64), np.empty(deg.size, dtype=dt))
+        key = -np.floor(np.log2(deg + 1.0)).astype(np.int64)
+        assert np.array_equal(out, np.argsort(key, kind="stable"))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_permute_csr_matches_numpy(rng, threads, weighted):
+    from asapgraph import _pagerank as K
+
+    n = 700
+    src, dst = _random_multigraph(rng, n, 6000)
+    w = rng.random(src.size) if weighted else None
+    g = Graph.from_edges(src, dst, n=n, weights=w)
+    new2old = rng.permutation(n).astype(g.indices.dtype)
+    old2new = np.empty_like(new2old)
+    old2new[new2old] = np.arange(n, dtype=new2old.dtype)
+    nptr = np.empty(n + 1, np.int64)
+    nind = np.full(g.m + 40, -7, dtype=g.indices.dtype)
+    nw = np.empty(g.m if weighted else 0)
+    K.permute_csr(g.indptr, g.indices, g.weights if weighted else np.empty(0), new2old, old2new,
+                  nptr, nind, nw, threads)
+    # reference: relabel edges, stable sort by new destination
+    s, d, ww = g.edges()
+    ns, nd = old2new[s], old2new[d]
+    order = np.argsort(nd, kind="stable")
+    # stable in-row order = old in-row order, because old rows are contiguous in g.edges()
+    assert np.array_equal(nptr, np.concatenate([[0], np.cumsum(np.bincount(nd, minlength=n))]))
+    assert np.array_equal(nind[:g.m], ns[order]) and np.all(nind[g.m:] == 0)
+    if weighted:
+        assert np.array_equal(nw, ww[order])
+
+
+def test_sweep_prefetch_and_threads_are_bitwise_equal(rng):
+    """Prefetch is only a hint; Jacobi rows are the same sums for any block split."""
+    from asapgraph import _pagerank as K
+
+    n = 3000
+    src, dst = _random_multigraph(rng, n, 40000)
+    g = Graph.from_edges(src, dst, n=n)
+    ind = np.concatenate([g.indices, np.zeros(64, g.indices.dtype)])
+    inv = np.zeros(n)
+    np.divide(1.0, g.out_degree, out=inv, where=g.out_degree != 0)
+    c = rng.random(n)
+    e = np.empty(0)
+    outs = []
+    for nb, pf in ((1, False), (1, True), (2, True), (3, False)):
+        x = np.full(n, 1.0 / n)
+        cout = np.empty(n)
+        st = np.zeros((nb, K.NSTATS))
+        K.sweep(g.indptr, ind, e, inv, x, c, cout, e, e, 0.85, 0.3, K.balanced_bounds(g.indptr, nb),
+                st, pf)
+        outs.append((x, cout, st[:, K.STAT_CHANGE].sum()))
+    # reference: scipy in-CSR matvec
+    at = sp.csr_matrix((np.ones(g.m), g.indices, g.indptr), shape=(n, n))
+    want = 0.85 * (at @ c + 0.3 / n) + 0.15 / n
+    for x, cout, ch in outs:
+        np.testing.assert_allclose(x, want, rtol=1e-13, atol=0)
+        assert np.array_equal(x, outs[0][0]) and np.array_equal(cout, x * inv)
+        ref_change = np.abs(want - 1.0 / n).sum()
+        assert abs(ch - ref_change) <= 1e-13 * ref_change
+
+
+def test_small_graphs_run_single_threaded_by_default(rng):
+    import sys
+
+    PR = sys.modules["asapgraph.pagerank"]
+    g = Graph.from_edges(*_random_multigraph(rng, 200, 1000), n=200)
+    assert g.m < PR.PARALLEL_MIN_EDGES
+    assert pagerank(g).threads == 1
+    assert pagerank(g, threads=2).threads == 2  # an explicit request is honoured
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_weighted_with_reorder(rng, method):
+    n = 300
+    src, dst = _random_multigraph(rng, n, 2500)
+    w = rng.random(src.size) * 3
+    g = Graph.from_edges(src, dst, n=n, weights=w)
+    ref = _nx_pagerank(src, dst, w, nodes=range(n))
+    for th in (1, 2):
+        assert _by_id(pagerank(g, method=method, reorder=True, threads=th), ref) <= L1
