@@ -29,6 +29,11 @@ Kernels.
   is constant (= 1 when started from ``r = (1-alpha) p``).  All quantities are
   non-negative, so order and staleness never change the fixed point.
 * :func:`scatter_add`: apply a received buffer, ``acc[idx[s]] += vals[s]``.
+* ASAP message encoding: :func:`pack_sparse` / :func:`scatter_add_sparse` (non-zero
+  slots as ``(int32 index, float64 value)`` pairs), :func:`pack_f32` /
+  :func:`scatter_add_f32` (float32 rounded toward zero with error feedback: the
+  remainder ``v - f32(v) >= 0`` stays in the slot, so delivered + buffered equals the
+  original bit for bit), :func:`abs_sum` (a reduction without a temporary).
 
 All loops run without the GIL over typed memoryviews.  The pushes are sequential
 (in-place scatter with conflicts); on the 2-core target the ranks themselves are
@@ -40,8 +45,8 @@ Framework for Delta-based Accumulative Iterative Computation", IEEE TPDS 25(8),
 FOCS 2006 (residual push); Zhu, Chen, Zheng, Ma, "Gemini: A Computation-Centric
 Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 """
-from libc.stdint cimport int64_t, uint8_t
-from libc.math cimport fabs
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.math cimport fabs, nextafterf
 
 
 def push_sweep(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[::1] coef,
@@ -103,13 +108,13 @@ def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const doubl
 
     Returns
     -------
-    (int, int, float, float)
+    (int, int, float, float, float)
         Vertices pushed, edges visited, mass leaked through dangling vertices,
-        and the largest residual left in ``acc[:n]`` after the sweep.
+        the largest residual left in ``acc[:n]`` after the sweep and their sum.
     """
     cdef Py_ssize_t n = x.shape[0], u
     cdef int64_t e, npush = 0, nedge = 0
-    cdef double ru, a, leak = 0.0, rmax = 0.0
+    cdef double ru, a, leak = 0.0, rmax = 0.0, rsum = 0.0
     with nogil:
         for u in range(n):
             ru = acc[u]
@@ -126,9 +131,10 @@ def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const doubl
             for e in range(indptr[u], indptr[u + 1]):
                 acc[tgt[e]] += a * coef[e]
         for u in range(n):
+            rsum += acc[u]
             if acc[u] > rmax * scale[u]:
                 rmax = acc[u] / scale[u]
-    return npush, nedge, leak, rmax
+    return npush, nedge, leak, rmax, rsum
 
 
 def scatter_add(double[::1] acc, const int64_t[::1] idx, const double[::1] vals):
@@ -139,4 +145,109 @@ def scatter_add(double[::1] acc, const int64_t[::1] idx, const double[::1] vals)
         for s in range(m):
             acc[idx[s]] += vals[s]
             tot += vals[s]
+    return tot
+
+
+def abs_sum(const double[::1] a, Py_ssize_t lo, Py_ssize_t hi):
+    """``sum |a[lo:hi]|`` without a temporary."""
+    cdef Py_ssize_t i
+    cdef double s = 0.0
+    with nogil:
+        for i in range(lo, hi):
+            s += fabs(a[i])
+    return s
+
+
+def pack_sparse(double[::1] seg, double[::1] vals, int32_t[::1] idx, double thresh):
+    """Move the entries of ``seg`` with ``|v| > thresh`` into ``(idx, vals)``, zeroing them.
+
+    Entries at or below ``thresh`` stay in ``seg`` (buffered, combined with later
+    contributions; nothing is dropped).  Stops when ``vals`` is full.
+
+    Returns
+    -------
+    (int, float, float)
+        Number of entries packed, their signed sum, and ``sum |v|`` left in ``seg``.
+    """
+    cdef Py_ssize_t m = seg.shape[0], cap = vals.shape[0], s, k = 0
+    cdef double v, tot = 0.0, left = 0.0
+    with nogil:
+        for s in range(m):
+            v = seg[s]
+            if v == 0.0:
+                continue
+            if fabs(v) > thresh and k < cap:
+                vals[k] = v
+                idx[k] = <int32_t>s
+                k += 1
+                tot += v
+                seg[s] = 0.0
+            else:
+                left += fabs(v)
+    return k, tot, left
+
+
+def scatter_add_sparse(double[::1] acc, const int64_t[::1] mp, const int32_t[::1] idx,
+                       const double[::1] vals):
+    """``acc[mp[idx[i]]] += vals[i]``; returns ``sum(vals)``."""
+    cdef Py_ssize_t k = idx.shape[0], i
+    cdef double tot = 0.0
+    with nogil:
+        for i in range(k):
+            acc[mp[idx[i]]] += vals[i]
+            tot += vals[i]
+    return tot
+
+
+
+def pack_f32(double[::1] seg, float[::1] vals, int32_t[::1] idx, bint sparse):
+    """Quantise ``seg`` to float32 with error feedback, in place.
+
+    Each sent value is ``v`` rounded toward zero to float32 (so it never exceeds ``v``);
+    the remainder ``v - f`` (>= 0, below ``2**-23 v``) stays in ``seg``, where it keeps
+    combining with later contributions: the mass accounting stays exact and the
+    residuals non-negative.  Dense: ``vals[s]`` for every slot; sparse: the non-zero
+    slots as ``(idx, vals)``.
+
+    Returns
+    -------
+    int
+        Number of values written.
+    """
+    cdef Py_ssize_t m = seg.shape[0], s, k = 0
+    cdef double v
+    cdef float f
+    with nogil:
+        for s in range(m):
+            v = seg[s]
+            if sparse and v == 0.0:
+                continue
+            f = <float>v
+            if <double>f > v:
+                f = nextafterf(f, 0.0)
+            seg[s] = v - <double>f
+            vals[k] = f
+            if sparse:
+                idx[k] = <int32_t>s
+            k += 1
+    return k
+
+
+def scatter_add_f32(double[::1] acc, const int64_t[::1] mp, const int32_t[::1] idx,
+                    const float[::1] vals, bint sparse):
+    """``acc[mp[s]] += vals[s]`` (dense) or ``acc[mp[idx[i]]] += vals[i]`` (sparse).
+
+    Returns ``sum(vals)``.
+    """
+    cdef Py_ssize_t k = vals.shape[0], i
+    cdef double tot = 0.0
+    with nogil:
+        if sparse:
+            for i in range(k):
+                acc[mp[idx[i]]] += <double>vals[i]
+                tot += <double>vals[i]
+        else:
+            for i in range(k):
+                acc[mp[i]] += <double>vals[i]
+                tot += <double>vals[i]
     return tot

@@ -24,10 +24,20 @@ All quantities are non-negative, so the still-unabsorbed mass
 ``E = (sum r + buffered + in_flight) / (1 - alpha)`` bounds ``||y - x_abs||_1`` and the
 L1 error of the normalised vector by ``2 E / sum(x_abs)``.
 
-*NOTIFY-ACK.*  Flushing the buffer of peer ``q`` is one typed ``Isend`` of
-``[header | slot values]`` (header: emulated delivery time, mass, push-sum pair); the
-receiver applies it (scatter-add) and then sends a tiny ACK.  At most ``window`` un-ACKed
+*NOTIFY-ACK.*  Flushing the buffer of peer ``q`` is one ``Isend`` of
+``[header | payload]`` (header, float64: emulated delivery time, payload form, push-sum
+pair); the receiver applies it (scatter-add) and then sends a tiny ACK.  At most ``window`` un-ACKed
 messages per peer; while waiting the sender keeps computing and combining into the buffer.
+
+*Message encoding* (per message, :meth:`_Solver._encode`).  The payload is the peer's
+slot buffer in whichever form is smaller: dense (every slot) or sparse (``k`` values then
+``k`` int32 slot indices).  While the sender still has local work, values travel as
+float32 rounded toward zero with *error feedback*: the remainder ``v - f32(v)`` (>= 0,
+below ``2^-23 v``) stays in the slot and keeps combining, so no mass is created or lost
+and residuals stay non-negative; once the rank is out of work (the final flushes before
+termination) the buffers go out in float64, exactly.  Hence the fixed point, the bound
+and the final accuracy are those of the float64 engine.  Measured on cnr-2000 (4 ranks,
+tol 1e-6): 2.62 MB -> 1.92 MB (sparse) -> 1.27 MB (+ float32), BSP 4.20 MB.
 
 *Stochastic reduce.*  In round ``t`` a rank flushes only to its ``fanout`` out-neighbours
 ``(rank + o) mod K`` on a circulant expander whose offsets ``o`` are a window of a
@@ -60,8 +70,26 @@ over vertices whose residual exceeds ``min(r_max / 2, gamma x R_wave / n)`` (``R
 the global residual of the last completed wave, ``gamma`` = 1, env
 ``ASAPGRAPH_ASAP_GAMMA``), so a rank does not solve its own part far below the global
 error only to redo it when new mass arrives.  A rank is out of work when its residual
-*sum* is below its share ``n_r / n`` of the global target ``tol (1-alpha)^2 / 4`` (not
-when every single residual is tiny, which would force pushing every vertex at the end).
+*sum* is below its share ``n_r / n`` of the global target ``tol (1-alpha) S / 4`` where
+``S = sum(x)`` of the last wave (the bound is ``2 R / ((1-alpha) S)`` and ``S`` never
+decreases; the worst case ``S = 1-alpha`` is the starting value).  Using the measured
+``S`` instead of the worst case cut the overshoot (true error 3e-8 for tol 1e-6 on
+cnr-2000) to ~1.4e-7 and the time by ~1/3.  Not when every single residual is tiny,
+which would force pushing every vertex at the end.  Optional gate
+(``ASAPGRAPH_ASAP_PATIENCE`` = p > 0, off by default): sweep only when every in-peer has
+delivered since the last sweep or after p x the last sweep's duration; -20% edges on
+rmat:18 but 2x the messages on cnr-2000, so it stays off.
+
+*Limits (measured, see benchmarks/bench_dist.py).*  On graphs with locality (cnr-2000)
+Gauss-Seidel push visits ~4x fewer edges than BSP and sends ~3x fewer bytes.  On rmat
+(expander-like, 75% remote edges under a range partition) the leaky residual process
+contracts at the spectral radius of ``alpha W`` (~0.73 per sweep on rmat, measured with
+one rank), while power iteration's change contracts at ``alpha |lambda_2|`` (~0.32):
+BSP needs ~18 sweeps, one-rank ASAP ~49, four-rank ASAP ~95 sweep-equivalents.  A
+signed variant (warm start ``x = p``, dangling mass redistributed through the waves,
+Jacobi sweeps) matched BSP with one rank (19 vs 16 M edges on rmat:16) but, run
+asynchronously, the delayed redistribution excites the ``alpha``-rate mode again
+(74-400 M edges) and it lost 1.5-2x on cnr-2000; it was not kept.
 
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
@@ -84,6 +112,7 @@ from .emulation import HEADER, now
 
 __all__ = ["run_asap", "Schedule"]
 
+_NOIDX = np.zeros(0, dtype=np.int32)
 _TRACE = bool(__import__("os").environ.get("ASAPGRAPH_TRACE_ASAP"))
 
 
@@ -106,8 +135,12 @@ class Schedule:
             rng = np.random.default_rng([self.seed, e, 0xE1])
             self._perm = rng.permutation(np.arange(1, self.K, dtype=np.int64))
             self._epoch = e
-        idx = (i * self.k + np.arange(self.k)) % (self.K - 1)
-        return np.unique(self._perm[idx])
+            self._memo = {}
+        got = self._memo.get(i)
+        if got is None:  # (called every round: compute each window of the epoch once)
+            idx = (i * self.k + np.arange(self.k)) % (self.K - 1)
+            got = self._memo[i] = np.unique(self._perm[idx])
+        return got
 
     def neighbours(self, rank, t):
         return (rank + self.offsets(t)) % self.K
@@ -146,6 +179,9 @@ class _Solver:
         self.prio = float(__import__("os").environ.get("ASAPGRAPH_ASAP_PRIO", "0.0"))
         self.degree_rule = __import__("os").environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
         self.max_mass_error = 0.0
+        self.patience = float(__import__("os").environ.get("ASAPGRAPH_ASAP_PATIENCE", "0"))
+        # float32 payloads with error feedback while there is local work (env knob for A/B)
+        self.quantize = __import__("os").environ.get("ASAPGRAPH_ASAP_F32", "1") == "1"
 
     # ------------------------------------------------------------------ one solve
     def solve(self, b, tol, relative):
@@ -169,16 +205,23 @@ class _Solver:
         # (identically everywhere) whenever a wave shows it is not enough
         target = tol * beta * beta / 4.0 if relative else tol * beta / 2.0
         share = nloc / max(lg.n, 1)
+        tfac = 1.0
         # receive side
-        rbufs = [np.zeros(HEADER + len(mp)) for mp in lg.in_maps]
-        reqs = [comm.Irecv([rbufs[j], MPI.DOUBLE], source=int(q), tag=TAG_DATA)
+        rbufs = [np.zeros(8 * (HEADER + len(mp)), dtype=np.uint8) for mp in lg.in_maps]
+        reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=int(q), tag=TAG_DATA)
                 for j, q in enumerate(lg.in_peers)]
         abufs = [np.zeros(1) for _ in range(nout)]
         reqs += [comm.Irecv([abufs[j], MPI.DOUBLE], source=int(q), tag=TAG_ACK)
                  for j, q in enumerate(lg.out_peers)]
-        # send side
-        pool = [[np.zeros(HEADER + int(offs[j + 1] - offs[j])) for _ in range(self.window)]
+        stats = [MPI.Status() for _ in reqs]
+        # send side: byte buffers holding either form of a message (see _encode)
+        sizes = [int(offs[j + 1] - offs[j]) for j in range(nout)]
+        pool = [[np.zeros(8 * (HEADER + sizes[j]), dtype=np.uint8) for _ in range(self.window)]
                 for j in range(nout)]
+        cap = max(sizes, default=0)
+        s64 = np.zeros(cap)
+        s32 = np.zeros(cap, dtype=np.float32)
+        sidx = np.zeros(cap, dtype=np.int32)
         pool_req = [[None] * self.window for _ in range(nout)]
         inflight = np.zeros(nout, dtype=np.int64)
         ack_pending = []
@@ -200,22 +243,28 @@ class _Solver:
         r_global = beta  # initial total residual (b sums to 1); refreshed by every wave
         _last_dbg = [perf()]
         rl = float(acc[:nloc].sum())
-        pushed_last = False
         # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
         deg = np.diff(lg.indptr).astype(np.float64)
         mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
         scale = np.maximum(deg, 1.0) / mean_deg if self.degree_rule else np.ones(nloc)
         idle = 0
+        sent = 0
+        rmax_c = None
+        rin = [0.0]
+        fresh = np.zeros(nin, dtype=bool)
+        last_sweep_end, last_sweep_len = -np.inf, 0.0
         t_start = perf()
         done = False
         bound = np.inf
 
-        def apply_data(j, buf):
+        def apply_data(j, buf, nbytes):
             nonlocal n_recv, gs, gw
-            _local.scatter_add(acc, lg.in_maps[j], buf[HEADER:])
-            gs += buf[2]
-            gw += buf[3]
+            f = buf[:8 * HEADER].view(np.float64)
+            rin[0] += self._decode(acc, lg.in_maps[j], buf, nbytes)
+            gs += f[2]
+            gw += f[3]
             n_recv += 1
+            fresh[j] = True
             recv_from[lg.in_peers[j]] += 1
             st.messages_received += 1
             a = np.array([emu.stamp(int(lg.in_peers[j]), 8)])
@@ -227,17 +276,19 @@ class _Solver:
             """Receive everything that has arrived; returns the number of events."""
             ev = 0
             while True:
-                idx = MPI.Request.Testsome(reqs)
+                idx = MPI.Request.Testsome(reqs, stats)
                 if not idx:
                     break
-                for i in idx:
+                for pos, i in enumerate(idx):  # statuses come in completion order
                     ev += 1
                     if i < nin:
                         buf = rbufs[i]
+                        nb = stats[pos].Get_count(MPI.BYTE)
+                        da = float(buf[:8].view(np.float64)[0])
                         # hold() declines when the delivery time has passed meanwhile
-                        if not (emu.cfg.network and emu.hold(buf[0], ("d", i, buf.copy()))):
-                            apply_data(i, buf)
-                        reqs[i] = comm.Irecv([rbufs[i], MPI.DOUBLE], source=int(lg.in_peers[i]),
+                        if not (emu.cfg.network and emu.hold(da, ("d", i, (buf[:nb].copy(), nb)))):
+                            apply_data(i, buf, nb)
+                        reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=int(lg.in_peers[i]),
                                              tag=TAG_DATA)
                     else:
                         j = i - nin
@@ -245,10 +296,10 @@ class _Solver:
                             inflight[j] -= 1
                         reqs[i] = comm.Irecv([abufs[j], MPI.DOUBLE], source=int(lg.out_peers[j]),
                                              tag=TAG_ACK)
-            for kind, j, buf in emu.due():
+            for kind, j, item in emu.due():
                 ev += 1
                 if kind == "d":
-                    apply_data(j, buf)
+                    apply_data(j, item[0], item[1])
                 else:
                     inflight[j] -= 1
             if ack_pending and len(ack_pending) > 64:
@@ -266,8 +317,8 @@ class _Solver:
                 j = self.peer_index.get(int(q))
                 if j is None or inflight[j] >= self.window:
                     continue
-                seg = acc[nloc + offs[j]: nloc + offs[j + 1]]
-                mass = float(seg.sum())
+                lo, hi = nloc + offs[j], nloc + offs[j + 1]
+                mass = _local.abs_sum(acc, lo, hi)
                 if mass <= 0.0:
                     continue
                 if self.approx > 0 and not force and mass < self.approx * r_est / nout:
@@ -275,17 +326,18 @@ class _Solver:
                 slot = next(s for s in range(self.window)
                             if pool_req[j][s] is None or pool_req[j][s].Test())
                 buf = pool[j][slot]
-                buf[HEADER:] = seg
-                seg.fill(0.0)
+                nbytes, form = self._encode(acc[lo:hi], buf, s64, s32, sidx,
+                                            self.quantize and not force)
+                f = buf[:8 * HEADER].view(np.float64)
                 gs, gw = gs / 2.0, gw / 2.0
-                buf[1], buf[2], buf[3] = mass, gs, gw
-                buf[0] = emu.stamp(int(q), buf.nbytes)
-                pool_req[j][slot] = comm.Isend([buf, MPI.DOUBLE], dest=int(q), tag=TAG_DATA)
+                f[1], f[2], f[3] = form, gs, gw
+                f[0] = emu.stamp(int(q), nbytes)
+                pool_req[j][slot] = comm.Isend([buf[:nbytes], MPI.BYTE], dest=int(q), tag=TAG_DATA)
                 inflight[j] += 1
                 sent_to[q] += 1
                 n_sent += 1
                 st.messages_sent += 1
-                st.bytes_sent += buf.nbytes
+                st.bytes_sent += nbytes
                 sent += 1
             return sent
 
@@ -296,15 +348,22 @@ class _Solver:
             t1 = perf()
             st.comm_s += t1 - t0
             pushed = 0
-            rl = float(acc[:nloc].sum()) if (ev or pushed_last) else rl
-            pushed_last = False
-            if rl > target * share:
-                rmax = float((acc[:nloc] / scale).max(initial=0.0))
+            rl += rin[0]  # residual mass that arrived (all values are >= 0)
+            rin[0] = 0.0
+            # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
+            # last sweep, or after `patience` x the last sweep's duration (a slow or silent
+            # peer is not waited for), so a sweep works on combined input
+            ready = (self.patience <= 0 or fresh.all()
+                     or t1 - last_sweep_end > max(self.patience * last_sweep_len, 2e-4))
+            if rl > target * share and ready:
+                if ev or rmax_c is None:  # else the last sweep's value is current
+                    rmax_c = float((acc[:nloc] / scale).max(initial=0.0))
+                rmax = rmax_c
                 # work threshold tied to the global residual of the last wave: a rank does
                 # not solve its own part far below the global error (it would redo that
                 # work whenever new mass arrives); small residuals wait and combine.
                 tw = max(min(rmax * 0.5, self.gamma * r_global / lg.n), self.prio * rmax)
-                npush, nedge, leak, rmax = _local.residual_push(
+                npush, nedge, leak, rmax_c, rl = _local.residual_push(
                     lg.indptr, lg.tgt, lg.coef, x, acc, lg.dangling, alpha, tw, scale)
                 leaked += leak
                 pushed = npush
@@ -312,13 +371,14 @@ class _Solver:
                 tc = perf() - t1
                 st.compute_s += tc
                 emu.after_compute(tc)
+                fresh[:] = False
+                last_sweep_end = perf()
+                last_sweep_len = last_sweep_end - t1
             t2 = perf()
-            rloc = float(acc.sum())
-            gs += rloc - r_prev
-            r_prev = rloc
-            if pushed:
-                rl = float(acc[:nloc].sum())
-                pushed_last = True
+            if self.approx > 0 and (ev or pushed or sent):  # push-sum: only the knob uses it
+                rloc = _local.abs_sum(acc, 0, nloc + lg.nslots)
+                gs += rloc - r_prev
+                r_prev = rloc
             out_work = rl <= target * share
             sent = flush(out_work)
             t3 = perf()
@@ -340,6 +400,10 @@ class _Solver:
                 waves += 1
                 res = wrecv.copy()
                 r_global = float(res[2])
+                if relative and res[3] > 0:
+                    # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
+                    # half of tol for the current S instead of the worst case S = beta
+                    target = max(target, tfac * 0.25 * tol * beta * float(res[3]))
                 cur = (2.0 * res[2] / beta / res[3] if res[3] > 0 else np.inf) if relative \
                     else res[2] / beta
                 if me == 0:
@@ -350,6 +414,7 @@ class _Solver:
                     bound = prev[7]
                 elif res[5] == K and res[4] == 0 and res[0] == res[1] and cur > tol:
                     target /= 10.0
+                    tfac /= 10.0
                 prev = np.append(res, cur)
                 if self.debug_mass and not done and waves % 3 == 0:
                     self._snapshot(x, acc, leaked, reqs, rbufs, sent_to, recv_from, apply_data)
@@ -389,6 +454,53 @@ class _Solver:
         st.extra["asap_seconds_solve"] = perf() - t_start
         return x, bound, rounds
 
+    @staticmethod
+    def _encode(seg, buf, s64, s32, sidx, quant):
+        """Move a peer's slot buffer ``seg`` into message ``buf``; returns ``(bytes, form)``.
+
+        Forms (header field 1): 0 dense float64 ``[header | all slot values]``, 1 sparse
+        float64 ``[header | k values | k int32 slot indices]``, 2 dense float32, 3 sparse
+        float32; the smaller of dense/sparse is chosen per message.  ``quant``: float32
+        with error feedback (:func:`._local.pack_f32`: the remainder stays in ``seg``);
+        otherwise ``seg`` is left zeroed.  ``s64``, ``s32``, ``sidx``: scratch arrays.
+        """
+        m = seg.shape[0]
+        nnz = int(np.count_nonzero(seg))
+        h = 8 * HEADER
+        if quant:
+            if 2 * nnz < m:
+                k = _local.pack_f32(seg, s32, sidx, True)
+                buf[h:h + 4 * k].view(np.float32)[:] = s32[:k]
+                buf[h + 4 * k:h + 8 * k].view(np.int32)[:] = sidx[:k]
+                return h + 8 * k, 3
+            _local.pack_f32(seg, s32, sidx, False)
+            buf[h:h + 4 * m].view(np.float32)[:] = s32[:m]
+            return h + 4 * m, 2
+        if 12 * nnz < 8 * m:
+            k = _local.pack_sparse(seg, s64, sidx, 0.0)[0]
+            buf[h:h + 8 * k].view(np.float64)[:] = s64[:k]
+            buf[h + 8 * k:h + 12 * k].view(np.int32)[:] = sidx[:k]
+            return h + 12 * k, 1
+        buf[h:h + 8 * m].view(np.float64)[:] = seg
+        seg.fill(0.0)
+        return h + 8 * m, 0
+
+    @staticmethod
+    def _decode(acc, mp, buf, nbytes):
+        """Scatter-add a message made by :meth:`_encode` through ``mp``; returns its mass."""
+        form, h = int(buf[:8 * HEADER].view(np.float64)[1]), 8 * HEADER
+        if form == 0:
+            return _local.scatter_add(acc, mp, buf[h:nbytes].view(np.float64))
+        if form == 1:
+            k = (nbytes - h) // 12
+            return _local.scatter_add_sparse(acc, mp, buf[h + 8 * k:nbytes].view(np.int32),
+                                             buf[h:h + 8 * k].view(np.float64))
+        if form == 2:
+            return _local.scatter_add_f32(acc, mp, _NOIDX, buf[h:nbytes].view(np.float32), False)
+        k = (nbytes - h) // 8
+        return _local.scatter_add_f32(acc, mp, buf[h + 4 * k:nbytes].view(np.int32),
+                                      buf[h:h + 4 * k].view(np.float32), True)
+
     # ------------------------------------------------------------------ debug
     def _check_mass(self, x, acc, leaked):
         MPI = self.MPI
@@ -413,15 +525,16 @@ class _Solver:
         import heapq
 
         heapq.heapify(self.emu.queue)
-        for _, _, (_, j, buf) in held:
-            apply_data(j, buf)
+        for _, _, (_, j, item) in held:
+            apply_data(j, item[0], item[1])
         nin = len(lg.in_peers)
+        status = MPI.Status()
         while (recv_from < expect).any():
-            i = MPI.Request.Waitany(reqs[:nin]) if nin else MPI.UNDEFINED
+            i = MPI.Request.Waitany(reqs[:nin], status) if nin else MPI.UNDEFINED
             if i == MPI.UNDEFINED:
                 break
-            apply_data(i, rbufs[i])
-            reqs[i] = comm.Irecv([rbufs[i], MPI.DOUBLE], source=int(lg.in_peers[i]), tag=TAG_DATA)
+            apply_data(i, rbufs[i], status.Get_count(MPI.BYTE))
+            reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=int(lg.in_peers[i]), tag=TAG_DATA)
         self._check_mass(x, acc, leaked)
 
 
