@@ -1,20 +1,28 @@
-"""Vertex programs on R-MAT vs the built-in PageRank kernel and scipy.sparse.csgraph.
+"""Vertex programs vs the built-in PageRank kernel and scipy.sparse.csgraph, in one run.
 
 Run::
 
-    python benchmarks/bench_programs.py [--scale 20] [--repeat 3] [--iters 10]
+    python benchmarks/bench_programs.py [--scale 20] [--repeat 3] [--iters 8] \
+        [--threads 1,2] [--dataset ../shared/datasets/cnr-2000.txt.gz]
 
-Measures, in one run on the same graph (construction not timed), medians of ``--repeat``:
+On R-MAT ``rmat:SCALE`` (Graph500 parameters, edge factor 16; graph construction not timed)
+and on every ``--dataset`` file, medians of ``--repeat`` runs, at every thread count of
+``--threads`` (the kernels' OpenMP cap, ``run(..., threads=k)``):
 
-* PageRank written as a user program on the public API (``pagerank_program``, BSP delta
-  form and ASAP) vs the built-in kernel ``asapgraph.pagerank.pagerank`` (Jacobi and its
-  default method) vs a scipy CSR power iteration: **seconds per iteration**.
-* WCC (``programs.wcc``, BSP and ASAP) vs ``scipy.sparse.csgraph.connected_components``
-  (weak; scipy is single-threaded).
-* SSSP from the highest-degree vertex (``programs.sssp``, BSP and ASAP; integer weights
-  1..64) vs ``scipy.sparse.csgraph.dijkstra`` (single source; single-threaded).
+* PageRank written as a user program on the public API (``PageRankProgram`` through
+  ``asapgraph.programs.run``, BSP delta form) vs the built-in kernel
+  ``asapgraph.pagerank.pagerank`` (Jacobi) at the same thread count and a scipy CSR power
+  iteration: **seconds per iteration**; ratio = ours / built-in (the target is <= 2).
+* WCC (``programs.wcc``, ASAP (its default) and BSP) vs
+  ``scipy.sparse.csgraph.connected_components`` (weak; single-threaded).
+* SSSP from the highest-out-degree vertex (``programs.sssp``, BSP (its default) and ASAP;
+  integer weights 1..64) vs ``scipy.sparse.csgraph.dijkstra`` (one source; single-threaded).
+* BFS levels (``programs.bfs``) vs ``scipy.sparse.csgraph.breadth_first_order`` (which
+  only orders the vertices: a lower bound for computing levels).
 
-Prints a table with ratios (``peer time / our time``: above 1 means we are faster).
+Every result is checked against its peer (labels -> same partition, distances equal).
+Prints one table; ``ratio`` is ``peer time / our time`` (> 1: ours faster) except for the
+PageRank rows, where it is ``our time / built-in time`` per iteration.
 """
 from __future__ import annotations
 
@@ -29,21 +37,13 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 
-def rmat_edges(scale, edge_factor, seed):
-    try:
-        from asapgraph.generators import rmat
-        return rmat(scale, edge_factor, seed=seed)
-    except ImportError:   # fallback: plain numpy R-MAT, Graph500 parameters
-        rng = np.random.default_rng(seed)
-        m = edge_factor << scale
-        src = np.zeros(m, np.int64)
-        dst = np.zeros(m, np.int64)
-        for bit in range(scale):
-            r = rng.random(m)
-            src |= ((r >= 0.57 + 0.19)).astype(np.int64) << bit
-            dst |= (((r >= 0.57) & (r < 0.76)) | (r >= 0.95)).astype(np.int64) << bit
-        perm = rng.permutation(1 << scale)
-        return perm[src], perm[dst]
+def _default_mode(fn):
+    import inspect
+    return inspect.signature(fn).parameters["mode"].default
+
+
+def _label(fn, name, mode):
+    return f"programs.{name} {mode}{' (default)' if mode == _default_mode(fn) else ''}"
 
 
 def timed(fn, repeat):
@@ -55,75 +55,69 @@ def timed(fn, repeat):
     return statistics.median(times), out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", type=int, default=20)
-    ap.add_argument("--edge-factor", type=int, default=16)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=10, help="PageRank iterations per timing")
-    ap.add_argument("--only", default="pagerank,wcc,sssp", help="comma-separated subset to run")
-    args = ap.parse_args(argv)
+def _weights(m):
+    return (1 + (np.arange(m, dtype=np.int64) * 2654435761) % 64).astype(np.float64)
 
+
+def _graphs(args):
+    """Yield ``(name, g, gw, A, Aw)``: unweighted and weighted Graph, scipy matrices (src->dst;
+    of parallel weighted edges the lightest, as our SSSP)."""
     from asapgraph import Graph
+    specs = [f"rmat:{args.scale}"] if args.scale > 0 else []
+    specs += args.dataset
+    for spec in specs:
+        t0 = time.perf_counter()
+        if spec.startswith("rmat:"):
+            from asapgraph.generators import rmat
+            scale = int(spec.split(":")[1])
+            src, dst = rmat(scale, args.edge_factor, seed=args.seed)
+            n = 1 << scale
+            name = spec
+        else:
+            from asapgraph.io import read_edges
+            el = read_edges(spec)
+            s0, d0 = np.asarray(el.src, dtype=np.int64), np.asarray(el.dst, dtype=np.int64)
+            ids, inv = np.unique(np.concatenate([s0, d0]), return_inverse=True)
+            src, dst = inv[:s0.size].astype(np.int64), inv[s0.size:].astype(np.int64)
+            n = ids.size
+            name = os.path.basename(spec).split(".")[0]
+        w = _weights(src.size)
+        g = Graph.from_edges(src, dst, n=n)
+        gw = Graph.from_edges(src, dst, n=n, weights=w)
+        A = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+        order = np.lexsort((w, dst, src))
+        first = np.ones(src.size, dtype=bool)
+        first[1:] = (src[order][1:] != src[order][:-1]) | (dst[order][1:] != dst[order][:-1])
+        keep = order[first]
+        Aw = sp.csr_matrix((w[keep], (src[keep], dst[keep])), shape=(n, n))
+        del order, first, keep, src, dst, w
+        g.out_csr()
+        gw.out_csr()
+        print(f"# {name}: n={n:,} m={g.m:,}; setup {time.perf_counter() - t0:.1f} s", flush=True)
+        yield name, g, gw, A, Aw
+
+
+def bench_pagerank(args, name, g, A, rows):
     import asapgraph.programs as P
+    from asapgraph.pagerank import pagerank
+    from asapgraph.programs.pagerank_program import PageRankProgram
+    n, k = g.n, args.iters
+    for t in args.threads:
+        P.run(PageRankProgram(), g, tol=0.0, max_iter=2, threads=t)          # warm-up (caches)
 
-    t0 = time.perf_counter()
-    src, dst = rmat_edges(args.scale, args.edge_factor, args.seed)
-    n = 1 << args.scale
-    w = (1 + (np.arange(src.size, dtype=np.int64) * 2654435761) % 64).astype(np.float64)
-    g = Graph.from_edges(src, dst, n=n)
-    gw = Graph.from_edges(src, dst, n=n, weights=w)
-    A = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
-    order = np.lexsort((w, dst, src))        # scipy would add parallel weights up; keep the lightest
-    first = np.ones(src.size, dtype=bool)
-    first[1:] = (src[order][1:] != src[order][:-1]) | (dst[order][1:] != dst[order][:-1])
-    keep = order[first]
-    Aw = sp.csr_matrix((w[keep], (src[keep], dst[keep])), shape=(n, n))
-    del order, first, keep
-    g.out_csr(); gw.out_csr()
-    print(f"# rmat:{args.scale} edge factor {args.edge_factor}: n={n:,} m={src.size:,}; "
-          f"setup {time.perf_counter() - t0:.1f} s; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'default')}, "
-          f"{os.cpu_count()} cpus", flush=True)
-    rows = []
+        def prog():
+            r = P.run(PageRankProgram(), g, tol=0.0, max_iter=k, threads=t)
+            return statistics.median(r.stats["iteration_seconds"])
 
-    only = set(args.only.split(","))
-    # ---------------------------------------------------------------- PageRank per iteration
-    k = args.iters
-    per_bsp = None
-    if "pagerank" in only:
-        per_bsp = _bench_pagerank(args, g, A, n, k, rows)
-    if "wcc" in only:
-        _bench_wcc(args, g, A, rows)
-    if "sssp" in only:
-        _bench_sssp(args, gw, Aw, rows)
-    _report(rows, per_bsp)
-    return 0
-
-
-def _bench_pagerank(args, g, A, n, k, rows):
-    import asapgraph.programs as P
-    P.pagerank_program(g, tol=0.0, max_iter=2)           # warm-up (builds caches)
-
-    def prog(mode):
-        r = P.pagerank_program(g, tol=0.0, max_iter=k, mode=mode)
-        return statistics.median(r.stats["iteration_seconds"])
-
-    per_bsp = statistics.median(prog("bsp") for _ in range(args.repeat))
-    per_asap = statistics.median(prog("asap") for _ in range(args.repeat))
-    rows.append(("pagerank program, BSP (s/iter)", per_bsp))
-    rows.append(("pagerank program, ASAP sweep (s/iter)", per_asap))
-    try:
-        from asapgraph.pagerank import pagerank
-        for method in ("jacobi", "auto"):
-            per = []
-            for _ in range(args.repeat):
-                r = pagerank(g, tol=0.0, max_iter=k, method=method)
-                its = getattr(r, "iteration_seconds", None)
-                per.append(statistics.median(its) if its else r.compute_seconds / r.iterations)
-            rows.append((f"built-in pagerank {method} (s/iter)", statistics.median(per)))
-    except ImportError:
-        pass
+        ours = statistics.median(prog() for _ in range(args.repeat))
+        per = []
+        for _ in range(args.repeat):
+            r = pagerank(g, tol=0.0, max_iter=k, method="jacobi", threads=t)
+            its = getattr(r, "iteration_seconds", None)
+            per.append(statistics.median(its) if its else r.compute_seconds / r.iterations)
+        builtin = statistics.median(per)
+        rows.append((name, "pagerank s/iter", "built-in jacobi", t, builtin, None))
+        rows.append((name, "pagerank s/iter", "user program (bsp)", t, ours, ours / builtin))
     out_deg = np.asarray(A.sum(axis=1)).ravel()
     inv = np.where(out_deg > 0, 1.0 / np.maximum(out_deg, 1), 0.0)
     AT = A.T.tocsr()
@@ -135,51 +129,94 @@ def _bench_pagerank(args, g, A, n, k, rows):
             x = 0.85 * (AT @ (x * inv) + x[dangling].sum() / n) + 0.15 / n
         return x
 
-    t, _ = timed(scipy_pr, args.repeat)
-    rows.append(("scipy CSR power iteration (s/iter)", t / k))
-    return per_bsp
+    ts, _ = timed(scipy_pr, args.repeat)
+    rows.append((name, "pagerank s/iter", "scipy power iteration", 1, ts / k, None))
 
 
-def _bench_wcc(args, g, A, rows):
+def bench_wcc(args, name, g, A, rows):
     import asapgraph.programs as P
     t_sc, (nc, lab) = timed(lambda: csgraph.connected_components(A, directed=True, connection="weak"),
                             args.repeat)
-    rows.append(("scipy connected_components weak (s)", t_sc))
-    for mode in ("bsp", "asap"):
-        t, r = timed(lambda: P.wcc(g, mode=mode), args.repeat)
-        assert len(np.unique(r.values)) == nc
-        rows.append((f"programs.wcc {mode} (s) [{r.iterations} it]", t))
+    rows.append((name, "wcc", "scipy connected_components", 1, t_sc, None))
+    P.wcc(g)
+    P.wcc(g, mode="bsp")                                        # warm-up (undirected view)
+    for t in args.threads:
+        for mode in ("asap", "bsp"):
+            tm, r = timed(lambda: P.wcc(g, mode=mode, threads=t), args.repeat)
+            _, inv = np.unique(r.values, return_inverse=True)
+            pairs = np.unique(np.stack([lab, inv.ravel()]), axis=1).shape[1]
+            assert pairs == nc == inv.max() + 1, "wcc disagrees with scipy"
+            rows.append((name, "wcc", _label(P.wcc, "wcc", mode),
+                         t, tm, t_sc / tm))
 
 
-
-def _bench_sssp(args, gw, Aw, rows):
+def bench_sssp(args, name, gw, Aw, rows):
     import asapgraph.programs as P
     s = int(np.argmax(np.diff(gw.out_csr()[0])))
+    sid = int(gw.original_ids()[s])
     t_dj, ref = timed(lambda: csgraph.dijkstra(Aw, indices=s), args.repeat)
-    rows.append(("scipy dijkstra 1 source (s)", t_dj))
-    for mode in ("bsp", "asap"):
-        t, r = timed(lambda: P.sssp(gw, s, mode=mode), args.repeat)
-        assert np.array_equal(r.values, ref)
-        rows.append((f"programs.sssp {mode} (s) [{r.iterations} it]", t))
+    rows.append((name, "sssp", "scipy dijkstra (1 source)", 1, t_dj, None))
+    for t in args.threads:
+        for mode in ("asap", "bsp"):
+            tm, r = timed(lambda: P.sssp(gw, sid, mode=mode, threads=t), args.repeat)
+            assert np.array_equal(r.values, ref), "sssp disagrees with scipy"
+            rows.append((name, "sssp", _label(P.sssp, "sssp", mode),
+                         t, tm, t_dj / tm))
 
 
-def _report(rows, per_bsp):
-    width = max(len(r[0]) for r in rows)
-    for name, secs in rows:
-        print(f"{name:<{width}}  {secs:9.4f}")
-    d = dict(rows)
-    print("# ratios (peer / ours; > 1: ours faster)")
-    bi = d.get("built-in pagerank jacobi (s/iter)")
-    if bi and per_bsp:
-        print(f"pagerank program BSP per-iteration vs built-in jacobi: ours is {per_bsp / bi:.2f}x its time")
-        print(f"pagerank program BSP per-iteration vs built-in auto:   ours is {per_bsp / d['built-in pagerank auto (s/iter)']:.2f}x its time")
-    if per_bsp:
-        print(f"pagerank program BSP per-iteration vs scipy: {d['scipy CSR power iteration (s/iter)'] / per_bsp:.2f}")
-    for algo, peer in (("wcc", "scipy connected_components weak (s)"), ("sssp", "scipy dijkstra 1 source (s)")):
-        for mode in ("bsp", "asap"):
-            keys = [k_ for k_ in d if k_.startswith(f"programs.{algo} {mode}")]
-            if keys:
-                print(f"{algo} {mode}: scipy / ours = {d[peer] / d[keys[0]]:.2f}")
+def bench_bfs(args, name, g, A, rows):
+    import asapgraph.programs as P
+    s = int(np.argmax(np.diff(g.out_csr()[0])))
+    sid = int(g.original_ids()[s])
+    t_b, order = timed(lambda: csgraph.breadth_first_order(A, s, return_predecessors=False), args.repeat)
+    rows.append((name, "bfs", "scipy breadth_first_order", 1, t_b, None))
+    for t in args.threads:
+        for mode in ("asap", "bsp"):
+            tm, r = timed(lambda: P.bfs(g, sid, mode=mode, threads=t), args.repeat)
+            assert np.count_nonzero(r.values >= 0) == order.size, "bfs reaches other vertices"
+            rows.append((name, "bfs", _label(P.bfs, "bfs", mode),
+                         t, tm, t_b / tm))
+
+
+def report(rows):
+    head = ("graph", "benchmark", "implementation", "threads", "seconds", "ratio")
+    cells = [head] + [(g, b, i, str(t), f"{s:.4f}", "" if r is None else f"{r:.2f}")
+                      for g, b, i, t, s, r in rows]
+    widths = [max(len(c[j]) for c in cells) for j in range(len(head))]
+    lines = ["| " + " | ".join(c[j].ljust(widths[j]) for j in range(len(head))) + " |" for c in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    print("\n".join(lines))
+    print("# ratio: peer seconds / ours (> 1: ours faster); pagerank rows: ours / built-in per iteration")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=int, default=20, help="R-MAT scale (0: no R-MAT graph)")
+    ap.add_argument("--edge-factor", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=8, help="PageRank iterations per timing")
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--dataset", action="append", default=[], help="edge-list file (repeatable)")
+    ap.add_argument("--only", default="pagerank,wcc,sssp,bfs", help="comma-separated subset to run")
+    args = ap.parse_args(argv)
+    args.threads = [int(x) for x in args.threads.split(",")]
+    only = set(args.only.split(","))
+    print(f"# OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'default')}, {os.cpu_count()} cpus; "
+          f"median of {args.repeat}", flush=True)
+    rows = []
+    for name, g, gw, A, Aw in _graphs(args):
+        if "pagerank" in only:
+            bench_pagerank(args, name, g, A, rows)
+        if "wcc" in only:
+            bench_wcc(args, name, g, A, rows)
+        if "sssp" in only:
+            bench_sssp(args, name, gw, Aw, rows)
+        if "bfs" in only:
+            bench_bfs(args, name, g, A, rows)
+        del g, gw, A, Aw
+    report(rows)
+    return 0
 
 
 if __name__ == "__main__":

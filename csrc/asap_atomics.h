@@ -118,6 +118,18 @@ static inline int64_t asap_atomic_load_i64(const int64_t *p)
     return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
+/* Compare-and-swap: if *p == expected store desired and return 1, else return 0. */
+static inline int asap_cas_i64(int64_t *p, int64_t expected, int64_t desired)
+{
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* Plain atomic store of an int64 (relaxed): no torn writes seen by concurrent readers. */
+static inline void asap_atomic_store_i64(int64_t *p, int64_t v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
 /* Full (sequentially consistent) fence: orders a flag store before a later load, which
  * relaxed atomics (and x86's store buffer) do not. */
 static inline void asap_fence(void)

@@ -31,6 +31,18 @@ Beamer et al. SC 2012 for direction optimisation):
   float CAS per edge would cost more than it saves on 2 cores); the min/max sweep has a
   parallel twin ``async_sweep_minmax_par`` (atomic min/max, atomic queue claims): the
   fixed point of a monotone min/max program is unique, so the order does not matter.
+* ``async_fixpoint_minmax``: the whole asynchronous fixed point of a min/max program in
+  one call (no Python between updates), worklist in priority order (binary heap, lazy
+  deletion: Dijkstra's order for ``add``, best label first for ``copy``) or FIFO (BFS
+  order for ``add_one``).  Returns only when locally quiescent (or after ``max_pops``).
+* ``union_find_fixpoint``: min/max ``copy`` over the undirected view from identity values
+  has as fixed point the best initial delta of each connected component; lock-free
+  union-find (Shiloach-Vishkin hooking, GAPBS Afforest ``Link``/``Compress``) gets it in
+  O(m alpha) instead of one pass per hop of the diameter.
+* ``bsp_minmax``: every synchronous superstep of a min/max program in one call; per
+  superstep a sparse push from the frontier list or a dense pull over a frontier bitmap,
+  chosen from the frontier's edge count (Ligra; Beamer's direction optimisation with the
+  bottom-up early exit generalised to monotone operators by a per-superstep bound).
 * ``delta_select``, ``add_abs_sum``: the vertex passes of a synchronous delta round.
 * ``scatter_perm``, ``relabel``: apply the degree relabelling of dense pulls.
 * ``merge_csr``: the undirected view (in- then out-neighbours of each vertex).
@@ -42,17 +54,24 @@ vertex ids in ``0..n-1`` (int32 or int64); weight arrays are either empty (unwei
 or aligned with ``indices``; an empty ``active`` mask means "every source is active".
 ``out``/``has`` of ``push_sparse`` must be initialised by the caller (identity / 0).
 The sum combiner in ``push_sparse`` with several threads is not bitwise reproducible
-(float addition order), min and max are.
+(float addition order), min and max are.  Threads: a kernel whose work is below
+``SMALL_WORK`` runs on one thread; above, on ``set_num_threads``'s cap when set (the
+``threads=`` argument of :func:`asapgraph.programs.run`) else OpenMP's default
+(``OMP_NUM_THREADS``).
 
 References: Malewicz et al., "Pregel", SIGMOD 2010; Gonzalez et al., "PowerGraph",
 OSDI 2012; Shun & Blelloch, "Ligra", PPoPP 2013; Zhu et al., "Gemini", OSDI 2016;
 Zhang, Gao, Gao, Wang, "Maiter: an asynchronous graph processing framework for
-delta-based accumulative iterative computation", IEEE TPDS 25(8), 2014.
+delta-based accumulative iterative computation", IEEE TPDS 25(8), 2014; Beamer, Asanovic,
+Patterson, "Direction-optimizing breadth-first search", SC 2012; Shiloach & Vishkin,
+"An O(log n) parallel connectivity algorithm", J. Algorithms 1982; Sutton, Ben-Nun,
+Barak, "Optimizing parallel graph connectivity computation via subgraph sampling"
+(Afforest), IPDPS 2018.
 """
 from cython.parallel cimport prange
 from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t, uint8_t
-from libc.stdlib cimport qsort
+from libc.stdlib cimport free, malloc, qsort, realloc
 
 cdef extern from "asap_atomics.h" nogil:
     int asap_atomic_min_f64(double *p, double v)
@@ -67,6 +86,8 @@ cdef extern from "asap_atomics.h" nogil:
     double asap_atomic_load_f64(const double *p)
     int64_t asap_atomic_load_i64(const int64_t *p)
     void asap_fence()
+    int asap_cas_i64(int64_t *p, int64_t expected, int64_t desired)
+    void asap_atomic_store_i64(int64_t *p, int64_t v)
 
 cdef extern from *:
     """
@@ -95,8 +116,17 @@ cdef int64_t PREFETCH_DIST = 16
 cdef int64_t PREFETCH_MIN_BYTES = 1 << 20
 
 
+# Thread cap set by ``set_num_threads`` (``run(..., threads=k)``); 0: OpenMP's default
+# (``OMP_NUM_THREADS`` or the number of cores).
+cdef int NUM_THREADS = 0
+
+
 cdef inline int _nt(int64_t work) noexcept nogil:
-    return 1 if work < SMALL_WORK else asap_max_threads()
+    if work < SMALL_WORK:
+        return 1
+    if NUM_THREADS > 0:
+        return NUM_THREADS
+    return asap_max_threads()
 
 ctypedef fused vid_t:
     int32_t
@@ -529,3 +559,456 @@ def set_parallel_threshold(int64_t work):
     old = SMALL_WORK
     SMALL_WORK = work
     return old
+
+
+def set_num_threads(int k):
+    """Cap the threads of every kernel at ``k`` (0: OpenMP's default, i.e.
+    ``OMP_NUM_THREADS`` or the core count); returns the previous cap."""
+    global NUM_THREADS
+    old = NUM_THREADS
+    NUM_THREADS = k if k > 0 else 0
+    return old
+
+
+def num_threads():
+    """Threads a large kernel would use now (the cap, or OpenMP's default)."""
+    return NUM_THREADS if NUM_THREADS > 0 else asap_max_threads()
+
+
+# ---------------------------------------------------------------------------------------
+# Whole asynchronous fixed point of a min/max program in one call (no Python per sweep)
+# ---------------------------------------------------------------------------------------
+cdef inline void _sift_up(val_t *keys, int64_t *verts, int64_t i, int comb) noexcept nogil:
+    cdef val_t k = keys[i]
+    cdef int64_t v = verts[i]
+    cdef int64_t p
+    while i > 0:
+        p = (i - 1) >> 1
+        if not _better(comb, k, keys[p]):
+            break
+        keys[i] = keys[p]
+        verts[i] = verts[p]
+        i = p
+    keys[i] = k
+    verts[i] = v
+
+
+cdef inline void _sift_down(val_t *keys, int64_t *verts, int64_t i, int64_t size, int comb) noexcept nogil:
+    cdef val_t k = keys[i]
+    cdef int64_t v = verts[i]
+    cdef int64_t c
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and _better(comb, keys[c + 1], keys[c]):
+            c = c + 1
+        if not _better(comb, keys[c], k):
+            break
+        keys[i] = keys[c]
+        verts[i] = verts[c]
+        i = c
+    keys[i] = k
+    verts[i] = v
+
+
+def async_fixpoint_minmax(const eid_t[::1] indptr, const vid_t[::1] indices, const double[::1] w,
+                          int op, int comb, val_t[::1] values, val_t[::1] deltas,
+                          bint priority, int64_t max_pops=-1):
+    """The whole asynchronous fixed point of a min/max-accumulative program, in one call.
+
+    A worklist holds the vertices whose pending delta improves on their value.  Popping
+    ``u``: ``values[u] = deltas[u]`` and ``op(value_u, w)`` is offered to every target;
+    an offer improving on both the target's delta and value is stored and the target is
+    (re)queued.  ``priority``: the worklist is a binary heap ordered by the delta (best
+    first, lazy deletion of stale entries), i.e. Dijkstra's order for ``add`` with
+    non-negative weights and a flood from the best label for ``copy``, so every vertex is
+    settled about once; otherwise a FIFO queue (BFS order, right for ``add_one``).  The
+    fixed point of a monotone min/max program is unique, so the order changes the work,
+    not the result.  Sequential (one thread): no atomics, no Python between updates.
+
+    ``max_pops`` (>= 0) stops after that many worklist pops (the remaining deltas stay
+    pending: calling again continues).
+
+    Returns
+    -------
+    (int, int, int, int)
+        Vertices settled (value changed), edges scanned, worklist pops, and 1 when the
+        worklist emptied (locally quiescent) else 0.
+    """
+    cdef int64_t n = indptr.shape[0] - 1
+    cdef int64_t cap = n + 16, size = 0, head = 0, u, t, i, nproc = 0, scanned = 0, pops = 0
+    cdef eid_t e
+    cdef val_t d, m
+    cdef bint weighted = w.shape[0] > 0
+    cdef val_t *keys = NULL
+    cdef int64_t *verts = NULL
+    cdef uint8_t *queued = NULL
+    cdef void *tmp
+    cdef int quiet = 0
+    cdef int oom = 0
+    cdef bint inv = True      # deltas at least as good as values everywhere (see below)
+    with nogil:
+        # Invariant ``deltas[t]`` is at least as good as ``values[t]`` (true at the start when
+        # values are the identity, kept by every update): then an offer that improves on the
+        # delta improves on the value too, and the value need not be read per edge.
+        for u in range(n):
+            if _better(comb, values[u], deltas[u]):
+                inv = False
+                break
+        verts = <int64_t *>malloc(cap * sizeof(int64_t))
+        if priority:
+            keys = <val_t *>malloc(cap * sizeof(val_t))
+        else:
+            queued = <uint8_t *>malloc(n + 1)
+        if verts == NULL or (priority and keys == NULL) or (not priority and queued == NULL):
+            oom = 1
+        else:
+            for u in range(n):
+                if not priority:
+                    queued[u] = 0
+                if _better(comb, deltas[u], values[u]):
+                    verts[size] = u
+                    if priority:
+                        keys[size] = deltas[u]
+                    else:
+                        queued[u] = 1
+                    size += 1
+            if priority:
+                i = size // 2 - 1
+                while i >= 0:
+                    _sift_down(keys, verts, i, size, comb)
+                    i -= 1
+                while size > 0:
+                    if max_pops >= 0 and pops >= max_pops:
+                        break
+                    u = verts[0]
+                    d = keys[0]
+                    size -= 1
+                    if size > 0:
+                        keys[0] = keys[size]
+                        verts[0] = verts[size]
+                        _sift_down(keys, verts, 0, size, comb)
+                    pops += 1
+                    if d != deltas[u] or not _better(comb, d, values[u]):
+                        continue        # stale entry (a better delta was queued later)
+                    values[u] = d
+                    nproc += 1
+                    scanned += indptr[u + 1] - indptr[u]
+                    for e in range(indptr[u], indptr[u + 1]):
+                        t = indices[e]
+                        m = _edge(op, d, w[e] if weighted else 1.0)
+                        if _better(comb, m, deltas[t]) and (inv or _better(comb, m, values[t])):
+                            deltas[t] = m
+                            if size == cap:
+                                cap = cap * 2
+                                tmp = realloc(keys, cap * sizeof(val_t))
+                                if tmp == NULL:
+                                    oom = 1
+                                    break
+                                keys = <val_t *>tmp
+                                tmp = realloc(verts, cap * sizeof(int64_t))
+                                if tmp == NULL:
+                                    oom = 1
+                                    break
+                                verts = <int64_t *>tmp
+                            keys[size] = m
+                            verts[size] = t
+                            _sift_up(keys, verts, size, comb)
+                            size += 1
+                    if oom:
+                        break
+                quiet = size == 0
+            else:
+                # circular FIFO of capacity n + 1: a vertex is in it at most once (queued[])
+                cap = n + 1
+                while size > 0:
+                    if max_pops >= 0 and pops >= max_pops:
+                        break
+                    u = verts[head]
+                    head = head + 1
+                    if head == cap:
+                        head = 0
+                    size -= 1
+                    pops += 1
+                    queued[u] = 0
+                    d = deltas[u]
+                    if not _better(comb, d, values[u]):
+                        continue
+                    values[u] = d
+                    nproc += 1
+                    scanned += indptr[u + 1] - indptr[u]
+                    for e in range(indptr[u], indptr[u + 1]):
+                        t = indices[e]
+                        m = _edge(op, d, w[e] if weighted else 1.0)
+                        if _better(comb, m, deltas[t]) and (inv or _better(comb, m, values[t])):
+                            deltas[t] = m
+                            if not queued[t]:
+                                queued[t] = 1
+                                i = head + size
+                                if i >= cap:
+                                    i = i - cap
+                                verts[i] = t
+                                size += 1
+                quiet = size == 0
+        free(keys)
+        free(verts)
+        free(queued)
+    if oom:
+        raise MemoryError("async_fixpoint_minmax: worklist allocation failed")
+    return nproc, scanned, pops, quiet
+
+
+# ---------------------------------------------------------------------------------------
+# Union-find fixed point of min/max "copy" programs on the undirected view
+# ---------------------------------------------------------------------------------------
+cdef inline void _uf_link(int64_t u, int64_t v, int64_t *comp) noexcept nogil:
+    """GAPBS/Afforest ``Link``: hook the larger root under the smaller with a CAS; parents
+    only decrease, so concurrent links cannot form a cycle."""
+    cdef int64_t p1 = asap_atomic_load_i64(&comp[u])
+    cdef int64_t p2 = asap_atomic_load_i64(&comp[v])
+    cdef int64_t high, low, ph
+    while p1 != p2:
+        high = p1 if p1 > p2 else p2
+        low = p1 + p2 - high
+        ph = asap_atomic_load_i64(&comp[high])
+        if ph == low:
+            break
+        if ph == high and asap_cas_i64(&comp[high], high, low):
+            break
+        p1 = asap_atomic_load_i64(&comp[asap_atomic_load_i64(&comp[high])])
+        p2 = asap_atomic_load_i64(&comp[low])
+
+
+def union_find_fixpoint(const eid_t[::1] indptr, const vid_t[::1] indices, int comb,
+                        val_t[::1] values, const val_t[::1] deltas, int64_t[::1] comp):
+    """Fixed point of a min (comb 1) / max (comb 2) program with edge op ``copy`` over the
+    undirected view, when every value starts at the combiner's identity.
+
+    Then the value reached by asynchronous propagation is, for every vertex, the best
+    initial delta over its (weakly) connected component.  It is computed by lock-free
+    union-find (Shiloach-Vishkin hooking as in GAPBS's Afforest: link every edge of the
+    CSR, hooking the larger root under the smaller with a CAS, then compress), followed by
+    a reduction of the deltas per root: O(m alpha) work instead of one pass per diameter.
+
+    ``indptr``/``indices`` must list every undirected edge at least once (one direction
+    of a directed graph is enough).  ``comp`` (length n) receives the root of each vertex.
+    Returns the number of edges scanned.
+    """
+    cdef int64_t n = indptr.shape[0] - 1
+    cdef int64_t v, r
+    cdef eid_t e
+    cdef int64_t *c = &comp[0] if n > 0 else NULL
+    cdef int nt = _nt(n + indptr[n])
+    if n == 0:
+        return 0
+    for v in prange(n, nogil=True, schedule="static", num_threads=nt):
+        comp[v] = v
+    for v in prange(n, nogil=True, schedule="dynamic", chunksize=1024, num_threads=nt):
+        for e in range(indptr[v], indptr[v + 1]):
+            _uf_link(v, indices[e], c)
+    for v in prange(n, nogil=True, schedule="static", num_threads=nt):
+        r = comp[v]
+        while r != comp[r]:
+            r = comp[r]
+        comp[v] = r
+    with nogil:
+        for v in range(n):          # best delta per root (roots are their own parent)
+            r = comp[v]
+            if _better(comb, deltas[v], values[r]):
+                values[r] = deltas[v]
+    for v in prange(n, nogil=True, schedule="static", num_threads=nt):
+        r = comp[v]
+        if r != v:
+            values[v] = values[r]
+    return int(indptr[n] - indptr[0])
+
+
+# ---------------------------------------------------------------------------------------
+# Whole synchronous (BSP) run of a min/max program: frontier supersteps in one call
+# ---------------------------------------------------------------------------------------
+cdef extern from "<time.h>" nogil:
+    cdef struct timespec:
+        long tv_sec
+        long tv_nsec
+    int clock_gettime(int clk, timespec *ts)
+    int CLOCK_MONOTONIC
+
+
+cdef inline double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+def bsp_minmax(const eid_t[::1] pptr, const vid_t[::1] pind, const double[::1] pw,
+               const eid_t[::1] qptr, const vid_t[::1] qind, const double[::1] qw,
+               int op, int comb, val_t[::1] values, val_t[::1] deltas, int64_t max_steps,
+               int64_t push_fraction, double min_weight, double[::1] step_seconds):
+    """Synchronous supersteps of a min/max-accumulative program until no delta improves.
+
+    Superstep: the frontier is every vertex whose delta improves on its value; it takes
+    the delta as value, then sends ``op(value_u, w)`` along its edges; offers that improve
+    on a target's delta and value are kept (Jacobi: values change only at the start of a
+    superstep).  Per superstep the engine picks (Ligra's edgeMap, Beamer's direction
+    optimisation) a *sparse push* over ``pptr/pind`` from the frontier list (atomic
+    min/max, atomic claim of the next frontier) when the frontier's out-edges plus its
+    size are below ``m / push_fraction``, else a *dense pull* over ``qptr/qind`` (the
+    sources of every target) restricted to frontier sources by a bitmap.  For monotone
+    operators (``copy``, ``add_one``, ``add`` with ``min_weight >= 0``) the pull knows a
+    bound ``B`` on the best offer this superstep (best frontier value plus the lightest
+    step): a target already at least as good as ``B`` is skipped and a target's scan stops
+    once it reaches ``B`` (Beamer's bottom-up early exit, which for BFS checks only the
+    unvisited vertices).  Work per superstep: the frontier's edges (push) or the edges of
+    the targets that can still improve (pull), plus O(n) only on dense supersteps.
+
+    ``step_seconds[k]`` receives the time of superstep ``k`` (when ``k`` is in range).
+
+    Returns
+    -------
+    (int, int, int, int, int)
+        Supersteps run, 1 when converged (no improving delta left), edges scanned, dense
+        supersteps, sparse supersteps.
+    """
+    cdef int64_t n = pptr.shape[0] - 1
+    cdef int64_t m_edges = pptr[n] - pptr[0]
+    cdef bint pweighted = pw.shape[0] > 0
+    cdef bint qweighted = qw.shape[0] > 0
+    cdef bint monotone = op == 0 or op == 3 or (op == 2 and min_weight >= 0)
+    cdef int64_t steps = 0, dense = 0, sparse = 0, scanned = 0, nfront = 0, nnext = 0
+    cdef int64_t i, u, v, t, work, slot
+    cdef eid_t e
+    cdef val_t d, mv, acc, bound, best, step_b
+    cdef int64_t *front = NULL
+    cdef int64_t *nxt = NULL
+    cdef int64_t *swp
+    cdef uint8_t *flag = NULL
+    cdef uint8_t *infront = NULL
+    cdef int nt
+    cdef int converged = 0
+    cdef int64_t nsec = step_seconds.shape[0]
+    cdef double t0
+    cdef int64_t scanned_step
+    if n == 0:
+        return 0, 1, 0, 0, 0
+    if val_t is double:
+        step_b = <val_t>(1.0 if op == 3 else (min_weight if op == 2 else 0.0))
+    else:
+        step_b = <val_t>(1 if op == 3 else ((<int64_t>min_weight) if op == 2 else 0))
+    front = <int64_t *>malloc(n * sizeof(int64_t))
+    nxt = <int64_t *>malloc(n * sizeof(int64_t))
+    flag = <uint8_t *>malloc(n)
+    infront = <uint8_t *>malloc(n)
+    if front == NULL or nxt == NULL or flag == NULL or infront == NULL:
+        free(front); free(nxt); free(flag); free(infront)
+        raise MemoryError("bsp_minmax: out of memory")
+    with nogil:
+        for u in range(n):
+            flag[u] = 0
+            infront[u] = 0
+            if _better(comb, deltas[u], values[u]):
+                front[nfront] = u
+                nfront += 1
+        while True:
+            if nfront == 0:
+                converged = 1
+                break
+            if steps >= max_steps:
+                break
+            t0 = _now()
+            work = 0
+            # apply: the frontier takes its deltas (before any message of this superstep)
+            for i in range(nfront):
+                u = front[i]
+                values[u] = deltas[u]
+                work += pptr[u + 1] - pptr[u]
+            nnext = 0
+            scanned_step = 0
+            if (work + nfront) * push_fraction < m_edges:
+                sparse += 1
+                nt = _nt(work + nfront)
+                for i in prange(nfront, num_threads=nt, schedule="dynamic", chunksize=64):
+                    u = front[i]
+                    d = values[u]
+                    for e in range(pptr[u], pptr[u + 1]):
+                        t = pind[e]
+                        mv = _edge(op, d, pw[e] if pweighted else 1.0)
+                        if _better(comb, mv, values[t]) and _atomic_better(comb, &deltas[t], mv):
+                            if asap_atomic_claim_u8(&flag[t]):
+                                slot = asap_atomic_fetch_add_i64(&nnext, 1)
+                                nxt[slot] = t
+                scanned_step = work
+                for i in range(nnext):
+                    flag[nxt[i]] = 0
+            else:
+                dense += 1
+                best = values[front[0]]
+                for i in range(nfront):
+                    u = front[i]
+                    infront[u] = 1
+                    if _better(comb, values[u], best):
+                        best = values[u]
+                if comb == 1:
+                    bound = best + step_b
+                else:
+                    bound = best - step_b if op == 2 else best + step_b
+                nt = _nt(n + m_edges)
+                for v in prange(n, num_threads=nt, schedule="dynamic", chunksize=1024):
+                    d = deltas[v] if _better(comb, deltas[v], values[v]) else values[v]
+                    if monotone and not _better(comb, bound, d):
+                        continue            # cannot improve this superstep
+                    acc = d
+                    for e in range(qptr[v], qptr[v + 1]):
+                        u = qind[e]
+                        if infront[u]:
+                            mv = _edge(op, values[u], qw[e] if qweighted else 1.0)
+                            if _better(comb, mv, acc):
+                                acc = mv
+                                if monotone and not _better(comb, bound, acc):
+                                    scanned_step += e - qptr[v] + 1
+                                    break
+                    else:
+                        scanned_step += qptr[v + 1] - qptr[v]
+                    if _better(comb, acc, d):
+                        deltas[v] = acc
+                        flag[v] = 1
+                for i in range(nfront):
+                    infront[front[i]] = 0
+                for v in range(n):
+                    if flag[v]:
+                        flag[v] = 0
+                        nxt[nnext] = v
+                        nnext = nnext + 1
+            scanned += scanned_step
+            swp = front
+            front = nxt
+            nxt = swp
+            nfront = nnext
+            if steps < nsec:
+                step_seconds[steps] = _now() - t0
+            steps += 1
+    free(front); free(nxt); free(flag); free(infront)
+    return steps, converged, scanned, dense, sparse
+
+
+def delta_select_perm(double[::1] values, double[::1] deltas, const double[::1] coef,
+                      double threshold, double[::1] sent, double[::1] xp, const vid_t[::1] pos):
+    """:func:`delta_select` writing the sent value of ``u`` at ``xp[pos[u]]`` (the source
+    labels of a relabelled dense pull), saving the separate permutation pass."""
+    cdef Py_ssize_t n = values.shape[0]
+    cdef Py_ssize_t u
+    cdef double d
+    cdef int64_t cnt = 0
+    cdef bint has_coef = coef.shape[0] > 0
+    for u in prange(n, nogil=True, schedule="static", num_threads=_nt(n)):
+        d = deltas[u]
+        if fabs(d) > threshold:
+            values[u] += d
+            deltas[u] = 0.0
+            sent[u] = d
+            xp[pos[u]] = d * coef[u] if has_coef else d
+            cnt += 1
+        else:
+            sent[u] = 0.0
+            xp[pos[u]] = 0.0
+    return cnt

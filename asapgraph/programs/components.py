@@ -9,8 +9,11 @@ original id in its weakly connected component**.
 
 Variant: min-accumulative (monotone): BSP is synchronous label propagation with a
 frontier (only vertices whose label dropped send; Ligra's sparse/dense switch), ASAP is
-asynchronous worklist propagation (labels visible at once, like Shiloach-Vishkin
-hooking without shortcutting).  Supersteps are bounded by the component diameter + 1.
+asynchronous propagation (labels visible at once); on one process the engine recognises
+min + copy over the undirected view from identity values and computes the same fixed point
+by lock-free union-find (Shiloach-Vishkin hooking, GAPBS Afforest), O(m alpha).  ASAP is
+the default (same labels, far less work).  BSP supersteps are bounded by the component
+diameter + 1.
 
 Invariant: a label never increases and is always the id of a vertex of the same
 component; at the fixed point labels are equal across every edge.
@@ -44,12 +47,18 @@ class WCCProgram(VertexProgram):
         return np.asarray(ctx.ids, dtype=np.int64).copy()
 
 
-def wcc(graph, mode="bsp", max_iter=None, comm=None, progress=None):
+def wcc(graph, mode="asap", max_iter=None, comm=None, progress=None, threads=None):
     """Weakly connected components.
+
+    ``mode="asap"`` (default) computes the fixed point asynchronously (on one process by
+    union-find, the same labels as label propagation); ``"bsp"`` runs synchronous label
+    propagation (one superstep per hop of the component diameter).  Both give the same
+    labels.  ``threads`` caps the OpenMP threads (see :func:`asapgraph.programs.run`).
 
     Returns
     -------
     ProgramResult
         ``values[i]``: the smallest original id in the component of vertex ``ids[i]``.
     """
-    return run(WCCProgram(), graph, mode=mode, max_iter=max_iter, comm=comm, progress=progress)
+    return run(WCCProgram(), graph, mode=mode, max_iter=max_iter, comm=comm, progress=progress,
+               threads=threads)

@@ -103,7 +103,7 @@ class PageRankProgram(VertexProgram):
 
 
 def pagerank_program(graph, alpha=0.85, personalization=None, dangling=None, tol=1e-10,
-                     max_iter=1000, mode="bsp", comm=None, progress=None):
+                     max_iter=1000, mode="bsp", comm=None, progress=None, threads=None):
     """PageRank on the public program API (networkx semantics).
 
     Parameters
@@ -118,6 +118,8 @@ def pagerank_program(graph, alpha=0.85, personalization=None, dangling=None, tol
         Rounds (BSP) or sweeps (ASAP).  The delta form starts from 0, so it needs about
         ``log(tol) / log(alpha)`` rounds (about 140 at the defaults), hence 1000.
     mode : {"bsp", "asap"}
+    threads : int, optional
+        Cap on the kernels' OpenMP threads (see :func:`asapgraph.programs.run`).
 
     Returns
     -------
@@ -130,4 +132,4 @@ def pagerank_program(graph, alpha=0.85, personalization=None, dangling=None, tol
     q = None if q is None else normalized(q, "dangling")
     prog = PageRankProgram(alpha, p, q)
     return run(prog, graph, mode=mode, max_iter=max_iter, tol=tol, comm=comm,
-               progress=progress)
+               progress=progress, threads=threads)

@@ -9,6 +9,16 @@ from the active vertices (atomics), by the Beamer/Ligra threshold: push when the
 vertices have fewer than ``m / 20`` out-edges.  The undirected view (``direction="both"``)
 is one CSR holding in- then out-neighbours of each vertex, built once per graph.
 
+Min/max (monotone) accumulative programs with built-in operators and a fixed direction
+run entirely inside one kernel call: BSP as ``_kernels.bsp_minmax`` (the sparse/dense
+choice is made per superstep in C from the frontier's edge count, work proportional to the
+frontier on sparse supersteps), ASAP as ``_kernels.async_fixpoint_minmax`` (a priority or
+FIFO worklist run to local quiescence; reported as one iteration) or, for ``copy`` over
+the undirected view from identity values (WCC), ``_kernels.union_find_fixpoint``.  The
+ASAP one-call engine is used when ``max_iter > n`` (a sweep cap that could bind keeps the
+per-sweep loop, so ``max_iter`` keeps its meaning).  ``run(..., threads=k)`` caps the
+kernels' OpenMP threads for fair single-threaded comparisons.
+
 ASAP on one process is Maiter's asynchronous delta processing in Gauss-Seidel order: one
 "iteration" is a sweep over the vertices with pending deltas, and updates are visible to
 vertices later in the same sweep.  Invariant (sum programs): ``value + delta`` summed along
@@ -87,6 +97,7 @@ class _Topology:
         self.graph = graph
         self._both = None
         self._relabelled = {}
+        self._min_w = None
 
     def in_csr(self):
         g = self.graph
@@ -132,6 +143,13 @@ class _Topology:
                 K.relabel(indices, pos, nind)
                 self._relabelled[direction] = (indptr, nind, w, pos)
         return self._relabelled[direction]
+
+    def min_weight(self, direction):
+        """Smallest edge weight (cached; 1.0 when unweighted or without edges)."""
+        if self._min_w is None:
+            w = self.graph.weights
+            self._min_w = float(w.min()) if (w is not None and w.size) else 1.0
+        return self._min_w
 
     def push(self, direction):
         """CSR listing, for each source, the targets of its messages."""
@@ -186,8 +204,11 @@ class _EdgeMapper:
     def weights(self, w):
         return w if (w is not None and self.program.use_weights) else None
 
-    def __call__(self, direction, x, active=None, comb=None, op=None):
-        """Return ``(combined, has_msg)``; ``active`` is a bool mask over sources or None."""
+    def __call__(self, direction, x, active=None, comb=None, op=None, permuted=False):
+        """Return ``(combined, has_msg)``; ``active`` is a bool mask over sources or None.
+
+        ``permuted``: ``x`` is already in the relabelled source order of the dense pull
+        (only with ``active=None`` and built-in operators)."""
         prog = self.program
         comb = prog.combiner if comb is None else comb
         op = prog.edge_op if op is None else op
@@ -211,7 +232,7 @@ class _EdgeMapper:
             out = np.empty(n, dtype=self.dtype)
             has = np.empty(n, dtype=np.uint8)
             mask = _EMPTY_U8 if active is None else np.ascontiguousarray(active, dtype=np.uint8)
-            if pos is not None:
+            if pos is not None and not permuted:
                 xp = np.empty_like(x)
                 K.scatter_perm(x, pos, xp)
                 x = xp
@@ -350,14 +371,21 @@ def _run_delta_bsp(program, ctx, topo, progress, coef):
         ctx.direction = direction = program.direction_at(ctx)
         t0 = time.perf_counter()
         if comb == "sum":
-            nsel = int(ctx.allreduce(K.delta_select(values, deltas, _EMPTY_W if coef is None else coef,
-                                                    thr, sent, x), "sum"))
+            pos = topo.pull_relabelled(direction)[3] if (emap.builtin and ctx.size == 1) else None
+            cf = _EMPTY_W if coef is None else coef
+            if pos is None:
+                nsel = int(ctx.allreduce(K.delta_select(values, deltas, cf, thr, sent, x), "sum"))
+            else:   # write x straight in the relabelled order of the dense pull
+                nsel = int(K.delta_select_perm(values, deltas, cf, thr, sent, x, pos))
             if nsel == 0:
                 converged = True
                 break
             # unselected sources send op(0) = 0 (linear ops), so a dense frontier needs no mask
             sel = None if nsel * _PUSH_FRACTION > ctx.n else np.abs(sent) > 0
-            combined, _ = emap(direction, x, sel)
+            if pos is not None and sel is not None:
+                combined, _ = emap(direction, x[pos], sel)          # sparse: original order
+            else:
+                combined, _ = emap(direction, x, sel, permuted=pos is not None)
             ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
             if getattr(type(program), "post_delta", VertexProgram.post_delta) is VertexProgram.post_delta:
                 local = K.add_abs_sum(deltas, combined)
@@ -372,6 +400,26 @@ def _run_delta_bsp(program, ctx, topo, progress, coef):
                 converged = True
                 it += 1
                 break
+        elif _fixed_direction(program) and emap.builtin and ctx.size == 1:
+            # every superstep in one kernel call (sparse push / dense pull chosen per step)
+            ctx.direction = direction = program.direction
+            pptr, pind, pw = topo.push(direction)
+            qptr, qind, qw = topo.pull(direction)
+            if pind.dtype != qind.dtype:
+                pind = np.ascontiguousarray(pind, dtype=qind.dtype)
+            pw, qw = _w(emap.weights(pw)), _w(emap.weights(qw))
+            min_w = topo.min_weight(direction) if pw.shape[0] else 1.0
+            secs = np.zeros(min(ctx.max_iter, ctx.n + 2))
+            steps, conv, scanned, dense, sparse = K.bsp_minmax(
+                pptr, pind, pw, qptr, qind, qw, EDGE_OPS[program.edge_op], COMBINERS[comb],
+                values, deltas, ctx.max_iter, _PUSH_FRACTION, min_w, secs)
+            emap.edges += scanned
+            emap.dense_steps += dense
+            emap.sparse_steps += sparse
+            it_times = secs[:min(steps, secs.shape[0])].tolist()
+            it, converged = steps, bool(conv)
+            progress.iteration(steps, 0.0, force=False)
+            break
         else:
             sel = _better(comb, deltas, values)
             if _count(ctx, sel) == 0:
@@ -388,6 +436,18 @@ def _run_delta_bsp(program, ctx, topo, progress, coef):
     if comb == "sum":
         values += deltas
     return values, it, converged, residual, emap, it_times
+
+
+def _fixed_direction(program):
+    return getattr(type(program), "direction_at", None) is VertexProgram.direction_at
+
+
+def _whole_fixpoint_ok(program, ctx):
+    """ASAP min/max programs run to their fixed point in one kernel call when the direction
+    is fixed (``direction_at`` not overridden) and the sweep cap cannot bind (``max_iter``
+    above ``n``: label-correcting needs at most ``n`` FIFO passes)."""
+    return (getattr(type(program), "direction_at", None) is VertexProgram.direction_at
+            and ctx.max_iter > ctx.n and np.dtype(program.value_dtype) in (np.dtype(np.float64), np.dtype(np.int64)))
 
 
 def _run_delta_async(program, ctx, topo, progress, coef):
@@ -428,6 +488,29 @@ def _run_delta_async(program, ctx, topo, progress, coef):
         else:
             it = ctx.max_iter
         values += deltas
+    elif _whole_fixpoint_ok(program, ctx):
+        # the whole local fixed point in one Cython call (no Python between updates)
+        ccode = COMBINERS[comb]
+        direction = program.direction
+        ctx.direction = direction
+        t0 = time.perf_counter()
+        ident = combiner_identity(comb, values.dtype)
+        if ocode == EDGE_OPS["copy"] and direction == "both" and not np.any(values != ident):
+            # copy over the undirected view from identity values: the fixed point is the
+            # best initial delta of each connected component -> union-find on one CSR
+            g = ctx.graph
+            comp = np.empty(ctx.n_local, dtype=np.int64)
+            edges += K.union_find_fixpoint(g.indptr, g.indices, ccode, values, deltas, comp)
+            nproc, quiet = ctx.n_local, 1
+        else:
+            indptr, indices, w = csr()
+            nproc, scanned, _pops, quiet = K.async_fixpoint_minmax(
+                indptr, indices, w, ocode, ccode, values, deltas, ocode != EDGE_OPS["add_one"])
+            edges += scanned
+        it_times.append(time.perf_counter() - t0)
+        it = 1
+        converged = bool(quiet)
+        progress.iteration(1, float(nproc), force=False)
     else:
         ccode = COMBINERS[comb]
         queue = np.flatnonzero(_better(comb, deltas, values)).astype(np.int64)
@@ -457,7 +540,7 @@ def _run_delta_async(program, ctx, topo, progress, coef):
     return values, it, converged, residual, emap, it_times
 
 
-def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress=None):
+def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress=None, threads=None):
     """Run a vertex program on a graph.
 
     Parameters
@@ -475,6 +558,9 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     comm : mpi4py communicator, optional
         With more than one rank, runs on the distributed engine (``asapgraph.dist``).
     progress : asapgraph.progress.Progress, optional
+    threads : int, optional
+        Cap on the OpenMP threads of the kernels for this run (default: ``OMP_NUM_THREADS``
+        or all cores); ``threads=1`` gives single-threaded figures.
 
     Returns
     -------
@@ -488,6 +574,19 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
             raise NotImplementedError("distributed programs: coming with the MPI engine") from None
         return _dist_programs.run(program, graph, mode=mode, max_iter=max_iter, tol=tol,
                                   comm=comm, progress=progress)
+    if threads is None:
+        return _run_single(program, graph, mode, max_iter, tol, comm, progress)
+    if int(threads) < 1:
+        raise ValueError(f"threads must be >= 1, got {threads!r}")
+    old = K.set_num_threads(int(threads))
+    try:
+        return _run_single(program, graph, mode, max_iter, tol, comm, progress)
+    finally:
+        K.set_num_threads(old)
+
+
+def _run_single(program, graph, mode, max_iter, tol, comm, progress):
+    """Single-process body of :func:`run` (``program`` already validated)."""
     progress = _progress.get(progress)
     max_iter = int(program.default_max_iter if max_iter is None else max_iter)
     tol = float(program.default_tol if tol is None else tol)
@@ -510,7 +609,8 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     seconds = time.perf_counter() - t0
     stats = {"mode": mode, "seconds": seconds, "edges_scanned": int(emap.edges),
              "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
-             "sparse_steps": emap.sparse_steps, "residual": residual}
+             "sparse_steps": emap.sparse_steps, "residual": residual,
+             "threads": K.num_threads()}
     progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
     return ProgramResult(values, ctx.ids, iters, bool(converged), stats,
                          name=getattr(program, "name", "program"))
