@@ -840,9 +840,9 @@ def register_wcc(sub):
     _program_common(p, "component", tol=False,
                     max_iter_help="superstep cap (default: none; the run ends after at most "
                                   "the component diameter + 1 supersteps)",
-                    mode_note="bsp: synchronous label propagation; asap: asynchronous "
-                              "worklist; same components")
-    p.set_defaults(func=lambda a: _run_program_command(a, _WCC))
+                    mode_note="bsp: synchronous label propagation; asap (the default "
+                              "here): asynchronous union-find / worklist; same components")
+    p.set_defaults(func=lambda a: _run_program_command(a, _WCC), mode="asap")
     return p
 
 

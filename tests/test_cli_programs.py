@@ -10,7 +10,6 @@ parts, and one real graph from ../shared/datasets.  Most cases call
 ``cwd=tmp_path`` (the installed package, not the source tree).
 """
 import gzip
-import importlib.util
 import json
 import os
 import subprocess
@@ -459,15 +458,6 @@ def test_param_parsing():
         p("1bad=3")
     with pytest.raises(Exception):
         p("novalue")
-
-
-def test_distributed_not_available_message(capsys, graph_file):
-    if importlib.util.find_spec("asapgraph.dist.programs") is not None:
-        pytest.skip("asapgraph.dist.programs exists: distributed programs are tested under tests/mpi")
-    _, path = graph_file
-    code, out, err = run_main(capsys, "wcc", path, "--np", "2", "-q")
-    assert code == 2 and out == ""
-    assert err.strip() == "distributed execution of wcc is not available yet; run with --np 1"
 
 
 # ----------------------------------------------------------------------------- run (user programs)

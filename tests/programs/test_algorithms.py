@@ -206,10 +206,8 @@ def test_sssp_input_errors():
 
 # ----------------------------------------------------------------------------- PageRank
 def builtin_pagerank():
-    try:
-        from asapgraph.pagerank import pagerank
-    except ImportError:   # pragma: no cover - the core kernel is written in parallel
-        pytest.skip("asapgraph.pagerank not available")
+    from asapgraph.pagerank import pagerank
+
     return pagerank
 
 

@@ -157,24 +157,6 @@ def test_bad_declarations(rng):
             P.run(cls, g)
 
 
-def test_distributed_not_yet(rng):
-    class FakeComm:
-        def Get_size(self):
-            return 4
-
-        def Get_rank(self):
-            return 0
-
-    g, *_ = small_graph(rng)
-    try:
-        import asapgraph.dist.programs  # noqa: F401
-    except ImportError:
-        with pytest.raises(NotImplementedError, match="MPI engine"):
-            P.run(P.WCCProgram(), g, comm=FakeComm())
-    else:   # pragma: no cover - phase 2
-        pytest.skip("the distributed program engine exists")
-
-
 class MessageOr(VertexProgram):
     """Custom edge function (python, vectorised over edges) + custom ufunc combiner:
     bitmask of 'colours' reaching each vertex within 2 hops, colour = dense id % 8."""
