@@ -358,11 +358,8 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
         "* **Bytes**: BSP = bytes of the supersteps needed to reach the level; ASAP = all bytes of "
         "the run to `tol` (data, ACKs, headers).",
         "* Medians over repetitions; failed, timed-out or skipped runs are listed under Failures.",
-        "* Engine workarounds active in the benchmark worker "
-        f"(`emulator_hold_patched` = {any(r.get('emulator_hold_patched') for r in records)}): "
-        "the graph is loaded once per job and reused by its runs, and a race in "
-        "`Emulator.hold` that drops a message whose delivery time passes during the call "
-        "(making emulated ASAP runs hang) is closed. See benchmarks/README.md.",
+        "* The benchmark worker loads and partitions each graph once per job and reuses it "
+        "for the job's runs (see benchmarks/README.md).",
         "",
         f"## Headline: BSP vs ASAP to L1 error {TARGET:g}",
         "",

@@ -114,34 +114,6 @@ def _memoize_loader(stats):
     loader.load_partitioned = load_partitioned
 
 
-def _patch_emulator_hold():
-    """Close a race in ``Emulator.hold`` (asapgraph.dist.emulation) that loses messages.
-
-    ASAP's ``poll`` checks ``deliver_at > now()`` and then calls ``emu.hold``, which checks
-    the clock again and, when the delivery time has passed in between, returns False
-    *without* queueing the item -- and the caller ignores the return value.  A data
-    message is then never applied (sent != received: termination never happens) or an ACK
-    never counted (the window stays full): the run hangs.  Seen intermittently with any
-    latency/bandwidth emulation.  The replacement always queues (``due()`` delivers an
-    item whose time has passed at the end of the same poll), which is what the caller
-    expects.  Disable with ``ASAPGRAPH_BENCH_NO_PATCH=1`` once the engine is fixed.
-    """
-    import heapq
-
-    from asapgraph.dist import emulation
-
-    def hold(self, deliver_at, item):
-        if not self.cfg.network:
-            return False
-        t = emulation.now()
-        self._seq += 1
-        heapq.heappush(self.queue, (deliver_at, self._seq, item))
-        self.delay_s += max(0.0, deliver_at - t)
-        return True
-
-    emulation.Emulator.hold = hold
-
-
 def main(argv=None):
     """Run the batch named on the command line; returns 0 (exceptions abort the job)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -155,9 +127,6 @@ def main(argv=None):
     comm = MPI.COMM_WORLD
     me = comm.Get_rank()
     load_stats = {}
-    patched = os.environ.get("ASAPGRAPH_BENCH_NO_PATCH", "") in ("", "0")
-    if patched:
-        _patch_emulator_hold()
     if os.environ.get("ASAPGRAPH_BENCH_RELOAD", "") in ("", "0"):
         _memoize_loader(load_stats)
     with open(argv[0]) as f:
@@ -166,8 +135,7 @@ def main(argv=None):
     out = open(argv[1], "a") if me == 0 else None
     if me == 0:
         out.write(json.dumps({"batch_info": _versions(MPI), "ranks": comm.Get_size(),
-                              "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-                              "emulator_hold_patched": patched}) + "\n")
+                              "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}) + "\n")
         out.flush()
     try:
         for cfg in batch["runs"]:
