@@ -62,34 +62,23 @@ class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaults
 # ----------------------------------------------------------------------------- arg types
 
 
-def _positive_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+def _checked(convert, ok, what):
+    """An argparse type: ``convert(text)`` that must satisfy ``ok``, else "expected WHAT"."""
+    def parse(text):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return v
+    return parse
 
 
-def _nonneg_int(text):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return v
-
-
-def _nonneg_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if not (v >= 0.0) or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
-    return v
+_positive_int = _checked(int, lambda v: v >= 1, "a positive integer")
+_nonneg_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
+_nonneg_float = _checked(float, lambda v: 0.0 <= v < float("inf"), "a finite number >= 0")
+_positive_float = _checked(float, lambda v: 0.0 < v < float("inf"), "a finite number > 0")
 
 
 def _alpha(text):
@@ -779,16 +768,6 @@ def _run_katz(args, graph, prog):
 _KATZ = _Algo("katz", ["katz"], True, _run_katz,
               extra_summary=lambda a, g, c: {"alpha": a.alpha, "beta": a.beta,
                                              "normalized": a.normalized})
-
-
-def _positive_float(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not (v > 0.0) or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return v
 
 
 def register_katz(sub):
