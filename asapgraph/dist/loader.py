@@ -42,7 +42,56 @@ from .partition import Partition, range_bounds
 __all__ = ["load_partitioned", "LocalGraph", "read_local_edges"]
 
 _COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+#: per-phase memory trace ``(label, rss_mb, peak_mb)`` when ASAPGRAPH_MEM_TRACE is set
+MEM_TRACE = []
+
+
+def _mem(label):
+    """Record current and peak RSS after a loader phase (only when tracing; tests/benchmarks)."""
+    if not os.environ.get("ASAPGRAPH_MEM_TRACE"):
+        return
+    import resource
+
+    try:
+        with open("/proc/self/statm") as f:
+            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:  # pragma: no cover - not Linux
+        rss = float("nan")
+    MEM_TRACE.append((label, rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0))
 _NUM = re.compile(rb"[ \t,;]+")
+
+
+_MALLOC_TUNED = []
+
+
+def _tune_malloc():
+    """Give big blocks back to the OS when freed (glibc; once per process).
+
+    glibc raises its mmap threshold after a large block is freed, so later edge-sized
+    arrays land on the heap and freeing them no longer lowers the resident size: the
+    loader's short-lived temporaries would then all count towards the rank's peak.  A
+    fixed threshold (1 MiB) keeps every array above it in its own mapping.
+    """
+    if _MALLOC_TUNED:
+        return
+    _MALLOC_TUNED.append(True)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        pass
+
+
+def _trim_malloc():
+    """Return free heap pages to the OS (glibc ``malloc_trim``); no-op elsewhere."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        pass
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -198,10 +247,17 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         s = p["seed"] if p["seed"] is not None else (0 if seed is None else seed)
         m = p["m"]
         lo, hi = m * me // K, m * (me + 1) // K
-        if kind == "rmat":
-            src, dst = gen.rmat_slice(p["scale"], p["edge_factor"], s, lo, hi)
-        else:
-            src, dst = gen.erdos_renyi_slice(p["n"], m, s, lo, hi)
+        dt = np.int32 if p["n"] < 2**31 - 1 else np.int64
+        src, dst = np.empty(hi - lo, dtype=dt), np.empty(hi - lo, dtype=dt)
+        step = max(1, int(chunk_bytes) // 8)  # edges per generated chunk (bounded int64 temps)
+        for a in range(lo, hi, step):  # counter-based: chunks equal the one-shot slice
+            b = min(hi, a + step)
+            if kind == "rmat":
+                cs, cd = gen.rmat_slice(p["scale"], p["edge_factor"], s, a, b)
+            else:
+                cs, cd = gen.erdos_renyi_slice(p["n"], m, s, a, b)
+            src[a - lo:b - lo], dst[a - lo:b - lo] = cs, cd
+            del cs, cd
         w = np.ones(len(src)) if weighted else None
         return src, dst, w, p["n"]
     path = os.fspath(source)
@@ -218,10 +274,15 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         except ImportError:  # pragma: no cover
             parse_byte_range = None
         if parse_byte_range is not None:
-            el = parse_byte_range(path, start, end, weighted=weighted,
-                                  weight_col=(weight_col + 1) if weighted else None)
-            out = (np.asarray(el.src, dtype=np.int64), np.asarray(el.dst, dtype=np.int64),
-                   None if not weighted else np.asarray(el.weights, dtype=np.float64))
+            parts = []
+            step = max(1 << 16, 8 * int(chunk_bytes))  # sub-ranges compose (lines own bytes)
+            for a in range(start, end, step):
+                el = parse_byte_range(path, a, min(end, a + step), weighted=weighted,
+                                      weight_col=(weight_col + 1) if weighted else None)
+                parts.append(_narrow((el.src, el.dst, None if not weighted else el.weights)))
+                del el
+            out = _concat_parts(parts, weighted)
+            del parts
             data = None
         else:
             data, s = _read_byte_range(path, start, end)
@@ -230,7 +291,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     try:
         if data is not None:
             try:
-                out = _parse_text(data, path, 1, weighted, weight_col)
+                out = _narrow(_parse_text(data, path, 1, weighted, weight_col))
             except InputError as e:  # renumber the line from the real file offset
                 line0 = _count_newlines(path, s) + 1
                 raise InputError(path, None if e.line is None else e.line - 1 + line0,
@@ -275,7 +336,8 @@ def _read_compressed(path, comm, weighted, weight_col, chunk_bytes):
                 if dest == 0:
                     if err is None:
                         try:
-                            parts.append(_parse_text(data, path, line, weighted, weight_col))
+                            parts.append(_narrow(_parse_text(data, path, line, weighted,
+                                                             weight_col)))
                         except InputError as e:
                             err = e
                 else:
@@ -301,16 +363,42 @@ def _read_compressed(path, comm, weighted, weight_col, chunk_bytes):
             comm.Recv([buf, MPI.UINT8_T], source=0, tag=TAG_CHUNK)
             if err is None:
                 try:
-                    parts.append(_parse_text(buf.tobytes(), path, int(hdr[1]), weighted, weight_col))
+                    parts.append(_narrow(_parse_text(buf.tobytes(), path, int(hdr[1]),
+                                                     weighted, weight_col)))
                 except InputError as e:
                     err = e
     agree(comm, err)
+    return _concat_parts(parts, weighted)
+
+
+def _narrow(part):
+    """``(src, dst, w)`` with original ids as int32 when they fit (halves what is held)."""
+    s, d, w = part
+    s, d = np.asarray(s), np.asarray(d)
+    if len(s) and max(int(s.max()), int(d.max())) < 2**31 - 1 and min(int(s.min()), int(d.min())) >= 0:
+        s, d = s.astype(np.int32), d.astype(np.int32)
+    else:
+        s, d = s.astype(np.int64, copy=False), d.astype(np.int64, copy=False)
+    return s, d, None if w is None else np.asarray(w, dtype=np.float64)
+
+
+def _concat_parts(parts, weighted):
+    """Concatenate parsed parts (int32 ids if every part has them); frees ``parts``."""
     if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), (np.zeros(0) if weighted else None)
-    src = np.concatenate([p[0] for p in parts])
-    dst = np.concatenate([p[1] for p in parts])
-    w = np.concatenate([p[2] for p in parts]) if weighted else None
-    return src, dst, w
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), (np.zeros(0) if weighted else None)
+    dt = np.result_type(*[p[0].dtype for p in parts])
+    out = []
+    for j in range(2 + bool(weighted)):
+        a = np.empty(sum(len(p[j]) for p in parts), dtype=dt if j < 2 else np.float64)
+        o = 0
+        for p in parts:
+            a[o:o + len(p[j])] = p[j]
+            o += len(p[j])
+        out.append(a)
+        for i, p in enumerate(parts):  # drop this column of every part at once
+            parts[i] = tuple(None if k == j else x for k, x in enumerate(p))
+    parts.clear()
+    return out[0], out[1], (out[2] if weighted else None)
 
 
 # ----------------------------------------------------------------------------- id mapping
@@ -352,6 +440,10 @@ def map_ids(comm, edges):
     src, dst = edges
     edges.clear()
     uniq = np.union1d(np.unique(src), np.unique(dst))
+    # original ids travel as int32 unless some rank holds one that needs int64
+    wide = comm.allreduce(int(uniq.dtype == np.int64 and len(uniq) > 0), op=MPI.MAX)
+    uniq = uniq.astype(np.int64 if wide else np.int32, copy=False)
+    _mem("mi:uniq")
     ns = min(len(uniq), 64 * K)
     samp = uniq[np.linspace(0, len(uniq) - 1, ns).astype(np.int64)] if ns else uniq[:0]
     allsamp, _ = allgatherv(comm, samp)
@@ -368,9 +460,10 @@ def map_ids(comm, edges):
     base = 0 if comm.Get_rank() == 0 or base is None else int(base)
     n = int(comm.allreduce(len(block), op=MPI.SUM))
     ans = base + np.searchsorted(block, recv)
-    dense_u, _ = alltoallv(comm, ans.astype(np.int64), rcounts)
     vdt = np.int32 if n < 2**31 - 1 else np.int64
-    dense_u = dense_u.astype(vdt)
+    dense_u, _ = alltoallv(comm, ans.astype(vdt), rcounts)
+    del ans, recv
+    _mem("mi:dense_u")
 
     def lookup(a):  # in blocks: bounded int64 temporaries
         out = np.empty(len(a), dtype=vdt)
@@ -432,71 +525,143 @@ class LocalGraph:
                 "out_peers": self.out_peers.tolist(), "in_peers": self.in_peers.tolist()}
 
 
+def _alltoallv_into(comm, sendbuf, sendcounts, recvcounts, out):
+    """Alltoallv of ``sendbuf`` (ordered by destination) straight into the view ``out``."""
+    from .comm import _mpitype
+
+    K = comm.Get_size()
+    sdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(sendcounts[:-1], out=sdis[1:])
+    rdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(recvcounts[:-1], out=rdis[1:])
+    t = _mpitype(sendbuf.dtype)
+    comm.Alltoallv([np.ascontiguousarray(sendbuf), (sendcounts, sdis), t],
+                   [out, (recvcounts, rdis), t])
+
+
+def _shuffle(comm, part, arrays, chunk=1 << 18):
+    """Send every edge to the owner of its source in bounded rounds; collective.
+
+    ``arrays`` (``[src, dst]`` or ``[src, dst, w]``, aligned) is emptied here.  Each
+    round sorts at most ``chunk`` local edges by owner and receives straight into the
+    preallocated output arrays, so the only full-size temporaries are the outputs.
+    """
+    MPI = mpi()
+    K = comm.Get_size()
+    src = arrays[0]
+    m = len(src)
+    counts = np.zeros(K, dtype=np.int64)
+    for a in range(0, m, chunk):
+        counts += np.bincount(part.owner(src[a:a + chunk]), minlength=K)
+    rtot = np.empty(K, dtype=np.int64)
+    comm.Alltoall([counts, MPI.INT64_T], [rtot, MPI.INT64_T])
+    out = [np.empty(int(rtot.sum()), dtype=x.dtype) for x in arrays]
+    rounds = int(comm.allreduce(-(-m // chunk), op=MPI.MAX))
+    pos = 0
+    rc = np.empty(K, dtype=np.int64)
+    for r in range(rounds):
+        a, b = min(m, r * chunk), min(m, (r + 1) * chunk)
+        own = part.owner(src[a:b])
+        order = np.argsort(own, kind="stable")
+        c = np.bincount(own, minlength=K).astype(np.int64)
+        del own
+        comm.Alltoall([c, MPI.INT64_T], [rc, MPI.INT64_T])
+        got = int(rc.sum())
+        for x, o in zip(arrays, out):
+            _alltoallv_into(comm, x[a:b][order], c, rc, o[pos:pos + got])
+        pos += got
+    arrays.clear()
+    return out
+
+
 def build_local(comm, part, edges, n, weighted):
     """Shuffle edges to the owner of their source and build the :class:`LocalGraph`.
 
     ``edges`` is a list ``[src, dst, w]`` that is emptied here, so the arrays can be
-    freed as soon as they are shuffled (peak memory).
+    freed as soon as they are shuffled (peak memory).  Dense ids should be int32 when
+    ``n < 2**31`` (the caller narrows them).  The out-CSR is built by a counting sort
+    (:func:`asapgraph._graph.build_in_csr` with the roles of source and target swapped),
+    targets and sources are rewritten in place chunk by chunk, so the full-size arrays
+    alive at the peak are: local sources and targets (ids), the sorted ``tgt`` and
+    ``coef``.
     """
+    from .._graph import build_in_csr
+
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
     src, dst, w = edges
     edges.clear()
-    own = part.owner(src)
-    order = np.argsort(own, kind="stable")
-    counts = np.bincount(own, minlength=K)
-    del own
-    s, _ = alltoallv(comm, src[order], counts)
-    del src
-    d, _ = alltoallv(comm, dst[order], counts)
-    del dst
-    ww = alltoallv(comm, w[order], counts)[0] if weighted else None
-    del order, w
+    held = [src, dst] + ([w] if weighted else [])
+    del src, dst, w
+    got = _shuffle(comm, part, held)
+    s, d = got[0], got[1]
+    ww = got[2] if weighted else None
+    del got
+    _mem("bl:shuffled")
     lg = LocalGraph()
     lg.n = n
-    lg.m = int(comm.allreduce(len(s), op=MPI.SUM))
+    lg.mloc = mloc = len(s)
+    lg.m = int(comm.allreduce(mloc, op=MPI.SUM))
     lg.owned = part.owned(me)
     lg.nloc = nloc = len(lg.owned)
-    lg.mloc = len(s)
-    su = part.local_index(me, s, lg.owned)
-    del s
-    o = np.argsort(su, kind="stable")
-    su, d = su[o], d[o]
-    ww = None if ww is None else ww[o]
-    del o
-    deg = np.bincount(su, minlength=nloc).astype(np.int64)
-    lg.indptr = np.zeros(nloc + 1, dtype=np.int64)
-    np.cumsum(deg, out=lg.indptr[1:])
-    if weighted:
-        outw = np.bincount(su, weights=ww, minlength=nloc)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lg.coef = ww / outw[su]
-        lg.dangling = (outw == 0).astype(np.uint8)
-        lg.coef[~np.isfinite(lg.coef)] = 0.0
-    else:
-        lg.coef = (1.0 / np.maximum(deg, 1))[su]
-        lg.dangling = (deg == 0).astype(np.uint8)
-    lg.coef = np.ascontiguousarray(lg.coef, dtype=np.float64)
-    del su, ww
-    downer = part.owner(d)
-    tgt = np.empty(len(d), dtype=np.int64)
-    loc = downer == me
-    tgt[loc] = part.local_index(me, d[loc], lg.owned)
-    rem = np.flatnonzero(~loc)
-    del loc
+    C = 1 << 20
+    # local source index, in place (values < nloc fit the id dtype)
+    for a in range(0, mloc, C):
+        s[a:a + C] = part.local_index(me, s[a:a + C], lg.owned)
     # remote targets: one slot per (peer, vertex), ordered by peer then dense id
-    key = downer[rem].astype(np.int64) * np.int64(n) + d[rem]
-    del downer, d
-    ukey, inv = np.unique(key, return_inverse=True)
-    del key
-    tgt[rem] = nloc + inv.reshape(-1)
-    del inv, rem
-    lg.tgt = tgt
-    slot_peer = (ukey // n).astype(np.int64)
-    slot_vertex = (ukey % n).astype(np.int64)
-    del ukey
-    lg.nslots = len(slot_vertex)
+    ur = [np.unique(x[part.owner(x) != me]) for x in (d[a:a + C] for a in range(0, mloc, C))]
+    ukey = np.unique(np.concatenate(ur)) if ur else d[:0]
+    del ur
+    upeer = part.owner(ukey)
+    so = np.argsort(upeer, kind="stable")
+    slot_vertex, slot_peer = ukey[so], upeer[so]
+    slot_of = np.empty(len(ukey), dtype=np.int64)
+    slot_of[so] = np.arange(len(ukey), dtype=np.int64)
+    del so, upeer
+    lg.nslots = nslots = len(slot_vertex)
+    tdt = np.int32 if nloc + nslots < 2**31 - 1 else np.int64
+    tgt_u = np.empty(mloc, dtype=tdt)  # targets in received order
+    for a in range(0, mloc, C):
+        x = d[a:a + C]
+        loc = part.owner(x) == me
+        t = np.empty(len(x), dtype=tdt)
+        t[loc] = part.local_index(me, x[loc], lg.owned)
+        t[~loc] = nloc + slot_of[np.searchsorted(ukey, x[~loc])]
+        tgt_u[a:a + C] = t
+        del x, loc, t
+    del d, ukey, slot_of
+    _mem("bl:slots")
+    deg = np.bincount(s, minlength=nloc).astype(np.int64)
+    coef_u = None
+    if weighted:  # coefficient per edge before sorting: w / out-weight of its source
+        outw = np.bincount(s, weights=ww, minlength=nloc)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for a in range(0, mloc, C):
+                c = ww[a:a + C] / outw[s[a:a + C]]
+                c[~np.isfinite(c)] = 0.0
+                ww[a:a + C] = c
+        coef_u = ww
+        lg.dangling = (outw == 0).astype(np.uint8)
+        del outw
+    else:
+        lg.dangling = (deg == 0).astype(np.uint8)
+    del ww
+    if s.dtype != tdt:  # the kernel wants one id dtype
+        s = s.astype(tdt)
+    lg.tgt = np.empty(mloc, dtype=np.int64)
+    lg.coef = np.empty(mloc, dtype=np.float64) if weighted else None
+    # counting sort by local source (stable: the received order within a row)
+    indptr, _, _ = build_in_csr(tgt_u, s, nloc + nslots, lg.tgt, weights=coef_u,
+                                wout=lg.coef, threads=1)
+    del tgt_u, s, coef_u
+    lg.indptr = np.ascontiguousarray(indptr[:nloc + 1])
+    del indptr
+    if not weighted:
+        lg.coef = np.repeat(1.0 / np.maximum(deg, 1), deg)
+    del deg
+    _mem("bl:csr")
     pc = np.bincount(slot_peer, minlength=K).astype(np.int64)
+    del slot_peer
     lg.out_peers = np.flatnonzero(pc).astype(np.int64)
     lg.out_off = np.concatenate([[0], np.cumsum(pc[lg.out_peers])]).astype(np.int64)
     # tell each peer which of its vertices our slots stand for (once)
@@ -521,7 +686,9 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     """
     MPI = mpi()
     K = comm.Get_size()
+    _tune_malloc()
     src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed)
+    _mem("read")
     if undirected:
         nl = src != dst
         src, dst = np.concatenate([src, dst[nl]]), np.concatenate([dst, src[nl]])
@@ -531,6 +698,7 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
         held = [src, dst]
         del src, dst
         src, dst, n, idmap = map_ids(comm, held)
+        _mem("map_ids")
     else:
         n, idmap = int(n_spec), _SpecIds(int(n_spec))
     if n == 0:
@@ -548,16 +716,22 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
         lo, hi = blk[me], blk[me + 1]
         deg = np.bincount(ids_r - lo, weights=cnt_r, minlength=hi - lo)
         alpha = 8.0 * (K - 1) if K > 1 else 1.0
+        del us, uc, dest, cnt, ids_r, cnt_r
         bounds = range_bounds(alpha + deg, int(lo), n, K, comm)
+        del deg
         part = Partition("range", K, n, bounds)
+        _mem("range_bounds")
     else:
         part = Partition(partition, K, n)
     if n < 2**31 - 1:  # dense ids fit in int32: halve the shuffled volume
-        src, dst = src.astype(np.int32), dst.astype(np.int32)
+        src, dst = src.astype(np.int32, copy=False), dst.astype(np.int32, copy=False)
     edges = [src, dst, w]
     del src, dst, w
     lg = build_local(comm, part, edges, n, weighted)
+    _trim_malloc()
+    _mem("build_local")
     lg.orig = idmap.original(lg.owned)
+    _mem("orig")
     comm.Barrier()
     del MPI
     return lg, part, idmap
