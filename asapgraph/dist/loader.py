@@ -261,8 +261,30 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         w = np.ones(len(src)) if weighted else None
         return src, dst, w, p["n"]
     path = os.fspath(source)
+    if path == "-":
+        agree(comm, InputError(path, None, "standard input cannot be split across ranks; "
+                                           "save it to a file (or use --np 1)"))
     if not os.path.exists(path):
         agree(comm, InputError(path, None, "no such file"))
+    fmt, err = "text", None
+    try:
+        from ..io import detect_format
+
+        fmt = detect_format(path)
+    except Exception as e:  # noqa: BLE001
+        err = e
+    agree(comm, err)
+    if fmt == "mtx":
+        agree(comm, InputError(path, None, "Matrix Market input is not split across ranks; "
+                                           "convert it first (asapgraph convert IN OUT.asg)"))
+    if fmt in ("binary", "npy"):
+        out, err = None, None
+        try:
+            out = _read_array_slice(path, fmt, K, me, weighted, weight_col)
+        except Exception as e:  # noqa: BLE001
+            err = e
+        agree(comm, err)
+        return (*out, None)
     ext = os.path.splitext(path)[1].lower()
     if ext in _COMPRESSED:
         return (*_read_compressed(path, comm, weighted, weight_col, chunk_bytes), None)
@@ -300,6 +322,61 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         err = e
     agree(comm, err)
     return (*out, None)
+
+
+def _read_array_slice(path, fmt, K, me, weighted, weight_col):
+    """This rank's slice of the edges of a binary ``.asg`` graph or an ``.npy`` edge array.
+
+    Both are memory-mapped, so a rank reads (pages in) only its own ``m/K`` edges.  Edges
+    come back with original ids, exactly as the text path returns them.  A binary graph
+    with isolated vertices (possible from a Matrix Market file) is refused: the
+    distributed loader knows vertices only through their edges, so the answer would
+    differ from the single-process one.
+    """
+    if fmt == "npy":
+        try:
+            a = np.load(path, mmap_mode="r")
+        except Exception as e:  # noqa: BLE001
+            raise InputError(path, None, f"not a valid .npy array: {e}") from None
+        if a.ndim != 2 or a.shape[1] < 2:
+            raise InputError(path, None, f".npy edge array must have shape (m, 2) or (m, 3), "
+                                         f"got {a.shape}")
+        m = a.shape[0]
+        lo, hi = m * me // K, m * (me + 1) // K
+        blk = np.asarray(a[lo:hi])
+        ids = blk[:, :2]
+        if ids.dtype.kind == "f":
+            if not np.all(np.isfinite(ids)) or np.any(ids != np.floor(ids)):
+                raise InputError(path, None, "vertex ids in a .npy edge array must be integers")
+        ids = ids.astype(np.int64)
+        if ids.size and int(ids.min()) < 0:
+            raise InputError(path, None, "negative vertex id in the .npy edge array")
+        w = None
+        if weighted:
+            col = 2 if weight_col is None else int(weight_col)
+            if blk.shape[1] <= col:
+                raise InputError(path, None, f".npy edge array has no weight column {col + 1}")
+            w = np.ascontiguousarray(blk[:, col], dtype=np.float64)
+            if not np.all(np.isfinite(w)):
+                raise InputError(path, None, "weights must be finite numbers")
+        return _narrow((np.ascontiguousarray(ids[:, 0]), np.ascontiguousarray(ids[:, 1]), w))
+    from ..io import load_binary
+
+    g = load_binary(path, mmap=True)
+    indeg = np.diff(g.indptr)
+    if g.n and np.any((indeg == 0) & (np.asarray(g.out_degree) == 0)):
+        raise InputError(path, None, "the binary graph has isolated vertices, which a "
+                                     "distributed run cannot place; run it with --np 1")
+    lo, hi = g.m * me // K, g.m * (me + 1) // K
+    src = np.asarray(g.indices[lo:hi], dtype=np.int64)
+    # in-CSR: the row of edge k is its destination
+    dst = np.searchsorted(g.indptr, np.arange(lo, hi, dtype=np.int64), side="right") - 1
+    if g.ids is not None:
+        src, dst = np.asarray(g.ids[src]), np.asarray(g.ids[dst])
+    w = None
+    if weighted:
+        w = np.ones(hi - lo) if g.weights is None else np.array(g.weights[lo:hi], dtype=np.float64)
+    return _narrow((src, dst, w))
 
 
 def _read_compressed(path, comm, weighted, weight_col, chunk_bytes):

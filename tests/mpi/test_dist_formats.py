@@ -1,0 +1,68 @@
+"""Distributed runs read binary .asg graphs and .npy edge arrays by slices, and refuse
+inputs they cannot split (Matrix Market, stdin, binary graphs with isolated vertices)
+with one line and exit 2 instead of a wrong answer."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.mpi
+
+
+def _cli(args, cwd, timeout=180):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *args], cwd=cwd, env=dict(os.environ),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _ranks(path):
+    a = np.loadtxt(path, delimiter=",", skiprows=1)
+    return a[:, 0], a[:, 1]
+
+
+def _random_weighted_edges(rng, n=300, m=2500):
+    ids = rng.choice(10**9, size=n, replace=False)          # sparse original ids
+    src = ids[rng.integers(0, n, m)]
+    dst = ids[rng.integers(0, n, m)]
+    src[:20] = dst[:20]                                        # self-loops
+    src[20:40], dst[20:40] = src[40:60], dst[40:60]            # duplicates
+    w = rng.uniform(0.1, 5.0, m)
+    return src, dst, w
+
+
+def test_binary_and_npy_slices_equal_single_process(tmp_path, rng):
+    src, dst, w = _random_weighted_edges(rng)
+    txt = tmp_path / "g.txt"
+    np.savetxt(txt, np.column_stack([src, dst, w]), fmt=["%d", "%d", "%.17g"], delimiter="\t")
+    np.save(tmp_path / "g.npy", np.column_stack([src, dst, w]))
+    assert _cli(["convert", str(txt), str(tmp_path / "g.asg"), "--weighted", "-q"], tmp_path).returncode == 0
+    ref = tmp_path / "ref.csv"
+    r = _cli(["pagerank", str(txt), "--weighted", "--tol", "1e-12", "-q", "-o", str(ref)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    ids0, pr0 = _ranks(ref)
+    for inp, k, mode in [("g.asg", 3, "bsp"), ("g.asg", 2, "asap"), ("g.npy", 3, "asap"),
+                         ("g.npy", 2, "bsp")]:
+        out = tmp_path / f"{inp}_{k}_{mode}.csv"
+        r = _cli(["pagerank", str(tmp_path / inp), "--weighted", "--np", str(k), "--mode", mode,
+                  "--tol", "1e-12", "-q", "-o", str(out)], tmp_path)
+        assert r.returncode == 0, (inp, k, mode, r.stderr[-2000:])
+        ids, pr = _ranks(out)
+        assert np.array_equal(ids, ids0), (inp, k, mode)
+        assert np.abs(pr - pr0).sum() <= 1e-8, (inp, k, mode, np.abs(pr - pr0).sum())
+
+
+def test_unsplittable_inputs_are_refused(tmp_path):
+    mtx = tmp_path / "g.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate pattern general\n4 4 3\n1 2\n2 3\n3 1\n")
+    r = _cli(["pagerank", str(mtx), "--np", "2", "-q"], tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith(f"{mtx}: Matrix Market input")
+    # vertex 4 of this matrix is isolated: a binary graph made from it cannot be split
+    asg = tmp_path / "g.asg"
+    assert _cli(["convert", str(mtx), str(asg), "-q"], tmp_path).returncode == 0
+    r = _cli(["pagerank", str(asg), "--np", "2", "-q"], tmp_path)
+    assert r.returncode == 2 and "isolated vertices" in r.stderr and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "-", "--np", "2", "-q"],
+                       cwd=tmp_path, input="1 2\n2 3\n", capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "standard input" in r.stderr and "Traceback" not in r.stderr
