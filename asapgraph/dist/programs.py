@@ -57,7 +57,11 @@ Termination (sound, no barrier): *waves* of ``Iallreduce`` over
 ``(messages sent, messages received, busy, dirty, capped)`` plus the aggregates.  A rank
 joins the next wave only when it is locally quiescent (or capped), and keeps serving
 messages while a wave is in flight.  ``dirty`` says that the rank received a message or
-processed a vertex since its previous contribution.  The run stops at the first wave in
+processed a vertex since its previous contribution, or sent one (redundant with the rule
+below, kept as a cheap second guard).  ``busy`` covers local deltas above the threshold
+*and* boundary entries above it held back by the flush interval: a rank joins a wave
+only when it will send nothing more unless it first receives something (invariant P).
+The run stops at the first wave in
 which ``sent == received`` and nobody is busy or dirty.  Why this is sound: a wave can
 only start at a rank after the previous wave completed there, i.e. after every rank made
 its previous contribution; so every message counted as received (by some rank before
@@ -65,7 +69,11 @@ its previous contribution) was sent before the current contributions, hence is c
 as sent; ``sent == received`` then means that no message sent before the current
 contributions is in flight, and since no rank received anything between its two
 contributions, no rank was re-activated in that interval; an idle rank can only become
-active by receiving, so nothing is in flight and nothing can ever be sent again
+active by receiving (invariant P: this is what breaks if a rank holding a sendable
+boundary entry joins a wave -- fixed bug: the PageRank ``post_delta`` path cleared
+``busy`` while entries were held back by ``flush_interval``; they were sent after the
+contribution and the wave declared termination with them in flight), so nothing is in
+flight and nothing can ever be sent again
 (Mattern's counting method, "Algorithms for distributed termination detection",
 Distributed Computing 2(3), 1987, with Iallreduce waves in place of the token).  Then
 the pending delta mass is at most ``n * tol / n = tol`` (sums), or no delta improves a
@@ -73,12 +81,18 @@ value (min/max): the single-process ASAP criterion (the threshold is ``tol / (n 
 so that entries held back in the boundary buffers, at most ``thr`` each, are covered too;
 they are delivered by one final exchange).  ``max_iter`` caps the waves (reported as the
 iterations) and, as a safety net, ``100 * max_iter`` local sweeps per rank; a capped rank
-joins a wave with ``capped = 1`` and the whole job stops at that wave; in-flight messages
-are then drained (per-pair counts by ``Alltoall``).  Boundary buffers are sent at most once
+joins a wave with ``capped = 1`` and the whole job stops at that wave.  After every stop
+the per-pair message counts are compared (one ``Alltoall``) and messages still in flight
+are received and delivered: expected after a capped stop; after a converged stop they
+would betray an unsound termination and are counted in ``stats["late_messages"]``
+(must be 0), so no message can ever leak into the next run.  Boundary buffers are sent at most once
 per ``flush_interval`` (1 ms) per peer: without this coalescing, every small arrival fans
 out into messages to every peer and the message count grows geometrically.  Messages
-carry the run's number (``epoch``); a message of another run is discarded and counted
-in ``stats["stale_messages"]`` (see the report: observed rarely after PageRank ASAP).
+carry the run's number (``epoch``), a guard only: a message of another run is
+discarded and counted in ``stats["stale_messages"]`` (must be 0).  With ``STRICT``
+(``ASAPGRAPH_STRICT_ASAP=1``, or ``ASAPGRAPH_DEBUG_ASAP=1``) a run with stale or late
+messages, or in which a rank joined a wave holding a sendable boundary entry, raises
+``AssertionError`` on every rank.
 
 Results: gathered to rank 0 (values ordered by increasing original id, as the
 single-process result); other ranks get a partial :class:`ProgramResult` with
@@ -110,9 +124,12 @@ _TAG_BSP = 311
 _TAG_ASAP = 312
 _EMPTY_W = np.zeros(0, dtype=np.float64)
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
-_PUSH_FRACTION = 20
+_PUSH_FRACTION = 20  # as the single-process runner: sparse push below m / 20 work
 _RUNS = 0
-_DEBUG = os.environ.get("ASAPGRAPH_DEBUG_ASAP", "") not in ("", "0")  # as the single-process runner: sparse push below m / 20 work
+_DEBUG = os.environ.get("ASAPGRAPH_DEBUG_ASAP", "") not in ("", "0")
+#: raise (collectively) when an ASAP run saw a stale or late message; on in debug runs,
+#: with ASAPGRAPH_STRICT_ASAP=1, or by setting ``asapgraph.dist.programs.STRICT = True``
+STRICT = _DEBUG or os.environ.get("ASAPGRAPH_STRICT_ASAP", "") not in ("", "0")
 
 
 # ============================================================================ loading
@@ -697,7 +714,8 @@ class _AsapStats:
         self.edges = 0
         self.sweeps = 0
         self.waves = 0
-        self.stale = 0      # messages of another run, discarded
+        self.stale = 0      # messages of another run, discarded (must stay 0)
+        self.late = 0       # messages found in flight after a converged stop (must stay 0)
 
 
 def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
@@ -745,7 +763,9 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
     dirty = False
 
     def send(j, idx, vals):
+        nonlocal dirty
         q = int(sd.out_peers[j])
+        dirty = True  # a rank that sent since its last contribution reports dirty
         b = _pack(idx, vals, epoch)
         pending.append((comm.Isend([b, MPI.INT64_T], dest=q, tag=_TAG_ASAP), b))
         sent_to[q] += 1
@@ -908,15 +928,24 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
                     if custom_post:
                         deltas[:nloc] = program.post_delta(ctx, deltas[:nloc])
                         # a global term is local work created without a message: it must
-                        # count as activity for the termination test (see docstring)
-                        busy = bool(np.any(np.abs(deltas[:nloc]) > thr))
-                        dirty = dirty or busy
+                        # count as activity for the termination test (see docstring).
+                        # ``busy`` may only grow here: it also says that boundary entries
+                        # are held back by ``flush_interval`` (sent later, unprompted by any
+                        # receipt); clearing it let the rank join a wave, send those
+                        # entries after its contribution and the wave declare termination
+                        # with them in flight (the stale messages of the report).
+                        extra_work = bool(np.any(np.abs(deltas[:nloc]) > thr))
+                        busy = busy or extra_work
+                        dirty = dirty or extra_work
                 if progress is not None and ctx.rank == 0 and time.perf_counter() - last_wave_time > 1.0:
                     last_wave_time = time.perf_counter()
                     progress.iteration(st.waves, float(cnt[0]))
             elif not busy:
                 time.sleep(5e-5)  # idle: do not spin on an oversubscribed core
         if wave is None and (not busy or capped):
+            if STRICT and is_sum and not capped and sd.nslots and \
+                    bool(np.any(np.abs(deltas[nloc:]) > thr)):
+                st.late += 1  # passive with a sendable boundary entry: would send unprompted
             # join the next wave: counters, then the aggregates of the deltas sent since
             vec = np.array([st.sent, st.recv, 1.0 if busy else 0.0, 1.0 if dirty else 0.0,
                             1.0 if capped else 0.0])
@@ -944,15 +973,23 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
             wave = (reqs, bufs, aggf)
         elif waiting and not got and st.sweeps == sweeps0:
             time.sleep(1e-4)  # only coalescing buffers are waiting: do not spin
-    # drain messages still in flight (only after a capped stop) and finish the sends
-    if not converged:
-        got = np.empty_like(sent_to)
-        comm.Alltoall([sent_to, MPI.INT64_T], [got, MPI.INT64_T])
-        for src in np.flatnonzero(got > recv_from):
-            while recv_from[src] < got[src]:
-                s, b = _recv(comm, int(src), _TAG_ASAP)
-                if b[0] == epoch:
-                    deliver(s, b)
+    # Per-pair message counts (one Alltoall): after a capped stop messages may still be
+    # in flight and are drained here; after a converged stop none may be (the waves are
+    # sound), so one found is a termination bug: it is still delivered (nothing is ever
+    # dropped, and nothing leaks into the next run) and counted in ``late``.
+    got = np.empty_like(sent_to)
+    comm.Alltoall([sent_to, MPI.INT64_T], [got, MPI.INT64_T])
+    for src in np.flatnonzero(got > recv_from):
+        while recv_from[src] < got[src]:
+            s, b = _recv(comm, int(src), _TAG_ASAP)
+            if b[0] != epoch:
+                st.stale += 1
+                continue
+            if converged:
+                st.late += 1
+                if _DEBUG:
+                    _err(f"[{ctx.rank}] late message from {s} after termination: {_unpack(b, dtype)}")
+            deliver(s, b)
     MPI.Request.Waitall([r for r, _ in pending])
     if is_sum:
         # the held boundary entries (each <= thr) join their owners' pending deltas
@@ -1071,7 +1108,12 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch):
             iters = st.waves  # global rounds (the same on every rank)
             it_times = []
             emap.edges, emap.messages, emap.bytes = st.edges, st.sent, st.bytes
-            extra = {"waves": st.waves, "stale_messages": st.stale,
+            bad = np.array([st.stale, st.late], dtype=np.int64)
+            comm.Allreduce(mpi().IN_PLACE, [bad, mpi().INT64_T], op=mpi().SUM)
+            if STRICT and bad.any():  # the same decision on every rank: no hang
+                raise AssertionError(f"{program.name} ASAP run {epoch}: {int(bad[0])} stale and "
+                                     f"{int(bad[1])} late messages (termination is unsound)")
+            extra = {"waves": st.waves, "stale_messages": int(bad[0]), "late_messages": int(bad[1]),
                      "local_sweeps_max": int(comm.allreduce(st.sweeps, op=mpi().MAX))}
     else:
         state, iters, conv, residual, it_times = _bsp_value(program, ctx, emap, progress)

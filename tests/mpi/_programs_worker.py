@@ -5,7 +5,8 @@ Usage: python _programs_worker.py CASES.json OUT.json
 CASES.json: list of ``{"graph": SOURCE, "weighted": bool, "partition": "range"|"hash",
 "mode": "bsp"|"asap", "program": NAME, ...}``; NAME is one of wcc, sssp, bfs, katz,
 pagerank, labelprop, hits, user (``"file": path, "cls": name``), asap_labelprop (expects
-the refusal).  Every rank runs every case collectively; rank 0 computes the reference
+the refusal), stress_pagerank / stress_katz (``"reps": R`` repeated ASAP runs: totals of
+stale and late messages, worst L1 error).  Every rank runs every case collectively; rank 0 computes the reference
 (scipy / networkx / the single-process run, none of them written here except the peers'
 calls) and writes one record per case with the error figures to OUT.json.  The test
 asserts on the records.
@@ -146,6 +147,31 @@ def check(case, comm, cache):
             ref = P.run(P.load_program(case["file"] + ":" + case["cls"]), G, mode="bsp")
             a, b = np.asarray(r.values, dtype=np.float64), np.asarray(ref.values, dtype=np.float64)
             rec["max_abs"] = float(np.max(np.abs(a - b))) if a.size else 0.0
+    elif name in ("stress_pagerank", "stress_katz"):
+        # the same ASAP run repeated within one launch: a message left in flight by a
+        # run's termination would show as late (found by the final count check) or
+        # stale (arriving in the next run)
+        reps = int(case["reps"])
+        if name == "stress_pagerank":
+            mk, tol = (lambda: P.PageRankProgram(alpha=0.85)), 1e-9
+            ref = P.run(P.PageRankProgram(alpha=0.85), G, mode="bsp", tol=1e-14,
+                        max_iter=10000).values if me == 0 else None
+        else:
+            mk, tol = (lambda: P.KatzProgram(alpha=0.1)), 1e-10
+            ref = P.run(P.KatzProgram(alpha=0.1), G, mode="bsp", tol=1e-13).values \
+                if me == 0 else None
+        stale = late = 0
+        l1s, conv = [], True
+        for _ in range(reps):
+            r = DP.run(mk(), pg, comm, mode="asap", tol=tol)
+            stale += int(r.stats["stale_messages"])
+            late += int(r.stats["late_messages"])
+            conv = conv and bool(r.converged)
+            if me == 0:
+                l1s.append(float(np.abs(r.values - ref).sum()))
+        if me == 0:
+            rec.update(reps=reps, stale_total=stale, late_total=late, l1_max=max(l1s),
+                       all_converged=conv)
     elif name == "asap_labelprop":
         try:
             DP.run(P.LabelPropProgram(), pg, comm, mode="asap")
@@ -158,6 +184,7 @@ def check(case, comm, cache):
         rec["converged"] = bool(r.converged)
         rec["iterations"] = int(r.iterations)
         rec["stale"] = int(r.stats.get("stale_messages", 0))
+        rec["late"] = int(r.stats.get("late_messages", 0))
         if me != 0:
             assert r.values is None
     return rec
