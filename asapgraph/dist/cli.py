@@ -46,12 +46,22 @@ def run_distributed(args):
         from .launch import launch
 
         return launch(args)
+    return run_on_world(_run, args)
+
+
+def run_on_world(fn, args):
+    """Run ``fn(args, COMM_WORLD)`` on every rank; one line and a clean exit on failure.
+
+    An error agreed by all ranks (:class:`RankFailure`) is printed once by rank 0 (exit 2
+    for bad input, else 1); an exception on one rank alone prints one line and aborts the
+    whole job, so the other ranks never hang.
+    """
     from .comm import RankFailure, mpi
 
     MPI = mpi()
     comm = MPI.COMM_WORLD
     try:
-        code = _run(args, comm)
+        code = fn(args, comm)
     except RankFailure as e:  # agreed on every rank: print once, exit cleanly
         if comm.Get_rank() == 0:
             _err(e.message)

@@ -1198,29 +1198,9 @@ def run_distributed_program(args):
         sys.stdout.flush()
         sys.stderr.flush()
         return subprocess.call(cmd, env=env)
-    from .comm import RankFailure
+    from .cli import run_on_world
 
-    MPI = mpi()
-    comm = MPI.COMM_WORLD
-    try:
-        code = _cli_run(args, comm)
-    except RankFailure as e:
-        if comm.Get_rank() == 0:
-            _err(e.message)
-        code = 2 if e.input_error else 1
-    except BaseException as e:  # noqa: BLE001 - one rank failed alone: abort the job
-        msg = str(e) if isinstance(e, InputError) else \
-            f"error on rank {comm.Get_rank()}: {type(e).__name__}: {e}"
-        if os.environ.get("ASAPGRAPH_DEBUG", "") not in ("", "0"):
-            import traceback
-
-            traceback.print_exc()
-        _err(msg)
-        comm.Abort(2 if isinstance(e, InputError) else 1)
-        return 1
-    comm.Barrier()
-    MPI.Finalize()
-    return code
+    return run_on_world(_cli_run, args)
 
 
 def _cli_program(args, g):
