@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 
@@ -221,9 +220,10 @@ def add_distributed_options(p):
 
 
 def peak_rss_bytes():
-    """Peak resident set size of this process, in bytes (Linux reports KiB, macOS bytes)."""
-    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(r if sys.platform == "darwin" else r * 1024)
+    """Peak resident set size of this process, in bytes (see :mod:`asapgraph._rss`)."""
+    from ._rss import peak_rss_bytes as peak
+
+    return peak()
 
 
 def mpi_world_size_from_env(environ=None):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import resource
 import time
 from dataclasses import dataclass, field
 
@@ -72,7 +71,9 @@ class DistResult:
 
 
 def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    from .._rss import peak_rss_bytes
+
+    return peak_rss_bytes() / 2**20
 
 
 def _read_vector_file(path):

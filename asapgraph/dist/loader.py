@@ -46,18 +46,22 @@ _COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 MEM_TRACE = []
 
 
+def _peak_mb():
+    from .._rss import peak_rss_bytes
+
+    return peak_rss_bytes() / 2**20
+
+
 def _mem(label):
     """Record current and peak RSS after a loader phase (only when tracing; tests/benchmarks)."""
     if not os.environ.get("ASAPGRAPH_MEM_TRACE"):
         return
-    import resource
-
     try:
         with open("/proc/self/statm") as f:
             rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except OSError:  # pragma: no cover - not Linux
         rss = float("nan")
-    MEM_TRACE.append((label, rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0))
+    MEM_TRACE.append((label, rss, _peak_mb()))
 _NUM = re.compile(rb"[ \t,;]+")
 
 

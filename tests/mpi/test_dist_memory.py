@@ -1,6 +1,7 @@
 """Partitioned loading on 4 ranks: no rank holds the whole edge list (per-rank peak memory).
 
-Peaks are ``ru_maxrss`` (deterministic up to a few MB).  Every process starts from an
+Peaks are ``VmHWM`` (``asapgraph._rss``; ``ru_maxrss`` would inherit pytest's own size
+across exec), deterministic up to a few MB.  Every process starts from an
 import baseline (a plain interpreter with numpy + asapgraph; an MPI rank also has mpi4py
 and MPICH), so the comparison is of the growth above the baseline: a rank's share must be
 a clear fraction of what the single process needs for the same load + PageRank.
@@ -14,7 +15,7 @@ import pytest
 
 pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
-_RSS = "import resource;print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)"
+_RSS = "from asapgraph._rss import peak_rss_bytes;print(peak_rss_bytes()/2**20)"
 
 
 def _py(tmp_path, code, timeout=180):
