@@ -112,9 +112,9 @@ import numpy as np
 
 from ..errors import InputError
 from ..programs import _kernels as K
-from ..programs.base import COLLECT, COMBINERS, EDGE_OPS, Context, VertexProgram, \
+from ..programs.base import COMBINERS, EDGE_OPS, Context, VertexProgram, \
     combiner_identity, validate_program
-from ..programs.runner import ProgramResult
+from ..programs.runner import ProgramResult, _reduce_aggregates, _split_state, combine_rows
 from .comm import agree, allgatherv, alltoallv, gatherv, mpi
 from .partition import Partition, range_bounds
 
@@ -567,35 +567,10 @@ class _BSPMapper:
         else:
             from ..programs.runner import _numpy_edge_op
             msgs = _numpy_edge_op(op, x_src, ww)
-        has = np.diff(indptr) > 0
-        if comb == COLLECT:
-            return (indptr, msgs), has
-        uf = _ufunc(comb)
-        out = np.zeros(n, dtype=msgs.dtype)
-        if msgs.size:
-            out[has] = uf.reduceat(msgs, indptr[:-1][has])
-        if isinstance(comb, str):
-            out[~has] = combiner_identity(comb, msgs.dtype) if msgs.dtype.kind in "fi" else 0
-        elif uf.identity is not None:
-            out[~has] = uf.identity
-        return out, has
+        return combine_rows(comb, indptr, msgs, n)
 
 
 # ============================================================================ BSP engines
-
-
-def _split_state(out):
-    if isinstance(out, tuple) and len(out) == 2 and (
-            out[1] is None or (isinstance(out[1], np.ndarray) and out[1].dtype == np.bool_)):
-        return out[0], out[1]
-    return out, None
-
-
-def _reduce_aggregates(program, ctx, partial):
-    if not partial:
-        return {}
-    ops = getattr(program, "aggregators", {}) or {}
-    return {k: ctx.allreduce(v, ops.get(k, "sum")) for k, v in sorted(partial.items())}
 
 
 def _count(ctx, mask):

@@ -270,22 +270,31 @@ class _EdgeMapper:
             msgs = np.asarray(prog.message(self.ctx, x_src, ww))
         else:
             msgs = _numpy_edge_op(op, x_src, ww)
-        has = np.diff(indptr) > 0
-        if comb == COLLECT:
-            return (indptr, msgs), has
-        ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}.get(comb, comb)
-        out = np.zeros(n, dtype=msgs.dtype)
-        if msgs.size:
-            starts = indptr[:-1][has]
-            out[has] = ufunc.reduceat(msgs, starts)
-        if isinstance(comb, str):
-            out[~has] = combiner_identity(comb, msgs.dtype) if msgs.dtype.kind in "fi" else 0
-        elif ufunc.identity is not None:
-            out[~has] = ufunc.identity
-        return out, has
+        return combine_rows(comb, indptr, msgs, n)
 
 
 # ---------------------------------------------------------------------- helpers
+def combine_rows(comb, indptr, msgs, n):
+    """Combine per-edge ``msgs`` grouped in CSR rows ``indptr`` into one value per row.
+
+    Returns ``(combined, has)``: ``has[v]`` says whether row ``v`` got a message; rows
+    without one hold the combiner's identity.  ``comb == COLLECT`` returns
+    ``((indptr, msgs), has)`` untouched.  Shared by the single-process and MPI engines.
+    """
+    has = np.diff(indptr) > 0
+    if comb == COLLECT:
+        return (indptr, msgs), has
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}.get(comb, comb)
+    out = np.zeros(n, dtype=msgs.dtype)
+    if msgs.size:
+        out[has] = ufunc.reduceat(msgs, indptr[:-1][has])
+    if isinstance(comb, str):
+        out[~has] = combiner_identity(comb, msgs.dtype) if msgs.dtype.kind in "fi" else 0
+    elif ufunc.identity is not None:
+        out[~has] = ufunc.identity
+    return out, has
+
+
 def _split_state(out):
     """``state`` or ``(state, active)``: the second form needs a bool array (or None)."""
     if isinstance(out, tuple) and len(out) == 2 and (
@@ -298,7 +307,8 @@ def _reduce_aggregates(program, ctx, partial):
     if not partial:
         return {}
     ops = getattr(program, "aggregators", {}) or {}
-    return {k: ctx.allreduce(v, ops.get(k, "sum")) for k, v in partial.items()}
+    # sorted: every rank must reduce the aggregates in the same order
+    return {k: ctx.allreduce(v, ops.get(k, "sum")) for k, v in sorted(partial.items())}
 
 
 def _count(ctx, mask):
