@@ -9,9 +9,7 @@ from . import generators
 from .errors import InputError, NotConvergedError
 from .graph import Graph
 from .io import load_binary, load_graph, read_edges, save_binary
-from .output import write_values
 from .pagerank import PageRankResult, pagerank
-from .programs import ProgramResult, VertexProgram, run
 
 __all__ = [
     "__version__",
@@ -30,3 +28,24 @@ __all__ = [
     "save_binary",
     "write_values",
 ]
+
+#: Names imported on first use (PEP 562): output formatting and the vertex programs
+#: are not needed to load a graph and iterate (an MPI rank does only that), and cost
+#: about 2 MB resident to import.
+_LAZY = {"write_values": "output", "ProgramResult": "programs", "VertexProgram": "programs",
+         "run": "programs"}
+
+
+def __getattr__(name):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -63,6 +63,9 @@ def _mem(label):
         rss = float("nan")
     MEM_TRACE.append((label, rss, _peak_mb()))
 _NUM = re.compile(rb"[ \t,;]+")
+#: edges per block of the loops over a rank's edges: their temporaries (a few arrays of
+#: this many int64) stay around 1 MB, well under the edge arrays themselves
+_BLOCK = 1 << 16
 
 
 _MALLOC_TUNED = []
@@ -102,23 +105,25 @@ def _trim_malloc():
 
 
 def _parse_text(buf, path, line0, weighted, weight_col=2):
-    """Parse a text buffer of whole lines into ``(src, dst, w)``.
+    """Parse a buffer of whole lines (bytes or a uint8 array) into ``(src, dst, w)``.
 
     Uses the compiled parser of :mod:`asapgraph.io` (same rules and messages as the
-    single-process reader) when available, else :func:`_parse_text_numpy`.
+    single-process reader) straight on ``buf``, without copying it, into int32 ids
+    unless an id needs int64; without it, :func:`_parse_text_numpy`.
     """
     try:
         from ..io import _parse as iop
-        from ..io._text import feed_blocks
+        from ..io._text import display_name, error_message
     except ImportError:  # pragma: no cover - io without its compiled parser
-        return _parse_text_numpy(buf, path, line0, weighted, weight_col)
-    acc = iop.EdgeAccumulator(1, 2, (weight_col + 1) if weighted else 0, False)
-    for _ in feed_blocks(io.BytesIO(buf), acc, path, None, max(len(buf) + 1, 1 << 12),
-                         line_offset=line0 - 1):
-        pass
+        return _parse_text_numpy(bytes(buf), path, line0, weighted, weight_col)
+    if line0 == 1 and bytes(buf[:3]) == b"\xef\xbb\xbf":  # UTF-8 byte order mark
+        buf = b"   " + bytes(buf[3:])
+    acc = iop.EdgeAccumulator(1, 2, (weight_col + 1) if weighted else 0, True)
+    if len(buf) and acc.feed(buf, True) < 0:
+        line, msg = error_message(acc.error)
+        raise InputError(display_name(path), None if line is None else line + line0 - 1, msg)
     s, d, w = acc.take()
-    return (np.asarray(s, dtype=np.int64), np.asarray(d, dtype=np.int64),
-            None if not weighted else np.asarray(w, dtype=np.float64))
+    return s, d, (w if weighted else None)
 
 
 def _parse_text_numpy(buf, path, line0, weighted, weight_col=2):
@@ -444,8 +449,8 @@ def _read_compressed(path, comm, weighted, weight_col, chunk_bytes):
             comm.Recv([buf, MPI.UINT8_T], source=0, tag=TAG_CHUNK)
             if err is None:
                 try:
-                    parts.append(_narrow(_parse_text(buf.tobytes(), path, int(hdr[1]),
-                                                     weighted, weight_col)))
+                    parts.append(_narrow(_parse_text(buf, path, int(hdr[1]), weighted,
+                                                     weight_col)))
                 except InputError as e:
                     err = e
     agree(comm, err)
@@ -457,7 +462,7 @@ def _narrow(part):
     s, d, w = part
     s, d = np.asarray(s), np.asarray(d)
     if len(s) and max(int(s.max()), int(d.max())) < 2**31 - 1 and min(int(s.min()), int(d.min())) >= 0:
-        s, d = s.astype(np.int32), d.astype(np.int32)
+        s, d = s.astype(np.int32, copy=False), d.astype(np.int32, copy=False)
     else:
         s, d = s.astype(np.int64, copy=False), d.astype(np.int64, copy=False)
     return s, d, None if w is None else np.asarray(w, dtype=np.float64)
@@ -498,13 +503,22 @@ class IdMap:
     def original(self, dense):
         """Original ids of arbitrary dense ids (collective)."""
         dense = np.asarray(dense, dtype=np.int64)
-        order = np.argsort(dense, kind="stable")
-        ds = dense[order]
-        dest = np.searchsorted(self.bases, ds, side="right") - 1
-        counts = np.bincount(dest, minlength=self.comm.Get_size())
+        order = None  # owned ids come sorted: no permutation (peak memory)
+        if len(dense) > 1 and not bool((dense[1:] >= dense[:-1]).all()):
+            order = np.argsort(dense, kind="stable")
+        ds = dense if order is None else dense[order]
+        # rank r answers for [bases[r], bases[r+1]) (an empty block shares the next base)
+        cuts = np.searchsorted(ds, self.bases, side="left")
+        counts = np.diff(np.append(cuts, len(ds)))
         q, qc = alltoallv(self.comm, ds, counts)
-        ans = self.block[q - self.base]
+        del ds
+        q -= self.base
+        ans = self.block[q].astype(np.int64, copy=False)
+        del q
         back, _ = alltoallv(self.comm, ans, qc)
+        del ans
+        if order is None:
+            return back
         out = np.empty_like(dense)
         out[order] = back
         return out
@@ -546,10 +560,11 @@ def map_ids(comm, edges):
     del ans, recv
     _mem("mi:dense_u")
 
-    def lookup(a):  # in blocks: bounded int64 temporaries
-        out = np.empty(len(a), dtype=vdt)
-        for i in range(0, len(a), 1 << 20):
-            out[i:i + (1 << 20)] = dense_u[np.searchsorted(uniq, a[i:i + (1 << 20)])]
+    def lookup(a):  # in place when the dtype allows; blocks bound the int64 temporaries
+        out = a if a.dtype == vdt and a.flags.owndata and a.flags.writeable else \
+            np.empty(len(a), dtype=vdt)
+        for i in range(0, len(a), _BLOCK):
+            out[i:i + _BLOCK] = dense_u[np.searchsorted(uniq, a[i:i + _BLOCK])]
         return out
 
     s = lookup(src)
@@ -595,10 +610,9 @@ class LocalGraph:
         bnd = np.zeros(self.nloc, dtype=bool)
         for mp in self.in_maps:
             bnd[mp] = True
-        rem = self.tgt >= self.nloc
-        if rem.any():
-            src_of = np.repeat(np.arange(self.nloc), np.diff(self.indptr))
-            bnd[src_of[rem]] = True
+        for a in range(0, self.mloc, _BLOCK):  # sources of edges to remote slots
+            e = a + np.flatnonzero(self.tgt[a:a + _BLOCK] >= self.nloc)
+            bnd[np.searchsorted(self.indptr, e, side="right") - 1] = True
         return {"vertices": int(self.nloc), "edges": int(self.mloc),
                 "boundary_vertices": int(bnd.sum()),
                 "remote_slots": int(self.nslots),
@@ -620,7 +634,7 @@ def _alltoallv_into(comm, sendbuf, sendcounts, recvcounts, out):
                    [out, (recvcounts, rdis), t])
 
 
-def _shuffle(comm, part, arrays, chunk=1 << 18):
+def _shuffle(comm, part, arrays, chunk=_BLOCK):
     """Send every edge to the owner of its source in bounded rounds; collective.
 
     ``arrays`` (``[src, dst]`` or ``[src, dst, w]``, aligned) is emptied here.  Each
@@ -685,7 +699,7 @@ def build_local(comm, part, edges, n, weighted):
     lg.m = int(comm.allreduce(mloc, op=MPI.SUM))
     lg.owned = part.owned(me)
     lg.nloc = nloc = len(lg.owned)
-    C = 1 << 20
+    C = _BLOCK
     # local source index, in place (values < nloc fit the id dtype)
     for a in range(0, mloc, C):
         s[a:a + C] = part.local_index(me, s[a:a + C], lg.owned)
@@ -712,6 +726,7 @@ def build_local(comm, part, edges, n, weighted):
         del x, loc, t
     del d, ukey, slot_of
     _mem("bl:slots")
+    _trim_malloc()  # the blocks' temporaries: not resident under the CSR build (the peak)
     deg = np.bincount(s, minlength=nloc).astype(np.int64)
     coef_u = None
     if weighted:  # coefficient per edge before sorting: w / out-weight of its source

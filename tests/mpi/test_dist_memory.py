@@ -1,13 +1,16 @@
 """Partitioned loading on 4 ranks: no rank holds the whole edge list (per-rank peak memory).
 
 Peaks are ``VmHWM`` (``asapgraph._rss``; ``ru_maxrss`` would inherit pytest's own size
-across exec), deterministic up to a few MB.  Every process starts from an
-import baseline (a plain interpreter with numpy + asapgraph; an MPI rank also has mpi4py
-and MPICH), so the comparison is of the growth above the baseline: a rank's share must be
-a clear fraction of what the single process needs for the same load + PageRank.
+across exec), deterministic up to a few MB; a rank's covers the whole run (load, PageRank,
+the result gathered on rank 0).  Every process starts from an import baseline (a plain
+interpreter with numpy + asapgraph; an MPI rank also has mpi4py and MPICH, started with
+the launcher's environment, :func:`asapgraph.dist.launch.rank_env`).  Both comparisons
+are asserted: the largest rank's peak against the single process's, in absolute terms,
+and its growth above the baseline against the single process's growth.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -33,11 +36,17 @@ def _single_peak(tmp_path, source):
 
 
 def _rank_baseline(mpirun):
+    from asapgraph.dist.launch import find_mpiexec, rank_env
+
     code = ("from mpi4py import MPI;import numpy;import asapgraph.cli, asapgraph.dist.api, "
-            "asapgraph.dist.loader, asapgraph.dist.bsp;MPI.COMM_WORLD.Barrier();" + _RSS)
-    r = mpirun(1, [sys.executable, "-c", code], timeout=120)
+            "asapgraph.dist.loader, asapgraph.dist.bsp;MPI.COMM_WORLD.Barrier();"
+            "import sys;from asapgraph._rss import peak_rss_bytes;"
+            "sys.stdout.write(f'<{peak_rss_bytes()/2**20}>')")
+    r = mpirun(4, [sys.executable, "-c", code], timeout=120, env=rank_env(find_mpiexec()))
     assert r.returncode == 0, r.stderr[-3000:]
-    return float(r.stdout.split()[-1])
+    peaks = [float(x) for x in re.findall(r"<([0-9.]+)>", r.stdout)]
+    assert len(peaks) == 4, r.stdout
+    return max(peaks)
 
 
 def _four_ranks(tmp_path, source):
@@ -68,9 +77,11 @@ def test_cnr2000_four_ranks_peak_memory(tmp_path, shared, mpirun):
     m = js["edges"]
     assert sum(q["edges"] for q in per) == m == 3_216_152
     assert max(q["edges"] for q in per) < 0.5 * m
-    # measured: growth ~0.6x of the single process (~35 vs ~57 MB); absolute 83 vs 104 MB
-    assert top - rbase < 0.75 * (single - sbase)
-    assert top < single
+    # measured: largest rank 66-69 MB vs single process 97-104 MB (0.65-0.70x; before the
+    # loader and launcher work: 82 MB reported, 89 MB true peak); growth above the
+    # baseline ~25 vs ~72 MB (0.33-0.37x)
+    assert top <= 0.75 * single
+    assert top - rbase < 0.45 * (single - sbase)
 
 
 def test_rmat20_four_ranks_peak_memory(tmp_path, mpirun):
@@ -79,6 +90,7 @@ def test_rmat20_four_ranks_peak_memory(tmp_path, mpirun):
     js = _four_ranks(tmp_path, "rmat:20")
     top = _report("rmat:20", sbase, single, rbase, js)
     assert sum(q["edges"] for q in js["per_rank"]) == js["edges"] == 16 * 2**20
-    # measured: growth ~0.48x of the single process (~100 vs ~208 MB)
-    assert top - rbase < 0.6 * (single - sbase)
-    assert top < 0.75 * single
+    # measured: largest rank ~135 MB vs single process ~253 MB (0.53x); growth ~93 vs
+    # ~225 MB (0.41x)
+    assert top <= 0.6 * single
+    assert top - rbase < 0.5 * (single - sbase)
