@@ -193,9 +193,15 @@ def add_distributed_options(p):
     g.add_argument("--fanout", type=_positive_int, default=2, metavar="F",
                    help="asap: fan-out of the stochastic reduction")
     g.add_argument("--window", type=_positive_int, default=1, metavar="W",
-                   help="asap: iterations a process may run ahead of the slowest one")
+                   help="asap: un-ACKed messages allowed per peer (NOTIFY-ACK flow control)")
     g.add_argument("--approx", type=_nonneg_float, default=0.0, metavar="EPS",
-                   help="asap: skip sending updates smaller than EPS (0: exact)")
+                   help="asap: a peer's buffer holding less than EPS x the residual per peer "
+                        "waits (fewer, larger messages; flushed before the end, so the answer "
+                        "does not change; 0: send at once)")
+    g.add_argument("--asap-form", choices=("jacobi", "push"), default="jacobi",
+                   help="asap PageRank local solver: jacobi (signed delta sweeps, teleport and "
+                        "dangling mass spread by the messages; default) or push (leaky "
+                        "Gauss-Seidel residual push)")
     g.add_argument("--seed", type=_nonneg_int, default=0, metavar="S",
                    help="seed of the randomised parts (asap reduction order)")
     g.add_argument("--mpiexec", default=None, metavar="PATH",

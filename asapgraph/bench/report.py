@@ -46,9 +46,10 @@ def _table(head, rows):
 def headline_rows(records, group="rq1", level=TARGET):
     """Per (graph, ranks, network): BSP vs ASAP time and bytes to ``level``.
 
-    BSP time is when its true error first is ``<= level``; ASAP time is when its certified
-    bound first is ``<= level`` (runs with ``tol == level``); bytes likewise (BSP: the
-    supersteps needed, ASAP: the whole run to ``tol``).
+    Both times are when the true error gets (and stays) ``<= level`` (BSP: replayed
+    iterates; ASAP: value snapshots, runs with ``tol == level``), bytes are those sent by
+    then; ``asap_bound_seconds`` is when ASAP's certified bound gets there and
+    ``asap_run_bytes`` the bytes of its whole run (termination included).
     """
     key = level_key(level)
     cells = defaultdict(lambda: {"bsp": [], "asap": []})
@@ -62,7 +63,7 @@ def headline_rows(records, group="rq1", level=TARGET):
         bt = _med([(r.get("time_to_error") or {}).get(key) for r in b])
         at = _med([(r.get("time_to_error") or {}).get(key) for r in a])
         bb = _med([(r.get("bytes_to_error") or {}).get(key) for r in b])
-        ab = _med([r.get("bytes_sent") for r in a])
+        ab = _med([(r.get("bytes_to_error") or {}).get(key) for r in a])
         # BSP edge work to the level: supersteps needed x edges per superstep
         be = []
         for r in b:
@@ -74,6 +75,8 @@ def headline_rows(records, group="rq1", level=TARGET):
             "graph": g, "ranks": K, "network": net, "n": (b or a or [{}])[0].get("n"),
             "m": (b or a or [{}])[0].get("m"), "bsp_seconds": bt, "asap_seconds": at,
             "asap_wall": _med([r.get("seconds") for r in a]),
+            "asap_bound_seconds": _med([(r.get("time_to_bound") or {}).get(key) for r in a]),
+            "asap_run_bytes": _med([r.get("bytes_sent") for r in a]),
             "speedup": (bt / at) if bt and at else None,
             "bsp_bytes": bb, "asap_bytes": ab,
             "bytes_ratio": (bb / ab) if bb and ab else None,
@@ -123,8 +126,8 @@ def _headline_md(records):
     if not rows:
         return "_No RQ1 runs in these records._\n"
     head = ["graph", "ranks", "network", f"BSP s to {TARGET:g}", f"ASAP s to {TARGET:g}",
-            "speedup", "BSP MB", "ASAP MB", "bytes BSP/ASAP", "ASAP final L1 err (max)",
-            "targets"]
+            "speedup", "BSP MB", "ASAP MB", "bytes BSP/ASAP",
+            f"ASAP s to bound {TARGET:g} / run MB", "ASAP final L1 err (max)", "targets"]
     body = []
     notes = []
     for r in rows:
@@ -133,8 +136,9 @@ def _headline_md(records):
                        for name, ok, val in v)
         body.append([r["graph"], r["ranks"], r["network"], _f(r["bsp_seconds"]),
                      _f(r["asap_seconds"]), _f(r["speedup"], ".2f"), _mb(r["bsp_bytes"]),
-                     _mb(r["asap_bytes"]), _f(r["bytes_ratio"], ".2f"), _f(r["asap_error"], ".1e"),
-                     tg])
+                     _mb(r["asap_bytes"]), _f(r["bytes_ratio"], ".2f"),
+                     f"{_f(r['asap_bound_seconds'])} / {_mb(r['asap_run_bytes'])}",
+                     _f(r["asap_error"], ".1e"), tg])
         if any(ok is False for _, ok, _ in v):
             notes.append(f"* {r['graph']}, network {r['network']}: not reached. {_why(r)}.")
         if any(ok is None for _, ok, _ in v):
@@ -166,7 +170,7 @@ def _rq2(records):
         rows.append([r["graph"], r["network"], _mb(r["bsp_bytes"]), _mb(r["asap_bytes"]),
                      _f(r["bytes_ratio"], ".2f"), _f(r["bsp_wait"]), _f(r["asap_wait"]),
                      _f(r["bsp_edges"], ".3g"), _f(r["asap_edges"], ".3g")])
-    t1 = _table(["graph", "network", "BSP MB to 1e-6", "ASAP MB (run to 1e-6)", "ratio",
+    t1 = _table(["graph", "network", "BSP MB to 1e-6", "ASAP MB to 1e-6", "ratio",
                  "BSP wait s (sum over ranks)", "ASAP wait s", "BSP edges to 1e-6",
                  "ASAP edges"], rows) if rows else "_No RQ1 runs._"
     fan = []
@@ -348,15 +352,18 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
         "`none` are the real, unemulated numbers.",
         "* PageRank alpha 0.85, uniform teleport, networkx semantics. Error = L1 distance of the "
         "full rank vector to a single-process reference solved to L1 change 1e-13.",
-        "* **Time to error**: BSP = time of the first superstep whose iterate's *true* L1 error is "
-        "below the level (BSP is power iteration; the error of each iterate is replayed with "
-        "scipy). ASAP = time from which its error *bound* (from the termination waves) stays "
-        "below the level for the rest of the run; its true error is lower, so this favours BSP. "
-        "(Intermediate wave bounds sum the ranks' residuals at slightly different moments, so "
-        "they can dip and rise; only the final bound is certified by the exact termination.) Times start after the "
-        "graph is loaded and partitioned (loading is excluded and reported separately in the JSON).",
-        "* **Bytes**: BSP = bytes of the supersteps needed to reach the level; ASAP = all bytes of "
-        "the run to `tol` (data, ACKs, headers).",
+        "* **Time to error**, both modes the *true* L1 error: BSP = time of the first superstep "
+        "whose iterate is below the level (BSP is power iteration; the error of each iterate is "
+        "replayed with scipy). ASAP = time of the first value snapshot (x / sum(x), taken by "
+        "every rank when a termination wave completes, up to 32 per run) from which the error "
+        "stays below the level. The headline also shows when ASAP's *certified bound* (what "
+        "its termination waits for) gets there; intermediate wave bounds sum the ranks' "
+        "residuals at slightly different moments, so only the final bound is certified. "
+        "Times start after the graph is loaded and partitioned (loading is excluded and "
+        "reported separately in the JSON).",
+        "* **Bytes**: bytes sent until the level is reached (data, ACKs, headers); BSP = the "
+        "supersteps needed, ASAP = by the snapshot that reached it (the whole run to `tol`, "
+        "termination included, is in the headline too).",
         "* Medians over repetitions; failed, timed-out or skipped runs are listed under Failures.",
         "* The benchmark worker loads and partitions each graph once per job and reuses it "
         "for the job's runs (see benchmarks/README.md).",

@@ -12,10 +12,12 @@ Rationale
   ``k``-th power iterate (see :mod:`.reference`), so ``time_to_error[L]`` is the time of
   the first trace sample whose superstep has error ``<= L`` and ``bytes_to_error[L]`` is
   ``k`` supersteps' worth of bytes (BSP sends the same messages every superstep).  For
-  ASAP, ``time_to_error[L]`` is the first trace sample from which its error *bound* stays
-  ``<= L`` to the end of the run (the true error is smaller, so this is pessimistic for
-  ASAP; intermediate wave bounds are not consistent snapshots, hence "stays"), and
-  ``bytes_to_error`` is the run's total when its final bound is ``<= L`` (an upper bound).
+  ASAP the engine keeps up to 32 snapshots of ``x / sum(x)`` taken when termination
+  waves complete (``value_trace``); ``time_to_error[L]`` is the first snapshot from which
+  the true error stays ``<= L`` (snapshots of different ranks are taken at slightly
+  different moments, hence "stays") and ``bytes_to_error[L]`` the bytes sent by then.
+  ``time_to_bound[L]`` is the same for the certified bound of the waves (what the
+  engine's own termination sees; it is >= the true error).
 * *Records* carry the spec, the engine's accounting (rounds, messages, bytes, wait
   time, spectral gap, peak RSS per rank), the final L1 error against the reference, the
   machine and the versions.
@@ -200,6 +202,10 @@ def score_record(rec, ref):
             e = float(traj[k - 1]) if k - 1 < len(traj) else float(traj[-1])
             err_trace.append([t, e, per_step * k])
         rec["error_kind"] = "true L1 error of the superstep's iterate (power-iteration replay)"
+    elif rec.get("true_trace"):
+        err_trace = [list(s) for s in rec["true_trace"]]
+        rec["error_kind"] = ("true L1 error of x/sum(x) in value snapshots taken when "
+                             "termination waves complete")
     else:
         for t, b in trace:
             err_trace.append([t, b, None])
@@ -218,13 +224,22 @@ def score_record(rec, ref):
         key = level_key(L)
         hit = next((s for s, mx in zip(err_trace, suffix_max) if mx <= L), None)
         tte[key] = None if hit is None else hit[0]
-        if rec.get("mode") == "bsp":
-            bte[key] = None if hit is None else hit[2]
+        if hit is not None and hit[2] is not None:
+            bte[key] = hit[2]
         else:
-            ok = rec.get("residual", np.inf) <= L
+            ok = hit is not None and rec.get("residual", np.inf) <= L
             bte[key] = rec.get("bytes_sent") if ok else None
     rec["time_to_error"] = tte
     rec["bytes_to_error"] = bte
+    if rec.get("mode") != "bsp":  # also: when the certified bound gets (and stays) there
+        bmax, tb = -np.inf, {}
+        for t, b in reversed(trace):
+            bmax = max(bmax, b)
+            for L in LEVELS:
+                if bmax <= L:
+                    tb[level_key(L)] = t
+        rec["time_to_bound"] = {level_key(L): tb.get(level_key(L)) for L in LEVELS}
+    rec.pop("true_trace", None)
     rec["error_trace"] = _thin(err_trace, 400)
     rec.pop("trace", None)
     return rec

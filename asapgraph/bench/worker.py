@@ -77,6 +77,9 @@ def _record(cfg, res, ref, wall):
         ids, x = ref
         if len(ids) == len(res.ids) and np.array_equal(ids, res.ids):
             rec["final_error"] = float(np.abs(res.ranks - x).sum())
+            # ASAP: true error of the value snapshots taken at termination waves
+            rec["true_trace"] = [[float(t), float(np.abs(v - x).sum()), int(b)]
+                                 for t, v, b in st.get("value_trace", [])]
         else:
             rec["final_error"] = None
             rec["error"] = (f"vertex ids differ from the reference ({len(res.ids)} vs "

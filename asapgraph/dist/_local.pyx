@@ -45,7 +45,7 @@ Framework for Delta-based Accumulative Iterative Computation", IEEE TPDS 25(8),
 FOCS 2006 (residual push); Zhu, Chen, Zheng, Ma, "Gemini: A Computation-Centric
 Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
 from libc.math cimport fabs, nextafterf
 
 
@@ -137,6 +137,61 @@ def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const doubl
     return npush, nedge, leak, rmax, rsum
 
 
+def jacobi_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[::1] coef,
+                double[::1] x, double[::1] acc, double[::1] rs, const uint8_t[::1] dangling,
+                double alpha, double pend_p, const double[::1] bq_p,
+                double pend_d, const double[::1] bq_d, double theta=0.0):
+    """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
+
+    The residual of ``u`` is ``acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]`` (pool mass
+    received for this rank, spread along its share of the teleport / dangling
+    distributions, each normalised to sum 1).  Every non-zero residual is moved into
+    ``x`` and ``alpha * r[u] * coef[e]`` is added to each target (local residual or
+    outgoing slot).  Residuals are snapshotted into ``rs`` first, so mass reaching a local
+    vertex in this sweep is pushed in the next one (Jacobi: in lockstep, power iteration).
+    A residual with ``|r[u]| <= min(theta, max|r| / 2)`` is not pushed: it stays in
+    ``acc[u]`` and keeps combining with later contributions (the cap guarantees progress).
+    The rest of each pushed residual -- ``(1 - alpha) r[u]`` (teleport) and, for a
+    dangling ``u``, ``alpha r[u]`` -- goes to the pools the caller spreads over the ranks.
+
+    Returns
+    -------
+    (int, float, float, float, float)
+        Edges visited, dangling pool ``alpha sum r[u]`` over dangling ``u``, ``sum r``
+        pushed, ``sum |r|`` pushed, ``sum |acc[:n]|`` after the sweep.
+    """
+    cdef Py_ssize_t n = x.shape[0], u
+    cdef int64_t e, nedge = 0
+    cdef double ru, a, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
+    with nogil:
+        for u in range(n):
+            ru = acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]
+            rs[u] = ru
+            acc[u] = 0.0
+            if fabs(ru) > rmax:
+                rmax = fabs(ru)
+        if theta > 0.5 * rmax:
+            theta = 0.5 * rmax
+        for u in range(n):
+            ru = rs[u]
+            if fabs(ru) <= theta:
+                acc[u] += ru
+                continue
+            x[u] += ru
+            pushed += ru
+            pushed_abs += fabs(ru)
+            a = alpha * ru
+            if dangling[u]:
+                dp += a
+                continue
+            nedge += indptr[u + 1] - indptr[u]
+            for e in range(indptr[u], indptr[u + 1]):
+                acc[tgt[e]] += a * coef[e]
+        for u in range(n):
+            left += fabs(acc[u])
+    return nedge, dp, pushed, pushed_abs, left
+
+
 def scatter_add(double[::1] acc, const int64_t[::1] idx, const double[::1] vals):
     """``acc[idx[s]] += vals[s]`` for every slot ``s``; returns ``sum(vals)``."""
     cdef Py_ssize_t m = idx.shape[0], s
@@ -203,8 +258,8 @@ def scatter_add_sparse(double[::1] acc, const int64_t[::1] mp, const int32_t[::1
 def pack_f32(double[::1] seg, float[::1] vals, int32_t[::1] idx, bint sparse):
     """Quantise ``seg`` to float32 with error feedback, in place.
 
-    Each sent value is ``v`` rounded toward zero to float32 (so it never exceeds ``v``);
-    the remainder ``v - f`` (>= 0, below ``2**-23 v``) stays in ``seg``, where it keeps
+    Each sent value is ``v`` rounded toward zero to float32 (so ``|f| <= |v|``); the
+    remainder ``v - f`` (same sign as ``v``, below ``2**-23 |v|``) stays in ``seg``, where it keeps
     combining with later contributions: the mass accounting stays exact and the
     residuals non-negative.  Dense: ``vals[s]`` for every slot; sparse: the non-zero
     slots as ``(idx, vals)``.
@@ -223,7 +278,7 @@ def pack_f32(double[::1] seg, float[::1] vals, int32_t[::1] idx, bint sparse):
             if sparse and v == 0.0:
                 continue
             f = <float>v
-            if <double>f > v:
+            if fabs(<double>f) > fabs(v):  # round toward zero (either sign)
                 f = nextafterf(f, 0.0)
             seg[s] = v - <double>f
             vals[k] = f
@@ -250,4 +305,85 @@ def scatter_add_f32(double[::1] acc, const int64_t[::1] mp, const int32_t[::1] i
             for i in range(k):
                 acc[mp[i]] += <double>vals[i]
                 tot += <double>vals[i]
+    return tot
+
+
+def pack_q16(double[::1] seg, int16_t[::1] vals, int32_t[::1] idx, bint sparse):
+    """Quantise ``seg`` to 16-bit integers of a per-message step, with error feedback.
+
+    ``step = max|seg| / 32767``; each slot sends ``q = trunc(v / step)`` (toward zero,
+    corrected so that ``|q * step| <= |v|``), and the remainder ``v - q * step`` (same sign
+    as ``v``, exact by Sterbenz's lemma when ``q != 0``) stays in ``seg``: values below one
+    step wait in the buffer until they have grown, nothing is lost.  The receiver adds
+    ``q * step`` computed the same way, so both sides agree bit for bit.  Dense: ``vals[s]``
+    for every slot; sparse: the slots with ``q != 0`` as ``(idx, vals)``.
+
+    Returns
+    -------
+    (int, float)
+        Number of values written and ``step`` (0 when ``seg`` is all zero).
+    """
+    cdef Py_ssize_t m = seg.shape[0], s, k = 0
+    cdef double v, step, big = 0.0, sent
+    cdef long q
+    with nogil:
+        for s in range(m):
+            if fabs(seg[s]) > big:
+                big = fabs(seg[s])
+        step = big / 32767.0
+        if step > 0.0:
+            for s in range(m):
+                v = seg[s]
+                q = <long>(v / step)
+                if q > 32767:
+                    q = 32767
+                elif q < -32767:
+                    q = -32767
+                sent = <double>q * step
+                while fabs(sent) > fabs(v):
+                    q = q - 1 if q > 0 else q + 1
+                    sent = <double>q * step
+                if sparse and q == 0:
+                    continue
+                seg[s] = v - sent
+                vals[k] = <int16_t>q
+                if sparse:
+                    idx[k] = <int32_t>s
+                k += 1
+        elif not sparse:
+            for s in range(m):
+                vals[s] = 0
+            k = m
+    return k, step
+
+
+def count_q16(const double[::1] seg):
+    """Number of slots ``pack_q16`` would send in sparse form (``|v| >= max|v| / 32767``)."""
+    cdef Py_ssize_t m = seg.shape[0], s, k = 0
+    cdef double big = 0.0, step
+    with nogil:
+        for s in range(m):
+            if fabs(seg[s]) > big:
+                big = fabs(seg[s])
+        step = big / 32767.0
+        if step > 0.0:
+            for s in range(m):
+                if fabs(seg[s]) >= step:
+                    k += 1
+    return k
+
+
+def scatter_add_q16(double[::1] acc, const int64_t[::1] mp, const int32_t[::1] idx,
+                    const int16_t[::1] vals, double step, bint sparse):
+    """``acc[mp[..]] += vals[i] * step`` (dense or sparse); returns the mass added."""
+    cdef Py_ssize_t k = vals.shape[0], i
+    cdef double tot = 0.0, v
+    with nogil:
+        for i in range(k):
+            v = <double>vals[i] * step
+            if sparse:
+                acc[mp[idx[i]]] += v
+            else:
+                acc[mp[i]] += v
+            tot += v
     return tot

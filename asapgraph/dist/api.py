@@ -146,7 +146,8 @@ def _local_vector(comm, spec, orig, name):
 def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1e-6,
              max_iter=100, personalization=None, dangling=None, weighted=False,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
-             debug_mass=False, weight_col=2, chunk_bytes=1 << 21, progress=None):
+             debug_mass=False, weight_col=2, chunk_bytes=1 << 21, progress=None,
+             asap_form="jacobi", value_trace=False):
     """Distributed PageRank over an mpi4py communicator (collective).
 
     Parameters
@@ -179,6 +180,17 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
         Seed of the ASAP communication schedule (and of generator specs without one).
     debug_mass : bool
         ASAP: check mass conservation on consistent snapshots during the run.
+    asap_form : {"jacobi", "push"}
+        ASAP local solver (see :mod:`asapgraph.dist.asap`): signed delta Jacobi sweeps
+        of the Google matrix (default; converges like power iteration) or the leaky
+        Gauss-Seidel residual push (fewer edges on graphs with locality, slow on
+        expander-like graphs).  Both certify the same error bound.
+    value_trace : bool
+        ASAP, for benchmarks: keep up to 32 snapshots of the normalised values, taken
+        when termination waves complete, and return them on rank 0 as
+        ``stats["value_trace"]``: ``(seconds, values by id, bytes sent so far)``, so the
+        true error can be drawn against time (costs a copy of the local values per
+        snapshot).
 
     Returns
     -------
@@ -215,6 +227,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     dvec = _local_vector(comm, dangling, lg.orig, "dangling")
     emu = Emulator(emulation, me, K)
     st = RankStats(me)
+    if value_trace and mode == "asap":
+        st.snaps = []
     comm.Barrier()
     t0 = time.perf_counter()
     extra = {}
@@ -228,21 +242,52 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
 
         x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
                                             fanout=fanout, window=window, approx=approx,
-                                            seed=seed, debug_mass=debug_mass)
+                                            seed=seed, debug_mass=debug_mass, form=asap_form)
     seconds = time.perf_counter() - t0
+    lay, m, orig = lg.stats(), lg.m, lg.orig
+    if not isinstance(source, LoadedGraph):  # this call's own graph: free it before the gather
+        del lg, p, dvec
+    ids = gatherv(comm, orig)
+    vals = gatherv(comm, x)
+    del orig, x
+    snaps = _gather_snaps(comm, st.snaps, ids) if st.snaps is not None else None
+    st.snaps = None
+    if me == 0:
+        ids, vals = _by_id(ids, vals)
+    # the peak covers the whole run, the gathered result on rank 0 included
     st.extra.update({"emulated_delay_seconds": emu.delay_s, "straggler_sleep_seconds": emu.sleep_s,
                      "peak_rss_mb": _peak_rss_mb(), "load_seconds": t_load})
-    lay = lg.stats()
-    extra.update({"partition": part.kind, "n": n, "m": lg.m, "alpha": alpha, "tol": tol,
+    extra.update({"partition": part.kind, "n": n, "m": m, "alpha": alpha, "tol": tol,
                   "iterations": its, "converged": bool(conv), "residual": float(res),
                   "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
                   "load_seconds": t_load})
     stats = gather_stats(comm, st, lay, mode, seconds, extra)
-    ids = gatherv(comm, lg.orig)
-    vals = gatherv(comm, x)
     if me == 0:
-        o = np.argsort(ids, kind="stable")
-        ids, vals = ids[o], vals[o]
         stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])
+        if snaps is not None:
+            stats["value_trace"] = snaps
         return DistResult(vals, ids, its, bool(conv), float(res), stats)
     return DistResult(None, None, its, bool(conv), float(res), {})
+
+
+def _gather_snaps(comm, snaps, ids):
+    """Rank 0: ``[(seconds, values by id, total bytes), ...]`` of the value snapshots."""
+    order = None
+    if comm.Get_rank() == 0 and len(ids) > 1 and not bool((ids[1:] > ids[:-1]).all()):
+        order = np.argsort(ids, kind="stable")
+    out = []
+    for t, xs, nbytes in snaps:  # the same number of snapshots on every rank
+        v = gatherv(comm, xs)
+        tb = comm.reduce(nbytes, root=0)
+        if comm.Get_rank() == 0:
+            out.append((t, v if order is None else v[order], int(tb)))
+    return out
+
+
+def _by_id(ids, vals):
+    """``(ids, vals)`` ordered by id; no copy when they already are (range partition:
+    ranks hold increasing id ranges, each in increasing order)."""
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return ids, vals
+    o = np.argsort(ids, kind="stable")
+    return ids[o], vals[o]

@@ -1,43 +1,70 @@
-"""ASAP PageRank: asynchronous residual push with NOTIFY-ACK, stochastic reduce, exact termination.
+"""ASAP PageRank: asynchronous delta push with NOTIFY-ACK, stochastic reduce, exact termination.
 
 Rationale
 ---------
-*Program form.*  Maiter-style delta (residual) push, which makes order and staleness
-irrelevant to the fixed point.  Each owned vertex has a value ``x`` (absorbed mass) and
-a residual ``r``, initially ``x = 0, r = (1 - alpha) b`` (``b`` = personalization).
-Pushing ``u`` moves ``r_u`` into ``x_u`` and sends ``alpha r_u w_uv / outw_u`` to every
-out-neighbour ``v`` -- into ``r_v`` when ``v`` is local, else into the slot of ``v`` in
-the per-peer outgoing buffer, where it is *combined* (summed) with earlier contributions.
-A contribution is never dropped, only delayed or combined.  The pushed mass of a
-dangling vertex leaves the system ("leaks"); the fixed point of this process is
-``y = (1 - alpha) b (I - alpha W)^-1`` and, when the dangling distribution is the
-personalization vector (networkx's default), the PageRank vector is exactly
-``x = y / sum(y)``.  So no global dangling mass has to travel at all; the only global
-quantity needed, ``sum(y)``, comes from one reduction after termination.  For an
-explicit dangling vector ``d != b`` a second solve with ``b = d`` gives ``z`` and
-``x = y + alpha s z / (1 - alpha)`` with ``s = (y.delta) / (1 - alpha/(1-alpha) z.delta)``.
+*Program forms.*  Both are Maiter-style delta (residual) pushes, so order, delays and
+combining never change the fixed point.  Each owned vertex has a value ``x`` and a
+residual ``r``; pushing ``u`` moves ``r_u`` into ``x_u`` and sends ``alpha r_u w_uv /
+outw_u`` to every out-neighbour ``v`` -- into ``r_v`` when ``v`` is local, else into the
+slot of ``v`` in the per-peer outgoing buffer, where it is *combined* (summed) with
+earlier contributions.  A contribution is never dropped, only delayed or combined.
 
-*Invariant (mass conservation).*  ``sum(x) + (sum(r) + buffered + in_flight + leaked) /
-(1 - alpha) = 1`` at every consistent cut; ``debug_mass=True`` checks it on blocking
-snapshots taken every few termination waves (the only blocking collective, debug only).
-All quantities are non-negative, so the still-unabsorbed mass
-``E = (sum r + buffered + in_flight) / (1 - alpha)`` bounds ``||y - x_abs||_1`` and the
-L1 error of the normalised vector by ``2 E / sum(x_abs)``.
+* ``jacobi`` (default): the eigenvector form ``x = G x`` of the Google matrix
+  ``G = alpha (W^T + bdang d^T) + (1 - alpha) b 1^T`` (``b`` the personalization, ``bdang``
+  the dangling distribution, ``d`` the dangling indicator).  Start ``x = 1/n`` and
+  ``r = G x - x`` (one push of ``x``), so ``sum r = 0``.  A push of ``u`` also sends
+  ``(1 - alpha) r_u`` (teleport) and, for a dangling ``u``, ``alpha r_u`` into two *pools*
+  that are spread along ``b`` and ``bdang``: each rank's share (``sum b`` over its
+  vertices) rides as a header scalar on the next message to that rank, so every rank
+  that holds part of ``b`` is a peer.  Nothing is absorbed: ``sum r`` stays 0, ``x`` keeps
+  ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
+  Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
+  this is exactly power iteration), run once every in-peer has delivered since the last
+  sweep or after ``patience`` (3) x the last sweep's duration.  Residuals below
+  ``0.1 R / n`` (``R`` the global residual of the last wave; capped at half the local
+  maximum, so a sweep always makes progress) wait and combine.
+  Why this form: delays shift mass between the residuals and the buffers/pools; when
+  the process absorbs mass (the leaky form below) such a lag excites a mode that decays
+  at ~``alpha`` per sweep (on rmat the leaky process needed 3-8x BSP's edge work), while
+  here the lag only moves mass that is conserved, and the mass mode decays like
+  ``(-(1-alpha))^t``.  Measured with one rank: 18 sweeps vs 15 for power iteration on
+  rmat:18 (the certified bound needs a few more than the true error).
+* ``push``: Gauss-Seidel residual push from ``x = 0, r = (1 - alpha) b`` in which the
+  pushed mass of a dangling vertex leaves the system ("leaks"); the fixed point is
+  ``y = (1 - alpha) b (I - alpha W)^-1`` and, when ``bdang = b``, PageRank is
+  ``y / sum(y)``; for ``bdang != b`` a second solve with ``b = bdang`` gives ``z`` and
+  ``x = y + alpha s z / (1 - alpha)``, ``s = (y.d) / (1 - alpha/(1-alpha) z.d)``.  Vertices
+  are pushed when ``r_u`` exceeds a degree-scaled threshold, so on graphs with locality
+  (cnr-2000) it visits ~4x fewer edges than BSP; on expander-like graphs (rmat) it
+  contracts at the spectral radius of ``alpha W`` (~0.73 per sweep vs ~0.32 for power
+  iteration) and loses.
+
+*Invariants (mass conservation, checked by* ``debug_mass=True`` *on blocking snapshots
+every few waves, the only blocking collective, debug only).*  ``jacobi``: residuals +
+buffered + pools + in flight = 0.  ``push``: ``sum(x) + (sum(r) + buffered + in_flight +
+leaked) / (1 - alpha) = 1``.
+
+*Error bound.*  ``E = (sum |r| + |buffered| + |pools| + |in flight|) / (1 - alpha)``.
+``jacobi``: on zero-sum vectors ``G`` acts as ``alpha M`` with ``||M||_1 = 1``, so
+``||x / sum(x) - x*||_1 <= E / sum(x)``.  ``push`` (all quantities non-negative):
+``||y - x_abs||_1 <= E`` and the error of the normalised vector is ``<= 2 E / sum(x_abs)``.
 
 *NOTIFY-ACK.*  Flushing the buffer of peer ``q`` is one ``Isend`` of
 ``[header | payload]`` (header, float64: emulated delivery time, payload form, push-sum
 pair); the receiver applies it (scatter-add) and then sends a tiny ACK.  At most ``window`` un-ACKed
 messages per peer; while waiting the sender keeps computing and combining into the buffer.
 
-*Message encoding* (per message, :meth:`_Solver._encode`).  The payload is the peer's
-slot buffer in whichever form is smaller: dense (every slot) or sparse (``k`` values then
-``k`` int32 slot indices).  While the sender still has local work, values travel as
-float32 rounded toward zero with *error feedback*: the remainder ``v - f32(v)`` (>= 0,
-below ``2^-23 v``) stays in the slot and keeps combining, so no mass is created or lost
-and residuals stay non-negative; once the rank is out of work (the final flushes before
-termination) the buffers go out in float64, exactly.  Hence the fixed point, the bound
-and the final accuracy are those of the float64 engine.  Measured on cnr-2000 (4 ranks,
-tol 1e-6): 2.62 MB -> 1.92 MB (sparse) -> 1.27 MB (+ float32), BSP 4.20 MB.
+*Message encoding* (per message, :meth:`_Solver._encode`).  While the sender still has
+local work, values travel quantised with *error feedback*: by default as 16-bit integers
+of a per-message step ``max|v| / 32767`` (:func:`._local.pack_q16`; env
+``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for float64), rounded toward zero, the
+remainder staying in the slot where it keeps combining, so no mass is created or lost
+and (push form) residuals stay non-negative; slots below one step simply wait.  The
+payload is dense or sparse (values + int32 slot indices), whichever is smaller.  Once
+the rank is out of work (the final flushes before termination) buffers go out in
+float64, exactly, so the fixed point, the bound and the final accuracy are those of the
+float64 engine.  Measured (4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06 MB
+(16-bit), rmat:19 38.8 -> 27.4 MB; BSP sends 3.8 and 70.9 MB.
 
 *Stochastic reduce.*  In round ``t`` a rank flushes only to its ``fanout`` out-neighbours
 ``(rank + o) mod K`` on a circulant expander whose offsets ``o`` are a window of a
@@ -65,31 +92,23 @@ flushed.  If all ranks are passive but the bound is still above ``tol``, the pus
 threshold is lowered (identically everywhere).  There is no barrier and no blocking
 collective in the main loop.
 
-*Local work.*  Each round runs one Gauss-Seidel sweep (:func:`._local.residual_push`)
-over vertices whose residual exceeds ``min(r_max / 2, gamma x R_wave / n)`` (``R_wave``:
-the global residual of the last completed wave, ``gamma`` = 1, env
-``ASAPGRAPH_ASAP_GAMMA``), so a rank does not solve its own part far below the global
-error only to redo it when new mass arrives.  A rank is out of work when its residual
-*sum* is below its share ``n_r / n`` of the global target ``tol (1-alpha) S / 4`` where
-``S = sum(x)`` of the last wave (the bound is ``2 R / ((1-alpha) S)`` and ``S`` never
-decreases; the worst case ``S = 1-alpha`` is the starting value).  Using the measured
-``S`` instead of the worst case cut the overshoot (true error 3e-8 for tol 1e-6 on
-cnr-2000) to ~1.4e-7 and the time by ~1/3.  Not when every single residual is tiny,
-which would force pushing every vertex at the end.  Optional gate
-(``ASAPGRAPH_ASAP_PATIENCE`` = p > 0, off by default): sweep only when every in-peer has
-delivered since the last sweep or after p x the last sweep's duration; -20% edges on
-rmat:18 but 2x the messages on cnr-2000, so it stays off.
+*Local work and passivity.*  ``jacobi``: see above.  ``push``: each round runs one
+Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual exceeds
+``min(r_max / 2, gamma x R_wave / n)`` (``gamma`` = 1, env ``ASAPGRAPH_ASAP_GAMMA``), so a
+rank does not solve its own part far below the global error only to redo it when new
+mass arrives.  A rank is out of work when its residual L1 sum is below its share
+``n_r / n`` of a global target that keeps the bound at half of ``tol`` (push form: using
+the measured ``S = sum(x)`` of the last wave, which never decreases).  Env knobs for
+experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; 3 for ``jacobi``, off for
+``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip threshold, 0.1).
 
-*Limits (measured, see benchmarks/bench_dist.py).*  On graphs with locality (cnr-2000)
-Gauss-Seidel push visits ~4x fewer edges than BSP and sends ~3x fewer bytes.  On rmat
-(expander-like, 75% remote edges under a range partition) the leaky residual process
-contracts at the spectral radius of ``alpha W`` (~0.73 per sweep on rmat, measured with
-one rank), while power iteration's change contracts at ``alpha |lambda_2|`` (~0.32):
-BSP needs ~18 sweeps, one-rank ASAP ~49, four-rank ASAP ~95 sweep-equivalents.  A
-signed variant (warm start ``x = p``, dangling mass redistributed through the waves,
-Jacobi sweeps) matched BSP with one rank (19 vs 16 M edges on rmat:16) but, run
-asynchronously, the delayed redistribution excites the ``alpha``-rate mode again
-(74-400 M edges) and it lost 1.5-2x on cnr-2000; it was not kept.
+*Limits (measured; ``asapgraph bench --report``).*  With 4 ranks oversubscribing 2
+cores, every sweep a rank runs on partial input takes CPU from the others, and a rank
+polls between sweeps only, so ASAP is still slower than BSP unemulated (rmat:19 ~1.7x,
+cnr-2000 ~1.2x) while sending 1.8-3.6x fewer bytes.  History: the leaky ``push`` form
+needed 6-8x BSP's edge work on rmat:20; a signed variant that redistributed the
+dangling mass through the termination waves (every 5 ms) was 4-20x worse for the lag
+reason above; spreading the teleport and dangling pools on the data messages fixed it.
 
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
@@ -102,6 +121,7 @@ Boyd, Ghosh, Prabhakar, Shah, "Randomized gossip algorithms", IEEE TIT 2006 (spe
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -110,10 +130,14 @@ from . import _local
 from .comm import TAG_ACK, TAG_DATA, mpi
 from .emulation import HEADER, now
 
-__all__ = ["run_asap", "Schedule"]
+__all__ = ["run_asap", "Schedule", "FORMS"]
+
+#: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
+#: Gauss-Seidel residual push, normalised at the end)
+FORMS = ("jacobi", "push")
 
 _NOIDX = np.zeros(0, dtype=np.int32)
-_TRACE = bool(__import__("os").environ.get("ASAPGRAPH_TRACE_ASAP"))
+_TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
 
 
 class Schedule:
@@ -164,8 +188,12 @@ class Schedule:
 
 
 class _Solver:
-    def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass):
+    def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
+                 form="jacobi"):
         MPI = mpi()
+        if form not in FORMS:
+            raise ValueError(f"unknown ASAP form {form!r} (expected one of {', '.join(FORMS)})")
+        self.form = form
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
         self.K, self.me = comm.Get_size(), comm.Get_rank()
@@ -173,54 +201,137 @@ class _Solver:
         self.approx = float(approx)
         self.debug_mass = debug_mass
         self.sched = Schedule(self.K, fanout, seed)
-        self.peer_index = {int(q): j for j, q in enumerate(lg.out_peers)}
         self.mass_checks = 0
-        self.gamma = float(__import__("os").environ.get("ASAPGRAPH_ASAP_GAMMA", "1.0"))
-        self.prio = float(__import__("os").environ.get("ASAPGRAPH_ASAP_PRIO", "0.0"))
-        self.degree_rule = __import__("os").environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
+        self.gamma = float(os.environ.get("ASAPGRAPH_ASAP_GAMMA", "1.0"))
+        self.jgamma = float(os.environ.get("ASAPGRAPH_ASAP_JGAMMA", "0.1"))
+        self.prio = float(os.environ.get("ASAPGRAPH_ASAP_PRIO", "0.0"))
+        self.degree_rule = os.environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
         self.max_mass_error = 0.0
-        self.patience = float(__import__("os").environ.get("ASAPGRAPH_ASAP_PATIENCE", "0"))
-        # float32 payloads with error feedback while there is local work (env knob for A/B)
-        self.quantize = __import__("os").environ.get("ASAPGRAPH_ASAP_F32", "1") == "1"
+        self.patience = float(os.environ.get(
+            "ASAPGRAPH_ASAP_PATIENCE", "3" if form == "jacobi" else "0"))
+        # quantised payloads with error feedback while there is local work: 16-bit integers
+        # of a per-message step (default), float32, or off (env knob for A/B experiments)
+        self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
+        if self.qmode not in ("q16", "f32", "off"):
+            raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
+        self.quantize = self.qmode != "off"
 
     # ------------------------------------------------------------------ one solve
-    def solve(self, b, tol, relative):
-        """Residual push from ``r = (1-alpha) b`` until the certified bound is ``<= tol``.
+    def _peers(self, b, bdang):
+        """Peer lists of one solve: ``(out, lo, hi, in, maps, B)``.
 
-        ``relative``: bound ``2E/sum(x)`` (normalised output); else ``E``.
-        Returns ``(x_abs, bound, rounds)``.
+        The graph's peers, plus (``jacobi`` form) every rank that holds part of the
+        teleport or dangling distribution (``B[q] = (sum b, sum bdang)`` on rank ``q``):
+        each push sends pool mass to all of them.  ``lo/hi``: slot range of each out-peer
+        in ``acc`` (empty for a pool-only peer).  One allgather (setup, not the main loop).
         """
+        lg, K, me, nloc = self.lg, self.K, self.me, self.lg.nloc
+        out = [int(q) for q in lg.out_peers]
+        lo = [nloc + int(lg.out_off[j]) for j in range(len(out))]
+        hi = [nloc + int(lg.out_off[j + 1]) for j in range(len(out))]
+        inp = [int(q) for q in lg.in_peers]
+        maps = list(lg.in_maps)
+        B = np.ones((K, 2))
+        if self.form == "jacobi":
+            mine = np.array([float(b.sum()), float(bdang.sum()), float(nloc > 0)])
+            allv = np.zeros(3 * K)
+            self.comm.Allgather(mine, allv)
+            allv = allv.reshape(K, 3)
+            B, pushes = allv[:, :2].copy(), allv[:, 2] > 0
+            for q in range(K):
+                if q == me:
+                    continue
+                if pushes[me] and B[q].sum() > 0 and q not in out:
+                    out.append(q)
+                    lo.append(nloc)
+                    hi.append(nloc)
+                if B[me].sum() > 0 and pushes[q] and q not in inp:
+                    inp.append(q)
+                    maps.append(np.zeros(0, dtype=np.int64))
+        return out, lo, hi, inp, maps, B
+
+    def solve(self, b, tol, relative, bdang=None):
+        """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
+
+        ``push`` form: residual push from ``r = (1-alpha) b``, dangling mass leaks;
+        ``relative``: the bound is ``2E/sum(x)`` (for the normalised output), else ``E``.
+        ``jacobi`` form: signed delta push of ``x = G x`` (``G`` the Google matrix with
+        teleport ``b`` and dangling distribution ``bdang``) from ``x = 1/n``; nothing is
+        absorbed, so the residual sum stays 0 and ``x / sum(x)`` is the answer; the bound
+        is ``E / sum(x)``, ``E`` the residual L1 norm over ``(1 - alpha)``.
+        """
+        jac = self.form == "jacobi"
         MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
         perf = time.perf_counter
         K, me, alpha = self.K, self.me, self.alpha
-        nloc, offs = lg.nloc, lg.out_off
-        nout, nin = len(lg.out_peers), len(lg.in_peers)
+        nloc = lg.nloc
+        if bdang is None:
+            bdang = b
+        out_peers, seg_lo, seg_hi, in_peers, in_maps, Bq = self._peers(b, bdang)
+        nout, nin = len(out_peers), len(in_peers)
+        peer_index = {q: j for j, q in enumerate(out_peers)}
+        # per out-peer buffer state: new contributions since the last send (dirty), float32
+        # remainders left by the last send (rem); graph peers come first
+        ngraph = len(lg.out_peers)
+        dirty = np.zeros(nout, dtype=bool)
+        rem = np.zeros(nout, dtype=bool)
         x = np.zeros(nloc)
         acc = np.zeros(nloc + lg.nslots)
-        acc[:nloc] = (1.0 - alpha) * b
         leaked = 0.0
         beta = 1.0 - alpha
+        # jacobi form: pool mass (along b, along bdang) waiting to be spread over this
+        # rank's vertices (pend) or owed to each out-peer (dbuf, sent in the header)
+        two = bdang is not b
+        pend = np.zeros(2)
+        dbuf = np.zeros((nout, 2))
+        bq_p = b / Bq[me, 0] if Bq[me, 0] > 0 else np.zeros(nloc)
+        bq_d = (bdang / Bq[me, 1] if Bq[me, 1] > 0 else np.zeros(nloc)) if two else bq_p
+        bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
+        rs = np.zeros(nloc) if jac else None
+
+        def sweep(theta):
+            """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
+            nedge, dm, tot, _, left = _local.jacobi_push(
+                lg.indptr, lg.tgt, lg.coef, x, acc, rs, lg.dangling, alpha,
+                pend[0], bq_p, pend[1], bq_d, theta)
+            pend[:] = 0.0
+            pool = np.array([beta * tot + (0.0 if two else dm), dm if two else 0.0])
+            pend[:] += pool * Bq[me]
+            if nout:
+                dbuf[:] += pool * bshare
+            st.edges_visited += nedge
+            return left + float(np.abs(pend).sum())
+
+        if jac:
+            # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
+            acc[:nloc] = 1.0 / lg.n
+            sweep(0.0)
+            acc[:nloc] -= x
+            dirty[:ngraph] = True
+        else:
+            acc[:nloc] = (1.0 - alpha) * b
         # passivity: the local residual sum is below this rank's share of a global target
         # small enough for the bound (sum(x) >= 1-alpha in relative mode); lowered 10x
         # (identically everywhere) whenever a wave shows it is not enough
-        target = tol * beta * beta / 4.0 if relative else tol * beta / 2.0
+        target = tol * beta * beta / 4.0 if (relative and not jac) else tol * beta / 2.0
         share = nloc / max(lg.n, 1)
         tfac = 1.0
         # receive side
-        rbufs = [np.zeros(8 * (HEADER + len(mp)), dtype=np.uint8) for mp in lg.in_maps]
-        reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=int(q), tag=TAG_DATA)
-                for j, q in enumerate(lg.in_peers)]
+        rbufs = [np.zeros(8 * (HEADER + 1 + len(mp)), dtype=np.uint8) for mp in in_maps]
+        reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=q, tag=TAG_DATA)
+                for j, q in enumerate(in_peers)]
         abufs = [np.zeros(1) for _ in range(nout)]
-        reqs += [comm.Irecv([abufs[j], MPI.DOUBLE], source=int(q), tag=TAG_ACK)
-                 for j, q in enumerate(lg.out_peers)]
+        reqs += [comm.Irecv([abufs[j], MPI.DOUBLE], source=q, tag=TAG_ACK)
+                 for j, q in enumerate(out_peers)]
         stats = [MPI.Status() for _ in reqs]
         # send side: byte buffers holding either form of a message (see _encode)
-        sizes = [int(offs[j + 1] - offs[j]) for j in range(nout)]
-        pool = [[np.zeros(8 * (HEADER + sizes[j]), dtype=np.uint8) for _ in range(self.window)]
+        sizes = [seg_hi[j] - seg_lo[j] for j in range(nout)]
+        pool = [[np.zeros(8 * (HEADER + 1 + sizes[j]), dtype=np.uint8) for _ in range(self.window)]
                 for j in range(nout)]
         cap = max(sizes, default=0)
         s64 = np.zeros(cap)
         s32 = np.zeros(cap, dtype=np.float32)
+        s16 = np.zeros(cap, dtype=np.int16) if self.qmode == "q16" else None
         sidx = np.zeros(cap, dtype=np.int32)
         pool_req = [[None] * self.window for _ in range(nout)]
         inflight = np.zeros(nout, dtype=np.int64)
@@ -228,7 +339,7 @@ class _Solver:
         sent_to = np.zeros(K, dtype=np.int64)
         recv_from = np.zeros(K, dtype=np.int64)
         n_sent = n_recv = 0
-        gs, gw = float(acc[:nloc].sum()), 1.0  # push-sum pair for the global residual
+        gs, gw = _local.abs_sum(acc, 0, nloc), 1.0  # push-sum pair for the global residual
         r_prev = gs
         # termination waves
         wsend = np.zeros(7)
@@ -242,7 +353,7 @@ class _Solver:
         rounds = 0
         r_global = beta  # initial total residual (b sums to 1); refreshed by every wave
         _last_dbg = [perf()]
-        rl = float(acc[:nloc].sum())
+        rl = _local.abs_sum(acc, 0, nloc)
         # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
         deg = np.diff(lg.indptr).astype(np.float64)
         mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
@@ -260,15 +371,21 @@ class _Solver:
         def apply_data(j, buf, nbytes):
             nonlocal n_recv, gs, gw
             f = buf[:8 * HEADER].view(np.float64)
-            rin[0] += self._decode(acc, lg.in_maps[j], buf, nbytes)
+            got = self._decode(acc, in_maps[j], buf, nbytes)
+            if jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
+                rin[0] += abs(got) + abs(f[4]) + abs(f[5])
+                pend[0] += f[4]
+                pend[1] += f[5]
+            else:
+                rin[0] += got
             gs += f[2]
             gw += f[3]
             n_recv += 1
             fresh[j] = True
-            recv_from[lg.in_peers[j]] += 1
+            recv_from[in_peers[j]] += 1
             st.messages_received += 1
-            a = np.array([emu.stamp(int(lg.in_peers[j]), 8)])
-            ack_pending.append(comm.Isend([a, MPI.DOUBLE], dest=int(lg.in_peers[j]), tag=TAG_ACK))
+            a = np.array([emu.stamp(in_peers[j], 8)])
+            ack_pending.append(comm.Isend([a, MPI.DOUBLE], dest=in_peers[j], tag=TAG_ACK))
             st.acks_sent += 1
             st.bytes_sent += 8
 
@@ -288,13 +405,13 @@ class _Solver:
                         # hold() declines when the delivery time has passed meanwhile
                         if not (emu.cfg.network and emu.hold(da, ("d", i, (buf[:nb].copy(), nb)))):
                             apply_data(i, buf, nb)
-                        reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=int(lg.in_peers[i]),
+                        reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=in_peers[i],
                                              tag=TAG_DATA)
                     else:
                         j = i - nin
                         if not (emu.cfg.network and emu.hold(abufs[j][0], ("a", j, None))):
                             inflight[j] -= 1
-                        reqs[i] = comm.Irecv([abufs[j], MPI.DOUBLE], source=int(lg.out_peers[j]),
+                        reqs[i] = comm.Irecv([abufs[j], MPI.DOUBLE], source=out_peers[j],
                                              tag=TAG_ACK)
             for kind, j, item in emu.due():
                 ev += 1
@@ -314,23 +431,31 @@ class _Solver:
             nb = self.sched.neighbours(me, rounds)
             r_est = max(K * gs / gw, 0.0) if gw > 0 else 0.0
             for q in nb:
-                j = self.peer_index.get(int(q))
+                j = peer_index.get(int(q))
                 if j is None or inflight[j] >= self.window:
                     continue
-                lo, hi = nloc + offs[j], nloc + offs[j + 1]
-                mass = _local.abs_sum(acc, lo, hi)
-                if mass <= 0.0:
+                pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
+                # a buffer holding only float32 remainders waits for new mass (or the end)
+                if not (dirty[j] or pooled or (force and rem[j])):
                     continue
-                if self.approx > 0 and not force and mass < self.approx * r_est / nout:
-                    continue
+                lo, hi = seg_lo[j], seg_hi[j]
+                if dirty[j] or self.approx > 0:
+                    mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
+                    if mass <= 0.0:
+                        dirty[j] = rem[j] = False
+                        continue
+                    if self.approx > 0 and not force and mass < self.approx * r_est / nout:
+                        continue
                 slot = next(s for s in range(self.window)
                             if pool_req[j][s] is None or pool_req[j][s].Test())
                 buf = pool[j][slot]
-                nbytes, form = self._encode(acc[lo:hi], buf, s64, s32, sidx,
-                                            self.quantize and not force)
+                quant = self.quantize and not force
+                nbytes, form = self._encode(acc[lo:hi], buf, s64, s32, sidx, quant, s16)
+                dirty[j], rem[j] = False, quant
                 f = buf[:8 * HEADER].view(np.float64)
                 gs, gw = gs / 2.0, gw / 2.0
-                f[1], f[2], f[3] = form, gs, gw
+                f[1], f[2], f[3], f[4], f[5] = form, gs, gw, dbuf[j, 0], dbuf[j, 1]
+                dbuf[j] = 0.0
                 f[0] = emu.stamp(int(q), nbytes)
                 pool_req[j][slot] = comm.Isend([buf[:nbytes], MPI.BYTE], dest=int(q), tag=TAG_DATA)
                 inflight[j] += 1
@@ -348,26 +473,31 @@ class _Solver:
             t1 = perf()
             st.comm_s += t1 - t0
             pushed = 0
-            rl += rin[0]  # residual mass that arrived (all values are >= 0)
+            rl += rin[0]  # residual mass that arrived (jacobi: an upper bound of its |.|)
             rin[0] = 0.0
             # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
             # last sweep, or after `patience` x the last sweep's duration (a slow or silent
             # peer is not waited for), so a sweep works on combined input
-            ready = (self.patience <= 0 or fresh.all()
+            ready = (self.patience <= 0 or fresh.all() or (jac and not nin)
                      or t1 - last_sweep_end > max(self.patience * last_sweep_len, 2e-4))
             if rl > target * share and ready:
-                if ev or rmax_c is None:  # else the last sweep's value is current
-                    rmax_c = float((acc[:nloc] / scale).max(initial=0.0))
-                rmax = rmax_c
-                # work threshold tied to the global residual of the last wave: a rank does
-                # not solve its own part far below the global error (it would redo that
-                # work whenever new mass arrives); small residuals wait and combine.
-                tw = max(min(rmax * 0.5, self.gamma * r_global / lg.n), self.prio * rmax)
-                npush, nedge, leak, rmax_c, rl = _local.residual_push(
-                    lg.indptr, lg.tgt, lg.coef, x, acc, lg.dangling, alpha, tw, scale)
-                leaked += leak
-                pushed = npush
-                st.edges_visited += nedge
+                if jac:
+                    rl = sweep(self.jgamma * r_global / lg.n)
+                    pushed = 1
+                else:
+                    if ev or rmax_c is None:  # else the last sweep's value is current
+                        rmax_c = float((acc[:nloc] / scale).max(initial=0.0))
+                    # work threshold tied to the global residual of the last wave: a rank
+                    # does not solve its own part far below the global error (it would
+                    # redo that work whenever new mass arrives); small residuals wait.
+                    tw = max(min(rmax_c * 0.5, self.gamma * r_global / lg.n),
+                             self.prio * rmax_c)
+                    pushed, nedge, leak, rmax_c, rl = _local.residual_push(
+                        lg.indptr, lg.tgt, lg.coef, x, acc, lg.dangling, alpha, tw, scale)
+                    leaked += leak
+                    st.edges_visited += nedge
+                if pushed:
+                    dirty[:ngraph] = True
                 tc = perf() - t1
                 st.compute_s += tc
                 emu.after_compute(tc)
@@ -385,13 +515,16 @@ class _Solver:
             st.comm_s += t3 - t2
             # termination waves (non-blocking)
             passive = (out_work and not inflight.any() and not emu.queue
-                       and not (nout and acc[nloc:].any()))
+                       and not (nout and (dirty.any() or rem.any() or dbuf.any()))
+                       and not acc[nloc:].any())  # (the last test runs only when all else holds)
             tn = perf()
             if wave_req is None and (passive or tn - last_contrib > wave_interval):
                 counts = (n_sent, n_recv)
                 changed = 1.0 if counts != last_counts else 0.0
                 last_counts = counts
-                wsend[:] = (n_sent, n_recv, float(acc.sum()), float(x.sum()), changed,
+                racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
+                        + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
+                wsend[:] = (n_sent, n_recv, racc, float(x.sum()), changed,
                             1.0 if passive else 0.0, leaked)
                 wave_req = comm.Iallreduce(wsend, wrecv, op=MPI.SUM)
                 last_contrib = tn
@@ -400,14 +533,19 @@ class _Solver:
                 waves += 1
                 res = wrecv.copy()
                 r_global = float(res[2])
-                if relative and res[3] > 0:
+                if relative and not jac and res[3] > 0:
                     # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
                     # half of tol for the current S instead of the worst case S = beta
                     target = max(target, tfac * 0.25 * tol * beta * float(res[3]))
-                cur = (2.0 * res[2] / beta / res[3] if res[3] > 0 else np.inf) if relative \
-                    else res[2] / beta
+                if jac:  # E / sum(x) bounds the error of x / sum(x)
+                    cur = res[2] / beta / res[3] if res[3] > 0 else np.inf
+                else:
+                    cur = (2.0 * res[2] / beta / res[3] if res[3] > 0 else np.inf) if relative \
+                        else res[2] / beta
                 if me == 0:
                     st.sample(cur)
+                if res[3] > 0:
+                    st.snapshot(x, 1.0 / res[3])
                 if (prev is not None and res[4] == 0 and res[0] == res[1] and res[5] == K
                         and prev[5] == K and prev[7] <= tol):
                     done = True
@@ -417,7 +555,8 @@ class _Solver:
                     tfac /= 10.0
                 prev = np.append(res, cur)
                 if self.debug_mass and not done and waves % 3 == 0:
-                    self._snapshot(x, acc, leaked, reqs, rbufs, sent_to, recv_from, apply_data)
+                    self._snapshot(x, acc, lambda: leaked + pend.sum() + dbuf.sum(), reqs, rbufs,
+                                   sent_to, recv_from, apply_data, in_peers)
             t4 = perf()
             st.comm_s += t4 - t3
             if _TRACE and tn - _last_dbg[0] > 2.0:
@@ -448,14 +587,14 @@ class _Solver:
         # a fast rank must not start a next solve while a peer still polls this one
         comm.Barrier()
         if self.debug_mass:
-            self._check_mass(x, acc, leaked)
+            self._check_mass(x, acc, leaked + pend.sum() + dbuf.sum())
         st.rounds += rounds
         st.extra["waves"] = st.extra.get("waves", 0) + waves
         st.extra["asap_seconds_solve"] = perf() - t_start
         return x, bound, rounds
 
     @staticmethod
-    def _encode(seg, buf, s64, s32, sidx, quant):
+    def _encode(seg, buf, s64, s32, sidx, quant, s16=None):
         """Move a peer's slot buffer ``seg`` into message ``buf``; returns ``(bytes, form)``.
 
         Forms (header field 1): 0 dense float64 ``[header | all slot values]``, 1 sparse
@@ -465,8 +604,19 @@ class _Solver:
         otherwise ``seg`` is left zeroed.  ``s64``, ``s32``, ``sidx``: scratch arrays.
         """
         m = seg.shape[0]
-        nnz = int(np.count_nonzero(seg))
         h = 8 * HEADER
+        if quant and s16 is not None:  # 16-bit integers of a per-message step
+            if 3 * _local.count_q16(seg) < m:
+                k, step = _local.pack_q16(seg, s16, sidx, True)
+                buf[h:h + 8].view(np.float64)[0] = step
+                buf[h + 8:h + 8 + 4 * k].view(np.int32)[:] = sidx[:k]
+                buf[h + 8 + 4 * k:h + 8 + 6 * k].view(np.int16)[:] = s16[:k]
+                return h + 8 + 6 * k, 5
+            k, step = _local.pack_q16(seg, s16, sidx, False)
+            buf[h:h + 8].view(np.float64)[0] = step
+            buf[h + 8:h + 8 + 2 * m].view(np.int16)[:] = s16[:m]
+            return h + 8 + 2 * m, 4
+        nnz = int(np.count_nonzero(seg))
         if quant:
             if 2 * nnz < m:
                 k = _local.pack_f32(seg, s32, sidx, True)
@@ -497,26 +647,48 @@ class _Solver:
                                              buf[h:h + 8 * k].view(np.float64))
         if form == 2:
             return _local.scatter_add_f32(acc, mp, _NOIDX, buf[h:nbytes].view(np.float32), False)
+        if form in (4, 5):
+            step = float(buf[h:h + 8].view(np.float64)[0])
+            if form == 4:
+                return _local.scatter_add_q16(acc, mp, _NOIDX, buf[h + 8:nbytes].view(np.int16),
+                                              step, False)
+            k = (nbytes - h - 8) // 6
+            return _local.scatter_add_q16(acc, mp, buf[h + 8:h + 8 + 4 * k].view(np.int32),
+                                          buf[h + 8 + 4 * k:nbytes].view(np.int16), step, True)
         k = (nbytes - h) // 8
         return _local.scatter_add_f32(acc, mp, buf[h + 4 * k:nbytes].view(np.int32),
                                       buf[h:h + 4 * k].view(np.float32), True)
 
     # ------------------------------------------------------------------ debug
     def _check_mass(self, x, acc, leaked):
+        """Mass conservation at a consistent cut (debug; collective).
+
+        ``push`` form: ``sum x + (residuals + buffered + in flight + leaked) / (1-alpha)
+        = 1``.  ``jacobi`` form: nothing is absorbed, so ``residuals + buffered + pools
+        + in flight = 0`` (``leaked`` carries the pools) and ``sum x`` stays 1 up to it.
+        """
         MPI = self.MPI
         loc = np.array([x.sum(), acc.sum(), leaked])
         tot = np.zeros(3)
         self.comm.Allreduce(loc, tot, op=MPI.SUM)
-        total = tot[0] + (tot[1] + tot[2]) / (1.0 - self.alpha)
-        err = abs(total - 1.0)
+        if self.form == "jacobi":
+            total, what = tot[1] + tot[2], "residuals + buffered + pools + in flight"
+            err = abs(total)
+        else:
+            total = tot[0] + (tot[1] + tot[2]) / (1.0 - self.alpha)
+            what = "values + residuals + buffered + in flight + leaked"
+            err = abs(total - 1.0)
         self.mass_checks += 1
         self.max_mass_error = max(self.max_mass_error, err)
         if err > 1e-9:
-            raise RuntimeError(f"PageRank mass not conserved: values + residuals + buffered + "
-                               f"in flight + leaked = {total!r} (expected 1)")
+            raise RuntimeError(f"PageRank mass not conserved: {what} = {total!r} "
+                               f"(expected {0 if self.form == 'jacobi' else 1})")
 
-    def _snapshot(self, x, acc, leaked, reqs, rbufs, sent_to, recv_from, apply_data):
-        """Blocking consistent snapshot (debug only): drain in-flight data, check the mass."""
+    def _snapshot(self, x, acc, leaked, reqs, rbufs, sent_to, recv_from, apply_data, in_peers):
+        """Blocking consistent snapshot (debug only): drain in-flight data, check the mass.
+
+        ``leaked()``: mass outside ``x`` and ``acc`` (leaked, or dangling mass owed).
+        """
         MPI, comm, lg = self.MPI, self.comm, self.lg
         expect = np.zeros(self.K, dtype=np.int64)
         comm.Alltoall([sent_to, MPI.INT64_T], [expect, MPI.INT64_T])
@@ -527,31 +699,41 @@ class _Solver:
         heapq.heapify(self.emu.queue)
         for _, _, (_, j, item) in held:
             apply_data(j, item[0], item[1])
-        nin = len(lg.in_peers)
+        nin = len(in_peers)
         status = MPI.Status()
         while (recv_from < expect).any():
             i = MPI.Request.Waitany(reqs[:nin], status) if nin else MPI.UNDEFINED
             if i == MPI.UNDEFINED:
                 break
             apply_data(i, rbufs[i], status.Get_count(MPI.BYTE))
-            reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=int(lg.in_peers[i]), tag=TAG_DATA)
-        self._check_mass(x, acc, leaked)
+            reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=in_peers[i], tag=TAG_DATA)
+        self._check_mass(x, acc, leaked())
+
+
+def same_vec(comm, a, b):
+    """True on every rank when ``a == b`` on every rank (collective)."""
+    return comm.allreduce(bool(np.array_equal(a, b)), op=mpi().LAND)
 
 
 def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=0.0, seed=0,
-             debug_mass=False):
+             debug_mass=False, form="jacobi"):
     """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``."""
     MPI = mpi()
-    sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass)
-    same = True
-    if dvec is not None:
-        same = comm.allreduce(bool(np.array_equal(dvec, p)), op=MPI.LAND)
+    sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass, form)
     dmask = lg.dangling.astype(bool)
-    if same:
+    same = True
+    if form == "push" and dvec is not None:
+        same = same_vec(comm, dvec, p)
+    if form == "jacobi":  # teleport and dangling mass are spread inside the solve
+        y, bound, rounds = sol.solve(p, tol, relative=True,
+                                     bdang=p if dvec is None or same_vec(comm, dvec, p) else dvec)
+        x = y / comm.allreduce(float(y.sum()), op=MPI.SUM)
+    elif same:
         y, bound, rounds = sol.solve(p, tol, relative=True)
         S = comm.allreduce(float(y.sum()), op=MPI.SUM)
         x = y / S
     else:
+        st.snaps = None  # two solves: a snapshot of one is not an iterate of the answer
         beta = 1.0 - alpha
         inner = tol * beta * beta / 4.0
         y, b1, r1 = sol.solve(p, inner, relative=False)
@@ -563,7 +745,7 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         x /= S
         bound, rounds = 4.0 * max(b1, b2) / (beta * beta), r1 + r2
     extra = {"spectral_gap": sol.sched.spectral_gap(0), "spectral_gap_mean": sol.sched.mean_gap(),
-             "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx,
+             "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx, "form": form,
              "schedule_period": 2 * sol.sched.L}
     if debug_mass:
         extra["mass_checks"] = sol.mass_checks

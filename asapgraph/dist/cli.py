@@ -109,7 +109,8 @@ def _run(args, comm):
                    tol=args.tol, max_iter=args.max_iter, personalization=args.personalization,
                    dangling=getattr(args, "dangling", None), weighted=weighted,
                    undirected=args.undirected, fanout=args.fanout, window=args.window,
-                   approx=args.approx, emulation=emu, seed=args.seed, weight_col=wc)
+                   approx=args.approx, emulation=emu, seed=args.seed, weight_col=wc,
+                   asap_form=getattr(args, "asap_form", "jacobi"))
     total = time.perf_counter() - t0
     if me != 0:
         return 0 if (res.converged or args.allow_unconverged) else 3
@@ -137,6 +138,7 @@ def _run(args, comm):
     if args.mode == "asap":
         for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx"):
             summary[k] = st.get(k)
+        summary["asap_form"] = st.get("form")
     if st.get("emulation"):
         summary["emulation"] = st["emulation"]
     summary["per_rank"] = st["per_rank"]

@@ -36,8 +36,10 @@ import numpy as np
 
 __all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER"]
 
-#: float64 header fields of every engine message: deliver_at, mass, gossip s, gossip w
-HEADER = 4
+#: float64 header fields of every engine message: deliver_at, payload form / mass,
+#: gossip s, gossip w, pool mass along the teleport and the dangling distribution
+#: (ASAP jacobi form)
+HEADER = 6
 
 
 def now():
@@ -126,13 +128,20 @@ class Emulator:
     def __init__(self, cfg, rank, K):
         self.cfg = Emulation.from_any(cfg)
         self.rank = rank
-        self.rng = np.random.default_rng([int(self.cfg.seed), int(rank), 0x5EED])
+        self._rng = None  # made on first use: numpy.random costs a rank ~5 MB resident
         self.link_free = np.zeros(K)
         self.factor = float(self.cfg.straggler.get(rank, 1.0))
         self.queue = []  # heap of (deliver_at, seq, item)
         self._seq = 0
         self.delay_s = 0.0  # time messages were held beyond their real arrival
         self.sleep_s = 0.0
+
+    @property
+    def rng(self):
+        """This rank's generator (jitter, pauses), seeded by ``(seed, rank)``."""
+        if self._rng is None:
+            self._rng = np.random.default_rng([int(self.cfg.seed), int(self.rank), 0x5EED])
+        return self._rng
 
     # ------------------------------------------------------------------ sender side
     def stamp(self, peer, nbytes):

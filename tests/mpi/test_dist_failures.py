@@ -92,3 +92,22 @@ def test_cli_launch_outputs_once(tmp_path, shared):
     assert out.read_text().splitlines()[0] == (tmp_path / "s.csv").read_text().splitlines()[0]
     assert np.array_equal(a[:, 0], b[:, 0])
     assert np.abs(a[:, 1] - b[:, 1]).sum() <= 1e-8
+
+
+@pytest.mark.parametrize("form", ["jacobi", "push"])
+def test_cli_asap_form_reaches_the_ranks(tmp_path, form):
+    """--asap-form survives the --np relaunch and both forms give the single-process ranks."""
+    import numpy as np
+
+    out = tmp_path / "r.csv"
+    r = _cli(["pagerank", "rmat:10:8:3", "--np", "3", "--mode", "asap", "--asap-form", form,
+              "--json", "-q", "-o", str(out), "--tol", "1e-10"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout.strip().splitlines()[-1])
+    assert js["asap_form"] == form and js["ranks"] == 3
+    r1 = _cli(["pagerank", "rmat:10:8:3", "-q", "-o", str(tmp_path / "s.csv"), "--tol", "1e-13"],
+              tmp_path)
+    assert r1.returncode == 0, r1.stderr
+    a = np.loadtxt(out, delimiter=",", skiprows=1)
+    b = np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1)
+    assert np.array_equal(a[:, 0], b[:, 0]) and np.abs(a[:, 1] - b[:, 1]).sum() <= 1e-9

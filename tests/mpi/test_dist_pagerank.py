@@ -9,8 +9,9 @@ import pytest
 pytestmark = pytest.mark.mpi
 
 TOL = 1e-8  # conftest.L1_TOL["pagerank"]
-RUNS = [{"mode": m, "partition": p, "tol": t, "max_iter": 2000}
-        for m, t in (("bsp", 1e-13), ("asap", 1e-11)) for p in ("range", "hash")]
+RUNS = ([{"mode": m, "partition": p, "tol": t, "max_iter": 2000}
+         for m, t in (("bsp", 1e-13), ("asap", 1e-11)) for p in ("range", "hash")]
+        + [{"mode": "asap", "asap_form": "push", "partition": "hash", "tol": 1e-11}])
 
 
 def _files(tmp_path, rng):
@@ -101,6 +102,8 @@ def test_asap_emulated_delays_stragglers(seed, run_cases, shared, tmp_path, rng)
          "debug_mass": True},
         {"mode": "asap", "partition": "range", "tol": 1e-11, "emulation": emu, "seed": seed,
          "window": 3, "approx": 0.2, "fanout": 1, "debug_mass": True},
+        {"mode": "asap", "asap_form": "push", "partition": "range", "tol": 1e-11,
+         "emulation": emu, "seed": seed, "window": 2, "debug_mass": True},
         {"mode": "bsp", "partition": "hash", "tol": 1e-13, "emulation": emu, "max_iter": 2000},
     ]
     cases = [{"name": "mixed-w", "source": f["mixed"], "weighted": True,
@@ -116,8 +119,8 @@ def test_asap_emulated_delays_stragglers(seed, run_cases, shared, tmp_path, rng)
 
 def test_asap_debug_mass_four_ranks(run_cases, shared):
     p = shared("p2p-Gnutella08.txt")
-    runs = [{"mode": "asap", "partition": part, "tol": 1e-11, "debug_mass": True, "fanout": 1}
-            for part in ("range", "hash")]
+    runs = [{"mode": "asap", "partition": part, "tol": 1e-11, "debug_mass": True, "fanout": 1,
+             "asap_form": form} for part in ("range", "hash") for form in ("jacobi", "push")]
     recs = run_cases(4, [{"name": "p2p", "source": str(p), "runs": runs}])
     for r in recs:
         assert r["l1"] <= TOL and r["mass_checks"] >= 1 and r["max_mass_error"] <= 1e-9, r

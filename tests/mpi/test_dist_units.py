@@ -94,3 +94,47 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
         assert (got > 0).sum() == (orig >= np.finfo(np.float32).tiny).sum() or density == 0
     else:
         assert not seg.any()
+
+
+@pytest.mark.parametrize("density", [0.0, 0.001, 0.05, 0.4, 1.0])
+@pytest.mark.parametrize("signed", [False, True])
+def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
+    """16-bit messages with a per-message step: delivered + left in the slot == original.
+
+    Values below one step stay in the buffer (nothing is lost, only delayed); the
+    remainders keep the sign of the value and are below one step; sparse or dense form,
+    whichever is smaller; a buffer of zero slots (a pool-only peer) still encodes.
+    """
+    from asapgraph.dist.asap import _Solver
+    from asapgraph.dist.emulation import HEADER
+
+    m = 4000
+    mag = 10.0 ** rng.uniform(-14, 0, m)
+    sign = np.where(rng.random(m) < 0.5, -1.0, 1.0) if signed else 1.0
+    orig = np.where(rng.random(m) < density, sign * mag, 0.0)
+    seg = orig.copy()
+    buf = np.zeros(8 * (HEADER + 1 + m), dtype=np.uint8)
+    s64, s32, sidx = np.zeros(m), np.zeros(m, np.float32), np.zeros(m, np.int32)
+    s16 = np.zeros(m, np.int16)
+    nbytes, form = _Solver._encode(seg, buf, s64, s32, sidx, True, s16)
+    assert form in (4, 5)
+    buf[:8 * HEADER].view(np.float64)[1] = form
+    mp = rng.permutation(m).astype(np.int64)
+    acc = np.zeros(m)
+    mass = _Solver._decode(acc, mp, buf, nbytes)
+    got = acc[mp]
+    np.testing.assert_array_equal(got + seg, orig)  # exact, bit for bit
+    assert mass == pytest.approx(got.sum(), rel=1e-12, abs=1e-300)
+    assert (seg * orig >= 0).all() and (got * orig >= 0).all()  # signs kept, never overshoot
+    step = np.abs(orig).max() / 32767 if density else 0.0
+    assert (np.abs(seg) < step + 1e-300).all() or not density
+    sent = int(np.count_nonzero(got))
+    h = 8 * HEADER + 8
+    assert nbytes == (h + 6 * sent if form == 5 else h + 2 * m)
+    from asapgraph.dist import _local
+    assert (form == 5) == (3 * _local.count_q16(orig) < m)  # the smaller form
+    assert sent <= _local.count_q16(orig)
+    # an empty buffer (peer that only receives pool mass)
+    e = np.zeros(0)
+    nb, fe = _Solver._encode(e, np.zeros(8 * (HEADER + 1), np.uint8), s64, s32, sidx, True, s16)
+    assert nb == 8 * HEADER + 8
