@@ -48,10 +48,17 @@ Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
 from libc.math cimport fabs, nextafterf
 
+ctypedef fused idx_t:  # edge targets: int32 when nloc + nslots fits, else int64
+    int32_t
+    int64_t
 
-def push_sweep(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[::1] coef,
-               const double[::1] x, double[::1] acc, const uint8_t[::1] dangling):
+
+def push_sweep(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
+               const double[::1] vcoef, const double[::1] x, double[::1] acc,
+               const uint8_t[::1] dangling):
     """Push ``x[u]*coef[e]`` along every out-edge into ``acc`` (which is not zeroed).
+
+    ``coef`` None: unweighted, every edge of ``u`` has ``vcoef[u] = 1 / outdeg[u]``.
 
     Returns
     -------
@@ -61,15 +68,29 @@ def push_sweep(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[:
     cdef Py_ssize_t n = x.shape[0], u
     cdef int64_t e
     cdef double xu, dang = 0.0
+    cdef bint per_edge = coef is not None
     with nogil:
         for u in range(n):
             xu = x[u]
             if dangling[u]:
                 dang += xu
                 continue
-            for e in range(indptr[u], indptr[u + 1]):
-                acc[tgt[e]] += xu * coef[e]
+            _push_row(indptr, tgt, coef, vcoef, acc, u, xu, per_edge)
     return dang
+
+
+cdef inline void _push_row(const int64_t[::1] indptr, const idx_t[::1] tgt,
+                           const double[::1] coef, const double[::1] vcoef, double[::1] acc,
+                           Py_ssize_t u, double a, bint per_edge) noexcept nogil:
+    """``acc[tgt[e]] += a * coef[e]`` over the out-edges of ``u`` (``vcoef[u]`` if not per edge)."""
+    cdef int64_t e
+    if per_edge:
+        for e in range(indptr[u], indptr[u + 1]):
+            acc[tgt[e]] += a * coef[e]
+    else:
+        a = a * vcoef[u]
+        for e in range(indptr[u], indptr[u + 1]):
+            acc[tgt[e]] += a
 
 
 def apply_update(double[::1] x, const double[::1] acc, const double[::1] d,
@@ -95,8 +116,9 @@ def apply_update(double[::1] x, const double[::1] acc, const double[::1] d,
     return l1, dang, tot
 
 
-def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[::1] coef,
-                  double[::1] x, double[::1] acc, const uint8_t[::1] dangling,
+def residual_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
+                  const double[::1] vcoef, double[::1] x, double[::1] acc,
+                  const uint8_t[::1] dangling,
                   double alpha, double theta, const double[::1] scale):
     """One Gauss-Seidel sweep of residual push over the owned vertices.
 
@@ -115,6 +137,7 @@ def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const doubl
     cdef Py_ssize_t n = x.shape[0], u
     cdef int64_t e, npush = 0, nedge = 0
     cdef double ru, a, leak = 0.0, rmax = 0.0, rsum = 0.0
+    cdef bint per_edge = coef is not None
     with nogil:
         for u in range(n):
             ru = acc[u]
@@ -128,8 +151,7 @@ def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const doubl
                 leak += a
                 continue
             nedge += indptr[u + 1] - indptr[u]
-            for e in range(indptr[u], indptr[u + 1]):
-                acc[tgt[e]] += a * coef[e]
+            _push_row(indptr, tgt, coef, vcoef, acc, u, a, per_edge)
         for u in range(n):
             rsum += acc[u]
             if acc[u] > rmax * scale[u]:
@@ -137,8 +159,9 @@ def residual_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const doubl
     return npush, nedge, leak, rmax, rsum
 
 
-def jacobi_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[::1] coef,
-                double[::1] x, double[::1] acc, double[::1] rs, const uint8_t[::1] dangling,
+def jacobi_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
+                const double[::1] vcoef, double[::1] x, double[::1] acc, double[::1] rs,
+                const uint8_t[::1] dangling,
                 double alpha, double pend_p, const double[::1] bq_p,
                 double pend_d, const double[::1] bq_d, double theta=0.0):
     """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
@@ -163,6 +186,7 @@ def jacobi_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[
     cdef Py_ssize_t n = x.shape[0], u
     cdef int64_t e, nedge = 0
     cdef double ru, a, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
+    cdef bint per_edge = coef is not None
     with nogil:
         for u in range(n):
             ru = acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]
@@ -185,8 +209,7 @@ def jacobi_push(const int64_t[::1] indptr, const int64_t[::1] tgt, const double[
                 dp += a
                 continue
             nedge += indptr[u + 1] - indptr[u]
-            for e in range(indptr[u], indptr[u + 1]):
-                acc[tgt[e]] += a * coef[e]
+            _push_row(indptr, tgt, coef, vcoef, acc, u, a, per_edge)
         for u in range(n):
             left += fabs(acc[u])
     return nedge, dp, pushed, pushed_abs, left

@@ -292,7 +292,7 @@ class _Solver:
         def sweep(theta):
             """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
             nedge, dm, tot, _, left = _local.jacobi_push(
-                lg.indptr, lg.tgt, lg.coef, x, acc, rs, lg.dangling, alpha,
+                lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, lg.dangling, alpha,
                 pend[0], bq_p, pend[1], bq_d, theta)
             pend[:] = 0.0
             pool = np.array([beta * tot + (0.0 if two else dm), dm if two else 0.0])
@@ -493,7 +493,8 @@ class _Solver:
                     tw = max(min(rmax_c * 0.5, self.gamma * r_global / lg.n),
                              self.prio * rmax_c)
                     pushed, nedge, leak, rmax_c, rl = _local.residual_push(
-                        lg.indptr, lg.tgt, lg.coef, x, acc, lg.dangling, alpha, tw, scale)
+                        lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, lg.dangling, alpha, tw,
+                        scale)
                     leaked += leak
                     st.edges_visited += nedge
                 if pushed:

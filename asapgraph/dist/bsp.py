@@ -54,7 +54,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st):
         it += 1
         t0 = perf()
         acc.fill(0.0)
-        _local.push_sweep(lg.indptr, lg.tgt, lg.coef, x, acc, lg.dangling)
+        _local.push_sweep(lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, lg.dangling)
         tc = perf() - t0
         st.compute_s += tc
         st.edges_visited += lg.mloc
