@@ -98,12 +98,12 @@ def error_vs_bytes(records, outdir, group="rq1"):
             ax.plot([s[2] / 1e6 for s in tr], [max(s[1], 1e-16) for s in tr], "-o", ms=3,
                     color=COLORS["bsp"], label="BSP (true error per superstep)")
         asap = sorted((r for r in recs if r["mode"] == "asap"), key=lambda r: r["tol"])
-        for r in asap[:1]:  # the longest run: its snapshots carry the bytes sent by then
+        for r in asap[:1]:  # the longest run: its error trace carries the bytes sent by then
             tr = [s for s in r.get("error_trace") or [] if len(s) > 2 and s[2] is not None]
             if tr:
                 ax.plot([s[2] / 1e6 for s in tr], [max(s[1], 1e-16) for s in tr], "-o", ms=3,
                         color=COLORS["asap"], alpha=0.6,
-                        label=f"ASAP (true error of snapshots, tol {r['tol']:g})")
+                        label=f"ASAP (true error at each wave, tol {r['tol']:g})")
         pts = defaultdict(list)
         for r in recs:
             if r["mode"] == "asap" and r.get("final_error") is not None:

@@ -47,7 +47,7 @@ def headline_rows(records, group="rq1", level=TARGET):
     """Per (graph, ranks, network): BSP vs ASAP time and bytes to ``level``.
 
     Both times are when the true error gets (and stays) ``<= level`` (BSP: replayed
-    iterates; ASAP: value snapshots, runs with ``tol == level``), bytes are those sent by
+    iterates; ASAP: errors at termination waves, runs with ``tol == level``), bytes sent by
     then; ``asap_bound_seconds`` is when ASAP's certified bound gets there and
     ``asap_run_bytes`` the bytes of its whole run (termination included).
     """
@@ -354,15 +354,15 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
         "full rank vector to a single-process reference solved to L1 change 1e-13.",
         "* **Time to error**, both modes the *true* L1 error: BSP = time of the first superstep "
         "whose iterate is below the level (BSP is power iteration; the error of each iterate is "
-        "replayed with scipy). ASAP = time of the first value snapshot (x / sum(x), taken by "
-        "every rank when a termination wave completes, up to 32 per run) from which the error "
-        "stays below the level. The headline also shows when ASAP's *certified bound* (what "
+        "replayed with scipy). ASAP = time of the first termination wave from which the error "
+        "of x / sum(x) stays below the level (every rank adds the L1 error of its part "
+        "against the reference when a wave completes; waves run every ~5 ms). The headline also shows when ASAP's *certified bound* (what "
         "its termination waits for) gets there; intermediate wave bounds sum the ranks' "
         "residuals at slightly different moments, so only the final bound is certified. "
         "Times start after the graph is loaded and partitioned (loading is excluded and "
         "reported separately in the JSON).",
         "* **Bytes**: bytes sent until the level is reached (data, ACKs, headers); BSP = the "
-        "supersteps needed, ASAP = by the snapshot that reached it (the whole run to `tol`, "
+        "supersteps needed, ASAP = by the wave that reached it (the whole run to `tol`, "
         "termination included, is in the headline too).",
         "* Medians over repetitions; failed, timed-out or skipped runs are listed under Failures.",
         "* The benchmark worker loads and partitions each graph once per job and reuses it "

@@ -12,10 +12,11 @@ Rationale
   ``k``-th power iterate (see :mod:`.reference`), so ``time_to_error[L]`` is the time of
   the first trace sample whose superstep has error ``<= L`` and ``bytes_to_error[L]`` is
   ``k`` supersteps' worth of bytes (BSP sends the same messages every superstep).  For
-  ASAP the engine keeps up to 32 snapshots of ``x / sum(x)`` taken when termination
-  waves complete (``value_trace``); ``time_to_error[L]`` is the first snapshot from which
-  the true error stays ``<= L`` (snapshots of different ranks are taken at slightly
-  different moments, hence "stays") and ``bytes_to_error[L]`` the bytes sent by then.
+  ASAP every rank records the L1 error of its part of ``x / sum(x)`` whenever a
+  termination wave completes (``error_reference`` of :func:`asapgraph.dist.pagerank`);
+  their sum is the true error at that event.  ``time_to_error[L]`` is the first event
+  from which it stays ``<= L`` (ranks record at slightly different moments, hence
+  "stays") and ``bytes_to_error[L]`` the bytes sent by then.
   ``time_to_bound[L]`` is the same for the certified bound of the waves (what the
   engine's own termination sees; it is >= the true error).
 * *Records* carry the spec, the engine's accounting (rounds, messages, bytes, wait
@@ -204,8 +205,8 @@ def score_record(rec, ref):
         rec["error_kind"] = "true L1 error of the superstep's iterate (power-iteration replay)"
     elif rec.get("true_trace"):
         err_trace = [list(s) for s in rec["true_trace"]]
-        rec["error_kind"] = ("true L1 error of x/sum(x) in value snapshots taken when "
-                             "termination waves complete")
+        rec["error_kind"] = ("true L1 error of x/sum(x) when termination waves complete "
+                             "(sum of the ranks' parts)")
     else:
         for t, b in trace:
             err_trace.append([t, b, None])

@@ -75,8 +75,7 @@ class RunSpec:
               "max_iter": self.max_iter, "seed": self.seed + 1000 * self.repeat,
               "emulation": self.emulation()}
         if self.mode == "asap":
-            kw.update(fanout=self.fanout, window=self.window, approx=self.approx,
-                      value_trace=True)
+            kw.update(fanout=self.fanout, window=self.window, approx=self.approx)
         return kw
 
     def net_label(self):

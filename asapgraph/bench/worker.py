@@ -77,9 +77,9 @@ def _record(cfg, res, ref, wall):
         ids, x = ref
         if len(ids) == len(res.ids) and np.array_equal(ids, res.ids):
             rec["final_error"] = float(np.abs(res.ranks - x).sum())
-            # ASAP: true error of the value snapshots taken at termination waves
-            rec["true_trace"] = [[float(t), float(np.abs(v - x).sum()), int(b)]
-                                 for t, v, b in st.get("value_trace", [])]
+            # ASAP: true error of x / sum(x) whenever a termination wave completed
+            rec["true_trace"] = [[float(t), float(e), int(b)] for t, e, b in
+                                 st.get("error_trace") or []]
         else:
             rec["final_error"] = None
             rec["error"] = (f"vertex ids differ from the reference ({len(res.ids)} vs "
@@ -134,7 +134,8 @@ def main(argv=None):
         _memoize_loader(load_stats)
     with open(argv[0]) as f:
         batch = json.load(f)
-    ref = _load_reference(batch.get("reference")) if me == 0 else None
+    # every rank loads the reference: ASAP runs track their true error against it
+    ref = _load_reference(batch.get("reference"))
     out = open(argv[1], "a") if me == 0 else None
     if me == 0:
         out.write(json.dumps({"batch_info": _versions(MPI), "ranks": comm.Get_size(),
@@ -143,6 +144,8 @@ def main(argv=None):
     try:
         for cfg in batch["runs"]:
             kw = {k: v for k, v in cfg.items() if k != "id"}
+            if kw.get("mode") == "asap" and ref is not None:
+                kw["error_reference"] = ref
             comm.Barrier()
             t0 = time.perf_counter()
             try:

@@ -147,7 +147,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
              max_iter=100, personalization=None, dangling=None, weighted=False,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
              debug_mass=False, weight_col=2, chunk_bytes=1 << 21, progress=None,
-             asap_form="jacobi", value_trace=False):
+             asap_form="jacobi", error_reference=None):
     """Distributed PageRank over an mpi4py communicator (collective).
 
     Parameters
@@ -185,12 +185,12 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
         of the Google matrix (default; converges like power iteration) or the leaky
         Gauss-Seidel residual push (fewer edges on graphs with locality, slow on
         expander-like graphs).  Both certify the same error bound.
-    value_trace : bool
-        ASAP, for benchmarks: keep up to 32 snapshots of the normalised values, taken
-        when termination waves complete, and return them on rank 0 as
-        ``stats["value_trace"]``: ``(seconds, values by id, bytes sent so far)``, so the
-        true error can be drawn against time (costs a copy of the local values per
-        snapshot).
+    error_reference : (ids, values) or None
+        ASAP, for benchmarks (pass it on every rank): a reference solution by original
+        id; each rank then records the L1 error of its part of ``x / sum(x)`` whenever a
+        termination wave completes, and rank 0 returns the summed true-error trace as
+        ``stats["error_trace"]``: ``[(seconds, L1 error, bytes sent), ...]`` (one O(n/K)
+        pass per wave).
 
     Returns
     -------
@@ -227,8 +227,14 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     dvec = _local_vector(comm, dangling, lg.orig, "dangling")
     emu = Emulator(emulation, me, K)
     st = RankStats(me)
-    if value_trace and mode == "asap":
-        st.snaps = []
+    if error_reference is not None and mode == "asap":
+        rids, rvals = error_reference
+        pos = np.minimum(np.searchsorted(rids, lg.orig), max(len(rids) - 1, 0))
+        if len(rids) and np.array_equal(rids[pos], lg.orig):
+            st.ref = np.ascontiguousarray(rvals[pos], dtype=np.float64)
+        ok = comm.allreduce(st.ref is not None or lg.nloc == 0, op=MPI.LAND)
+        if not ok:
+            st.ref = None
     comm.Barrier()
     t0 = time.perf_counter()
     extra = {}
@@ -250,8 +256,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     ids = gatherv(comm, orig)
     vals = gatherv(comm, x)
     del orig, x
-    snaps = _gather_snaps(comm, st.snaps, ids) if st.snaps is not None else None
-    st.snaps = None
+    err_trace = _sum_traces(comm, st.err_trace) if error_reference is not None else None
     if me == 0:
         ids, vals = _by_id(ids, vals)
     # the peak covers the whole run, the gathered result on rank 0 included
@@ -264,24 +269,20 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     stats = gather_stats(comm, st, lay, mode, seconds, extra)
     if me == 0:
         stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])
-        if snaps is not None:
-            stats["value_trace"] = snaps
+        if err_trace:
+            stats["error_trace"] = err_trace
         return DistResult(vals, ids, its, bool(conv), float(res), stats)
     return DistResult(None, None, its, bool(conv), float(res), {})
 
 
-def _gather_snaps(comm, snaps, ids):
-    """Rank 0: ``[(seconds, values by id, total bytes), ...]`` of the value snapshots."""
-    order = None
-    if comm.Get_rank() == 0 and len(ids) > 1 and not bool((ids[1:] > ids[:-1]).all()):
-        order = np.argsort(ids, kind="stable")
-    out = []
-    for t, xs, nbytes in snaps:  # the same number of snapshots on every rank
-        v = gatherv(comm, xs)
-        tb = comm.reduce(nbytes, root=0)
-        if comm.Get_rank() == 0:
-            out.append((t, v if order is None else v[order], int(tb)))
-    return out
+def _sum_traces(comm, trace):
+    """Rank 0: ``[(seconds of rank 0, summed error, summed bytes), ...]`` (collective)."""
+    traces = comm.gather(trace, root=0)
+    if comm.Get_rank() != 0:
+        return None
+    k = min(len(t) for t in traces)
+    return [(traces[0][i][0], float(sum(t[i][1] for t in traces)),
+             int(sum(t[i][2] for t in traces))) for i in range(k)]
 
 
 def _by_id(ids, vals):

@@ -545,8 +545,8 @@ class _Solver:
                         else res[2] / beta
                 if me == 0:
                     st.sample(cur)
-                if res[3] > 0:
-                    st.snapshot(x, 1.0 / res[3])
+                if res[3] > 0 and st.ref is not None:
+                    st.track_error(x, 1.0 / res[3])
                 if (prev is not None and res[4] == 0 and res[0] == res[1] and res[5] == K
                         and prev[5] == K and prev[7] <= tol):
                     done = True
@@ -734,7 +734,7 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         S = comm.allreduce(float(y.sum()), op=MPI.SUM)
         x = y / S
     else:
-        st.snaps = None  # two solves: a snapshot of one is not an iterate of the answer
+        st.ref = None  # two solves: an iterate of one is not an iterate of the answer
         beta = 1.0 - alpha
         inner = tol * beta * beta / 4.0
         y, b1, r1 = sol.solve(p, inner, relative=False)

@@ -33,25 +33,24 @@ class RankStats:
         self.t0 = time.perf_counter()
         self.trace = []  # (seconds since start, global L1 bound) -- rank 0 only matters
         self.extra = {}
-        self.snaps = None  # list when value snapshots are on (see snapshot)
+        self.ref = None  # local slice of a reference solution (see track_error)
+        self.err_trace = []
 
     def sample(self, bound):
         self.trace.append((time.perf_counter() - self.t0, float(bound)))
 
-    #: most value snapshots kept; beyond it every other one is dropped
-    SNAP_CAP = 32
+    def track_error(self, x, scale):
+        """Record ``(seconds, sum |x * scale - ref|, bytes sent)`` for this rank's vertices.
 
-    def snapshot(self, x, scale):
-        """Keep ``(seconds, x * scale, bytes sent so far)`` (benchmarks: true error vs time).
-
-        Called at the same protocol events on every rank (termination waves complete in
-        the same order everywhere), so the thinning keeps the same events on every rank.
+        Benchmarks only (``ref`` set): the L1 error is additive over ranks, so the sum of
+        the ranks' records at the same protocol event (termination waves complete in the
+        same order everywhere) is the true error of the whole vector at that moment.
         """
-        if self.snaps is None:
-            return
-        self.snaps.append((time.perf_counter() - self.t0, x * scale, self.bytes_sent))
-        if len(self.snaps) > self.SNAP_CAP:
-            del self.snaps[1::2]
+        if self.ref is not None:
+            from . import _local
+
+            self.err_trace.append((time.perf_counter() - self.t0,
+                                   _local.l1_diff_scaled(x, scale, self.ref), self.bytes_sent))
 
     def as_dict(self):
         d = {"rank": self.rank, "messages_sent": self.messages_sent, "bytes_sent": self.bytes_sent,

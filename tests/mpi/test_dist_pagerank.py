@@ -3,6 +3,9 @@
 Every launch runs a batch of cases under ``mpiexec -n K`` (see ``_worker.py``) and the
 test asserts on the L1 error of the full rank vector of each run.
 """
+import json
+import sys
+
 import numpy as np
 import pytest
 
@@ -124,3 +127,34 @@ def test_asap_debug_mass_four_ranks(run_cases, shared):
     recs = run_cases(4, [{"name": "p2p", "source": str(p), "runs": runs}])
     for r in recs:
         assert r["l1"] <= TOL and r["mass_checks"] >= 1 and r["max_mass_error"] <= 1e-9, r
+
+
+def test_asap_error_trace_sums_the_ranks_parts(mpirun, tmp_path):
+    """error_reference: the summed per-rank error at each wave is the true L1 error.
+
+    Its last sample is close to the final error (the final flushes only shrink it), the
+    trace covers the run, and the bytes column never decreases.
+    """
+    code = f"""
+import json, numpy as np
+from mpi4py import MPI
+import asapgraph.dist as ad
+comm = MPI.COMM_WORLD
+ref = ad.pagerank("rmat:13:8:5", comm, mode="bsp", tol=1e-14, max_iter=1000)
+ids, vals = comm.bcast((ref.ids, ref.ranks) if comm.rank == 0 else None)
+r = ad.pagerank("rmat:13:8:5", comm, mode="asap", tol=1e-9, error_reference=(ids, vals))
+if comm.rank == 0:
+    tr = r.stats["error_trace"]
+    json.dump({{"trace": tr, "final": float(np.abs(r.ranks - vals).sum()),
+               "bytes": r.stats["bytes_sent"]}}, open({str(tmp_path / "o.json")!r}, "w"))
+"""
+    p = mpirun(3, [sys.executable, "-c", code], timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    d = json.loads((tmp_path / "o.json").read_text())
+    tr = d["trace"]
+    assert len(tr) >= 2
+    errs = [e for _, e, _ in tr]
+    assert errs[0] >= errs[-1] and errs[-1] <= 1e-7  # it ends (nearly) converged
+    assert abs(errs[-1] - d["final"]) <= max(1e-9, 0.5 * errs[-1])
+    b = [x for _, _, x in tr]
+    assert b == sorted(b) and b[-1] <= d["bytes"]
