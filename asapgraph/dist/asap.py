@@ -20,7 +20,7 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
   Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
   this is exactly power iteration), run once every in-peer has delivered since the last
-  sweep or after ``patience`` (3) x the last sweep's duration.  Residuals below
+  sweep or after ``patience`` (2) x the last sweep's duration.  Residuals below
   ``0.1 R / n`` (``R`` the global residual of the last wave; capped at half the local
   maximum, so a sweep always makes progress) wait and combine.
   Why this form: delays shift mass between the residuals and the buffers/pools; when
@@ -68,7 +68,8 @@ float64 engine.  Measured (4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.0
 
 *Stochastic reduce.*  In round ``t`` a rank flushes only to its ``fanout`` out-neighbours
 ``(rank + o) mod K`` on a circulant expander whose offsets ``o`` are a window of a
-seeded random permutation of ``1..K-1`` (re-drawn every epoch, rotated every round):
+seeded random permutation of ``1..K-1`` (re-drawn every epoch from a seeded cycle of 64,
+rotated every round):
 every peer is served within ``2 ceil((K-1)/fanout)`` rounds, so a buffer never starves.
 All ranks draw the same graph for the same round without communicating.  The mixing
 matrix ``P = (I + sum_o C_o) / (k + 1)`` (``C_o`` the cyclic shift) is doubly stochastic;
@@ -99,7 +100,7 @@ rank does not solve its own part far below the global error only to redo it when
 mass arrives.  A rank is out of work when its residual L1 sum is below its share
 ``n_r / n`` of a global target that keeps the bound at half of ``tol`` (push form: using
 the measured ``S = sum(x)`` of the last wave, which never decreases).  Env knobs for
-experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; 3 for ``jacobi``, off for
+experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; 2 for ``jacobi``, off for
 ``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip threshold, 0.1).
 
 *Limits (measured; ``asapgraph bench --report``).*  With 4 ranks oversubscribing 2
@@ -148,23 +149,24 @@ class Schedule:
         self.k = max(1, min(int(fanout), K - 1)) if K > 1 else 0
         self.seed = int(seed)
         self.L = -(-(K - 1) // self.k) if K > 1 else 1
-        self._epoch = None
-        self._perm = None
+        # permutations of a cycle of epochs, drawn once (offsets() runs every round)
+        self.period = max(1, min(64, 4096 // self.L))
+        self._windows = None
 
     def offsets(self, t):
+        """Offsets ``o`` of round ``t``: this round a rank sends to ``(rank + o) mod K``."""
         if self.K <= 1:
             return np.zeros(0, dtype=np.int64)
+        if self._windows is None:
+            rng = np.random.default_rng([self.seed, 0xE1])
+            ar = np.arange(1, self.K, dtype=np.int64)
+            self._windows = []
+            for _ in range(self.period):
+                perm = rng.permutation(ar)
+                self._windows.append([np.unique(perm[(i * self.k + np.arange(self.k))
+                                                     % (self.K - 1)]) for i in range(self.L)])
         e, i = divmod(int(t), self.L)
-        if e != self._epoch:
-            rng = np.random.default_rng([self.seed, e, 0xE1])
-            self._perm = rng.permutation(np.arange(1, self.K, dtype=np.int64))
-            self._epoch = e
-            self._memo = {}
-        got = self._memo.get(i)
-        if got is None:  # (called every round: compute each window of the epoch once)
-            idx = (i * self.k + np.arange(self.k)) % (self.K - 1)
-            got = self._memo[i] = np.unique(self._perm[idx])
-        return got
+        return self._windows[e % self.period][i]
 
     def neighbours(self, rank, t):
         return (rank + self.offsets(t)) % self.K
@@ -208,7 +210,7 @@ class _Solver:
         self.degree_rule = os.environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
         self.max_mass_error = 0.0
         self.patience = float(os.environ.get(
-            "ASAPGRAPH_ASAP_PATIENCE", "3" if form == "jacobi" else "0"))
+            "ASAPGRAPH_ASAP_PATIENCE", "2" if form == "jacobi" else "0"))
         # quantised payloads with error feedback while there is local work: 16-bit integers
         # of a per-message step (default), float32, or off (env knob for A/B experiments)
         self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
@@ -426,7 +428,7 @@ class _Solver:
         def flush(force):
             nonlocal n_sent, gs, gw
             sent = 0
-            if not nout:
+            if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
                 return 0
             nb = self.sched.neighbours(me, rounds)
             r_est = max(K * gs / gw, 0.0) if gw > 0 else 0.0

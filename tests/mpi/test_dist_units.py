@@ -21,7 +21,11 @@ def test_schedule_serves_every_peer_and_is_doubly_stochastic(K, k, seed):
         assert np.allclose(P.sum(0), 1) and np.allclose(P.sum(1), 1) and (P >= 0).all()
         sv = np.linalg.svd(P, compute_uv=False)
         assert s.spectral_gap(t) == pytest.approx(1 - sv[1])
-        assert 0 < s.spectral_gap(t) <= 1
+        assert 0 <= s.spectral_gap(t) <= 1  # one round's circulant may be disconnected...
+    prod = np.eye(K)  # ... but L consecutive rounds use every offset: the product mixes
+    for t in range(s.L):
+        prod = s.mixing_matrix(t) @ prod
+    assert 1 - np.linalg.svd(prod, compute_uv=False)[1] > 0
     s2 = Schedule(K, k, seed)  # same seed, same round -> same graph (no communication)
     assert all(np.array_equal(s.offsets(t), s2.offsets(t)) for t in range(10))
 
