@@ -20,7 +20,7 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
   Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
   this is exactly power iteration), run once every in-peer has delivered since the last
-  sweep or after ``patience`` (2) x the last sweep's duration.  Residuals below
+  sweep or after ``patience`` (3) x the last sweep's duration.  Residuals below
   ``0.1 R / n`` (``R`` the global residual of the last wave; capped at half the local
   maximum, so a sweep always makes progress) wait and combine.
   Why this form: delays shift mass between the residuals and the buffers/pools; when
@@ -100,7 +100,7 @@ rank does not solve its own part far below the global error only to redo it when
 mass arrives.  A rank is out of work when its residual L1 sum is below its share
 ``n_r / n`` of a global target that keeps the bound at half of ``tol`` (push form: using
 the measured ``S = sum(x)`` of the last wave, which never decreases).  Env knobs for
-experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; 2 for ``jacobi``, off for
+experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; 3 for ``jacobi``, off for
 ``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip threshold, 0.1).
 
 *Limits (measured; ``asapgraph bench --report``).*  With 4 ranks oversubscribing 2
@@ -210,7 +210,7 @@ class _Solver:
         self.degree_rule = os.environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
         self.max_mass_error = 0.0
         self.patience = float(os.environ.get(
-            "ASAPGRAPH_ASAP_PATIENCE", "2" if form == "jacobi" else "0"))
+            "ASAPGRAPH_ASAP_PATIENCE", "3" if form == "jacobi" else "0"))
         # quantised payloads with error feedback while there is local work: 16-bit integers
         # of a per-message step (default), float32, or off (env knob for A/B experiments)
         self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
