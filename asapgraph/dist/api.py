@@ -166,7 +166,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
         BSP: stop when the L1 change of one superstep is ``<= tol`` (networkx semantics).
         ASAP: stop when the certified L1 error bound is ``<= tol``.
     max_iter : int
-        BSP superstep limit (ASAP always converges; the limit is not used).
+        BSP: superstep limit.  ASAP: limit on each rank's edge work, in sweeps of its local
+        edges (an ASAP sweep may run on partial input, so it can need somewhat more than
+        BSP's supersteps); a run stopped by it flushes everything and returns
+        ``converged`` False with the bound reached.
     personalization, dangling : dict, (ids, values), path or None
         Per-vertex weights by original id (normalised; missing ids get 0);
         ``dangling`` defaults to the personalization vector (networkx semantics).
@@ -248,7 +251,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
 
         x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
                                             fanout=fanout, window=window, approx=approx,
-                                            seed=seed, debug_mass=debug_mass, form=asap_form)
+                                            seed=seed, debug_mass=debug_mass, form=asap_form,
+                                            max_iter=max_iter)
     seconds = time.perf_counter() - t0
     lay, m, orig = lg.stats(), lg.m, lg.orig
     if not isinstance(source, LoadedGraph):  # this call's own graph: free it before the gather

@@ -92,6 +92,10 @@ and passive ranks with no input stay passive, so the run ends with every buffer
 flushed.  If all ranks are passive but the bound is still above ``tol``, the push
 threshold is lowered (identically everywhere).  There is no barrier and no blocking
 collective in the main loop.
+``max_iter`` bounds each rank's edge work (in sweeps of its local edges): a rank over it
+stops sweeping and reports it in its wave contribution; after that wave every rank only
+flushes, and the run ends at the next two quiet waves with the bound reached, reported
+as not converged (so a limit never leaves a message in flight).
 
 *Local work and passivity.*  ``jacobi``: see above.  ``push``: each round runs one
 Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual exceeds
@@ -191,11 +195,12 @@ class Schedule:
 
 class _Solver:
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
-                 form="jacobi"):
+                 form="jacobi", max_iter=None):
         MPI = mpi()
         if form not in FORMS:
             raise ValueError(f"unknown ASAP form {form!r} (expected one of {', '.join(FORMS)})")
         self.form = form
+        self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
         self.K, self.me = comm.Get_size(), comm.Get_rank()
@@ -264,6 +269,7 @@ class _Solver:
         """
         jac = self.form == "jacobi"
         MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
+        e_start = st.edges_visited
         perf = time.perf_counter
         K, me, alpha = self.K, self.me, self.alpha
         nloc = lg.nloc
@@ -344,8 +350,13 @@ class _Solver:
         gs, gw = _local.abs_sum(acc, 0, nloc), 1.0  # push-sum pair for the global residual
         r_prev = gs
         # termination waves
-        wsend = np.zeros(7)
-        wrecv = np.zeros(7)
+        wsend = np.zeros(8)
+        wrecv = np.zeros(8)
+        # work limit (max_iter sweep-equivalents of this rank's edges, the warm start
+        # included): a rank over it stops sweeping; once any rank is, every rank stops
+        # after the same wave, flushes its buffers, and the run ends at the next quiet
+        # waves with the bound it has (not converged)
+        draining, drain_wave = False, None
         wave_req = None
         waves = 0
         last_counts = None
@@ -482,7 +493,8 @@ class _Solver:
             # peer is not waited for), so a sweep works on combined input
             ready = (self.patience <= 0 or fresh.all() or (jac and not nin)
                      or t1 - last_sweep_end > max(self.patience * last_sweep_len, 2e-4))
-            if rl > target * share and ready:
+            over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
+            if rl > target * share and ready and not (draining or over):
                 if jac:
                     rl = sweep(self.jgamma * r_global / lg.n)
                     pushed = 1
@@ -512,7 +524,7 @@ class _Solver:
                 rloc = _local.abs_sum(acc, 0, nloc + lg.nslots)
                 gs += rloc - r_prev
                 r_prev = rloc
-            out_work = rl <= target * share
+            out_work = draining or over or rl <= target * share
             sent = flush(out_work)
             t3 = perf()
             st.comm_s += t3 - t2
@@ -528,7 +540,8 @@ class _Solver:
                 racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
                         + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
                 wsend[:] = (n_sent, n_recv, racc, float(x.sum()), changed,
-                            1.0 if passive else 0.0, leaked)
+                            1.0 if passive else 0.0, leaked,
+                            1.0 if over else 0.0)
                 wave_req = comm.Iallreduce(wsend, wrecv, op=MPI.SUM)
                 last_contrib = tn
             if wave_req is not None and wave_req.Test():
@@ -549,13 +562,17 @@ class _Solver:
                     st.sample(cur)
                 if res[3] > 0 and st.ref is not None:
                     st.track_error(x, 1.0 / res[3])
-                if (prev is not None and res[4] == 0 and res[0] == res[1] and res[5] == K
-                        and prev[5] == K and prev[7] <= tol):
+                quiet = (prev is not None and res[4] == 0 and res[0] == res[1] and res[5] == K
+                         and prev[5] == K)
+                if quiet and (prev[8] <= tol or (draining and waves >= drain_wave + 2)):
                     done = True
-                    bound = prev[7]
-                elif res[5] == K and res[4] == 0 and res[0] == res[1] and cur > tol:
+                    bound = prev[8]
+                elif res[5] == K and res[4] == 0 and res[0] == res[1] and cur > tol \
+                        and not draining:
                     target /= 10.0
                     tfac /= 10.0
+                if res[7] > 0 and not draining:  # some rank hit the work limit
+                    draining, drain_wave = True, waves
                 prev = np.append(res, cur)
                 if self.debug_mass and not done and waves % 3 == 0:
                     self._snapshot(x, acc, lambda: leaked + pend.sum() + dbuf.sum(), reqs, rbufs,
@@ -719,10 +736,15 @@ def same_vec(comm, a, b):
 
 
 def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=0.0, seed=0,
-             debug_mass=False, form="jacobi"):
-    """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``."""
+             debug_mass=False, form="jacobi", max_iter=None):
+    """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``.
+
+    ``max_iter``: most edge work per rank, in sweeps of its local edges (None: no limit);
+    a run stopped by it returns ``converged`` False with the bound it reached.
+    """
     MPI = mpi()
-    sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass, form)
+    sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass, form,
+                  max_iter)
     dmask = lg.dangling.astype(bool)
     same = True
     if form == "push" and dvec is not None:
@@ -754,4 +776,4 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         extra["mass_checks"] = sol.mass_checks
         extra["max_mass_error"] = sol.max_mass_error
     rounds_max = comm.allreduce(rounds, op=MPI.MAX)
-    return x, rounds_max, True, bound, extra
+    return x, rounds_max, bool(bound <= tol), bound, extra

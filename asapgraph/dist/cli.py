@@ -116,8 +116,10 @@ def _run(args, comm):
         return 0 if (res.converged or args.allow_unconverged) else 3
     st = res.stats
     if not res.converged and not args.allow_unconverged:
+        what = (f"{res.iterations} supersteps" if args.mode == "bsp" else
+                f"{args.max_iter} sweeps of edge work per rank ({res.iterations} rounds)")
         _err(f"asapgraph: {NotConvergedError.__name__}: PageRank did not converge: residual "
-             f"{res.residual:.3e} > tol {args.tol:g} after {res.iterations} supersteps "
+             f"{res.residual:.3e} > tol {args.tol:g} after {what} "
              "(raise --max-iter or --tol, or pass --allow-unconverged)")
         return 3
     if not args.quiet:

@@ -101,13 +101,29 @@ def test_cli_asap_form_reaches_the_ranks(tmp_path, form):
 
     out = tmp_path / "r.csv"
     r = _cli(["pagerank", "rmat:10:8:3", "--np", "3", "--mode", "asap", "--asap-form", form,
-              "--json", "-q", "-o", str(out), "--tol", "1e-10"], tmp_path)
+              "--json", "-q", "-o", str(out), "--tol", "1e-10", "--max-iter", "5000"], tmp_path)
     assert r.returncode == 0, r.stderr
     js = json.loads(r.stdout.strip().splitlines()[-1])
-    assert js["asap_form"] == form and js["ranks"] == 3
+    assert js["asap_form"] == form and js["ranks"] == 3 and js["converged"]
     r1 = _cli(["pagerank", "rmat:10:8:3", "-q", "-o", str(tmp_path / "s.csv"), "--tol", "1e-13"],
               tmp_path)
     assert r1.returncode == 0, r1.stderr
     a = np.loadtxt(out, delimiter=",", skiprows=1)
     b = np.loadtxt(tmp_path / "s.csv", delimiter=",", skiprows=1)
     assert np.array_equal(a[:, 0], b[:, 0]) and np.abs(a[:, 1] - b[:, 1]).sum() <= 1e-9
+
+
+def test_cli_asap_work_limit_exit_3(tmp_path):
+    """ASAP stopped by --max-iter: exit 3 with one line that names the limit, no output file."""
+    out = tmp_path / "r.csv"
+    r = _cli(["pagerank", "rmat:10:8:3", "--np", "2", "--mode", "asap", "--tol", "1e-14",
+              "--max-iter", "2", "-o", str(out)], tmp_path)
+    assert r.returncode == 3, r.stderr
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    bad = [ln for ln in err if "did not converge" in ln]
+    assert len(bad) == 1 and "2 sweeps of edge work per rank" in bad[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not out.exists()
+    r = _cli(["pagerank", "rmat:10:8:3", "--np", "2", "--mode", "asap", "--tol", "1e-14",
+              "--max-iter", "2", "-o", str(out), "--allow-unconverged", "-q"], tmp_path)
+    assert r.returncode == 0 and out.exists(), r.stderr

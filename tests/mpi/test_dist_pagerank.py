@@ -14,7 +14,8 @@ pytestmark = pytest.mark.mpi
 TOL = 1e-8  # conftest.L1_TOL["pagerank"]
 RUNS = ([{"mode": m, "partition": p, "tol": t, "max_iter": 2000}
          for m, t in (("bsp", 1e-13), ("asap", 1e-11)) for p in ("range", "hash")]
-        + [{"mode": "asap", "asap_form": "push", "partition": "hash", "tol": 1e-11}])
+        + [{"mode": "asap", "asap_form": "push", "partition": "hash", "tol": 1e-11,
+           "max_iter": 2000}])
 
 
 def _files(tmp_path, rng):
@@ -102,11 +103,11 @@ def test_asap_emulated_delays_stragglers(seed, run_cases, shared, tmp_path, rng)
            "pause_prob": 0.05, "pause_seconds": 0.003, "seed": seed}
     runs = [
         {"mode": "asap", "partition": "hash", "tol": 1e-11, "emulation": emu, "seed": seed,
-         "debug_mass": True},
+         "debug_mass": True, "max_iter": 2000},
         {"mode": "asap", "partition": "range", "tol": 1e-11, "emulation": emu, "seed": seed,
-         "window": 3, "approx": 0.2, "fanout": 1, "debug_mass": True},
+         "window": 3, "approx": 0.2, "fanout": 1, "debug_mass": True, "max_iter": 2000},
         {"mode": "asap", "asap_form": "push", "partition": "range", "tol": 1e-11,
-         "emulation": emu, "seed": seed, "window": 2, "debug_mass": True},
+         "emulation": emu, "seed": seed, "window": 2, "debug_mass": True, "max_iter": 2000},
         {"mode": "bsp", "partition": "hash", "tol": 1e-13, "emulation": emu, "max_iter": 2000},
     ]
     cases = [{"name": "mixed-w", "source": f["mixed"], "weighted": True,
@@ -158,3 +159,31 @@ if comm.rank == 0:
     assert abs(errs[-1] - d["final"]) <= max(1e-9, 0.5 * errs[-1])
     b = [x for _, _, x in tr]
     assert b == sorted(b) and b[-1] <= d["bytes"]
+
+
+@pytest.mark.parametrize("form", ["jacobi", "push"])
+def test_asap_max_iter_stops_cleanly_not_converged(mpirun, tmp_path, form):
+    """max_iter bounds each rank's edge work: the run flushes, ends, and says so honestly."""
+    code = f"""
+import json, numpy as np
+from mpi4py import MPI
+import asapgraph.dist as ad
+comm = MPI.COMM_WORLD
+out = []
+for mi in (3, 2000):
+    r = ad.pagerank("rmat:12:8:2", comm, mode="asap", tol=1e-12, max_iter=mi,
+                    asap_form={form!r})
+    if comm.rank == 0:
+        out.append({{"converged": r.converged, "residual": r.residual,
+                     "sum": float(r.ranks.sum()), "edges": r.stats["edges_visited"],
+                     "m": r.stats["m"]}})
+if comm.rank == 0:
+    json.dump(out, open({str(tmp_path / "o.json")!r}, "w"))
+"""
+    p = mpirun(3, [sys.executable, "-c", code], timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    short, full = json.loads((tmp_path / "o.json").read_text())
+    assert not short["converged"] and short["residual"] > 1e-12
+    assert short["edges"] <= 4.01 * short["m"]  # each rank: its limit + at most one sweep
+    assert abs(short["sum"] - 1.0) < 1e-9
+    assert full["converged"] and full["residual"] <= 1e-12
