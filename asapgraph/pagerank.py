@@ -418,7 +418,10 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
             break
     if new2old is not None:
         x = _scatter(x, new2old)
-    ranks = x
+    # Jacobi sweeps keep sum(x) = 1, but after Gauss-Seidel sweeps (which do not) the sum
+    # converges only at rate alpha: its last 1e-9 is removed here (the fixed point sums to 1)
+    tot = float(x.sum())
+    ranks = x / tot if tot > 0 else x
     return PageRankResult(ranks, np.asarray(ids, dtype=np.int64), it, converged, res,
                           time.perf_counter() - t0, method, nthreads, float(tol), float(alpha),
                           it_times)
