@@ -79,6 +79,21 @@ def push_sweep(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1
     return dang
 
 
+cdef inline int64_t _push_vertex(const int64_t[::1] indptr, const idx_t[::1] tgt,
+                                 const double[::1] coef, const double[::1] vcoef, double[::1] x,
+                                 double[::1] acc, const uint8_t[::1] dangling, Py_ssize_t u,
+                                 double ru, double alpha, bint per_edge,
+                                 double* dang) noexcept nogil:
+    """Move ``ru`` into ``x[u]`` and push ``alpha ru`` along ``u``'s out-edges (a dangling
+    ``u``: into ``*dang``); returns the edges visited."""
+    x[u] += ru
+    if dangling[u]:
+        dang[0] += alpha * ru
+        return 0
+    _push_row(indptr, tgt, coef, vcoef, acc, u, alpha * ru, per_edge)
+    return indptr[u + 1] - indptr[u]
+
+
 cdef inline void _push_row(const int64_t[::1] indptr, const idx_t[::1] tgt,
                            const double[::1] coef, const double[::1] vcoef, double[::1] acc,
                            Py_ssize_t u, double a, bint per_edge) noexcept nogil:
@@ -135,8 +150,8 @@ def residual_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[
         the largest residual left in ``acc[:n]`` after the sweep and their sum.
     """
     cdef Py_ssize_t n = x.shape[0], u
-    cdef int64_t e, npush = 0, nedge = 0
-    cdef double ru, a, leak = 0.0, rmax = 0.0, rsum = 0.0
+    cdef int64_t npush = 0, nedge = 0
+    cdef double ru, leak = 0.0, rmax = 0.0, rsum = 0.0
     cdef bint per_edge = coef is not None
     with nogil:
         for u in range(n):
@@ -144,14 +159,9 @@ def residual_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[
             if ru <= theta * scale[u]:
                 continue
             acc[u] = 0.0
-            x[u] += ru
             npush += 1
-            a = alpha * ru
-            if dangling[u]:
-                leak += a
-                continue
-            nedge += indptr[u + 1] - indptr[u]
-            _push_row(indptr, tgt, coef, vcoef, acc, u, a, per_edge)
+            nedge += _push_vertex(indptr, tgt, coef, vcoef, x, acc, dangling, u, ru, alpha,
+                                  per_edge, &leak)
         for u in range(n):
             rsum += acc[u]
             if acc[u] > rmax * scale[u]:
@@ -184,8 +194,8 @@ def jacobi_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::
         pushed, ``sum |r|`` pushed, ``sum |acc[:n]|`` after the sweep.
     """
     cdef Py_ssize_t n = x.shape[0], u
-    cdef int64_t e, nedge = 0
-    cdef double ru, a, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
+    cdef int64_t nedge = 0
+    cdef double ru, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
     cdef bint per_edge = coef is not None
     with nogil:
         for u in range(n):
@@ -201,15 +211,10 @@ def jacobi_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::
             if fabs(ru) <= theta:
                 acc[u] += ru
                 continue
-            x[u] += ru
             pushed += ru
             pushed_abs += fabs(ru)
-            a = alpha * ru
-            if dangling[u]:
-                dp += a
-                continue
-            nedge += indptr[u + 1] - indptr[u]
-            _push_row(indptr, tgt, coef, vcoef, acc, u, a, per_edge)
+            nedge += _push_vertex(indptr, tgt, coef, vcoef, x, acc, dangling, u, ru, alpha,
+                                  per_edge, &dp)
         for u in range(n):
             left += fabs(acc[u])
     return nedge, dp, pushed, pushed_abs, left
