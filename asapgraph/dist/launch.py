@@ -111,11 +111,26 @@ def rank_env(exe, environ=None):
     return env
 
 
+#: rank bootstrap: import the launcher's asapgraph, not a source tree in the current
+#: directory (``python -m`` would put the cwd first on ``sys.path``: from a clone's root
+#: the ranks would import the uncompiled sources instead of the installed package)
+_BOOT = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); mod = sys.argv[2]; "
+         "sys.argv = [mod] + sys.argv[3:]; runpy.run_module(mod, run_name='__main__', "
+         "alter_sys=True)")
+
+
+def rank_command(exe, nprocs, argv, module="asapgraph"):
+    """``mpiexec -n nprocs python ... -m module argv`` importing this very asapgraph."""
+    import asapgraph
+
+    top = os.path.dirname(os.path.dirname(os.path.abspath(asapgraph.__file__)))
+    return [exe, "-n", str(int(nprocs)), sys.executable, "-c", _BOOT, top, module, *argv]
+
+
 def launch(args, command="pagerank"):
     """Run the command under ``mpiexec -n args.np``; returns mpiexec's exit status."""
     exe = find_mpiexec(getattr(args, "mpiexec", None))
-    cmd = [exe, "-n", str(int(args.np)), sys.executable, "-m", "asapgraph",
-           *rebuild_argv(args, command)]
+    cmd = rank_command(exe, args.np, rebuild_argv(args, command))
     env = rank_env(exe)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -1163,12 +1163,11 @@ def run_distributed_program(args):
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
         import subprocess
 
-        from .launch import find_mpiexec, rank_env
+        from .launch import find_mpiexec, rank_command, rank_env
 
         argv = getattr(args, "_argv", None) or sys.argv[1:]
         exe = find_mpiexec(getattr(args, "mpiexec", None))
-        cmd = [exe, "-n", str(int(args.np)), sys.executable, "-m", "asapgraph",
-               *_strip_np(argv)]
+        cmd = rank_command(exe, args.np, _strip_np(argv))
         env = rank_env(exe)
         sys.stdout.flush()
         sys.stderr.flush()

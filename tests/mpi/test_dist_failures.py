@@ -127,3 +127,17 @@ def test_cli_asap_work_limit_exit_3(tmp_path):
     r = _cli(["pagerank", "rmat:10:8:3", "--np", "2", "--mode", "asap", "--tol", "1e-14",
               "--max-iter", "2", "-o", str(out), "--allow-unconverged", "-q"], tmp_path)
     assert r.returncode == 0 and out.exists(), r.stderr
+
+
+def test_np_ranks_import_the_launchers_package_not_the_cwd(tmp_path):
+    """--np from a directory holding another ``asapgraph`` (e.g. a clone's uncompiled
+    sources next to an installed package): the ranks import the launcher's package."""
+    shadow = tmp_path / "asapgraph"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('the shadow package was imported')\n")
+    boot = "import sys; sys.path.pop(0); from asapgraph.cli import main; sys.exit(main())"
+    r = subprocess.run([sys.executable, "-c", boot, "pagerank", "rmat:9:8:1", "--np", "2",
+                        "--mode", "asap", "--top", "2", "-q"], cwd=tmp_path,
+                       env=dict(os.environ), capture_output=True, text=True, timeout=90)
+    assert r.returncode == 0, r.stderr
+    assert "shadow" not in r.stderr and len(r.stdout.strip().splitlines()) == 3
