@@ -336,6 +336,15 @@ def scatter_add_f32(double[::1] acc, const int64_t[::1] mp, const int32_t[::1] i
     return tot
 
 
+cdef inline double _absmax(const double[::1] a) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double big = 0.0
+    for i in range(a.shape[0]):
+        if fabs(a[i]) > big:
+            big = fabs(a[i])
+    return big
+
+
 def pack_q16(double[::1] seg, int16_t[::1] vals, int32_t[::1] idx, bint sparse):
     """Quantise ``seg`` to 16-bit integers of a per-message step, with error feedback.
 
@@ -352,13 +361,10 @@ def pack_q16(double[::1] seg, int16_t[::1] vals, int32_t[::1] idx, bint sparse):
         Number of values written and ``step`` (0 when ``seg`` is all zero).
     """
     cdef Py_ssize_t m = seg.shape[0], s, k = 0
-    cdef double v, step, big = 0.0, sent
+    cdef double v, step, sent
     cdef long q
     with nogil:
-        for s in range(m):
-            if fabs(seg[s]) > big:
-                big = fabs(seg[s])
-        step = big / 32767.0
+        step = _absmax(seg) / 32767.0
         if step > 0.0:
             for s in range(m):
                 v = seg[s]
@@ -388,12 +394,9 @@ def pack_q16(double[::1] seg, int16_t[::1] vals, int32_t[::1] idx, bint sparse):
 def count_q16(const double[::1] seg):
     """Number of slots ``pack_q16`` would send in sparse form (``|v| >= max|v| / 32767``)."""
     cdef Py_ssize_t m = seg.shape[0], s, k = 0
-    cdef double big = 0.0, step
+    cdef double step
     with nogil:
-        for s in range(m):
-            if fabs(seg[s]) > big:
-                big = fabs(seg[s])
-        step = big / 32767.0
+        step = _absmax(seg) / 32767.0
         if step > 0.0:
             for s in range(m):
                 if fabs(seg[s]) >= step:
