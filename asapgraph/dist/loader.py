@@ -576,6 +576,33 @@ def map_ids(comm, edges):
     return s, d, n, IdMap(comm, block, base, n)
 
 
+def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes, seed):
+    """This rank's edges with global dense ids (collective): ``(src, dst, w, n, idmap)``.
+
+    Reads the rank's share (:func:`read_local_edges`), adds reverse edges when
+    ``undirected`` (self-loops once), maps original ids to dense ones (generator specs
+    already have them), and refuses a graph with no edges on every rank.
+    """
+    src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed)
+    _mem("read")
+    if undirected:
+        nl = src != dst
+        src, dst = np.concatenate([src, dst[nl]]), np.concatenate([dst, src[nl]])
+        if w is not None:
+            w = np.concatenate([w, w[nl]])
+    if n_spec is None:
+        held = [src, dst]
+        del src, dst
+        src, dst, n, idmap = map_ids(comm, held)
+        _mem("map_ids")
+    else:
+        n, idmap = int(n_spec), _SpecIds(int(n_spec))
+    if n == 0:
+        agree(comm, InputError(source if isinstance(source, str) else None, None,
+                               "the graph has no edges"))
+    return src, dst, w, n, idmap
+
+
 class _SpecIds:
     """Identity id map of a generator spec (ids are already 0..n-1)."""
 
@@ -790,23 +817,8 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     MPI = mpi()
     K = comm.Get_size()
     _tune_malloc()
-    src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed)
-    _mem("read")
-    if undirected:
-        nl = src != dst
-        src, dst = np.concatenate([src, dst[nl]]), np.concatenate([dst, src[nl]])
-        if w is not None:
-            w = np.concatenate([w, w[nl]])
-    if n_spec is None:
-        held = [src, dst]
-        del src, dst
-        src, dst, n, idmap = map_ids(comm, held)
-        _mem("map_ids")
-    else:
-        n, idmap = int(n_spec), _SpecIds(int(n_spec))
-    if n == 0:
-        agree(comm, InputError(source if isinstance(source, str) else None, None,
-                               "the graph has no edges"))
+    src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
+                                             chunk_bytes, seed)
     if partition == "range":
         # degree counts by id block: dense range [n*r/K, n*(r+1)/K) is held by rank r
         blk = np.array([n * r // K for r in range(K + 1)], dtype=np.int64)

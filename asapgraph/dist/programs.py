@@ -324,7 +324,7 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
     ProgramGraph
     """
     from ..graph import Graph
-    from .loader import map_ids, read_local_edges
+    from .loader import read_dense_edges
 
     MPI = mpi()
     if comm is None:
@@ -336,25 +336,10 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
         ids = source.original_ids()
         return _build(comm, s[lo:hi], d[lo:hi], None if w is None else w[lo:hi], source.n,
                       partition, lambda v: ids[v], getattr(source, "source", None))
-    src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed)
-    if undirected:
-        nl = src != dst
-        src, dst = np.concatenate([src, dst[nl]]), np.concatenate([dst, src[nl]])
-        if w is not None:
-            w = np.concatenate([w, w[nl]])
-    if n_spec is None:
-        held = [src, dst]
-        del src, dst
-        src, dst, n, idmap = map_ids(comm, held)
-        original = idmap.original
-    else:
-        n = int(n_spec)
-        original = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
-    if n == 0:
-        agree(comm, InputError(source if isinstance(source, str) else None, None,
-                               "the graph has no edges"))
+    src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
+                                             chunk_bytes, seed)
     return _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
-                  original, source if isinstance(source, str) else None)
+                  idmap.original, source if isinstance(source, str) else None)
 
 
 # ============================================================================ messages
