@@ -97,18 +97,10 @@ def graphblas_setup(g):
 
 
 def graphblas_run(s, iters):
-    import graphblas as gb
+    from asapgraph.bench.peers import graphblas_power
 
     at, inv, dvec = s
-    n = at.nrows
-    x = gb.Vector.from_dense(np.full(n, 1.0 / n))
-    for _ in range(iters):
-        dsum = x.ewise_mult(dvec).new().reduce().value or 0.0
-        c = x.ewise_mult(inv).new()
-        y = gb.semiring.plus_times(at @ c).new()
-        x = gb.Vector.from_scalar((ALPHA * dsum + 1 - ALPHA) / n, n)
-        x(accum=gb.binary.plus) << y.apply(gb.binary.times, right=ALPHA)
-    return x.to_dense()
+    return graphblas_power(at, inv, dvec, iters, ALPHA)
 
 
 def networkit_setup(g):

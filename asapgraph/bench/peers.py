@@ -82,15 +82,25 @@ def _graphblas(g, k, threads):
 
     def run():
         gb.ss.config["nthreads"] = threads
-        x = gb.Vector.from_dense(np.full(n, 1.0 / n))
-        for _ in range(k):
-            dsum = x.ewise_mult(d_v).new().reduce().value or 0.0
-            c = x.ewise_mult(inv_v).new()
-            y = gb.semiring.plus_times(at @ c).new()
-            x = gb.Vector.from_scalar((ALPHA * dsum + 1 - ALPHA) / n, n)
-            x(accum=gb.binary.plus) << y.apply(gb.binary.times, right=ALPHA)
-        return x.to_dense()
+        return graphblas_power(at, inv_v, d_v, k)
     return build, run
+
+
+def graphblas_power(at, inv_v, d_v, k, alpha=ALPHA):
+    """``k`` power iterations with python-graphblas from the uniform vector (networkx
+    semantics): ``at`` the transposed adjacency, ``inv_v`` 1/outdeg, ``d_v`` the dangling
+    indicator; returns the dense iterate."""
+    import graphblas as gb
+
+    n = at.nrows
+    x = gb.Vector.from_dense(np.full(n, 1.0 / n))
+    for _ in range(k):
+        dsum = x.ewise_mult(d_v).new().reduce().value or 0.0
+        c = x.ewise_mult(inv_v).new()
+        y = gb.semiring.plus_times(at @ c).new()
+        x = gb.Vector.from_scalar((alpha * dsum + 1 - alpha) / n, n)
+        x(accum=gb.binary.plus) << y.apply(gb.binary.times, right=alpha)
+    return x.to_dense()
 
 
 def _networkit(g, k, threads):
