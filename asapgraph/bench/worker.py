@@ -26,7 +26,7 @@ __all__ = ["main"]
 PER_RANK_KEYS = ("rank", "messages_sent", "bytes_sent", "acks_sent", "rounds", "compute_seconds",
                  "comm_seconds", "wait_seconds", "edges_visited", "emulated_delay_seconds",
                  "straggler_sleep_seconds", "peak_rss_mb", "vertices", "edges",
-                 "boundary_vertices", "remote_slots", "peers")
+                 "boundary_vertices", "remote_slots", "peers", "sweeps")
 
 #: totals copied from the engine's stats
 TOTAL_KEYS = ("seconds", "rounds", "messages_sent", "data_messages_sent", "bytes_sent",

@@ -171,9 +171,10 @@ def residual_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[
 
 def jacobi_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
                 const double[::1] vcoef, double[::1] x, double[::1] acc, double[::1] rs,
-                const uint8_t[::1] dangling,
+                int32_t[::1] act, double[::1] bsum, const uint8_t[::1] dangling,
                 double alpha, double pend_p, const double[::1] bq_p,
-                double pend_d, const double[::1] bq_d, double theta=0.0):
+                double pend_d, const double[::1] bq_d, double theta=0.0,
+                Py_ssize_t block=16):
     """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
 
     The residual of ``u`` is ``acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]`` (pool mass
@@ -182,8 +183,16 @@ def jacobi_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::
     ``x`` and ``alpha * r[u] * coef[e]`` is added to each target (local residual or
     outgoing slot).  Residuals are snapshotted into ``rs`` first, so mass reaching a local
     vertex in this sweep is pushed in the next one (Jacobi: in lockstep, power iteration).
-    A residual with ``|r[u]| <= min(theta, max|r| / 2)`` is not pushed: it stays in
-    ``acc[u]`` and keeps combining with later contributions (the cap guarantees progress).
+
+    Skipping works on *blocks* of ``block`` consecutive vertices: a block whose mean
+    ``|r|`` is at most ``min(theta, max block mean / 2)`` is not pushed -- its residuals
+    stay in ``acc`` and keep combining with later contributions (the cap guarantees
+    progress); the other blocks push all their vertices.  Why blocks: the push is bound
+    by memory access, and a sweep that skips single vertices scattered over the range
+    still touches nearly every cache line (cnr-2000, one rank: 16-vertex blocks cut the
+    compute of a run by a third, and the fixed cost of a sweep from 5.3 to 1.7 ns per
+    vertex).  Scratch: ``act`` (pushed block numbers) and ``bsum`` (block sums of
+    ``|r|``), each of length ``>= ceil(n / block)``.
     The rest of each pushed residual -- ``(1 - alpha) r[u]`` (teleport) and, for a
     dangling ``u``, ``alpha r[u]`` -- goes to the pools the caller spreads over the ranks.
 
@@ -193,28 +202,58 @@ def jacobi_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::
         Edges visited, dangling pool ``alpha sum r[u]`` over dangling ``u``, ``sum r``
         pushed, ``sum |r|`` pushed, ``sum |acc[:n]|`` after the sweep.
     """
-    cdef Py_ssize_t n = x.shape[0], u
+    cdef Py_ssize_t n = x.shape[0], u, i, b, lo, hi, k = 0, nb
     cdef int64_t nedge = 0
-    cdef double ru, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
+    cdef double ru, s, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
     cdef bint per_edge = coef is not None
+    cdef bint pools = pend_p != 0.0 or pend_d != 0.0
+    if block < 1:
+        raise ValueError("block must be >= 1")
+    nb = (n + block - 1) // block
+    if act.shape[0] < nb or bsum.shape[0] < nb:
+        raise ValueError("act and bsum must hold one entry per block")
     with nogil:
-        for u in range(n):
-            ru = acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]
-            rs[u] = ru
-            acc[u] = 0.0
-            if fabs(ru) > rmax:
-                rmax = fabs(ru)
+        for b in range(nb):  # snapshot; block sums; the largest block mean
+            lo = b * block
+            hi = lo + block if lo + block < n else n
+            s = 0.0
+            if pools:
+                for u in range(lo, hi):
+                    ru = acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]
+                    rs[u] = ru
+                    s += fabs(ru)
+            else:
+                for u in range(lo, hi):
+                    ru = acc[u]
+                    rs[u] = ru
+                    s += fabs(ru)
+            bsum[b] = s
+            s = s / (hi - lo)
+            rmax = s if s > rmax else rmax
         if theta > 0.5 * rmax:
             theta = 0.5 * rmax
-        for u in range(n):
-            ru = rs[u]
-            if fabs(ru) <= theta:
-                acc[u] += ru
-                continue
-            pushed += ru
-            pushed_abs += fabs(ru)
-            nedge += _push_vertex(indptr, tgt, coef, vcoef, x, acc, dangling, u, ru, alpha,
-                                  per_edge, &dp)
+        for b in range(nb):  # choose the blocks; the others keep their residuals in acc
+            lo = b * block
+            hi = lo + block if lo + block < n else n
+            if bsum[b] > theta * (hi - lo):
+                act[k] = <int32_t>b
+                k += 1
+                for u in range(lo, hi):
+                    acc[u] = 0.0
+            elif pools:
+                for u in range(lo, hi):
+                    acc[u] = rs[u]
+        for i in range(k):
+            lo = act[i] * block
+            hi = lo + block if lo + block < n else n
+            for u in range(lo, hi):
+                ru = rs[u]
+                if ru == 0.0:
+                    continue
+                pushed += ru
+                pushed_abs += fabs(ru)
+                nedge += _push_vertex(indptr, tgt, coef, vcoef, x, acc, dangling, u, ru,
+                                      alpha, per_edge, &dp)
         for u in range(n):
             left += fabs(acc[u])
     return nedge, dp, pushed, pushed_abs, left

@@ -20,9 +20,11 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
   Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
   this is exactly power iteration), run once every in-peer has delivered since the last
-  sweep or after ``patience`` (3) x the last sweep's duration.  Residuals below
-  ``0.1 R / n`` (``R`` the global residual of the last wave; capped at half the local
-  maximum, so a sweep always makes progress) wait and combine.
+  sweep or after ``patience`` (3) x the last sweep's duration.  Blocks of 16
+  consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
+  residual of the last wave; capped at half the largest block mean, so a sweep always
+  makes progress) wait and combine; skipping whole blocks rather than single vertices
+  made a sweep's cost follow its work (the push is bound by memory access).
   Why this form: delays shift mass between the residuals and the buffers/pools; when
   the process absorbs mass (the leaky form below) such a lag excites a mode that decays
   at ~``alpha`` per sweep (on rmat the leaky process needed 3-8x BSP's edge work), while
@@ -105,7 +107,8 @@ mass arrives.  A rank is out of work when its residual L1 sum is below its share
 ``n_r / n`` of a global target that keeps the bound at half of ``tol`` (push form: using
 the measured ``S = sum(x)`` of the last wave, which never decreases).  Env knobs for
 experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; 3 for ``jacobi``, off for
-``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip threshold, 0.1).
+``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK``
+(its block size, 16; 1 skips single vertices).
 
 *Limits (measured; ``asapgraph bench --report``).*  With 4 ranks oversubscribing 2
 cores, every sweep a rank runs on partial input takes CPU from the others, and a rank
@@ -212,6 +215,7 @@ class _Solver:
         self.gamma = float(os.environ.get("ASAPGRAPH_ASAP_GAMMA", "1.0"))
         self.jgamma = float(os.environ.get("ASAPGRAPH_ASAP_JGAMMA", "0.1"))
         self.prio = float(os.environ.get("ASAPGRAPH_ASAP_PRIO", "0.0"))
+        self.block = int(os.environ.get("ASAPGRAPH_ASAP_BLOCK", "16"))
         self.degree_rule = os.environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
         self.max_mass_error = 0.0
         self.patience = float(os.environ.get(
@@ -296,12 +300,15 @@ class _Solver:
         bq_d = (bdang / Bq[me, 1] if Bq[me, 1] > 0 else np.zeros(nloc)) if two else bq_p
         bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
         rs = np.zeros(nloc) if jac else None
+        # sweep scratch: pushed block numbers, block sums of |r|
+        act = np.zeros(-(-nloc // self.block) if jac else 0, dtype=np.int32)
+        bsum = np.zeros(len(act))
 
         def sweep(theta):
             """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
             nedge, dm, tot, _, left = _local.jacobi_push(
-                lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, lg.dangling, alpha,
-                pend[0], bq_p, pend[1], bq_d, theta)
+                lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum, lg.dangling, alpha,
+                pend[0], bq_p, pend[1], bq_d, theta, self.block)
             pend[:] = 0.0
             pool = np.array([beta * tot + (0.0 if two else dm), dm if two else 0.0])
             pend[:] += pool * Bq[me]
@@ -514,6 +521,7 @@ class _Solver:
                 if pushed:
                     dirty[:ngraph] = True
                 tc = perf() - t1
+                st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
                 st.compute_s += tc
                 emu.after_compute(tc)
                 fresh[:] = False

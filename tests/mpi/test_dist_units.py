@@ -142,3 +142,59 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     e = np.zeros(0)
     nb, fe = _Solver._encode(e, np.zeros(8 * (HEADER + 1), np.uint8), s64, s32, sidx, True, s16)
     assert nb == 8 * HEADER + 8
+
+
+@pytest.mark.parametrize("block", [1, 5, 16, 1000])
+@pytest.mark.parametrize("theta", [0.0, 1e-3, 1e9])
+def test_jacobi_sweep_blocks_push_or_keep_whole_blocks(block, theta, rng):
+    """One block sweep against scipy: pushed blocks move r into x and alpha r W to the
+    targets, skipped blocks keep r (+ their pool share), the pools get the rest, and
+    the cap pushes at least the block of the largest mean |r| (theta = 1e9)."""
+    import scipy.sparse as sp
+
+    from asapgraph.dist import _local
+
+    n, nslots, alpha = 53, 7, 0.85
+    m = 300
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n + nslots, m)
+    src[src == 3] = 4  # vertex 3 is dangling
+    order = np.argsort(src, kind="stable")
+    src, dst = src[order], dst[order]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(indptr, src + 1, 1)
+    indptr = np.cumsum(indptr)
+    deg = np.diff(indptr)
+    dangling = (deg == 0).astype(np.uint8)
+    vcoef = 1.0 / np.maximum(deg, 1)
+    W = sp.csr_matrix((vcoef[src], (src, dst)), shape=(n, n + nslots))
+    r0 = rng.standard_normal(n)
+    r0[10:20] = 0.0
+    acc0 = np.concatenate([r0, rng.standard_normal(nslots)])
+    bq = rng.random(n)
+    bq /= bq.sum()
+    pend = 0.25
+    acc, x = acc0.copy(), np.zeros(n)
+    rs = np.zeros(n)
+    nb = -(-n // block)
+    act, bsum = np.zeros(nb, np.int32), np.zeros(nb)
+    nedge, dp, tot, tabs, left = _local.jacobi_push(
+        indptr, dst.astype(np.int32), None, vcoef, x, acc, rs, act, bsum, dangling, alpha,
+        pend, bq, 0.0, bq, theta, block)
+    r = r0 + pend * bq
+    np.testing.assert_allclose(rs, r, rtol=0, atol=1e-15)
+    means = np.array([np.abs(r[b * block:(b + 1) * block]).mean() for b in range(nb)])
+    th = min(theta, 0.5 * means.max())
+    pushed = np.repeat(means > th, block)[:n]
+    assert pushed.any()
+    rp = np.where(pushed, r, 0.0)
+    want = acc0.copy()
+    want[:n] = np.where(pushed, 0.0, r)
+    want += alpha * (W.T @ rp)
+    np.testing.assert_allclose(acc, want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(x, rp, rtol=0, atol=0)
+    assert nedge == int(deg[pushed].sum())
+    assert dp == pytest.approx(alpha * rp[dangling.astype(bool)].sum(), abs=1e-14)
+    assert tot == pytest.approx(rp.sum(), abs=1e-12)
+    assert tabs == pytest.approx(np.abs(rp).sum(), abs=1e-12)
+    assert left == pytest.approx(np.abs(want[:n]).sum(), rel=1e-12)
