@@ -351,7 +351,7 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
         "cores the ranks are **oversubscribed**, so absolute times include OS time-slicing. "
         "Network effects are **emulated** inside the engines' message layer (each message is "
         "delivered no earlier than latency + bytes/bandwidth after it is sent; straggler ranks "
-        "sleep (factor - 1) x their compute time), identically for both modes; rows with network "
+        "sleep (factor - 1) x the CPU time of each sweep), identically for both modes; rows with network "
         "`none` are the real, unemulated numbers.",
         "* PageRank alpha 0.85, uniform teleport, networkx semantics. Error = L1 distance of the "
         "full rank vector to a single-process reference solved to L1 change 1e-13.",

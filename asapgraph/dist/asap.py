@@ -502,6 +502,7 @@ class _Solver:
                      or t1 - last_sweep_end > max(self.patience * last_sweep_len, 2e-4))
             over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
             if rl > target * share and ready and not (draining or over):
+                c0 = time.thread_time()
                 if jac:
                     rl = sweep(self.jgamma * r_global / lg.n)
                     pushed = 1
@@ -523,7 +524,7 @@ class _Solver:
                 tc = perf() - t1
                 st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
                 st.compute_s += tc
-                emu.after_compute(tc)
+                emu.after_compute(time.thread_time() - c0)
                 fresh[:] = False
                 last_sweep_end = perf()
                 last_sweep_len = last_sweep_end - t1

@@ -19,7 +19,8 @@ Superstep ``t``:
 Invariant: the iterates equal single-process power iteration started from the uniform
 vector, up to floating-point summation order (each ``acc`` entry receives the same
 terms).  With emulation on, each received buffer is applied no earlier than its
-``deliver_at`` header, and stragglers sleep after their sweep, exactly as in ASAP.
+``deliver_at`` header, and stragglers sleep after their sweep (in proportion to its CPU
+time), exactly as in ASAP.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ __all__ = ["run_bsp"]
 def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st):
     """Run BSP PageRank; returns ``(x_local, iterations, converged, residual)``."""
     MPI = mpi()
-    perf = time.perf_counter
+    perf, cpu = time.perf_counter, time.thread_time
     nloc = lg.nloc
     x = np.full(nloc, 1.0 / lg.n)
     acc = np.zeros(nloc + lg.nslots)
@@ -52,13 +53,12 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st):
     it, l1, converged = 0, np.inf, False
     while it < max_iter:
         it += 1
-        t0 = perf()
+        t0, c0 = perf(), cpu()
         acc.fill(0.0)
         _local.push_sweep(lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, lg.dangling)
-        tc = perf() - t0
-        st.compute_s += tc
+        st.compute_s += perf() - t0
         st.edges_visited += lg.mloc
-        emu.after_compute(tc)
+        emu.after_compute(cpu() - c0)
         t1 = perf()
         reqs = [comm.Irecv([rbufs[j], MPI.DOUBLE], source=int(q), tag=TAG_DATA)
                 for j, q in enumerate(lg.in_peers)]

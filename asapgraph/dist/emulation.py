@@ -16,9 +16,13 @@ same emulated machine.
   ``deliver_at`` (ranks of one job share a host clock; ``time.time`` is used because
   it is common to all processes on a host).  Random jitter also reorders messages.
   BSP's exchange waits for the deliveries in the same way.
-* *Stragglers.*  A rank with factor ``f`` sleeps ``(f - 1) x`` its measured compute time
-  after each local sweep; optional random pauses (probability ``pause_prob`` per sweep,
-  ``pause_seconds`` long) model hiccups.
+* *Stragglers.*  A rank with factor ``f`` sleeps ``(f - 1) x`` the CPU time of each local
+  sweep (``time.thread_time``) after it; optional random pauses (probability
+  ``pause_prob`` per sweep, ``pause_seconds`` long) model hiccups.  CPU time, not wall
+  time: with more ranks than cores, a sweep's wall time includes the time the OS gave
+  to other ranks, and multiplying that made the emulated slowdown depend on how busily
+  the *other* ranks wait (BSP's ranks spin in MPI waits: its emulated runs varied
+  0.28-0.44 s on cnr-2000 with wall-time sleeps).
 * *Seeded.*  All random draws come from ``numpy.random.default_rng((seed, rank))``, so a
   run repeats (up to the OS scheduler).
 
@@ -189,7 +193,7 @@ class Emulator:
 
     # ------------------------------------------------------------------ stragglers
     def after_compute(self, seconds):
-        """Sleep as a straggler after ``seconds`` of real compute; returns time slept."""
+        """Sleep as a straggler after ``seconds`` of real compute (CPU time); returns time slept."""
         s = 0.0
         if self.factor > 1.0 and seconds > 0:
             s += (self.factor - 1.0) * seconds
