@@ -718,7 +718,7 @@ class _Solver:
 
         ``leaked()``: mass outside ``x`` and ``acc`` (leaked, or dangling mass owed).
         """
-        MPI, comm, lg = self.MPI, self.comm, self.lg
+        MPI, comm = self.MPI, self.comm
         expect = np.zeros(self.K, dtype=np.int64)
         comm.Alltoall([sent_to, MPI.INT64_T], [expect, MPI.INT64_T])
         held = [it for it in self.emu.queue if it[2][0] == "d"]

@@ -60,7 +60,6 @@ def alltoallv(comm, sendbuf, sendcounts):
         comm.Alltoallv([sendbuf, (sendcounts, sdis), t], [recvbuf, (recvcounts, rdis), t])
     else:  # counts beyond int32: pairwise point-to-point
         MPI = mpi()
-        me = comm.Get_rank()
         reqs = []
         for j in range(K):
             if recvcounts[j]:

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import InputError
 from .comm import TAG_CHUNK, TAG_CHUNK_HDR, agree, alltoallv, allgatherv, mpi
-from .partition import Partition, range_bounds
+from .partition import Partition, range_partition
 
 __all__ = ["load_partitioned", "LocalGraph", "read_local_edges"]
 
@@ -820,21 +820,7 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
                                              chunk_bytes, seed)
     if partition == "range":
-        # degree counts by id block: dense range [n*r/K, n*(r+1)/K) is held by rank r
-        blk = np.array([n * r // K for r in range(K + 1)], dtype=np.int64)
-        me = comm.Get_rank()
-        us, uc = np.unique(src, return_counts=True)
-        dest = np.searchsorted(blk, us, side="right") - 1
-        cnt = np.bincount(dest, minlength=K)
-        ids_r, _ = alltoallv(comm, us, cnt)
-        cnt_r, _ = alltoallv(comm, uc.astype(np.int64), cnt)
-        lo, hi = blk[me], blk[me + 1]
-        deg = np.bincount(ids_r - lo, weights=cnt_r, minlength=hi - lo)
-        alpha = 8.0 * (K - 1) if K > 1 else 1.0
-        del us, uc, dest, cnt, ids_r, cnt_r
-        bounds = range_bounds(alpha + deg, int(lo), n, K, comm)
-        del deg
-        part = Partition("range", K, n, bounds)
+        part = range_partition(comm, src, n)
         _mem("range_bounds")
     else:
         part = Partition(partition, K, n)

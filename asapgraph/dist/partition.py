@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Partition", "range_bounds"]
+__all__ = ["Partition", "range_bounds", "range_partition"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -122,3 +122,25 @@ def range_bounds(cost_block, block_base, n, K, comm):
         comm.Allreduce(cnt, tot_cnt, op=MPI.SUM)
     bounds = np.concatenate([[0], tot_cnt, [n]]).astype(np.int64)
     return np.maximum.accumulate(np.minimum(bounds, n))
+
+
+def range_partition(comm, src, n):
+    """Range partition balancing ``alpha |V_r| + |E_r|`` (``alpha = 8 (K - 1)``, Gemini).
+
+    ``src``: this rank's share of the edge sources (dense ids, any rank may hold any
+    edge).  Out-degrees are counted by id block (dense range ``[n r / K, n (r+1) / K)``
+    on rank ``r``), so no rank holds an ``n``-entry array; collective.
+    """
+    from .comm import alltoallv
+
+    K, me = comm.Get_size(), comm.Get_rank()
+    blk = np.array([n * r // K for r in range(K + 1)], dtype=np.int64)
+    us, uc = np.unique(src, return_counts=True)
+    cnt = np.bincount(np.searchsorted(blk, us, side="right") - 1, minlength=K)
+    ids_r, _ = alltoallv(comm, us.astype(np.int64), cnt)
+    cnt_r, _ = alltoallv(comm, uc.astype(np.int64), cnt)
+    del us, uc
+    lo, hi = blk[me], blk[me + 1]
+    deg = np.bincount(ids_r - lo, weights=cnt_r, minlength=hi - lo)
+    alpha = 8.0 * (K - 1) if K > 1 else 1.0
+    return Partition("range", K, n, range_bounds(alpha + deg, int(lo), n, K, comm))

@@ -115,8 +115,8 @@ from ..programs import _kernels as K
 from ..programs.base import COMBINERS, EDGE_OPS, Context, VertexProgram, \
     combiner_identity, validate_program
 from ..programs.runner import ProgramResult, _reduce_aggregates, _split_state, combine_rows
-from .comm import agree, allgatherv, alltoallv, gatherv, mpi
-from .partition import Partition, range_bounds
+from .comm import agree, alltoallv, gatherv, mpi
+from .partition import Partition, range_partition
 
 __all__ = ["run", "load", "ProgramGraph", "run_distributed_program"]
 
@@ -269,26 +269,11 @@ class _Side:
         return self._t
 
 
-def _range_partition(comm, src, n):
-    """Range bounds balancing ``alpha |V_r| + |E_r|`` (as :mod:`.loader`)."""
-    K_, me = comm.Get_size(), comm.Get_rank()
-    blk = np.array([n * r // K_ for r in range(K_ + 1)], dtype=np.int64)
-    us, uc = np.unique(src, return_counts=True)
-    dest = np.searchsorted(blk, us, side="right") - 1
-    cnt = np.bincount(dest, minlength=K_)
-    ids_r, _ = alltoallv(comm, us.astype(np.int64), cnt)
-    cnt_r, _ = alltoallv(comm, uc.astype(np.int64), cnt)
-    lo, hi = blk[me], blk[me + 1]
-    deg = np.bincount(ids_r - lo, weights=cnt_r, minlength=hi - lo)
-    alpha = 8.0 * (K_ - 1) if K_ > 1 else 1.0
-    return Partition("range", K_, n, range_bounds(alpha + deg, int(lo), n, K_, comm))
-
-
 def _build(comm, src, dst, w, n, partition, idmap_original, source):
     MPI = mpi()
     K_ = comm.Get_size()
     if partition == "range":
-        part = _range_partition(comm, src, n)
+        part = range_partition(comm, src, n)
     elif partition == "hash":
         part = Partition("hash", K_, n)
     else:
@@ -504,7 +489,7 @@ class _BSPMapper:
 
     # ---- pull form: ship active boundary values, form messages at the target's owner
     def _pull(self, ctx, direction, x, active):
-        p, comm, MPI = self.p, self.comm, mpi()
+        comm, MPI = self.comm, mpi()
         sd = self.g.side(direction, "pull")
         x = np.asarray(x)
         amask = None if active is None else np.asarray(active, dtype=bool)
@@ -719,7 +704,6 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
         queued[queue] = 1
         nbuf = np.empty(nt, dtype=np.int64)
         better = np.less if comb == "min" else np.greater
-        uf = _ufunc(comb)
     dirty = False
 
     def send(j, idx, vals):

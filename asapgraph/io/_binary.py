@@ -178,7 +178,7 @@ def load_binary(path, mmap=True):
     if sys.byteorder != "little":  # pragma: no cover
         raise InputError(os.fspath(path), None, "binary graphs need a little-endian machine")
     h = read_header(path)
-    n, m = h["n"], h["m"]
+    n = h["n"]
     dtypes = {"indptr": np.int64, "indices": np.int32 if h["itemsize"] == 4 else np.int64,
               "weights": np.float64, "out_degree": np.int64, "out_weight": np.float64,
               "ids": np.int64}
