@@ -32,6 +32,24 @@ def world():
     return mpi().COMM_WORLD
 
 
+def oversubscribed(comm):
+    """True on every rank when some host runs more ranks of ``comm`` than it has cores
+    (collective).  Cores: the CPUs this process may run on (``sched_getaffinity``)."""
+    import os
+
+    MPI = mpi()
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        local = node.Get_size()
+    finally:
+        node.Free()
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return bool(comm.allreduce(local > cores, op=MPI.LOR))
+
+
 def _mpitype(dtype):
     MPI = mpi()
     dt = np.dtype(dtype)

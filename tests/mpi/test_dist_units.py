@@ -198,3 +198,16 @@ def test_jacobi_sweep_blocks_push_or_keep_whole_blocks(block, theta, rng):
     assert tot == pytest.approx(rp.sum(), abs=1e-12)
     assert tabs == pytest.approx(np.abs(rp).sum(), abs=1e-12)
     assert left == pytest.approx(np.abs(want[:n]).sum(), rel=1e-12)
+
+
+def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
+    """The ASAP sweep gate is on only where ranks share cores: one rank on COMM_SELF is
+    oversubscribed exactly when the process may run on no CPU at all (patched affinity)."""
+    import os
+
+    MPI = pytest.importorskip("mpi4py.MPI")
+    from asapgraph.dist.comm import oversubscribed
+
+    assert oversubscribed(MPI.COMM_SELF) is False
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(), raising=False)
+    assert oversubscribed(MPI.COMM_SELF) is True
