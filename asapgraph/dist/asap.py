@@ -20,9 +20,10 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
   Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
   this is exactly power iteration).  Where ranks share cores, a sweep waits until every
-  in-peer has delivered since the last sweep or ``patience`` (1) x the last sweep's
-  duration has passed, so it works on combined input; on dedicated cores it runs at
-  once (waiting there locked ranks into taking turns).  Blocks of 16
+  in-peer has delivered since the last sweep or ``patience`` x the last sweep's duration
+  has passed (4 x the share of edges that cross ranks, within [0.5, 3]), so it works on
+  combined input; on dedicated cores it runs at once (waiting there locked ranks into
+  taking turns).  Blocks of 16
   consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
   residual of the last wave; capped at half the largest block mean, so a sweep always
   makes progress) wait and combine; skipping whole blocks rather than single vertices
@@ -108,8 +109,8 @@ rank does not solve its own part far below the global error only to redo it when
 mass arrives.  A rank is out of work when its residual L1 sum is below its share
 ``n_r / n`` of a global target that keeps the bound at half of ``tol`` (push form: using
 the measured ``S = sum(x)`` of the last wave, which never decreases).  Env knobs for
-experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; for ``jacobi`` 1 on shared
-cores, else off; off for ``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip
+experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; for ``jacobi`` on shared cores
+as above, else off; off for ``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip
 threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK`` (its block size, 16; 1 skips single vertices).
 
 *Limits (measured; ``asapgraph bench --report``).*  With 4 ranks oversubscribing 2
@@ -223,12 +224,18 @@ class _Solver:
         # the sweep gate (jacobi form): only where ranks share cores -- there a sweep on
         # partial input takes CPU from a peer's sweep; on dedicated cores a rank that
         # waited for fresh input locked with its peers into taking turns (measured: two
-        # ranks on two cores alternated their sweeps, 0.30 s vs 0.16 s without the gate)
+        # ranks on two cores alternated their sweeps, 0.30 s vs 0.16 s without the gate).
+        # How long to wait grows with the share of edges that cross ranks (the share of
+        # a sweep's input that comes from peers): 4 x cut in [0.5, 3] -- measured best on
+        # cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks on 2 cores
         env = os.environ.get("ASAPGRAPH_ASAP_PATIENCE")
         if env is not None:
             self.patience = float(env)
-        elif form == "jacobi" and comm.Get_size() > 1:
-            self.patience = 1.0 if oversubscribed(comm) else 0.0
+        elif form == "jacobi" and comm.Get_size() > 1 and oversubscribed(comm):
+            cut = np.array([np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc), len(lg.tgt)],
+                           dtype=np.float64)
+            cut = comm.allreduce(cut)
+            self.patience = float(np.clip(4.0 * cut[0] / max(cut[1], 1.0), 0.5, 3.0))
         else:
             self.patience = 0.0
         # quantised payloads with error feedback while there is local work: 16-bit integers
