@@ -573,7 +573,11 @@ class _Solver:
                        and not (nout and (dirty.any() or rem.any() or dbuf.any()))
                        and not acc[nloc:].any())  # (the last test runs only when all else holds)
             tn = perf()
-            if wave_req is None and (passive or tn - last_contrib > wave_interval):
+            # periodic waves (trace, global residual) at most once per sweep: between
+            # sweeps the residual hardly changes, and a wave costs two passes over the
+            # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
+            if wave_req is None and (passive or tn - last_contrib > max(wave_interval,
+                                                                        last_sweep_len)):
                 counts = (n_sent, n_recv)
                 changed = 1.0 if counts != last_counts else 0.0
                 last_counts = counts

@@ -641,6 +641,12 @@ class LocalGraph:
     """
 
     def stats(self):
+        """Layout counters of this rank (computed once: rmat:20 on 4 ranks ~0.1 s)."""
+        if getattr(self, "_stats", None) is None:
+            self._stats = self._layout_stats()
+        return dict(self._stats)
+
+    def _layout_stats(self):
         bnd = np.zeros(self.nloc, dtype=bool)
         for mp in self.in_maps:
             bnd[mp] = True
