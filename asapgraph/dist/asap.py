@@ -23,7 +23,7 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   in-peer has delivered since the last sweep or ``patience`` x the last sweep's duration
   has passed (4 x the share of edges that cross ranks, within [0.5, 3]), so it works on
   combined input; on dedicated cores it runs at once (waiting there locked ranks into
-  taking turns), and so does a rank whose sweep period is 1.5x that of all its in-peers
+  taking turns), and so does a rank whose sweeps take 1.5x those of all its in-peers
   (their headers carry it): a straggler's sweeps pace the run.  Blocks of 16
   consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
   residual of the last wave; capped at half the largest block mean, so a sweep always
@@ -57,7 +57,7 @@ leaked) / (1 - alpha) = 1``.
 
 *NOTIFY-ACK.*  Flushing the buffer of peer ``q`` is one ``Isend`` of
 ``[header | payload]`` (header, float64: emulated delivery time, payload form, push-sum
-pair, pool shares, the sender's sweep period); the receiver applies it (scatter-add) and
+pair, pool shares, the sender's last sweep duration); the receiver applies it (scatter-add) and
 then sends a tiny ACK.  At most ``window`` un-ACKed messages per peer; while waiting the
 sender keeps computing and combining into the buffer.
 
@@ -403,9 +403,7 @@ class _Solver:
         rmax_c = None
         rin = [0.0]
         fresh = np.zeros(nin, dtype=bool)
-        # sweep periods (EMA, seconds): this rank's, and each in-peer's from its headers
-        pace = [0.0, -1.0]  # own period, start of the last sweep
-        peer_pace = np.zeros(nin)
+        peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
         last_sweep_end, last_sweep_len = -np.inf, 0.0
         t_start = perf()
         done = False
@@ -425,7 +423,7 @@ class _Solver:
             gw += f[3]
             n_recv += 1
             fresh[j] = True
-            peer_pace[j] = f[6]
+            peer_len[j] = f[6]
             recv_from[in_peers[j]] += 1
             st.messages_received += 1
             a = np.array([emu.stamp(in_peers[j], 8)])
@@ -499,7 +497,7 @@ class _Solver:
                 f = buf[:8 * HEADER].view(np.float64)
                 gs, gw = gs / 2.0, gw / 2.0
                 f[1], f[2], f[3], f[4], f[5] = form, gs, gw, dbuf[j, 0], dbuf[j, 1]
-                f[6] = pace[0]
+                f[6] = last_sweep_len
                 dbuf[j] = 0.0
                 f[0] = emu.stamp(int(q), nbytes)
                 pool_req[j][slot] = comm.Isend([buf[:nbytes], MPI.BYTE], dest=int(q), tag=TAG_DATA)
@@ -523,17 +521,15 @@ class _Solver:
             # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
             # last sweep, or after `patience` x the last sweep's duration (a slow or silent
             # peer is not waited for), so a sweep works on combined input
-            # a rank slower than every in-peer does not wait: its sweeps pace the run
+            # a rank whose sweeps take 1.5x those of every in-peer does not wait: its
+            # sweeps pace the run (a straggler, or the rank with the most edges)
             ready = (self.patience <= 0 or fresh.all() or (jac and not nin)
                      or t1 - last_sweep_end > max(self.patience * last_sweep_len, 2e-4)
-                     or (nin and pace[0] > 1.5 * peer_pace.max() and peer_pace.min() > 0))
+                     or (nin and peer_len.min() > 0
+                         and last_sweep_len > 1.5 * peer_len.max()))
             over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
             if rl > target * share and ready and not (draining or over):
                 c0 = time.thread_time()
-                if pace[1] >= 0:
-                    d = t1 - pace[1]
-                    pace[0] = d if pace[0] == 0 else 0.8 * pace[0] + 0.2 * d
-                pace[1] = t1
                 if jac:
                     rl = sweep(self.jgamma * r_global / lg.n)
                     pushed = 1

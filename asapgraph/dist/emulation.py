@@ -42,7 +42,7 @@ __all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER"]
 
 #: float64 header fields of every engine message: deliver_at, payload form / mass,
 #: gossip s, gossip w, pool mass along the teleport and the dangling distribution
-#: (ASAP jacobi form), the sender's sweep period (ASAP)
+#: (ASAP jacobi form), the sender's last sweep duration (ASAP)
 HEADER = 7
 
 
