@@ -23,8 +23,9 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   in-peer has delivered since the last sweep or ``patience`` x the last sweep's duration
   has passed (4 x the share of edges that cross ranks, within [0.5, 3]), so it works on
   combined input; on dedicated cores it runs at once (waiting there locked ranks into
-  taking turns), and so does a rank whose sweeps take 1.5x those of all its in-peers
-  (their headers carry it): a straggler's sweeps pace the run.  Blocks of 16
+  taking turns); the wait is counted in sweeps of the rank or of its slowest in-peer,
+  whichever are shorter (headers carry the sender's sweep duration), so a straggler
+  waits no longer than its peers take to answer.  Blocks of 16
   consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
   residual of the last wave; capped at half the largest block mean, so a sweep always
   makes progress) wait and combine; skipping whole blocks rather than single vertices
@@ -521,12 +522,13 @@ class _Solver:
             # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
             # last sweep, or after `patience` x the last sweep's duration (a slow or silent
             # peer is not waited for), so a sweep works on combined input
-            # a rank whose sweeps take 1.5x those of every in-peer does not wait: its
-            # sweeps pace the run (a straggler, or the rank with the most edges)
+            # the wait is counted in sweeps of this rank or of its slowest in-peer,
+            # whichever are shorter: a straggler waits no longer than its peers answer
+            ref = last_sweep_len
+            if nin and peer_len.min() > 0:
+                ref = min(ref, float(peer_len.max()))
             ready = (self.patience <= 0 or fresh.all() or (jac and not nin)
-                     or t1 - last_sweep_end > max(self.patience * last_sweep_len, 2e-4)
-                     or (nin and peer_len.min() > 0
-                         and last_sweep_len > 1.5 * peer_len.max()))
+                     or t1 - last_sweep_end > max(self.patience * ref, 2e-4))
             over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
             if rl > target * share and ready and not (draining or over):
                 c0 = time.thread_time()
