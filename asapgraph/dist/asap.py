@@ -116,10 +116,16 @@ experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; for ``jacobi`` on shar
 as above, else off; off for ``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip
 threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK`` (its block size, 16; 1 skips single vertices).
 
-*Limits (measured; ``asapgraph bench --report``).*  With 4 ranks oversubscribing 2
-cores, every sweep a rank runs on partial input takes CPU from the others, and a rank
-polls between sweeps only, so ASAP is still slower than BSP unemulated (rmat:19 ~1.7x,
-cnr-2000 ~1.2x) while sending 1.8-3.6x fewer bytes.  History: the leaky ``push`` form
+*Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
+is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
+sweep on partial input is extra edge work), sending ~4x fewer bytes.  With one rank 3x
+slower, ASAP is ~1.2x faster: every vertex is owned by one rank, so the slow rank still
+sweeps its part about as often as BSP has supersteps; asynchrony removes the barrier waits,
+not that work, and the speed-up is capped by BSP's time over the slow rank's own sweeps
+(1.4-1.6x here).  Only moving vertices off a slow rank would lift the cap.  History: the
+16-vertex block skipping, the core-aware gate (two ranks on two cores used to take turns:
+0.30 -> 0.15 s on cnr-2000) and CPU-time straggler sleeps are this form's recent gains;
+before them ASAP was 1.2-1.6x slower unemulated.  The leaky ``push`` form
 needed 6-8x BSP's edge work on rmat:20; a signed variant that redistributed the
 dangling mass through the termination waves (every 5 ms) was 4-20x worse for the lag
 reason above; spreading the teleport and dangling pools on the data messages fixed it.
