@@ -526,15 +526,16 @@ class _Solver:
             rl += rin[0]  # residual mass that arrived (jacobi: an upper bound of its |.|)
             rin[0] = 0.0
             # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
-            # last sweep, or after `patience` x the last sweep's duration (a slow or silent
-            # peer is not waited for), so a sweep works on combined input
-            # the wait is counted in sweeps of this rank or of its slowest in-peer,
-            # whichever are shorter: a straggler waits no longer than its peers answer
-            ref = last_sweep_len
-            if nin and peer_len.min() > 0:
-                ref = min(ref, float(peer_len.max()))
-            ready = (self.patience <= 0 or fresh.all() or (jac and not nin)
-                     or t1 - last_sweep_end > max(self.patience * ref, 2e-4))
+            # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
+            # for), so a sweep works on combined input; the wait is counted in sweeps of
+            # this rank or of its slowest in-peer, whichever are shorter: a straggler
+            # waits no longer than its peers take to answer
+            ready = self.patience <= 0 or (jac and not nin) or fresh.all()
+            if not ready:
+                ref = last_sweep_len
+                if nin and peer_len.min() > 0:
+                    ref = min(ref, float(peer_len.max()))
+                ready = t1 - last_sweep_end > max(self.patience * ref, 2e-4)
             over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
             if rl > target * share and ready and not (draining or over):
                 c0 = time.thread_time()
