@@ -32,22 +32,28 @@ def world():
     return mpi().COMM_WORLD
 
 
-def oversubscribed(comm):
-    """True on every rank when some host runs more ranks of ``comm`` than it has cores
-    (collective).  Cores: the CPUs this process may run on (``sched_getaffinity``)."""
+def oversubscribed(comm, threads=1, agree=True):
+    """True when this host runs more threads of ``comm``'s ranks (``threads`` each) than
+    it has cores (collective).  Cores: the CPUs this process may run on
+    (``sched_getaffinity``).  ``agree``: the answer is the same on every rank (true if
+    true on any host), for decisions that lead to collective calls."""
     import os
 
     MPI = mpi()
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    try:
-        local = node.Get_size()
-    finally:
-        node.Free()
+    if comm.Get_size() == 1:
+        local = 1
+    else:
+        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+        try:
+            local = node.Get_size()
+        finally:
+            node.Free()
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         cores = os.cpu_count() or 1
-    return bool(comm.allreduce(local > cores, op=MPI.LOR))
+    over = local * max(int(threads), 1) > cores
+    return bool(comm.allreduce(over, op=MPI.LOR)) if agree else over
 
 
 def _mpitype(dtype):

@@ -114,8 +114,9 @@ from ..errors import InputError
 from ..programs import _kernels as K
 from ..programs.base import COMBINERS, EDGE_OPS, Context, VertexProgram, \
     combiner_identity, validate_program
-from ..programs.runner import ProgramResult, _reduce_aggregates, _split_state, combine_rows
-from .comm import agree, alltoallv, gatherv, mpi
+from ..programs.runner import ProgramResult, _better, _count, _reduce_aggregates, combine_rows, \
+    value_form_loop
+from .comm import agree, alltoallv, gatherv, mpi, oversubscribed
 from .partition import Partition, range_partition
 
 __all__ = ["run", "load", "ProgramGraph", "run_distributed_program"]
@@ -543,56 +544,15 @@ class _BSPMapper:
 # ============================================================================ BSP engines
 
 
-def _count(ctx, mask):
-    return int(ctx.allreduce(int(np.count_nonzero(mask)), "sum"))
-
-
 def _bsp_value(program, ctx, emap, progress):
-    state, active = _split_state(_collective(ctx.comm, program.init, ctx))
-    ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, state))
-    has_test = converged = False
-    residual, it_times, it = None, [], 0
-    for it in range(ctx.max_iter):
-        ctx.superstep = it
-        if active is not None:
-            has_test = True
-            if _count(ctx, active) == 0:
-                converged = True
-                break
-        t0 = time.perf_counter()
-        ctx.direction = direction = program.direction_at(ctx)
-        x = program.scatter(ctx, state)
-        combined, has = emap(ctx, direction, x, active)
-        new_state, active = _split_state(program.apply(ctx, state, combined, has))
-        r = program.residual(ctx, state, new_state)
-        state = new_state
-        ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, state))
-        it_times.append(time.perf_counter() - t0)
-        if r is not None:
-            has_test = True
-            residual = float(ctx.allreduce(float(r), "sum"))
-            _iter(progress, ctx, it + 1, residual)
-            if residual <= ctx.tol:
-                converged = True
-                it += 1
-                break
-        if active is not None and _count(ctx, active) == 0:
-            converged = True
-            it += 1
-            break
-    else:
-        it = ctx.max_iter
-        converged = converged or not has_test
-    return state, it, converged, residual, it_times
+    return value_form_loop(program, ctx, _collective(ctx.comm, program.init, ctx),
+                           lambda d, x, a: emap(ctx, d, x, a),
+                           lambda it, r: _iter(progress, ctx, it, r))
 
 
 def _iter(progress, ctx, it, residual):
     if progress is not None and ctx.rank == 0:
         progress.iteration(it, residual)
-
-
-def _better(comb, a, b):
-    return a < b if comb == "min" else a > b
 
 
 def _bsp_delta(program, ctx, emap, progress, coef):
@@ -1009,7 +969,8 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     _RUNS += 1  # runs are collective: the same number on every rank
     rc = g.comm.Dup()  # private channel: no message of this run can match another's
     old = None
-    if _oversubscribed(rc):
+    threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1)
+    if rc.Get_size() > 1 and oversubscribed(rc, threads, agree=False):
         # ranks sharing the cores: OpenMP teams of all cores per rank spin against each
         # other (measured 12x slower on 2 ranks / 2 cores); run the kernels on one thread
         old = K.set_parallel_threshold(1 << 62)
@@ -1019,18 +980,6 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         if old is not None:
             K.set_parallel_threshold(old)
         rc.Free()
-
-
-def _oversubscribed(comm):
-    """True when the ranks on this node times the OpenMP threads exceed the cores."""
-    MPI = mpi()
-    if comm.Get_size() == 1:
-        return False
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    local = node.Get_size()
-    node.Free()
-    threads = int(os.environ.get("OMP_NUM_THREADS", "0") or 0) or (os.cpu_count() or 1)
-    return local * threads > (os.cpu_count() or 1)
 
 
 def _run(program, g, comm, mode, max_iter, tol, progress, epoch):

@@ -316,15 +316,18 @@ def _count(ctx, mask):
 
 
 # ---------------------------------------------------------------------- engines
-def _run_value_form(program, ctx, topo, progress):
-    emap = _EdgeMapper(program, ctx, topo)
-    state, active = _split_state(program.init(ctx))
+def value_form_loop(program, ctx, state, emap, on_iteration):
+    """Supersteps of a value-form program from ``state`` (the output of ``init``).
+
+    ``emap(direction, x, active) -> (combined, has)`` gathers the messages (one process or
+    MPI ranks); ``on_iteration(it, residual)`` reports progress.  Returns ``(state,
+    iterations, converged, residual, per-iteration seconds)``.  Shared by the
+    single-process runner and the BSP engine on MPI ranks.
+    """
+    state, active = _split_state(state)
     ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, state))
-    has_test = False
-    converged = False
-    residual = None
-    it_times = []
-    it = 0
+    has_test = converged = False
+    residual, it_times, it = None, [], 0
     for it in range(ctx.max_iter):
         ctx.superstep = it
         if active is not None:
@@ -333,8 +336,7 @@ def _run_value_form(program, ctx, topo, progress):
                 converged = True
                 break
         t0 = time.perf_counter()
-        direction = program.direction_at(ctx)
-        ctx.direction = direction
+        ctx.direction = direction = program.direction_at(ctx)
         x = program.scatter(ctx, state)
         combined, has = emap(direction, x, active)
         new_state, active = _split_state(program.apply(ctx, state, combined, has))
@@ -345,7 +347,7 @@ def _run_value_form(program, ctx, topo, progress):
         if r is not None:
             has_test = True
             residual = float(ctx.allreduce(float(r), "sum"))
-            progress.iteration(it + 1, residual)
+            on_iteration(it + 1, residual)
             if residual <= ctx.tol:
                 converged = True
                 it += 1
@@ -357,6 +359,13 @@ def _run_value_form(program, ctx, topo, progress):
     else:
         it = ctx.max_iter
         converged = converged or not has_test
+    return state, it, converged, residual, it_times
+
+
+def _run_value_form(program, ctx, topo, progress):
+    emap = _EdgeMapper(program, ctx, topo)
+    state, it, converged, residual, it_times = value_form_loop(
+        program, ctx, program.init(ctx), emap, progress.iteration)
     return state, it, converged, residual, emap, it_times
 
 
