@@ -183,7 +183,7 @@ def _quick():
 
 
 def _report(repeat):
-    """The full report (< 20 minutes on 2 cores; about 4 here)."""
+    """The full report (< 20 minutes on 2 cores; 2-3 minutes here)."""
     return (_rq1(["cnr-2000", "rmat:20"], 4, repeat)
             + _rq2("cnr-2000", 4, 1)
             + _rq3("rmat:16", (4, 6), 1)

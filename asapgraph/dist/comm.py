@@ -40,14 +40,11 @@ def oversubscribed(comm, threads=1, agree=True):
     import os
 
     MPI = mpi()
-    if comm.Get_size() == 1:
-        local = 1
-    else:
-        node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-        try:
-            local = node.Get_size()
-        finally:
-            node.Free()
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        local = node.Get_size()
+    finally:
+        node.Free()
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux

@@ -142,5 +142,6 @@ def range_partition(comm, src, n):
     del us, uc
     lo, hi = blk[me], blk[me + 1]
     deg = np.bincount(ids_r - lo, weights=cnt_r, minlength=hi - lo)
+    del ids_r, cnt_r
     alpha = 8.0 * (K - 1) if K > 1 else 1.0
     return Partition("range", K, n, range_bounds(alpha + deg, int(lo), n, K, comm))
