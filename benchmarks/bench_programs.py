@@ -11,7 +11,7 @@ and on every ``--dataset`` file, medians of ``--repeat`` runs, at every thread c
 
 * PageRank written as a user program on the public API (``PageRankProgram`` through
   ``asapgraph.programs.run``, BSP delta form) vs the built-in kernel
-  ``asapgraph.pagerank.pagerank`` (Jacobi) at the same thread count and a scipy CSR power
+  ``asapgraph.programs.pagerank.pagerank`` (Jacobi) at the same thread count and a scipy CSR power
   iteration: **seconds per iteration**; ratio = ours / built-in (the target is <= 2).
 * WCC (``programs.wcc``, ASAP (its default) and BSP) vs
   ``scipy.sparse.csgraph.connected_components`` (weak; single-threaded).
@@ -68,13 +68,13 @@ def _graphs(args):
     for spec in specs:
         t0 = time.perf_counter()
         if spec.startswith("rmat:"):
-            from asapgraph.generators import rmat
+            from asapgraph.graph.generators import rmat
             scale = int(spec.split(":")[1])
             src, dst = rmat(scale, args.edge_factor, seed=args.seed)
             n = 1 << scale
             name = spec
         else:
-            from asapgraph.io import read_edges
+            from asapgraph.graph.io import read_edges
             el = read_edges(spec)
             s0, d0 = np.asarray(el.src, dtype=np.int64), np.asarray(el.dst, dtype=np.int64)
             ids, inv = np.unique(np.concatenate([s0, d0]), return_inverse=True)
@@ -99,7 +99,7 @@ def _graphs(args):
 
 def bench_pagerank(args, name, g, A, rows):
     import asapgraph.programs as P
-    from asapgraph.pagerank import pagerank
+    from asapgraph.programs.pagerank import pagerank
     from asapgraph.programs.pagerank_program import PageRankProgram
     n, k = g.n, args.iters
     for t in args.threads:

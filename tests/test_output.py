@@ -1,4 +1,4 @@
-"""asapgraph.output: exact %.17g text, every file format round-trips, atomic writes."""
+"""asapgraph.graph.io.output: exact %.17g text, every file format round-trips, atomic writes."""
 import gzip
 import json
 import os
@@ -9,10 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asapgraph import output
+from asapgraph.graph.io import output
 from asapgraph.errors import InputError
-from asapgraph.output import (atomic_write, format_rows, format_top, json_dumps, top_order,
-                              write_values)
+from asapgraph.graph.io.output import (atomic_write,
+    format_rows,
+    format_top,
+    json_dumps,
+    top_order,
+    write_values)
 
 
 def py_rows(cols, sep=","):

@@ -6,7 +6,7 @@ Usage (internal)::
 
 ``BATCH.json`` holds ``{"source": ..., "reference": REF.npz or null, "runs": [cfg, ...]}``,
 every run on the same graph and communicator size.  Each ``cfg`` has the keyword
-arguments of :func:`asapgraph.dist.pagerank` plus an ``"id"``.  After every run, rank 0
+arguments of :func:`asapgraph.engine.api` plus an ``"id"``.  After every run, rank 0
 appends one JSON line to ``OUT.jsonl`` (flushed at once, so the driver sees progress and
 keeps the finished runs when a later run hangs and is killed): the engine's accounting,
 the ``(seconds, bound)`` trace, and the L1 error of the final ranks against the reference.
@@ -90,13 +90,13 @@ def _record(cfg, res, ref, wall):
 def _memoize_loader(stats):
     """Load each graph once per job: every run of a batch uses the same partitioned graph.
 
-    :func:`asapgraph.dist.pagerank` loads its input on every call (``load_partitioned``,
+    :func:`asapgraph.engine.api` loads its input on every call (``load_partitioned``,
     imported at call time); on a 4-rank rmat:20 that costs ~20 s, more than a run.  The
     engines only read the :class:`LocalGraph`, so the worker wraps the loader with a
     one-entry cache keyed by its arguments.  ``stats["load_seconds"]`` keeps the real
     (first) load time.  Workaround until the engine offers a load-once API.
     """
-    from asapgraph.dist import loader
+    from asapgraph.partition import loader
 
     real = loader.load_partitioned
     cache = {}
@@ -125,7 +125,7 @@ def main(argv=None):
         return 2
     from mpi4py import MPI
 
-    import asapgraph.dist as ad
+    import asapgraph.engine as ad
 
     comm = MPI.COMM_WORLD
     me = comm.Get_rank()

@@ -22,8 +22,8 @@ import scipy.sparse.csgraph as csg
 from mpi4py import MPI
 
 import asapgraph.programs as P
-from asapgraph.dist import programs as DP
-from asapgraph.io import load_graph
+from asapgraph.engine import distributed as DP
+from asapgraph.graph.io import load_graph
 
 
 def single_graph(source, weighted):
@@ -121,7 +121,7 @@ def check(case, comm, cache):
     elif name == "pagerank":
         r = DP.run(P.PageRankProgram(alpha=0.85), pg, comm, mode=mode, tol=1e-9)
         if me == 0:
-            from asapgraph.pagerank import pagerank
+            from asapgraph.programs.pagerank import pagerank
 
             ref = pagerank(G, alpha=0.85, tol=1e-14, max_iter=10000)
             refv = getattr(ref, "ranks", ref)

@@ -24,7 +24,7 @@ Kernels.
   order): for each owned ``u`` with ``r[u] > theta``: ``x[u] += r[u]``, then
   ``alpha*r[u]*coef[e]`` goes to each target (local residual or outgoing slot);
   the pushed mass of a dangling vertex leaves the system (it is recovered by the
-  final normalisation, see :mod:`asapgraph.dist.asap`).  Invariant (mass
+  final normalisation, see :mod:`asapgraph.engine.asap`).  Invariant (mass
   conservation): ``sum(x) + (sum(r) + buffered + in_flight + leaked)/(1-alpha)``
   is constant (= 1 when started from ``r = (1-alpha) p``).  All quantities are
   non-negative, so order and staleness never change the fixed point.

@@ -47,7 +47,7 @@ class RankStats:
         same order everywhere) is the true error of the whole vector at that moment.
         """
         if self.ref is not None:
-            from . import _local
+            from asapgraph.kernels import _local
 
             self.err_trace.append((time.perf_counter() - self.t0,
                                    _local.l1_diff_scaled(x, scale, self.ref), self.bytes_sent))

@@ -4,7 +4,7 @@ Rationale
 ---------
 What: :func:`run` executes any :class:`asapgraph.programs.VertexProgram` on a graph
 partitioned over the ranks of a communicator, with the semantics of the single-process
-runner (:mod:`asapgraph.programs.runner`): same callbacks, called collectively with
+runner (:mod:`asapgraph.engine.single`): same callbacks, called collectively with
 arrays over the rank's owned vertices, same termination tests, same result layout.
 
 Layout.  Edges are shuffled to the owner of an endpoint (the partitioners of
@@ -18,7 +18,7 @@ vertices our slots stand for (``in_maps``).  Two forms:
 
 * push form (rows = message senders), used for built-in combiners (sum/min/max) with a
   built-in edge operator: a superstep runs the Cython ``gather_pull`` of
-  :mod:`asapgraph.programs._kernels` over the *transposed* local CSR (every target, owned
+  :mod:`asapgraph.kernels._programs` over the *transposed* local CSR (every target, owned
   or slot, lists its local sources; no atomics), or ``push_sparse`` for small frontiers.
   Messages to remote targets are therefore already combined per (peer, target vertex)
   with the program's combiner; one typed message per peer carries ``(slot index, value)``
@@ -110,14 +110,14 @@ import time
 
 import numpy as np
 
-from ..errors import InputError
-from ..programs import _kernels as K
-from ..programs.base import COMBINERS, EDGE_OPS, Context, VertexProgram, \
+from asapgraph.errors import InputError
+from asapgraph.kernels import _programs as K
+from asapgraph.engine.program import COMBINERS, EDGE_OPS, Context, VertexProgram, \
     combiner_identity, validate_program
-from ..programs.runner import ProgramResult, _better, _count, _reduce_aggregates, combine_rows, \
+from asapgraph.engine.single import ProgramResult, _better, _count, _reduce_aggregates, combine_rows, \
     value_form_loop
-from .comm import agree, alltoallv, gatherv, mpi, oversubscribed
-from .partition import Partition, range_partition
+from asapgraph.comm.mpi import agree, alltoallv, gatherv, mpi, oversubscribed
+from asapgraph.partition.partitioners import Partition, range_partition
 
 __all__ = ["run", "load", "ProgramGraph", "run_distributed_program"]
 
@@ -129,7 +129,7 @@ _PUSH_FRACTION = 20  # as the single-process runner: sparse push below m / 20 wo
 _RUNS = 0
 _DEBUG = os.environ.get("ASAPGRAPH_DEBUG_ASAP", "") not in ("", "0")
 #: raise (collectively) when an ASAP run saw a stale or late message; on in debug runs,
-#: with ASAPGRAPH_STRICT_ASAP=1, or by setting ``asapgraph.dist.programs.STRICT = True``
+#: with ASAPGRAPH_STRICT_ASAP=1, or by setting ``asapgraph.engine.distributed.STRICT = True``
 STRICT = _DEBUG or os.environ.get("ASAPGRAPH_STRICT_ASAP", "") not in ("", "0")
 
 
@@ -298,19 +298,19 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
     Parameters
     ----------
     source : str or Graph
-        Edge-list file or generator spec (read in parallel as :func:`asapgraph.dist.load`
+        Edge-list file or generator spec (read in parallel as :func:`asapgraph.engine.load`
         does), or a single-process :class:`asapgraph.graph.Graph` present on every rank
         (each rank then takes a slice of its edges).
     comm : mpi4py communicator (default COMM_WORLD)
     partition : {"range", "hash"}
-    weighted, undirected, weight_col, chunk_bytes, seed : as :func:`asapgraph.dist.load`.
+    weighted, undirected, weight_col, chunk_bytes, seed : as :func:`asapgraph.engine.load`.
 
     Returns
     -------
     ProgramGraph
     """
-    from ..graph import Graph
-    from .loader import read_dense_edges
+    from asapgraph.graph.core import Graph
+    from asapgraph.partition.loader import read_dense_edges
 
     MPI = mpi()
     if comm is None:
@@ -536,7 +536,7 @@ class _BSPMapper:
         if op is None:
             msgs = np.asarray(prog.message(ctx, x_src, ww))
         else:
-            from ..programs.runner import _numpy_edge_op
+            from asapgraph.engine.single import _numpy_edge_op
             msgs = _numpy_edge_op(op, x_src, ww)
         return combine_rows(comb, indptr, msgs, n)
 
@@ -948,7 +948,7 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         ``ids``.  On other ranks: ``values`` and ``ids`` are None; ``iterations``,
         ``converged`` and ``stats`` are the same everywhere.
     """
-    from ..graph import Graph
+    from asapgraph.graph.core import Graph
 
     MPI = mpi()
     comm = MPI.COMM_WORLD if comm is None else comm
@@ -960,7 +960,7 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         g = load(src, comm, partition=partition, **load_options)
     else:
         raise TypeError("source_or_loaded must be a path/spec, a Graph or a ProgramGraph "
-                        f"(asapgraph.dist.programs.load), not {type(source_or_loaded).__name__}")
+                        f"(asapgraph.engine.distributed.load), not {type(source_or_loaded).__name__}")
     max_iter = int(program.default_max_iter if max_iter is None else max_iter)
     tol = float(program.default_tol if tol is None else tol)
     if max_iter < 0 or tol < 0:
@@ -1076,12 +1076,12 @@ def run_distributed_program(args):
     single-process command.  Bad input: one line ``FILE:LINE: message`` from rank 0,
     exit status 2; any other failure of one rank aborts the job.  Returns the exit status.
     """
-    from ..cli import mpi_world_size_from_env
+    from asapgraph.cli import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
         import subprocess
 
-        from .launch import find_mpiexec, rank_command, rank_env
+        from asapgraph.comm.launch import find_mpiexec, rank_command, rank_env
 
         argv = getattr(args, "_argv", None) or sys.argv[1:]
         exe = find_mpiexec(getattr(args, "mpiexec", None))
@@ -1090,16 +1090,19 @@ def run_distributed_program(args):
         sys.stdout.flush()
         sys.stderr.flush()
         return subprocess.call(cmd, env=env)
-    from .cli import run_on_world
+    from asapgraph.cli.distributed import run_on_world
 
     return run_on_world(_cli_run, args)
 
 
 def _cli_program(args, g):
-    from .. import cli
-    from ..programs import (BFSProgram, KatzProgram, LabelPropProgram, SSSPProgram,
-                            WCCProgram)
-    from ..programs.hits import HITSProgram
+    from asapgraph import cli
+    from asapgraph.programs import (BFSProgram,
+    KatzProgram,
+    LabelPropProgram,
+    SSSPProgram,
+    WCCProgram)
+    from asapgraph.programs.hits import HITSProgram
 
     c = args.command
     if c == "katz":
@@ -1125,7 +1128,7 @@ def _cli_program(args, g):
 
 
 def _cli_run(args, comm):
-    from .. import cli
+    from asapgraph import cli
 
     me = comm.Get_rank()
     err = None

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InputError
-from .comm import agree, gatherv, mpi
-from .emulation import Emulator
+from asapgraph.errors import InputError
+from asapgraph.comm.mpi import agree, gatherv, mpi
+from asapgraph.engine.emulation import Emulator
 
 __all__ = ["pagerank", "load", "LoadedGraph", "DistResult"]
 
@@ -33,7 +33,7 @@ class LoadedGraph:
 def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=2,
          chunk_bytes=1 << 21, seed=None):
     """Read, map ids, partition and shuffle ``source`` once (collective); see :func:`pagerank`."""
-    from .loader import load_partitioned
+    from asapgraph.partition.loader import load_partitioned
 
     if comm is None:
         comm = mpi().COMM_WORLD
@@ -59,7 +59,7 @@ class DistResult:
     residual : float
         BSP: last global L1 change; ASAP: certified L1 error bound.
     stats : dict
-        Accounting (see :mod:`asapgraph.dist.stats`); rank 0 has totals and ``per_rank``.
+        Accounting (see :mod:`asapgraph.engine.stats`); rank 0 has totals and ``per_rank``.
     """
 
     ranks: object
@@ -71,7 +71,7 @@ class DistResult:
 
 
 def _peak_rss_mb():
-    from .._rss import peak_rss_bytes
+    from asapgraph._rss import peak_rss_bytes
 
     return peak_rss_bytes() / 2**20
 
@@ -178,13 +178,13 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     fanout, window, approx : ASAP parameters
         Peers per round of the stochastic reduce, un-ACKed messages per peer, and the
         fraction of the residual below which a buffer may wait (0: always send).
-    emulation : :class:`~asapgraph.dist.emulation.Emulation`, dict or None
+    emulation : :class:`~asapgraph.engine.emulation.Emulation`, dict or None
     seed : int
         Seed of the ASAP communication schedule (and of generator specs without one).
     debug_mass : bool
         ASAP: check mass conservation on consistent snapshots during the run.
     asap_form : {"jacobi", "push"}
-        ASAP local solver (see :mod:`asapgraph.dist.asap`): signed delta Jacobi sweeps
+        ASAP local solver (see :mod:`asapgraph.engine.asap`): signed delta Jacobi sweeps
         of the Google matrix (default; converges like power iteration) or the leaky
         Gauss-Seidel residual push (fewer edges on graphs with locality, slow on
         expander-like graphs).  Both certify the same error bound.
@@ -202,11 +202,11 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
 
     Raises
     ------
-    asapgraph.dist.comm.RankFailure
+    asapgraph.comm.mpi.RankFailure
         On every rank, when any rank found bad input (``input_error`` True) or failed.
     """
-    from .loader import load_partitioned
-    from .stats import RankStats, gather_stats
+    from asapgraph.partition.loader import load_partitioned
+    from asapgraph.engine.stats import RankStats, gather_stats
 
     MPI = mpi()
     if comm is None:
@@ -242,12 +242,12 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     t0 = time.perf_counter()
     extra = {}
     if mode == "bsp":
-        from .bsp import run_bsp
+        from asapgraph.engine.bsp import run_bsp
 
         x, its, conv, res = run_bsp(comm, lg, p, p if dvec is None else dvec, alpha, tol,
                                     max_iter, emu, st)
     else:
-        from .asap import run_asap
+        from asapgraph.engine.asap import run_asap
 
         x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
                                             fanout=fanout, window=window, approx=approx,

@@ -25,8 +25,8 @@ import time
 
 import numpy as np
 
-from ._version import __version__
-from .errors import InputError, NotConvergedError
+from asapgraph._version import __version__
+from asapgraph.errors import InputError, NotConvergedError
 
 __all__ = [
     "main", "build_parser", "COMMANDS", "check_output_path", "graph_stats",
@@ -227,7 +227,7 @@ def add_distributed_options(p):
 
 def peak_rss_bytes():
     """Peak resident set size of this process, in bytes (see :mod:`asapgraph._rss`)."""
-    from ._rss import peak_rss_bytes as peak
+    from asapgraph._rss import peak_rss_bytes as peak
 
     return peak()
 
@@ -256,7 +256,7 @@ def mpi_world_size_from_env(environ=None):
 
 
 def wants_distributed(args, environ=None):
-    """True when the run must go through :func:`asapgraph.dist.cli.run_distributed`."""
+    """True when the run must go through :func:`asapgraph.cli.distributed.run_distributed`."""
     if getattr(args, "np", 1) > 1:
         return True
     size = mpi_world_size_from_env(environ)
@@ -264,14 +264,14 @@ def wants_distributed(args, environ=None):
 
 
 def _progress(args):
-    from .progress import Progress
+    from asapgraph.progress import Progress
 
     return Progress(quiet=getattr(args, "quiet", False))
 
 
 def load_input(args, progress=None):
     """Load ``args.input`` with the input options; returns ``(graph, load_seconds)``."""
-    from . import io as _io
+    from asapgraph.graph import io as _io
 
     weighted = bool(args.weighted or args.weight_col is not None)
     t0 = time.perf_counter()
@@ -284,7 +284,7 @@ def check_output_path(path):
     """Fail before any work when ``-o`` cannot be written (bad extension, no directory)."""
     if path is None:
         return
-    from .output import output_format
+    from asapgraph.graph.io.output import output_format
 
     output_format(path)
     d = os.path.dirname(os.path.abspath(path))
@@ -294,7 +294,7 @@ def check_output_path(path):
         raise InputError(path, None, "is a directory")
 
 
-_check_output_path = check_output_path  # used by asapgraph.dist.cli
+_check_output_path = check_output_path  # used by asapgraph.cli.distributed
 
 
 def read_vertex_values(path):
@@ -404,7 +404,7 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
     score_name : str, optional
         Heading of the value column in the printed table (default ``name``).
     """
-    from .output import format_top, json_dumps, top_order, write_values
+    from asapgraph.graph.io.output import format_top, json_dumps, top_order, write_values
 
     out = sys.stdout if out is None else out
     score_name = name if score_name is None else score_name
@@ -436,7 +436,7 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
 
 
 def register_pagerank(sub):
-    from .pagerank import DEFAULT_MAX_ITER, DEFAULT_TOL
+    from asapgraph.programs.pagerank import DEFAULT_MAX_ITER, DEFAULT_TOL
 
     p = sub.add_parser(
         "pagerank", help="PageRank of every vertex (networkx semantics)",
@@ -469,10 +469,10 @@ def register_pagerank(sub):
 
 def cmd_pagerank(args):
     if wants_distributed(args):
-        from .dist.cli import run_distributed
+        from asapgraph.cli.distributed import run_distributed
 
         return run_distributed(args)
-    from .pagerank import pagerank
+    from asapgraph.programs.pagerank import pagerank
 
     check_output_path(args.output)
     prog = _progress(args)
@@ -588,17 +588,17 @@ def _exit_unavailable_distributed(args):
 
 
 def _dispatch_distributed(args):
-    """Hand a program command to ``asapgraph.dist.programs.run_distributed_program``."""
+    """Hand a program command to ``asapgraph.engine.distributed.run_distributed_program``."""
     import importlib
     import importlib.util
 
     try:
-        found = importlib.util.find_spec("asapgraph.dist.programs") is not None
+        found = importlib.util.find_spec("asapgraph.engine.distributed") is not None
     except (ImportError, ValueError):
         found = False
     if not found:
         return _exit_unavailable_distributed(args)
-    mod = importlib.import_module("asapgraph.dist.programs")
+    mod = importlib.import_module("asapgraph.engine.distributed")
     fn = getattr(mod, "run_distributed_program", None)
     if fn is None:
         return _exit_unavailable_distributed(args)
@@ -636,7 +636,7 @@ def _top_rows(algo, ids, columns, k):
       ``label, size`` (ties: smaller label);
     * ``reachable``: the K farthest reachable vertices (unreachable ones excluded).
     """
-    from .output import top_order
+    from asapgraph.graph.io.output import top_order
 
     names = list(columns)
     first = np.asarray(columns[names[0]])
@@ -660,7 +660,7 @@ def _top_rows(algo, ids, columns, k):
 
 def _emit_program(args, algo, ids, columns, summary, out=None):
     """``-o`` then ``--json`` / ``--top`` / default summary, as :func:`emit_results`."""
-    from .output import json_dumps, write_values
+    from asapgraph.graph.io.output import json_dumps, write_values
 
     out = sys.stdout if out is None else out
     summary = dict(summary)
@@ -764,7 +764,7 @@ def _max_iter_or_none(args):
 # ---- katz
 
 def _run_katz(args, graph, prog):
-    from .programs import KatzProgram, run
+    from asapgraph.programs import KatzProgram, run
 
     p = KatzProgram(alpha=args.alpha, beta=args.beta, normalized=args.normalized,
                     weighted=graph.weights is not None)
@@ -803,7 +803,7 @@ def register_katz(sub):
 # ---- wcc
 
 def _run_wcc(args, graph, prog):
-    from .programs import WCCProgram, run
+    from asapgraph.programs import WCCProgram, run
 
     return run(WCCProgram(), graph, mode=args.mode, max_iter=_max_iter_or_none(args),
                progress=prog)
@@ -834,8 +834,8 @@ def register_wcc(sub):
 # ---- sssp, bfs
 
 def _run_sssp(args, graph, prog):
-    from .programs import SSSPProgram, run
-    from .programs._util import dense_id
+    from asapgraph.programs import SSSPProgram, run
+    from asapgraph.programs._util import dense_id
 
     src = dense_id(graph, args.source)
     return run(SSSPProgram(src), graph, mode=args.mode, max_iter=_max_iter_or_none(args),
@@ -843,8 +843,8 @@ def _run_sssp(args, graph, prog):
 
 
 def _run_bfs(args, graph, prog):
-    from .programs import BFSProgram, run
-    from .programs._util import dense_id
+    from asapgraph.programs import BFSProgram, run
+    from asapgraph.programs._util import dense_id
 
     src = dense_id(graph, args.source)
     return run(BFSProgram(src), graph, mode=args.mode, max_iter=_max_iter_or_none(args),
@@ -897,7 +897,7 @@ def register_bfs(sub):
 # ---- labelprop
 
 def _run_labelprop(args, graph, prog):
-    from .programs import LabelPropProgram, run
+    from asapgraph.programs import LabelPropProgram, run
 
     return run(LabelPropProgram(), graph, mode="bsp", max_iter=args.max_iter, tol=0.0,
                progress=prog)
@@ -931,7 +931,7 @@ def register_labelprop(sub):
 # ---- hits
 
 def _run_hits(args, graph, prog):
-    from .programs import hits
+    from asapgraph.programs import hits
 
     return hits(graph, tol=args.tol, max_iter=args.max_iter, progress=prog)
 
@@ -963,7 +963,7 @@ def register_hits(sub):
 # ---- run (a user's program)
 
 def _load_user_program(args):
-    from .programs import load_program, validate_program
+    from asapgraph.programs import load_program, validate_program
 
     params = dict(args.param)
     try:
@@ -977,7 +977,7 @@ def _load_user_program(args):
 
 
 def _run_user(args, graph, progress):
-    from .programs import run
+    from asapgraph.programs import run
 
     prog = args._program_obj
     try:
@@ -1111,7 +1111,7 @@ def register_info(sub):
 
 
 def cmd_info(args):
-    from .output import json_dumps
+    from asapgraph.graph.io.output import json_dumps
 
     prog = _progress(args)
     graph, load_s = load_input(args, prog)
@@ -1141,7 +1141,7 @@ def cmd_info(args):
 
 def _atomic_save_binary(graph, out):
     """``io.save_binary`` to a temporary name next to ``out``, then rename."""
-    from . import io as _io
+    from asapgraph.graph import io as _io
 
     d = os.path.dirname(os.path.abspath(out))
     tmp = os.path.join(d, f".{os.path.basename(out)}.{os.getpid()}.tmp.asg")
@@ -1236,7 +1236,7 @@ def write_edge_list(path, src, dst, header_lines=(), compresslevel=9):
     import gzip
     import lzma
 
-    from .output import atomic_write, format_rows
+    from asapgraph.graph.io.output import atomic_write, format_rows
 
     low = path.lower()
     comp = next((c for ext, c in _COMPRESS.items() if low.endswith(ext)), None)
@@ -1261,8 +1261,8 @@ def write_edge_list(path, src, dst, header_lines=(), compresslevel=9):
 
 
 def cmd_generate(args):
-    from . import generators
-    from .graph import Graph
+    from asapgraph.graph import generators
+    from asapgraph.graph.core import Graph
 
     out = args.output
     low = out.lower()
@@ -1312,7 +1312,7 @@ def cmd_generate(args):
 
 def register_bench(sub):
     """``asapgraph bench``: BSP vs ASAP on an emulated cluster (see asapgraph.bench)."""
-    from .bench.commands import register
+    from asapgraph.bench.commands import register
 
     return register(sub)
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _pagerank as _k
-from . import progress as _progress
-from .errors import InputError
+from asapgraph.kernels import _pagerank as _k
+from asapgraph import progress as _progress
+from asapgraph.errors import InputError
 
 __all__ = ["pagerank", "PageRankResult", "METHODS", "DEFAULT_TOL", "DEFAULT_MAX_ITER"]
 

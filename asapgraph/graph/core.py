@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._typedefs import EID, WEIGHT, vid_dtype
+from asapgraph._typedefs import EID, WEIGHT, vid_dtype
 
 
 class Graph:
@@ -76,7 +76,7 @@ class Graph:
         Construction is a stable counting sort by destination (``_graph.build_in_csr``),
         O(n + m) time, no argsort.
         """
-        from . import _graph
+        from asapgraph.kernels import _graph
 
         src = _as_vid(src)
         dst = _as_vid(dst)
@@ -150,7 +150,7 @@ class Graph:
     def out_csr(self):
         """``(indptr, indices, weights)`` of the out-CSR (built once, cached)."""
         if self._out_csr is None:
-            from . import _graph
+            from asapgraph.kernels import _graph
 
             indices = np.ascontiguousarray(self.indices)
             out_idx = np.empty(self.m, dtype=indices.dtype)
@@ -201,7 +201,7 @@ def _as_vid(a):
 
 
 def _minmax(a):
-    from . import _graph
+    from asapgraph.kernels import _graph
 
     return _graph.minmax(_as_vid(a))
 
@@ -234,7 +234,7 @@ def remap_ids(src, dst, inplace=False, max_id=None):
     Dense path (small ids): byte map + prefix scan + parallel lookup.  Sparse path
     (ids much larger than the edge count): sorted unique ids + parallel binary search.
     """
-    from . import _graph
+    from asapgraph.kernels import _graph
 
     src = _as_vid(src)
     dst = _as_vid(dst)

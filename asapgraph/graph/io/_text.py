@@ -1,6 +1,6 @@
 """Text edge lists: opening (plain, .gz, .bz2, .xz, stdin), streaming, error messages.
 
-The heavy lifting is in :mod:`asapgraph.io._parse` (C parser, OpenMP); this module
+The heavy lifting is in :mod:`asapgraph.kernels._parse` (C parser, OpenMP); this module
 reads blocks, carries partial lines over, and turns parser error codes and OS /
 decompression failures into :class:`asapgraph.errors.InputError`.
 """
@@ -15,9 +15,9 @@ import zlib
 
 import numpy as np
 
-from ..errors import InputError
-from ..progress import get as _get_progress
-from . import _parse
+from asapgraph.errors import InputError
+from asapgraph.progress import get as _get_progress
+from asapgraph.kernels import _parse
 
 #: Default size of the blocks read and parsed at a time.
 CHUNK_BYTES = 32 << 20

@@ -54,7 +54,7 @@ import tempfile
 
 import numpy as np
 
-from .errors import InputError
+from asapgraph.errors import InputError
 
 __all__ = [
     "atomic_write",

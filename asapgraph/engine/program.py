@@ -6,7 +6,7 @@ A program is a small Python class.  It never loops over vertices or edges: every
 receives numpy arrays over *all the vertices the engine hands it at once* (the whole graph
 in the single-process runner, the rank's local vertices in the distributed engine), and
 the edge-level work is declared, not written: an edge operator (``edge_op``) and a
-combiner run in the Cython kernels of :mod:`asapgraph.programs._kernels`.  This is
+combiner run in the Cython kernels of :mod:`asapgraph.kernels._programs`.  This is
 Ligra's edgeMap/vertexMap split (the program never chooses push or pull, dense or
 sparse) with Pregel's combiner and aggregators, PowerGraph's gather (= edge op +
 combiner) and apply, and Maiter's delta-accumulative form for programs that can run
@@ -59,7 +59,7 @@ Engine-facing contract (what the distributed engine must honour too)
 * ``apply`` must return new arrays (not modify ``state`` in place) when the program
   defines ``residual``, which compares the old and the new state.
 * Phase 2: :func:`asapgraph.programs.run` with a communicator of more than one rank calls
-  ``asapgraph.dist.programs.run(program, graph, mode=, max_iter=, tol=, comm=, progress=)``
+  ``asapgraph.engine.distributed.run(program, graph, mode=, max_iter=, tol=, comm=, progress=)``
   (to be provided by the MPI engine), which must return a ``ProgramResult``.
 """
 from __future__ import annotations

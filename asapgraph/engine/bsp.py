@@ -28,9 +28,9 @@ import time
 
 import numpy as np
 
-from . import _local
-from .comm import TAG_DATA, mpi
-from .emulation import HEADER
+from asapgraph.kernels import _local
+from asapgraph.comm.mpi import TAG_DATA, mpi
+from asapgraph.engine.emulation import HEADER
 
 __all__ = ["run_bsp"]
 

@@ -14,7 +14,7 @@ Algorithm
     given).  With ``delta`` the dangling mass of the previous iterate this is networkx's
     ``_pagerank_scipy`` power step.  (With ``delta = 0`` it would be a step of the linear
     system ``y = alpha * A y + (1 - alpha) P`` whose normalised solution is PageRank when
-    ``D = P``; measured slower, see ``asapgraph.pagerank.METHODS``.)
+    ``D = P``; measured slower, see ``asapgraph.programs.pagerank.METHODS``.)
 Variants
     *Jacobi* (``cin`` and ``cout`` are two arrays; the default) or *Gauss-Seidel*
     (``cin is cout``: a vertex's new contribution is visible at once to later vertices of the same sweep, GAPBS
@@ -43,7 +43,7 @@ average 4-13, so timings are medians of interleaved runs and only their ratios m
     * the L1 change, the dangling mass and the sum of the new iterate are fused into the
       sweep (three scalars per block), never separate passes over the vectors; one OpenMP
       region per sweep, none at all with one block.
-    * rejected (sweep counts in ``asapgraph.pagerank.METHODS``): Gauss-Seidel variants and
+    * rejected (sweep counts in ``asapgraph.programs.pagerank.METHODS``): Gauss-Seidel variants and
       the linear-system formulation need more sweeps than power/Jacobi on both graphs.
     Everything stays float64 (float32 contributions would halve the gathered bytes but cap
     the accuracy near 1e-7 in L1 on a million vertices).

@@ -38,15 +38,22 @@ import os
 
 import numpy as np
 
-from ..errors import InputError
-from ..progress import get as _get_progress
-from . import _parse
-from ._binary import EXTENSION as BINARY_EXTENSION
-from ._binary import FORMAT_VERSION as BINARY_FORMAT_VERSION
-from ._binary import is_binary_graph, load_binary, save_binary
-from ._formats import read_mtx, read_npy
-from ._text import (CHUNK_BYTES, EdgeList, as_int64, compression_of, display_name,
-                    feed_blocks, open_binary, read_text, sniff)
+from asapgraph.errors import InputError
+from asapgraph.progress import get as _get_progress
+from asapgraph.kernels import _parse
+from asapgraph.graph.io._binary import EXTENSION as BINARY_EXTENSION
+from asapgraph.graph.io._binary import FORMAT_VERSION as BINARY_FORMAT_VERSION
+from asapgraph.graph.io._binary import is_binary_graph, load_binary, save_binary
+from asapgraph.graph.io._formats import read_mtx, read_npy
+from asapgraph.graph.io._text import (CHUNK_BYTES,
+    EdgeList,
+    as_int64,
+    compression_of,
+    display_name,
+    feed_blocks,
+    open_binary,
+    read_text,
+    sniff)
 
 __all__ = ["EdgeList", "read_edges", "load_graph", "iter_edge_chunks", "parse_byte_range",
            "count_lines_before", "save_binary", "load_binary", "detect_format",
@@ -176,12 +183,12 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     ------
     InputError
     """
-    from ..graph import Graph
+    from asapgraph.graph.core import Graph
 
     prog = _get_progress(progress)
     wc = _weight_col(weighted, weight_col)
     if isinstance(spec, str) and spec != "-" and not os.path.exists(spec):
-        from .. import generators
+        from asapgraph.graph import generators
 
         if generators.is_spec(spec):
             prog.stage(f"generating {spec}")
@@ -346,7 +353,7 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
         begin, stop = byte_range_bounds(path, start, end)
         f = open(path, "rb", buffering=0)
     except OSError as exc:
-        from ._text import os_error
+        from asapgraph.graph.io._text import os_error
 
         raise os_error(name, exc) from None
     acc = _parse.EdgeAccumulator(src_col, dst_col, wc, False)

@@ -35,9 +35,9 @@ import re
 
 import numpy as np
 
-from ..errors import InputError
-from .comm import TAG_CHUNK, TAG_CHUNK_HDR, agree, alltoallv, allgatherv, mpi
-from .partition import Partition, range_partition
+from asapgraph.errors import InputError
+from asapgraph.comm.mpi import TAG_CHUNK, TAG_CHUNK_HDR, agree, alltoallv, allgatherv, mpi
+from asapgraph.partition.partitioners import Partition, range_partition
 
 __all__ = ["load_partitioned", "LocalGraph", "read_local_edges"]
 
@@ -47,7 +47,7 @@ MEM_TRACE = []
 
 
 def _peak_mb():
-    from .._rss import peak_rss_bytes
+    from asapgraph._rss import peak_rss_bytes
 
     return peak_rss_bytes() / 2**20
 
@@ -109,13 +109,13 @@ def _trim_malloc():
 def _parse_text(buf, path, line0, weighted, weight_col=2):
     """Parse a buffer of whole lines (bytes or a uint8 array) into ``(src, dst, w)``.
 
-    Uses the compiled parser of :mod:`asapgraph.io` (same rules and messages as the
+    Uses the compiled parser of :mod:`asapgraph.graph.io` (same rules and messages as the
     single-process reader) straight on ``buf``, without copying it, into int32 ids
     unless an id needs int64; without it, :func:`_parse_text_numpy`.
     """
     try:
-        from ..io import _parse as iop
-        from ..io._text import display_name, error_message
+        from asapgraph.kernels import _parse as iop
+        from asapgraph.graph.io._text import display_name, error_message
     except ImportError:  # pragma: no cover - io without its compiled parser
         return _parse_text_numpy(bytes(buf), path, line0, weighted, weight_col)
     if line0 == 1 and bytes(buf[:3]) == b"\xef\xbb\xbf":  # UTF-8 byte order mark
@@ -243,7 +243,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     n_spec : int or None
         Vertex count of a generator spec (ids already dense), else None.
     """
-    from .. import generators as gen
+    from asapgraph.graph import generators as gen
 
     K, me = comm.Get_size(), comm.Get_rank()
     chunk_bytes = int(os.environ.get("ASAPGRAPH_DIST_CHUNK_BYTES", chunk_bytes))  # tests
@@ -279,7 +279,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         agree(comm, InputError(path, None, "no such file"))
     fmt, err = "text", None
     try:
-        from ..io import detect_format
+        from asapgraph.graph.io import detect_format
 
         fmt = detect_format(path)
     except Exception as e:  # noqa: BLE001
@@ -303,7 +303,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         size = os.path.getsize(path)
         start, end = size * me // K, size * (me + 1) // K
         try:
-            from ..io import parse_byte_range
+            from asapgraph.graph.io import parse_byte_range
         except ImportError:  # pragma: no cover
             parse_byte_range = None
         if parse_byte_range is not None:
@@ -371,7 +371,7 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col):
             if not np.all(np.isfinite(w)):
                 raise InputError(path, None, "weights must be finite numbers")
         return _narrow((np.ascontiguousarray(ids[:, 0]), np.ascontiguousarray(ids[:, 1]), w))
-    from ..io import load_binary
+    from asapgraph.graph.io import load_binary
 
     g = load_binary(path, mmap=True)
     indeg = np.diff(g.indptr)
@@ -662,7 +662,7 @@ class LocalGraph:
 
 def _alltoallv_into(comm, sendbuf, sendcounts, recvcounts, out):
     """Alltoallv of ``sendbuf`` (ordered by destination) straight into the view ``out``."""
-    from .comm import _mpitype
+    from asapgraph.comm.mpi import _mpitype
 
     K = comm.Get_size()
     sdis = np.zeros(K, dtype=np.int64)
@@ -715,12 +715,12 @@ def build_local(comm, part, edges, n, weighted):
     ``edges`` is a list ``[src, dst, w]`` that is emptied here, so the arrays can be
     freed as soon as they are shuffled (peak memory).  Dense ids should be int32 when
     ``n < 2**31`` (the caller narrows them).  The out-CSR is built by a counting sort
-    (:func:`asapgraph._graph.build_in_csr` with the roles of source and target swapped),
+    (:func:`asapgraph.kernels._graph.build_in_csr` with the roles of source and target swapped),
     targets and sources are rewritten in place chunk by chunk, so the full-size arrays
     alive at the peak are: local sources and targets (ids), the sorted ``tgt`` and (weighted)
     ``coef``.
     """
-    from .._graph import build_in_csr
+    from asapgraph.kernels._graph import build_in_csr
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()

@@ -146,9 +146,9 @@ import time
 
 import numpy as np
 
-from . import _local
-from .comm import TAG_ACK, TAG_DATA, mpi, oversubscribed
-from .emulation import HEADER, now
+from asapgraph.kernels import _local
+from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi, oversubscribed
+from asapgraph.engine.emulation import HEADER, now
 
 __all__ = ["run_asap", "Schedule", "FORMS"]
 

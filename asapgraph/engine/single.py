@@ -3,7 +3,7 @@
 Rationale
 ---------
 The runner owns traversal, direction and termination; the program only supplies the
-operators (:mod:`asapgraph.programs.base`).  Per superstep it picks, like Ligra's edgeMap,
+operators (:mod:`asapgraph.engine.program`).  Per superstep it picks, like Ligra's edgeMap,
 a dense pull over the CSR of sources (no atomics, one thread per target) or a sparse push
 from the active vertices (atomics), by the Beamer/Ligra threshold: push when the active
 vertices have fewer than ``m / 20`` out-edges.  The undirected view (``direction="both"``)
@@ -32,10 +32,15 @@ import time
 
 import numpy as np
 
-from .. import progress as _progress
-from . import _kernels as K
-from .base import (COLLECT, COMBINERS, EDGE_OPS, Context, VertexProgram, combiner_identity,
-                   validate_program)
+from asapgraph import progress as _progress
+from asapgraph.kernels import _programs as K
+from asapgraph.engine.program import (COLLECT,
+    COMBINERS,
+    EDGE_OPS,
+    Context,
+    VertexProgram,
+    combiner_identity,
+    validate_program)
 
 __all__ = ["run", "ProgramResult"]
 
@@ -126,7 +131,7 @@ class _Topology:
     def pull_relabelled(self, direction):
         """``(indptr, indices, weights, pos)``: the pull CSR with *sources* relabelled by
         decreasing number of messages they send (log2 buckets, stable), so the values that
-        most edges gather sit together in cache (as in :mod:`asapgraph.pagerank`); targets
+        most edges gather sit together in cache (as in :mod:`asapgraph.programs.pagerank`); targets
         keep their order.  ``pos[u]`` is the new label of source ``u``.  ``pos`` is None
         for graphs below ``REORDER_MIN_EDGES`` edges (not worth it: they fit in cache)."""
         if direction not in self._relabelled:
@@ -575,7 +580,7 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     tol : float, optional
         Tolerance of the program's termination test (default ``program.default_tol``).
     comm : mpi4py communicator, optional
-        With more than one rank, runs on the distributed engine (``asapgraph.dist``).
+        With more than one rank, runs on the distributed engine (``asapgraph.engine``).
     progress : asapgraph.progress.Progress, optional
     threads : int, optional
         Cap on the OpenMP threads of the kernels for this run (default: ``OMP_NUM_THREADS``
@@ -588,7 +593,7 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     program = validate_program(program, mode)
     if comm is not None and comm.Get_size() > 1:
         try:
-            from ..dist import programs as _dist_programs  # phase 2: the MPI engine's hook
+            from asapgraph.engine import distributed as _dist_programs
         except ImportError:
             raise NotImplementedError("distributed programs: coming with the MPI engine") from None
         return _dist_programs.run(program, graph, mode=mode, max_iter=max_iter, tol=tol,

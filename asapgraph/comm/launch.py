@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from ..errors import InputError
+from asapgraph.errors import InputError
 
 __all__ = ["find_mpiexec", "rebuild_argv", "launch", "rank_env", "RANK_ENV_DEFAULTS"]
 

@@ -32,7 +32,7 @@ import tempfile
 
 import numpy as np
 
-from ..errors import InputError
+from asapgraph.errors import InputError
 
 MAGIC = b"ASAPGRPH"
 FORMAT_VERSION = 1
@@ -173,7 +173,7 @@ def load_binary(path, mmap=True):
     InputError
         Missing/unreadable file, foreign magic, newer version, truncation.
     """
-    from ..graph import Graph
+    from asapgraph.graph.core import Graph
 
     if sys.byteorder != "little":  # pragma: no cover
         raise InputError(os.fspath(path), None, "binary graphs need a little-endian machine")

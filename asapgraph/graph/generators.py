@@ -8,7 +8,7 @@ Every command accepts a *spec* in place of a file (like GAPBS's ``-g``/``-u``)::
     er:N:M            Erdős–Rényi G(n, m) with replacement: N vertices, M directed edges
     er:N:M:SEED
 
-Generation is counter-based (see :mod:`asapgraph._generators`): edge ``e`` depends only on
+Generation is counter-based (see :mod:`asapgraph.kernels._generators`): edge ``e`` depends only on
 ``(seed, e)``, so :func:`rmat_slice` / :func:`erdos_renyi_slice` produce any range of edges
 without producing the rest, the result is the same for any number of threads or MPI ranks,
 and :func:`rmat` is exactly the concatenation of its slices.  The R-MAT vertex permutation
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _generators as _g
-from .errors import InputError
+from asapgraph.kernels import _generators as _g
+from asapgraph.errors import InputError
 
 __all__ = ["rmat", "rmat_slice", "rmat_permutation", "erdos_renyi", "erdos_renyi_slice",
            "from_spec", "is_spec", "GRAPH500"]
@@ -128,7 +128,7 @@ def rmat(scale, edge_factor=16, seed=0, a=0.57, b=0.19, c=0.19, permute=True, dt
     Notes
     -----
     About 130 instructions per edge at scale 20 (4x fewer than a per-edge loop; see
-    :mod:`asapgraph._generators`); ``rmat(24, dtype="int32")`` (268 M edges) needs only
+    :mod:`asapgraph.kernels._generators`); ``rmat(24, dtype="int32")`` (268 M edges) needs only
     the two output arrays (2.1 GB; 4.3 GB as int64).
     """
     return rmat_slice(scale, edge_factor, seed, 0, None, a, b, c, permute, dtype)

@@ -15,9 +15,9 @@ import os
 
 import numpy as np
 
-from ..errors import InputError
-from . import _parse
-from ._text import CHUNK_BYTES, display_name, open_binary, parse_stream
+from asapgraph.errors import InputError
+from asapgraph.kernels import _parse
+from asapgraph.graph.io._text import CHUNK_BYTES, display_name, open_binary, parse_stream
 
 
 def _mtx_header(stream, name):
@@ -117,7 +117,7 @@ def read_mtx(path, *, weighted=False, progress=None, chunk_bytes=CHUNK_BYTES):
     if acc.m == 0 and n == 0:
         raise InputError(name, None, "no edges found")
     if src.size:
-        from .. import _graph
+        from asapgraph.kernels import _graph
 
         lo = min(_graph.minmax(src)[0], _graph.minmax(dst)[0])
         if lo < 1 or _graph.minmax(src)[1] > info["rows"] or _graph.minmax(dst)[1] > info["cols"]:

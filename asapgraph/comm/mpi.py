@@ -1,6 +1,6 @@
 """MPI plumbing shared by the distributed modules: lazy import, typed collectives, error agreement.
 
-Only :mod:`asapgraph.dist` imports mpi4py, and always through :func:`mpi` (lazily), so
+Only :mod:`asapgraph.engine` imports mpi4py, and always through :func:`mpi` (lazily), so
 ``import asapgraph`` never initialises MPI.  Data always travels as typed numpy buffers
 through the uppercase mpi4py methods (no pickling); only one-off control messages
 (an error text) use the pickle-based lowercase methods.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from asapgraph.errors import InputError
 
 __all__ = ["mpi", "world", "alltoallv", "allgatherv", "agree", "RankFailure"]
 

@@ -3,7 +3,7 @@
 Behaviour
 ---------
 * not under a launcher and ``--np K > 1``: start K ranks with :func:`.launch.launch`;
-* under ``mpiexec`` (any world size): every rank runs :func:`asapgraph.dist.pagerank` on
+* under ``mpiexec`` (any world size): every rank runs :func:`asapgraph.engine.api` on
   ``COMM_WORLD``; rank 0 alone writes ``-o``/``--json``/``--top`` with the same format as
   the single-process run (:func:`asapgraph.cli.emit_results`), plus the distributed
   accounting in ``--json``.
@@ -22,7 +22,7 @@ __all__ = ["run_distributed", "emulation_from_args"]
 
 
 def emulation_from_args(args):
-    from .emulation import Emulation, parse_straggler
+    from asapgraph.engine.emulation import Emulation, parse_straggler
 
     strag = {}
     for s in getattr(args, "straggler", None) or []:
@@ -40,10 +40,10 @@ def _err(msg):
 
 def run_distributed(args):
     """Run ``asapgraph pagerank`` on several ranks; returns the exit status."""
-    from ..cli import mpi_world_size_from_env
+    from asapgraph.cli import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
-        from .launch import launch
+        from asapgraph.comm.launch import launch
 
         return launch(args)
     return run_on_world(_run, args)
@@ -56,7 +56,7 @@ def run_on_world(fn, args):
     for bad input, else 1); an exception on one rank alone prints one line and aborts the
     whole job, so the other ranks never hang.
     """
-    from .comm import RankFailure, mpi
+    from asapgraph.comm.mpi import RankFailure, mpi
 
     MPI = mpi()
     comm = MPI.COMM_WORLD
@@ -67,7 +67,7 @@ def run_on_world(fn, args):
             _err(e.message)
         code = 2 if e.input_error else 1
     except BaseException as e:  # noqa: BLE001 - one rank failed alone: abort the job
-        from ..errors import InputError
+        from asapgraph.errors import InputError
 
         msg = str(e) if isinstance(e, InputError) else \
             f"error on rank {comm.Get_rank()}: {type(e).__name__}: {e}"
@@ -85,10 +85,10 @@ def run_on_world(fn, args):
 
 
 def _run(args, comm):
-    from ..cli import emit_results, _check_output_path
-    from ..errors import NotConvergedError
-    from .api import pagerank
-    from .comm import agree
+    from asapgraph.cli import emit_results, _check_output_path
+    from asapgraph.errors import NotConvergedError
+    from asapgraph.engine.api import pagerank
+    from asapgraph.comm.mpi import agree
 
     me = comm.Get_rank()
     err = None

@@ -107,7 +107,7 @@ def range_bounds(cost_block, block_base, n, K, comm):
         ``bounds[r]`` = number of vertices whose inclusive cumulative cost is at most
         ``r * total / K`` (monotone; ``bounds[0] = 0``, ``bounds[K] = n``).
     """
-    from .comm import mpi
+    from asapgraph.comm.mpi import mpi
 
     MPI = mpi()
     local_tot = float(cost_block.sum())
@@ -131,7 +131,7 @@ def range_partition(comm, src, n):
     edge).  Out-degrees are counted by id block (dense range ``[n r / K, n (r+1) / K)``
     on rank ``r``), so no rank holds an ``n``-entry array; collective.
     """
-    from .comm import alltoallv
+    from asapgraph.comm.mpi import alltoallv
 
     K, me = comm.Get_size(), comm.Get_rank()
     blk = np.array([n * r // K for r in range(K + 1)], dtype=np.int64)

@@ -1,9 +1,9 @@
 # distutils: sources = csrc/asap_parse.c
-"""Streaming accumulation of parsed text edge lists (kernel behind ``asapgraph.io``).
+"""Streaming accumulation of parsed text edge lists (kernel behind ``asapgraph.graph.io``).
 
 Algorithm
 ---------
-The caller (``asapgraph.io._text``) reads the input in large blocks (default
+The caller (``asapgraph.graph.io._text``) reads the input in large blocks (default
 32 MiB) and calls :meth:`EdgeAccumulator.feed` with each block.  ``feed`` parses
 the block up to its last newline (the partial last line is left for the next
 block) and appends the edges to growable C arrays:
