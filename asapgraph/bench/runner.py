@@ -64,12 +64,10 @@ def machine_info():
         info["scipy"] = scipy.__version__
     except ImportError:
         pass
-    try:
-        import mpi4py
+    from asapgraph.comm.mpi import mpi4py_version
 
-        info["mpi4py"] = mpi4py.__version__
-    except ImportError:
-        pass
+    if mpi4py_version() is not None:
+        info["mpi4py"] = mpi4py_version()
     try:
         with open("/proc/meminfo") as f:
             info["mem_total_kb"] = int(f.readline().split()[1])

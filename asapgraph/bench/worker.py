@@ -35,17 +35,11 @@ TOTAL_KEYS = ("seconds", "rounds", "messages_sent", "data_messages_sent", "bytes
               "peak_rss_mb_max", "partition")
 
 
-def _versions(MPI):
-    import mpi4py
+def _versions():
+    from asapgraph._version import __version__
+    from asapgraph.comm.mpi import versions
 
-    import asapgraph
-
-    try:
-        lib = MPI.Get_library_version().strip().splitlines()[0]
-    except Exception:  # noqa: BLE001
-        lib = "unknown"
-    return {"mpi4py": mpi4py.__version__, "mpi_library": lib,
-            "mpi_standard": "%d.%d" % MPI.Get_version(), "asapgraph": asapgraph.__version__}
+    return {**versions(), "asapgraph": __version__}
 
 
 def _load_reference(path):
@@ -123,11 +117,10 @@ def main(argv=None):
     if len(argv) != 2:
         sys.stderr.write("usage: python -m asapgraph.bench.worker BATCH.json OUT.jsonl\n")
         return 2
-    from mpi4py import MPI
-
     import asapgraph.engine as ad
+    from asapgraph.comm.mpi import world
 
-    comm = MPI.COMM_WORLD
+    comm = world()
     me = comm.Get_rank()
     load_stats = {}
     if os.environ.get("ASAPGRAPH_BENCH_RELOAD", "") in ("", "0"):
@@ -138,7 +131,7 @@ def main(argv=None):
     ref = _load_reference(batch.get("reference"))
     out = open(argv[1], "a") if me == 0 else None
     if me == 0:
-        out.write(json.dumps({"batch_info": _versions(MPI), "ranks": comm.Get_size(),
+        out.write(json.dumps({"batch_info": _versions(), "ranks": comm.Get_size(),
                               "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}) + "\n")
         out.flush()
     try:
@@ -177,9 +170,9 @@ if __name__ == "__main__":
 
         traceback.print_exc()
         try:
-            from mpi4py import MPI
+            from asapgraph.comm.mpi import abort_world
 
-            MPI.COMM_WORLD.Abort(1)
+            abort_world(1)
         finally:
             raise SystemExit(1) from exc
     sys.exit(code)

@@ -582,27 +582,11 @@ def _program_common(p, value_help, tol_default=None, max_iter_default=None, tol=
     return p
 
 
-def _exit_unavailable_distributed(args):
-    _err(f"distributed execution of {args.command} is not available yet; run with --np 1")
-    return EXIT_INPUT
-
-
 def _dispatch_distributed(args):
-    """Hand a program command to ``asapgraph.engine.distributed.run_distributed_program``."""
-    import importlib
-    import importlib.util
+    """Hand a program command to the MPI program driver (:mod:`.program_ranks`)."""
+    from asapgraph.cli.program_ranks import run_distributed_program
 
-    try:
-        found = importlib.util.find_spec("asapgraph.engine.distributed") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        return _exit_unavailable_distributed(args)
-    mod = importlib.import_module("asapgraph.engine.distributed")
-    fn = getattr(mod, "run_distributed_program", None)
-    if fn is None:
-        return _exit_unavailable_distributed(args)
-    return fn(args)
+    return run_distributed_program(args)
 
 
 def _check_mode(args, accumulative, why):

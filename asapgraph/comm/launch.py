@@ -121,9 +121,8 @@ _BOOT = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); mod = sys.argv[2];
 
 def rank_command(exe, nprocs, argv, module="asapgraph"):
     """``mpiexec -n nprocs python ... -m module argv`` importing this very asapgraph."""
-    import asapgraph
-
-    top = os.path.dirname(os.path.dirname(os.path.abspath(asapgraph.__file__)))
+    # this file is asapgraph/comm/launch.py: the directory above the package
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return [exe, "-n", str(int(nprocs)), sys.executable, "-c", _BOOT, top, module, *argv]
 
 

@@ -32,6 +32,45 @@ def world():
     return mpi().COMM_WORLD
 
 
+def versions():
+    """mpi4py, MPI library and MPI standard versions (for benchmark records)."""
+    import mpi4py
+
+    MPI = mpi()
+    try:
+        lib = MPI.Get_library_version().strip().splitlines()[0]
+    except Exception:  # noqa: BLE001 - some builds cannot report it
+        lib = "unknown"
+    return {"mpi4py": mpi4py.__version__, "mpi_library": lib,
+            "mpi_standard": "%d.%d" % MPI.Get_version()}
+
+
+def mpi4py_version():
+    """The installed mpi4py's version, or None; does not initialise MPI."""
+    try:
+        import mpi4py
+    except ImportError:
+        return None
+    return mpi4py.__version__
+
+
+def abort_world(code=1):
+    """End the whole MPI job (one rank failed alone: the others must not wait)."""
+    mpi().COMM_WORLD.Abort(code)
+
+
+def allreduce(comm, value, op="sum"):
+    """Reduce a scalar or a numpy array over ``comm`` with ``op`` in sum/min/max."""
+    MPI = mpi()
+    mop = {"sum": MPI.SUM, "min": MPI.MIN, "max": MPI.MAX}[op]
+    if np.isscalar(value):
+        return comm.allreduce(value, op=mop)
+    value = np.ascontiguousarray(value)
+    out = np.empty_like(value)
+    comm.Allreduce(value, out, op=mop)
+    return out
+
+
 def oversubscribed(comm, threads=1, agree=True):
     """True when this host runs more threads of ``comm``'s ranks (``threads`` each) than
     it has cores (collective).  Cores: the CPUs this process may run on

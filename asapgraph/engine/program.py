@@ -151,15 +151,9 @@ class Context:
         """
         if self.comm is None or self.size == 1:
             return value
-        from mpi4py import MPI  # lazy: importing asapgraph never initialises MPI
+        from asapgraph.comm.mpi import allreduce  # lazy: importing asapgraph never initialises MPI
 
-        mop = {"sum": MPI.SUM, "min": MPI.MIN, "max": MPI.MAX}[op]
-        if np.isscalar(value):
-            return self.comm.allreduce(value, op=mop)
-        value = np.ascontiguousarray(value)
-        out = np.empty_like(value)
-        self.comm.Allreduce(value, out, op=mop)
-        return out
+        return allreduce(self.comm, value, op)
 
 
 class VertexProgram:

@@ -720,7 +720,9 @@ def build_local(comm, part, edges, n, weighted):
     alive at the peak are: local sources and targets (ids), the sorted ``tgt`` and (weighted)
     ``coef``.
     """
-    from asapgraph.kernels._graph import build_in_csr
+    from asapgraph.kernels import _graph
+
+    build_in_csr = _graph.build_in_csr
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
