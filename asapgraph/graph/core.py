@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from asapgraph._typedefs import EID, WEIGHT, vid_dtype
+from asapgraph.kernels._typedefs import EID, WEIGHT, vid_dtype
 
 
 class Graph:

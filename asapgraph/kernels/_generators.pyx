@@ -50,6 +50,7 @@ References
 """
 from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint32_t
+from asapgraph.kernels._typedefs cimport eid_t, vid_t
 
 import numpy as np
 
@@ -331,12 +332,8 @@ def permute_fill(int64_t[::1] ids, int scale, uint64_t seed):
             ids[i] = <int64_t>_perm(<uint64_t>ids[i], mask, shift, k1, k2, k3, x1)
 
 
-ctypedef fused id_t:
-    int32_t
-    int64_t
 
-
-def er_fill(id_t[::1] src, id_t[::1] dst, int64_t n, uint64_t seed, int64_t start):
+def er_fill(vid_t[::1] src, vid_t[::1] dst, int64_t n, uint64_t seed, int64_t start):
     """Fill ``src[i], dst[i]`` with uniform edge number ``start + i`` over ``n`` vertices.
 
     ``src``/``dst``: int64, or int32 when ``n <= 2**31 - 1``.
@@ -350,5 +347,5 @@ def er_fill(id_t[::1] src, id_t[::1] dst, int64_t n, uint64_t seed, int64_t star
             e = start + i
             s = <int64_t>(<double>(_mix64(base + (<uint64_t>e * 2 + 1) * GOLDEN) >> 11) * scale)
             d = <int64_t>(<double>(_mix64(base + (<uint64_t>e * 2 + 2) * GOLDEN) >> 11) * scale)
-            src[i] = <id_t>(s if s < n else n - 1)
-            dst[i] = <id_t>(d if d < n else n - 1)
+            src[i] = <vid_t>(s if s < n else n - 1)
+            dst[i] = <vid_t>(d if d < n else n - 1)

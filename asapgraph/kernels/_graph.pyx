@@ -37,6 +37,7 @@ D. E. Knuth, *The Art of Computer Programming* vol. 3, 5.2 (distribution
 counting); the CSR construction in GAPBS ``src/builder.h`` (MakeCSR).
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from cython.parallel cimport prange
 
 import numpy as np
@@ -64,10 +65,6 @@ cdef extern from *:
 cdef enum:
     PF_FAR = 32    # prefetch distance for the counter of a future edge
     PF_NEAR = 16   # ... and for the slot that counter points to
-
-ctypedef fused vid_t:
-    int32_t
-    int64_t
 
 ctypedef fused out_t:
     int32_t

@@ -46,14 +46,13 @@ FOCS 2006 (residual push); Zhu, Chen, Zheng, Ma, "Gemini: A Computation-Centric
 Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
+from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.math cimport fabs, nextafterf
 
-ctypedef fused idx_t:  # edge targets: int32 when nloc + nslots fits, else int64
-    int32_t
-    int64_t
+# edge targets (vid_t): int32 when nloc + nslots fits, else int64
 
 
-def push_sweep(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
+def push_sweep(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::1] coef,
                const double[::1] vcoef, const double[::1] x, double[::1] acc,
                const uint8_t[::1] dangling):
     """Push ``x[u]*coef[e]`` along every out-edge into ``acc`` (which is not zeroed).
@@ -79,7 +78,7 @@ def push_sweep(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1
     return dang
 
 
-cdef inline int64_t _push_vertex(const int64_t[::1] indptr, const idx_t[::1] tgt,
+cdef inline int64_t _push_vertex(const int64_t[::1] indptr, const vid_t[::1] tgt,
                                  const double[::1] coef, const double[::1] vcoef, double[::1] x,
                                  double[::1] acc, const uint8_t[::1] dangling, Py_ssize_t u,
                                  double ru, double alpha, bint per_edge,
@@ -94,7 +93,7 @@ cdef inline int64_t _push_vertex(const int64_t[::1] indptr, const idx_t[::1] tgt
     return indptr[u + 1] - indptr[u]
 
 
-cdef inline void _push_row(const int64_t[::1] indptr, const idx_t[::1] tgt,
+cdef inline void _push_row(const int64_t[::1] indptr, const vid_t[::1] tgt,
                            const double[::1] coef, const double[::1] vcoef, double[::1] acc,
                            Py_ssize_t u, double a, bint per_edge) noexcept nogil:
     """``acc[tgt[e]] += a * coef[e]`` over the out-edges of ``u`` (``vcoef[u]`` if not per edge)."""
@@ -131,7 +130,7 @@ def apply_update(double[::1] x, const double[::1] acc, const double[::1] d,
     return l1, dang, tot
 
 
-def residual_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
+def residual_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::1] coef,
                   const double[::1] vcoef, double[::1] x, double[::1] acc,
                   const uint8_t[::1] dangling,
                   double alpha, double theta, const double[::1] scale):
@@ -169,7 +168,7 @@ def residual_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[
     return npush, nedge, leak, rmax, rsum
 
 
-def jacobi_push(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
+def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::1] coef,
                 const double[::1] vcoef, double[::1] x, double[::1] acc, double[::1] rs,
                 int32_t[::1] act, double[::1] bsum, const uint8_t[::1] dangling,
                 double alpha, double pend_p, const double[::1] bq_p,

@@ -62,6 +62,7 @@ References
 from cython.parallel cimport prange
 from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
+from asapgraph.kernels._typedefs cimport eid_t, vid_t
 
 import numpy as np
 
@@ -80,10 +81,6 @@ cdef extern from *:
     """
     int _omp_max_threads() noexcept nogil
     int _asap_clz64(unsigned long long x) noexcept nogil
-
-ctypedef fused vid_t:
-    int32_t
-    int64_t
 
 #: prefetch distance in edges (about two cache lines of int32 indices ahead)
 cdef enum:

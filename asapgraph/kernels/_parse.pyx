@@ -36,6 +36,7 @@ W. D. Clinger, "How to read floating point numbers accurately", PLDI 1990
 (the exact fast path for short decimal weights in asap_parse.c).
 """
 from libc.stdint cimport int32_t, int64_t
+from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memmove
 from cython.parallel cimport prange

@@ -71,6 +71,7 @@ Barak, "Optimizing parallel graph connectivity computation via subgraph sampling
 from cython.parallel cimport prange
 from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t, uint8_t
+from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 
 cdef extern from "asap_atomics.h" nogil:
@@ -106,8 +107,6 @@ cdef extern from *:
     """
     void ASAP_PREFETCH(const void *p) nogil
 
-ctypedef int64_t eid_t
-
 # Below this much work a parallel region costs more than it saves (thread wake-up and
 # barrier, far worse when the cores are oversubscribed): run on one thread.
 cdef int64_t SMALL_WORK = 1 << 15
@@ -127,10 +126,6 @@ cdef inline int _nt(int64_t work) noexcept nogil:
     if NUM_THREADS > 0:
         return NUM_THREADS
     return asap_max_threads()
-
-ctypedef fused vid_t:
-    int32_t
-    int64_t
 
 ctypedef fused val_t:
     double
