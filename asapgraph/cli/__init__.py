@@ -966,7 +966,7 @@ def _run_user(args, graph, progress):
     prog = args._program_obj
     try:
         return run(prog, graph, mode=args.mode, max_iter=args.max_iter, tol=args.tol,
-                   progress=progress)
+                   progress=progress, steps=args.steps)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a bug in the user's program, not in asapgraph
@@ -977,6 +977,25 @@ def _run_user(args, graph, progress):
         raise _UserProgramError(f"asapgraph run: {args.program} raised "
                                 f"{type(exc).__name__}: {exc} (ASAPGRAPH_DEBUG=1 for the "
                                 "traceback)") from None
+
+
+def _check_steps(args):
+    """``--steps K`` replaces ``--tol``/``--max-iter``: refuse both together, and ASAP."""
+    if args.steps is None:
+        return
+    if args.tol is not None or args.max_iter is not None:
+        raise InputError("asapgraph run", None, "--steps runs exactly K supersteps; it cannot be "
+                         "combined with --tol or --max-iter")
+    if args.mode != "bsp":
+        raise InputError("asapgraph run", None, "--steps needs --mode bsp (ASAP has no global "
+                         "supersteps)")
+
+
+def _run_summary(args, graph, res):
+    out = {"program": args.program, "params": dict(args.param)}
+    if args.steps is not None:
+        out["steps"] = args.steps
+    return out
 
 
 class _UserProgramError(Exception):
@@ -990,9 +1009,10 @@ def cmd_run(args):
     _check_mode(args, bool(getattr(prog, "accumulative", False)),
                 f"program {name} does not declare accumulative = True (a delta form "
                 "with an order-independent combine)")
+    _check_steps(args)
     args._program_obj = prog
     algo = _Algo("run", None, True, _run_user, top="values",
-                 extra_summary=lambda a, g, c: {"program": a.program, "params": dict(a.param)})
+                 extra_summary=_run_summary)
     try:
         return _run_program_command(args, algo)
     except _UserProgramError as exc:
@@ -1024,6 +1044,9 @@ def register_run(sub):
                    metavar="NAME=VALUE",
                    help="keyword argument of the program's constructor (repeatable); VALUE "
                         "is read as an int, float, true/false, None or else a string")
+    g.add_argument("--steps", type=int, default=None, metavar="K",
+                   help="run exactly K supersteps (BSP), whatever the residual, and exit 0; "
+                        "replaces --tol and --max-iter")
     _program_common(p, "<columns>", None, None,
                     tol_help="tolerance of the program's termination test (default: the "
                              "program's default_tol)",

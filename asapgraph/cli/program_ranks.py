@@ -83,9 +83,8 @@ def _cli_program(args, g):
         return cli._HITS, HITSProgram()
     if c == "run":
         prog = getattr(args, "_program_obj", None) or cli._load_user_program(args)
-        algo = cli._Algo("run", None, True, None, top="values",
-                         extra_summary=lambda a, gg, cc: {"program": a.program,
-                                                          "params": dict(a.param)})
+        cli._check_steps(args)
+        algo = cli._Algo("run", None, True, None, top="values", extra_summary=cli._run_summary)
         return algo, prog
     raise InputError(f"asapgraph {c}", None, "no distributed version of this command")
 
@@ -126,7 +125,8 @@ def _cli_run(args, comm):
     if me == 0 and not getattr(args, "quiet", False):
         _err(f"asapgraph: distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
              f"partition {g.part.kind}")
-    res = run(prog, g, comm, mode=mode, max_iter=getattr(args, "max_iter", None), tol=tol)
+    res = run(prog, g, comm, mode=mode, max_iter=getattr(args, "max_iter", None), tol=tol,
+              steps=getattr(args, "steps", None))
     if not res.converged and not args.allow_unconverged:
         if me == 0:
             _err(f"asapgraph: {args.command} did not converge after {res.iterations} iterations "

@@ -113,7 +113,7 @@ import numpy as np
 from asapgraph.errors import InputError
 from asapgraph.kernels import _programs as K
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, Context, VertexProgram, \
-    combiner_identity, validate_program
+    combiner_identity, exact_steps, finish_steps, validate_program
 from asapgraph.engine.single import ProgramResult, _better, _count, _reduce_aggregates, combine_rows, \
     value_form_loop
 from asapgraph.comm.mpi import agree, alltoallv, gatherv, mpi, oversubscribed
@@ -921,7 +921,7 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
 
 
 def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max_iter=None,
-        tol=None, progress=None, **load_options):
+        tol=None, progress=None, steps=None, **load_options):
     """Run a vertex program on the ranks of ``comm`` (collective).
 
     Parameters
@@ -940,6 +940,8 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     max_iter, tol : as :func:`asapgraph.programs.run` (ASAP: ``max_iter`` caps the
         termination waves, i.e. global rounds, which are reported as ``iterations``).
     progress : asapgraph.progress.Progress, optional (reported by rank 0).
+    steps : int, optional
+        Exactly this many supersteps (BSP), as :func:`asapgraph.programs.run`.
 
     Returns
     -------
@@ -953,6 +955,10 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     MPI = mpi()
     comm = MPI.COMM_WORLD if comm is None else comm
     program = validate_program(program, mode)
+    if steps is not None:
+        max_iter, tol = exact_steps(program, steps, mode)
+        return finish_steps(run(program, source_or_loaded, comm, mode, partition, max_iter, tol,
+                                progress, **load_options), steps)
     if isinstance(source_or_loaded, ProgramGraph):
         g = source_or_loaded
     elif isinstance(source_or_loaded, (str, os.PathLike, Graph)):

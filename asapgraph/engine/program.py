@@ -58,16 +58,58 @@ Engine-facing contract (what the distributed engine must honour too)
   vertices); the engine only reads ``scatter``'s output and ``result``'s output.
 * ``apply`` must return new arrays (not modify ``state`` in place) when the program
   defines ``residual``, which compares the old and the new state.
-* Phase 2: :func:`asapgraph.programs.run` with a communicator of more than one rank calls
-  ``asapgraph.engine.distributed.run(program, graph, mode=, max_iter=, tol=, comm=, progress=)``
-  (to be provided by the MPI engine), which must return a ``ProgramResult``.
+* :func:`asapgraph.programs.run` with a communicator of more than one rank calls
+  ``asapgraph.engine.distributed.run(program, graph, mode=, max_iter=, tol=, comm=, progress=)``,
+  which returns a ``ProgramResult`` (values on rank 0).
+
+When the hooks run and what they receive
+----------------------------------------
+``setup(ctx)``
+    once, before anything else (precompute per-vertex constants on ``self``).
+``aggregate(ctx, x)`` and ``ctx.aggregates``
+    value form: called with the state after ``init`` and after every ``apply``; the
+    partial values it returns (a dict ``name -> scalar or array``) are reduced over the
+    ranks with ``aggregators[name]`` (sum by default) in sorted name order, and the
+    result is ``ctx.aggregates`` during the *next* superstep's ``scatter``/``apply``
+    (Pregel).  Accumulative sum programs: called once per round with ``sent``, the deltas
+    the local vertices sent that round (zero where a vertex sent nothing), and the reduced
+    values are ``ctx.aggregates`` in that round's ``post_delta``.  Min/max programs never
+    call it.  ``ctx.aggregates`` is ``{}`` until the first reduction.
+``post_delta(ctx, deltas)``
+    accumulative sum programs only, once per round after the round's messages were
+    added to the pending ``deltas`` (local vertices); returns the new pending deltas
+    (e.g. add a global term such as PageRank's dangling mass from ``ctx.aggregates``).
+    Overriding it makes the engine call ``aggregate`` first.
+``result(ctx, state)``
+    once at the end, over the local vertices.
+
+Checked return values
+---------------------
+Every array a callback returns is checked as it comes back (see :func:`validate_program`):
+one value per local vertex (``init``, ``init_delta``, ``scatter``, ``apply``, ``coef``,
+``post_delta``, ``result``) or per edge (``message``), and values that convert to
+``value_dtype`` without changing kind (an int64 program whose ``scatter`` returns floats is
+refused, a float program may return ints).  A failure raises :class:`ProgramError` naming
+the program and the callback, e.g. ``SeededKatz.init_delta() returned deltas of shape
+(10,), expected (12,): one value per local vertex``.
+
+Running exactly ``k`` steps
+---------------------------
+``run(program, graph, steps=k)`` runs ``k`` supersteps (BSP; rounds of the delta form)
+whatever the residual, and reports ``converged=True``: the run did what was asked.  It
+stops earlier only at a fixpoint (no active vertex, no pending delta), where further steps
+would change nothing.  ``asapgraph run ... --steps K`` is the command-line form.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from asapgraph.errors import InputError
+
 __all__ = ["VertexProgram", "Context", "COMBINERS", "EDGE_OPS", "DIRECTIONS",
-           "validate_program", "combiner_identity"]
+           "validate_program", "combiner_identity", "ProgramError"]
 
 #: built-in combiners (engine codes)
 COMBINERS = {"sum": 0, "min": 1, "max": 2}
@@ -77,6 +119,16 @@ EDGE_OPS = {"copy": 0, "mul": 1, "add": 2, "add_one": 3}
 DIRECTIONS = ("out", "in", "both")
 #: the collect pseudo-combiner: ``apply`` receives every message, grouped per target
 COLLECT = "collect"
+
+
+class ProgramError(InputError):
+    """A program's declarations or a callback's return value are wrong.
+
+    ``str(err)`` is one line ``PROGRAM: what is wrong`` (the CLI prints it, exit 2).
+    """
+
+    def __init__(self, program, message):
+        super().__init__(getattr(program, "name", None) or type(program).__name__, None, message)
 
 
 def combiner_identity(combiner, dtype):
@@ -305,4 +357,163 @@ def validate_program(program, mode="bsp"):
             "combine is commutative and associative and whose repeated application converges "
             "to the same fixed point regardless of order (sums of deltas through a linear edge "
             "function, or monotone min/max). Run it with mode='bsp'.")
-    return program
+    vd = getattr(program, "value_dtype", np.float64)
+    try:
+        vd = np.dtype(vd)
+    except TypeError:
+        raise ProgramError(program, f"value_dtype {vd!r} is not a numpy dtype") from None
+    builtin_path = isinstance(comb, str) and comb != COLLECT and program.edge_op is not None
+    if builtin_path and vd not in (np.dtype(np.float64), np.dtype(np.int64)):
+        raise ProgramError(program, f"value_dtype {vd} with the built-in combiner {comb!r} and edge_op "
+                           f"{program.edge_op!r}: the kernels take float64 or int64 (use a custom "
+                           "message()/ufunc combiner for other dtypes)")
+    return _with_checks(program, vd)
+
+
+def exact_steps(program, steps, mode):
+    """``(max_iter, tol)`` of a run of exactly ``steps`` steps (see the module docstring)."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ProgramError(program, f"steps must be a whole number >= 0, not {steps!r}")
+    if mode != "bsp":
+        raise ProgramError(program, "steps=k runs k synchronous supersteps: it needs mode='bsp' "
+                           "(ASAP has no global steps)")
+    return int(steps), 0.0
+
+
+def finish_steps(result, steps):
+    """A run of ``steps`` supersteps did what was asked: report it converged."""
+    if result.iterations <= steps:
+        result.converged = True
+    return result
+
+
+# ---------------------------------------------------------------------- checked callbacks
+def _kind_ok(got, want):
+    """Values of dtype ``got`` may become ``want`` (bool->int->float; never float->int)."""
+    return got == want or np.can_cast(got, want, casting="same_kind")
+
+
+def _check(program, cb, what, value, n, dtype=None, per="local vertex"):
+    """``value`` as a 1-D array of ``n`` values (of ``dtype`` when given), or ProgramError."""
+    name = f"{type(program).__name__}.{cb}()"
+    try:
+        arr = np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - ragged lists and the like
+        raise ProgramError(program, f"{name} returned {what} that is not an array ({e})") from None
+    if arr.ndim == 0 and n != 1:
+        raise ProgramError(program, f"{name} returned {what} as a scalar {arr.item()!r}, expected "
+                           f"an array of shape ({n},): one value per {per}")
+    if arr.shape != (n,):
+        raise ProgramError(program, f"{name} returned {what} of shape {arr.shape}, expected ({n},): "
+                           f"one value per {per}")
+    if dtype is not None and not _kind_ok(arr.dtype, dtype):
+        raise ProgramError(program, f"{name} returned {what} of dtype {arr.dtype}, which does not "
+                           f"convert to the program's value_dtype {dtype} without losing values "
+                           "(declare value_dtype, or cast in the callback)")
+    return value
+
+
+def _check_state(program, cb, out, n, active_expected):
+    """``state`` or ``(state, active)``; arrays in the state have ``n`` rows."""
+    state, active = out, None
+    if active_expected and isinstance(out, tuple) and len(out) == 2:
+        state, active = out
+    if not isinstance(state, (dict, np.ndarray, list, tuple)):
+        raise ProgramError(program, f"{type(program).__name__}.{cb}() returned a state of type "
+                           f"{type(state).__name__}, expected an array of {n} values (or a dict "
+                           "of such arrays): one per local vertex")
+    parts = state.values() if isinstance(state, dict) else [state]
+    for part in parts:
+        if isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] != n:
+            raise ProgramError(program, f"{type(program).__name__}.{cb}() returned a state array of "
+                               f"{part.shape[0]} rows, expected {n}: one per local vertex")
+    if active is not None:
+        if not (isinstance(active, np.ndarray) and active.dtype == np.bool_):
+            return out  # not the (state, active) form: a 2-tuple state
+        if active.shape != (n,):
+            raise ProgramError(program, f"{type(program).__name__}.{cb}() returned an active mask of "
+                               f"shape {active.shape}, expected ({n},)")
+    return out
+
+
+_CHECKED_CLASSES = {}
+
+
+def _with_checks(program, vd):
+    """``program`` seen through a subclass whose callbacks check what they return.
+
+    The returned object shares the user's instance ``__dict__`` (what ``setup`` and the
+    callbacks store on ``self`` is on the user's object after the run, as before), and its
+    class derives from the program's class; ``post_delta`` is wrapped only where the
+    program defines it, so engines that look up overridden hooks on ``type(program)`` see
+    the same answer.
+    """
+    cls = type(program)
+    if getattr(cls, "_asapgraph_checked", False) or not hasattr(program, "__dict__"):
+        return program
+    sub = _CHECKED_CLASSES.get((cls, vd))
+    if sub is None:
+        sub = _CHECKED_CLASSES[(cls, vd)] = _checked_class(cls, vd)
+    p = object.__new__(sub)
+    try:
+        p.__dict__ = program.__dict__
+    except (AttributeError, TypeError):  # an exotic class: run unchecked rather than fail
+        return program
+    return p
+
+
+def _checked_class(cls, vd):
+    n = lambda ctx: int(ctx.n_local)  # noqa: E731
+
+    def init(self, ctx, out):
+        return _check_state(self, "init", out, n(ctx), True)
+
+    def apply(self, ctx, out):
+        return _check_state(self, "apply", out, n(ctx), True)
+
+    def init_delta(self, ctx, out):
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ProgramError(self, f"{cls.__name__}.init_delta() must return (values, deltas), "
+                               f"not {type(out).__name__}")
+        _check(self, "init_delta", "values", out[0], n(ctx), vd)
+        _check(self, "init_delta", "deltas", out[1], n(ctx), vd)
+        return out
+
+    def scatter(self, ctx, out):
+        return _check(self, "scatter", "values", out, n(ctx), vd)
+
+    def coef(self, ctx, out):
+        return out if out is None else _check(self, "coef", "coefficients", out, n(ctx),
+                                              np.dtype(np.float64))
+
+    def post_delta(self, ctx, out):
+        return _check(self, "post_delta", "deltas", out, n(ctx), vd)
+
+    def message(self, ctx, out, x_src):
+        return _check(self, "message", "messages", out, len(x_src), None, per="edge")
+
+    def result(self, ctx, out):
+        parts = out.values() if isinstance(out, dict) else [out]
+        for part in parts:
+            _check(self, "result", "a column", part, n(ctx))
+        return out
+
+    body = {"_asapgraph_checked": True, "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__}
+    checks = {"init": init, "apply": apply, "init_delta": init_delta, "scatter": scatter,
+              "coef": coef, "post_delta": post_delta, "message": message, "result": result}
+    for cb, check in checks.items():
+        if cb == "post_delta" and getattr(cls, cb, None) is getattr(VertexProgram, cb):
+            continue  # the engines skip a post_delta the program does not define
+        if callable(getattr(cls, cb, None)):
+            body[cb] = _checked_method(getattr(cls, cb), check, cb == "message")
+    return type(cls.__name__, (cls,), body)
+
+
+def _checked_method(fn, check, pass_first_arg):
+    @functools.wraps(fn)
+    def checked(self, ctx, *args):
+        out = fn(self, ctx, *args)
+        return check(self, ctx, out, args[0]) if pass_first_arg else check(self, ctx, out)
+
+    return checked

@@ -34,13 +34,9 @@ import numpy as np
 
 from asapgraph import progress as _progress
 from asapgraph.kernels import _programs as K
-from asapgraph.engine.program import (COLLECT,
-    COMBINERS,
-    EDGE_OPS,
-    Context,
-    VertexProgram,
-    combiner_identity,
-    validate_program)
+from asapgraph.engine.program import (COLLECT, COMBINERS, EDGE_OPS, Context, VertexProgram,
+                                     combiner_identity, exact_steps, finish_steps,
+                                     validate_program)
 
 __all__ = ["run", "ProgramResult"]
 
@@ -564,7 +560,8 @@ def _run_delta_async(program, ctx, topo, progress, coef):
     return values, it, converged, residual, emap, it_times
 
 
-def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress=None, threads=None):
+def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress=None, threads=None,
+        steps=None):
     """Run a vertex program on a graph.
 
     Parameters
@@ -585,12 +582,18 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     threads : int, optional
         Cap on the OpenMP threads of the kernels for this run (default: ``OMP_NUM_THREADS``
         or all cores); ``threads=1`` gives single-threaded figures.
+    steps : int, optional
+        Run exactly this many supersteps (BSP; overrides ``max_iter`` and ``tol``) and
+        report ``converged=True``; fewer only at a fixpoint.
 
     Returns
     -------
     ProgramResult
     """
     program = validate_program(program, mode)
+    if steps is not None:
+        max_iter, tol = exact_steps(program, steps, mode)
+        return finish_steps(run(program, graph, mode, max_iter, tol, comm, progress, threads), steps)
     if comm is not None and comm.Get_size() > 1:
         try:
             from asapgraph.engine import distributed as _dist_programs
