@@ -921,7 +921,7 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
 
 
 def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max_iter=None,
-        tol=None, progress=None, **load_options):
+        tol=None, progress=None, engine_options=None, **load_options):
     """Run a vertex program on the ranks of ``comm`` (collective).
 
     Parameters
@@ -940,6 +940,13 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     max_iter, tol : as :func:`asapgraph.programs.run` (ASAP: ``max_iter`` caps the
         termination waves, i.e. global rounds, which are reported as ``iterations``).
     progress : asapgraph.progress.Progress, optional (reported by rank 0).
+    engine_options : dict, optional
+        ``fanout``, ``window``, ``approx``, ``seed`` (ASAP) and ``emulation`` for the
+        accumulative sum programs that run on the tuned engine
+        (:mod:`.sum_program`: ``stats["engine"] == "tuned-sum"``, with ``error_bound``).
+        Sum programs whose hooks that engine cannot express (``aggregate``,
+        ``post_delta``, ``direction_at``; see :func:`.sum_program.reason_not_compiled`)
+        and min/max programs run on this module's engine, which ignores these options.
 
     Returns
     -------
@@ -975,21 +982,30 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         # other (measured 12x slower on 2 ranks / 2 cores); run the kernels on one thread
         old = K.set_parallel_threshold(1 << 62)
     try:
-        return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS)
+        return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS, engine_options)
     finally:
         if old is not None:
             K.set_parallel_threshold(old)
         rc.Free()
 
 
-def _run(program, g, comm, mode, max_iter, tol, progress, epoch):
+def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=None):
+    from . import sum_program as SP
+
     ctx = _context(g, comm, mode, tol, max_iter)
     comm.Barrier()
     t0 = time.perf_counter()
     _collective(comm, program.setup, ctx)
     emap = _BSPMapper(program, g, comm)
     extra = {}
-    if program.accumulative:
+    tuned = SP.reason_not_compiled(program) is None
+    if tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
+        inputs = _collective(comm, SP.prepare, program, ctx)
+        state, iters, conv, residual, extra = SP.run_sum_program(
+            program, ctx, g, comm, mode, tol, max_iter, engine_options, progress, inputs)
+        it_times = []
+        emap.edges, emap.messages, emap.bytes = 0, 0, 0  # totals are in ``extra``
+    elif program.accumulative:
         if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
             raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
         coef = program.coef(ctx)
@@ -1015,6 +1031,8 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch):
     MPI = mpi()
     tot = np.array([emap.edges, emap.messages, emap.bytes], dtype=np.int64)
     comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
+    if tuned:
+        tot[:] = extra["edges_scanned"], extra["messages_sent"], extra["bytes_sent"]
     stats = {"mode": mode, "seconds": seconds, "edges_scanned": int(tot[0]),
              "messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
              "iteration_seconds": it_times, "dense_steps": emap.dense_steps,

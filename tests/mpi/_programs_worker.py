@@ -164,8 +164,9 @@ def check(case, comm, cache):
         l1s, conv = [], True
         for _ in range(reps):
             r = DP.run(mk(), pg, comm, mode="asap", tol=tol)
-            stale += int(r.stats["stale_messages"])
-            late += int(r.stats["late_messages"])
+            # (the tuned engine of Katz runs each solve on its own communicator: no counts)
+            stale += int(r.stats.get("stale_messages", 0))
+            late += int(r.stats.get("late_messages", 0))
             conv = conv and bool(r.converged)
             if me == 0:
                 l1s.append(float(np.abs(r.values - ref).sum()))
