@@ -130,6 +130,13 @@ needed 6-8x BSP's edge work on rmat:20; a signed variant that redistributed the
 dangling mass through the termination waves (every 5 ms) was 4-20x worse for the lag
 reason above; spreading the teleport and dangling pools on the data messages fixed it.
 
+*Accumulative sum programs* (:mod:`.sum_program`) run this solver with ``delta0``: the
+``jacobi`` form with ``alpha = 1`` (the program's coefficients folded into the local CSR),
+no pools and no warm start; the bound is the pending mass itself and each wave also
+carries the pushed and produced signed mass and the signed residual, from which the
+power-series extrapolation of :class:`.sum_program._Extrapolation` is decided (the same
+on every rank).  PageRank's path is unchanged (the extra wave fields are zero).
+
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
 local work; it is flushed once the rank runs out of work, before termination.
@@ -665,6 +672,8 @@ class _Solver:
                         import sys
                         print(f"[asap] wave {waves} lam {res[9] / res[8]:.4f} signed {res[10]:.3g} "
                               f"mass {res[2]:.3g} relax {relax[0]:.3f}", file=sys.stderr)
+                if prog and not np.isfinite(cur) and not draining:  # diverged: stop now
+                    draining, drain_wave = True, waves
                 if res[7] > 0 and not draining:  # some rank hit the work limit
                     draining, drain_wave = True, waves
                 prev = np.append(res, cur)
