@@ -998,8 +998,13 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
     _collective(comm, program.setup, ctx)
     emap = _BSPMapper(program, g, comm)
     extra = {}
-    tuned = SP.reason_not_compiled(program) is None
-    if tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
+    tuned = SP.reason_not_compiled(program) is None or SP.is_plain_pagerank(program)
+    if tuned and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
+        state, iters, conv, residual, extra = SP.run_pagerank_program(
+            program, ctx, g, comm, mode, tol, max_iter, engine_options)
+        it_times = []
+        emap.edges, emap.messages, emap.bytes = 0, 0, 0
+    elif tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
         inputs = _collective(comm, SP.prepare, program, ctx)
         state, iters, conv, residual, extra = SP.run_sum_program(
             program, ctx, g, comm, mode, tol, max_iter, engine_options, progress, inputs)

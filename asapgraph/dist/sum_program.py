@@ -58,7 +58,8 @@ from . import _local
 from .comm import TAG_DATA, mpi
 from .emulation import HEADER
 
-__all__ = ["reason_not_compiled", "prepare", "run_sum_program", "run_local", "ENGINE"]
+__all__ = ["reason_not_compiled", "prepare", "run_sum_program", "run_local", "is_plain_pagerank",
+           "run_pagerank_program", "ENGINE"]
 
 #: ``stats["engine"]`` of runs compiled here
 ENGINE = "tuned-sum"
@@ -338,6 +339,69 @@ def prepare(program, ctx):
     return v0, d0, coef
 
 
+def is_plain_pagerank(program):
+    """True for the built-in :class:`~asapgraph.programs.PageRankProgram` itself (not a
+    subclass): its dangling hook is exactly PageRank's pools, so it runs on the PageRank
+    solvers (:func:`run_pagerank_program`)."""
+    from ..programs.pagerank_program import PageRankProgram
+
+    return type(program) is PageRankProgram
+
+
+def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=None):
+    """PageRank-as-a-program on :func:`.bsp.run_bsp` / :func:`.asap.run_asap` (collective).
+
+    ``program.setup`` has run (its ``p``, ``q`` are the rank's normalised teleport and
+    dangling vectors).  ``tol`` means what it means for the built-in distributed PageRank:
+    BSP, the L1 change of a superstep; ASAP, the certified L1 error bound (reported as
+    ``error_bound`` in both).  Returns what :func:`run_sum_program` returns.
+    """
+    from .emulation import Emulator
+    from .stats import RankStats
+
+    opts = dict(options or {})
+    sd = g.side("out", "push")
+    out = np.asarray(g.out_weight if g.weighted else g.out_degree, dtype=np.float64)
+    inv = np.where(out > 0, 1.0 / np.where(out > 0, out, 1.0), 0.0)
+    lg = _SumGraph(g, sd, inv, sd.w if g.weighted else None)
+    lg.dangling = (out == 0).astype(np.uint8)
+    K, me = comm.Get_size(), comm.Get_rank()
+    emu = Emulator(opts.get("emulation"), me, K)
+    st = RankStats(me)
+    p = np.ascontiguousarray(program.p, dtype=np.float64)
+    q = None if program.dangling is None else np.ascontiguousarray(program.q, dtype=np.float64)
+    extra = {}
+    if mode == "bsp":
+        from .bsp import run_bsp
+
+        x, iters, conv, bound = run_bsp(comm, lg, p, p if q is None else q, program.alpha, tol,
+                                        max_iter, emu, st)
+    else:
+        from .asap import run_asap
+
+        x, iters, conv, bound, extra = run_asap(
+            comm, lg, p, q, program.alpha, tol, emu, st, fanout=opts.get("fanout", 2),
+            window=opts.get("window", 1), approx=opts.get("approx", 0.0),
+            seed=opts.get("seed", 0), max_iter=max_iter)
+    return x, int(iters), bool(conv), float(bound), _totals(comm, st, emu, bound, extra)
+
+
+def _totals(comm, st, emu, bound, extra):
+    MPI = mpi()
+    tot = np.array([st.edges_visited, st.messages_sent, st.bytes_sent, st.acks_sent,
+                    st.messages_received], dtype=np.int64)
+    comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
+    times = np.array([st.compute_s, st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
+    comm.Allreduce(MPI.IN_PLACE, times, op=MPI.SUM)
+    return {"edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
+            "data_messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
+            "acks_sent": int(tot[3]), "compute_seconds": float(times[0]),
+            "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
+            "emulated_delay_seconds": float(times[3]), "straggler_sleep_seconds": float(times[4]),
+            "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
+            "error_bound": float(bound), "engine": ENGINE, **extra}
+
+
 def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, progress=None,
                     inputs=None):
     """Run a compiled sum program (collective; :func:`reason_not_compiled` must be None).
@@ -384,18 +448,8 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
                  "spectral_gap_mean": sol.sched.mean_gap(), "fanout": sol.sched.k,
                  "window": sol.window, "approx": sol.approx,
                  "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
-                 "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=MPI.MAX))}
+                 "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=MPI.MAX)),
+                 "extrapolations": st.extra.get("extrapolations", 0)}
     values = v0 + x
-    tot = np.array([st.edges_visited, st.messages_sent, st.bytes_sent, st.acks_sent,
-                    st.messages_received], dtype=np.int64)
-    comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
-    times = np.array([st.compute_s, st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
-    comm.Allreduce(MPI.IN_PLACE, times, op=MPI.SUM)
-    stats = {"edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
-             "data_messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
-             "acks_sent": int(tot[3]), "compute_seconds": float(times[0]),
-             "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
-             "emulated_delay_seconds": float(times[3]), "straggler_sleep_seconds": float(times[4]),
-             "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
-             "error_bound": float(bound), "engine": ENGINE, **extra}
+    stats = _totals(comm, st, emu, bound, extra)
     return values, int(iters), bool(conv), float(bound), stats
