@@ -7,6 +7,15 @@ partitioned over the ranks of a communicator, with the semantics of the single-p
 runner (:mod:`asapgraph.programs.runner`): same callbacks, called collectively with
 arrays over the rank's owned vertices, same termination tests, same result layout.
 
+Which engine.  Accumulative sum programs with the standard callbacks (sum combiner, edge
+op copy/mul, float64, no ``aggregate``/``post_delta``/``direction_at`` override) are
+compiled by :mod:`.sum_program` onto the tuned PageRank stack (NOTIFY-ACK, stochastic
+reduce, 16-bit messages, counting-wave termination, emulation; ``stats["engine"] ==
+"tuned-sum"``, ``stats["error_bound"]``), and the built-in ``PageRankProgram`` runs on the
+PageRank solvers themselves.  Everything else -- min/max programs, value-form programs,
+sum programs with hooks -- runs on the engine described below (which ignores the ASAP
+options of ``engine_options``).
+
 Layout.  Edges are shuffled to the owner of an endpoint (the partitioners of
 :mod:`.partition`).  For every direction a program uses (``out``: u->v, ``in``: v->u,
 ``both``: the union, so a self-loop or a reciprocal pair counts twice exactly as in the
@@ -1201,7 +1210,8 @@ def _cli_run(args, comm):
     st = res.stats
     summary = {
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
-        "weighted": g.weighted, "tol": tol, "max_iter": getattr(args, "max_iter", None),
+        "weighted": g.weighted, "tol": tol if tol is not None else getattr(prog, "default_tol", None),
+        "max_iter": getattr(args, "max_iter", None),
         "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
         "load_seconds": load_s, "compute_seconds": st["seconds"], "mode": mode,
         "engine": "distributed", "ranks": comm.Get_size(), "partition": g.part.kind,

@@ -9,14 +9,8 @@ seeded_katz)}``.  Every rank runs every case collectively through
 of the same program (``asapgraph.programs.run``) and with a direct sparse solve
 (``scipy.sparse.linalg.spsolve`` of ``(I - A_c^T) x = d0``), both over the full vectors.
 """
-import json
-import sys
-import time
-import traceback
-
 import numpy as np
 import scipy.sparse as sp
-from mpi4py import MPI
 from scipy.sparse.linalg import spsolve
 
 import asapgraph.programs as P
@@ -81,22 +75,7 @@ def check(case, comm, cache):
     return rec
 
 
-def main():
-    comm = MPI.COMM_WORLD
-    cases = json.load(open(sys.argv[1]))
-    cache, out = {}, []
-    try:
-        for c in cases:
-            t0 = time.perf_counter()
-            out.append(check(c, comm, cache))
-            out[-1]["seconds"] = time.perf_counter() - t0
-    except Exception:  # noqa: BLE001 - one rank's failure must not hang the others
-        traceback.print_exc()
-        sys.stderr.flush()
-        comm.Abort(1)
-    if comm.Get_rank() == 0:
-        json.dump(out, open(sys.argv[2], "w"))
-
-
 if __name__ == "__main__":
-    main()
+    from _programs_worker import main  # the same case loop (this script's folder is on sys.path)
+
+    main(check)

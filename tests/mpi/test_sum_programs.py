@@ -66,3 +66,32 @@ def test_sum_programs_match_single_process(k, mpirun, tmp_path, rng, shared):
         assert rec["error_bound"] <= 1e-13, rec
         assert rec["norm"] > 1e-3, rec  # the answer is not trivially zero
         assert rec["l1_single"] <= L1 and rec["l1_direct"] <= L1, rec
+
+
+def _json(args, cwd):
+    import os
+    import subprocess
+
+    r = subprocess.run([sys.executable, "-m", "asapgraph", *args, "--json", "-q"], cwd=cwd,
+                       env=dict(os.environ), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_cli_asap_options_reach_sum_programs(tmp_path):
+    """``katz`` and ``run`` (a user sum program) with ``--np 3 --mode asap``: ``--fanout``
+    changes the reported spectral gap, ``--window`` is reported, ``--latency`` and
+    ``--straggler`` add an emulation block, and the answer keeps its certified bound."""
+    user = str(REPO / "benchmarks" / "user_programs.py") + ":PersonalizedPageRank"
+    for cmd in (["katz", "rmat:10", "--alpha", "0.001"], ["run", user, "rmat:10"]):
+        base = [*cmd, "--np", "3", "--mode", "asap"]
+        a = _json([*base, "--fanout", "1"], tmp_path)
+        b = _json([*base, "--fanout", "2", "--window", "3", "--latency", "0.001",
+                   "--straggler", "1:2"], tmp_path)
+        for d in (a, b):
+            assert d["engine"] == "tuned-sum" and d["converged"], d
+            assert d["error_bound"] <= d["tol"], d
+        assert a["fanout"] == 1 and b["fanout"] == 2 and b["window"] == 3
+        assert a["spectral_gap"] != b["spectral_gap"]
+        assert a.get("emulation") is None
+        assert b["emulation"]["latency"] == 0.001 and b["emulation"]["straggler"] == {"1": 2.0}
