@@ -119,3 +119,34 @@ def test_wrong_shape_names_the_callback(rng):
 
     with pytest.raises(ValueError, match=r"coef\(\) returned shape \(3,\)"):
         P.run(Bad(), _graph(rng, weighted=True))
+
+
+@pytest.mark.parametrize("direction", ["in", "both"])
+def test_other_directions(direction, rng):
+    """Messages against the edges (``in``) or both ways (``both``: a self-loop counts twice)."""
+    g = _graph(rng, weighted=False)
+
+    class Spread(P.VertexProgram):
+        name = "spread"
+        combiner = "sum"
+        edge_op = "copy"
+        accumulative = True
+
+        def init_delta(self, ctx):
+            return np.zeros(ctx.n_local), (ctx.ids % 4 == 1).astype(np.float64)
+
+        def coef(self, ctx):
+            return np.full(ctx.n_local, 0.3 / 40.0)
+
+    Spread.direction = direction
+    r = P.run(Spread(), g, tol=1e-14, max_iter=5000)
+    assert r.stats["engine"] == "tuned-sum" and r.converged
+    s, d, _ = g.edges()
+    if direction == "in":
+        s, d = d, s
+    else:
+        s, d = np.concatenate([s, d]), np.concatenate([d, s])
+    A = sp.csr_matrix((np.full(len(s), 0.3 / 40.0), (s, d)), shape=(g.n, g.n))
+    d0 = (g.original_ids() % 4 == 1).astype(np.float64)
+    exact = spsolve(sp.identity(g.n, format="csc") - A.T.tocsc(), d0)
+    assert np.abs(r.values - exact).sum() <= 1e-10
