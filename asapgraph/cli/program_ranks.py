@@ -125,8 +125,13 @@ def _cli_run(args, comm):
     if me == 0 and not getattr(args, "quiet", False):
         _err(f"asapgraph: distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
              f"partition {g.part.kind}")
+    from asapgraph.cli.distributed import emulation_from_args
+
+    eopts = {"fanout": getattr(args, "fanout", 2), "window": getattr(args, "window", 1),
+             "approx": getattr(args, "approx", 0.0), "seed": getattr(args, "seed", 0) or 0,
+             "emulation": emulation_from_args(args)}
     res = run(prog, g, comm, mode=mode, max_iter=getattr(args, "max_iter", None), tol=tol,
-              steps=getattr(args, "steps", None))
+              engine_options=eopts, steps=getattr(args, "steps", None))
     if not res.converged and not args.allow_unconverged:
         if me == 0:
             _err(f"asapgraph: {args.command} did not converge after {res.iterations} iterations "
@@ -138,13 +143,19 @@ def _cli_run(args, comm):
     st = res.stats
     summary = {
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
-        "weighted": g.weighted, "tol": tol, "max_iter": getattr(args, "max_iter", None),
+        "weighted": g.weighted, "tol": tol if tol is not None else getattr(prog, "default_tol", None),
+        "max_iter": getattr(args, "max_iter", None),
         "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
         "load_seconds": load_s, "compute_seconds": st["seconds"], "mode": mode,
         "engine": "distributed", "ranks": comm.Get_size(), "partition": g.part.kind,
         "edges_scanned": st["edges_scanned"], "messages_sent": st["messages_sent"],
         "bytes_sent": st["bytes_sent"], "columns": list(cols),
     }
+    # the tuned engine's figures (accumulative sum programs): bound, schedule, emulation
+    for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout", "window",
+              "approx", "extrapolations", "emulation"):
+        if st.get(k) is not None:
+            summary[k] = st[k]
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, g, cols))
     cli._emit_program(args, algo, res.ids, cols, summary)

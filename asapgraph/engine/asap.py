@@ -130,6 +130,13 @@ needed 6-8x BSP's edge work on rmat:20; a signed variant that redistributed the
 dangling mass through the termination waves (every 5 ms) was 4-20x worse for the lag
 reason above; spreading the teleport and dangling pools on the data messages fixed it.
 
+*Accumulative sum programs* (:mod:`.sum_program`) run this solver with ``delta0``: the
+``jacobi`` form with ``alpha = 1`` (the program's coefficients folded into the local CSR),
+no pools and no warm start; the bound is the pending mass itself and each wave also
+carries the pushed and produced signed mass and the signed residual, from which the
+power-series extrapolation of :class:`.sum_program._Extrapolation` is decided (the same
+on every rank).  PageRank's path is unchanged (the extra wave fields are zero).
+
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
 local work; it is flushed once the rank runs out of work, before termination.
@@ -288,8 +295,14 @@ class _Solver:
                     maps.append(np.zeros(0, dtype=np.int64))
         return out, lo, hi, inp, maps, B
 
-    def solve(self, b, tol, relative, bdang=None):
+    def solve(self, b, tol, relative, bdang=None, delta0=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
+
+        ``delta0`` (accumulative sum programs, :mod:`.sum_program`; ``jacobi`` form with
+        ``alpha = 1``, the program's coefficients folded into ``lg.coef``/``lg.vcoef``, no
+        dangling vertices and ``b = 0``): start from ``x = 0, r = delta0`` with no pools;
+        the bound is the pending mass ``sum |r| + |buffered|`` itself and ``x`` is returned
+        unnormalised, with the residuals left in ``acc`` folded in.
 
         ``push`` form: residual push from ``r = (1-alpha) b``, dangling mass leaks;
         ``relative``: the bound is ``2E/sum(x)`` (for the normalised output), else ``E``.
@@ -299,6 +312,9 @@ class _Solver:
         is ``E / sum(x)``, ``E`` the residual L1 norm over ``(1 - alpha)``.
         """
         jac = self.form == "jacobi"
+        prog = delta0 is not None
+        if prog and not jac:
+            raise ValueError("sum programs run in the jacobi form")
         MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
         e_start = st.edges_visited
         perf = time.perf_counter
@@ -318,6 +334,7 @@ class _Solver:
         acc = np.zeros(nloc + lg.nslots)
         leaked = 0.0
         beta = 1.0 - alpha
+        bnorm = 1.0 if prog else beta  # what the residual mass is divided by in the bound
         # jacobi form: pool mass (along b, along bdang) waiting to be spread over this
         # rank's vertices (pend) or owed to each out-peer (dbuf, sent in the header)
         two = bdang is not b
@@ -331,11 +348,30 @@ class _Solver:
         act = np.zeros(-(-nloc // self.block) if jac else 0, dtype=np.int32)
         bsum = np.zeros(len(act))
 
+        # sum programs: pushed and produced signed mass since the last wave contribution
+        # (their ratio estimates the dominant eigenvalue for the extrapolation step)
+        flow = np.zeros(2)
+        relax = [1.0]  # > 1: the next sweep is an extrapolation step (every rank, once)
+
         def sweep(theta):
             """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
+            s_ = relax[0]
+            if prog:
+                before = float(acc.sum())
+                if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
+                    acc[:nloc] *= s_
+                    theta = 0.0
             nedge, dm, tot, _, left = _local.jacobi_push(
                 lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum, lg.dangling, alpha,
                 pend[0], bq_p, pend[1], bq_d, theta, self.block)
+            if prog:
+                if s_ != 1.0:
+                    acc[:nloc] -= ((s_ - 1.0) / s_) * rs
+                    left = _local.abs_sum(acc, 0, nloc)
+                    relax[0] = 1.0
+                else:
+                    flow[0] += tot
+                    flow[1] += tot + float(acc.sum()) - before
             pend[:] = 0.0
             pool = np.array([beta * tot + (0.0 if two else dm), dm if two else 0.0])
             pend[:] += pool * Bq[me]
@@ -344,7 +380,9 @@ class _Solver:
             st.edges_visited += nedge
             return left + float(np.abs(pend).sum())
 
-        if jac:
+        if prog:
+            acc[:nloc] = delta0
+        elif jac:
             # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
             acc[:nloc] = 1.0 / lg.n
             sweep(0.0)
@@ -355,7 +393,7 @@ class _Solver:
         # passivity: the local residual sum is below this rank's share of a global target
         # small enough for the bound (sum(x) >= 1-alpha in relative mode); lowered 10x
         # (identically everywhere) whenever a wave shows it is not enough
-        target = tol * beta * beta / 4.0 if (relative and not jac) else tol * beta / 2.0
+        target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
         share = nloc / max(lg.n, 1)
         tfac = 1.0
         # receive side
@@ -384,8 +422,10 @@ class _Solver:
         gs, gw = _local.abs_sum(acc, 0, nloc), 1.0  # push-sum pair for the global residual
         r_prev = gs
         # termination waves
-        wsend = np.zeros(8)
-        wrecv = np.zeros(8)
+        wsend = np.zeros(11)
+        wrecv = np.zeros(11)
+        from asapgraph.engine.sum_program import _Extrapolation
+        extra_ex = _Extrapolation() if prog else None
         # work limit (max_iter sweep-equivalents of this rank's edges, the warm start
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
@@ -398,7 +438,8 @@ class _Solver:
         last_contrib = -1.0
         wave_interval = 0.005
         rounds = 0
-        r_global = beta  # initial total residual (b sums to 1); refreshed by every wave
+        # initial total residual (b sums to 1); refreshed by every wave
+        r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
         _last_dbg = [perf()]
         rl = _local.abs_sum(acc, 0, nloc)
         # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
@@ -590,7 +631,9 @@ class _Solver:
                         + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
                 wsend[:] = (n_sent, n_recv, racc, float(x.sum()), changed,
                             1.0 if passive else 0.0, leaked,
-                            1.0 if over else 0.0)
+                            1.0 if over else 0.0, flow[0], flow[1],
+                            float(acc.sum()) if prog else 0.0)
+                flow[:] = 0.0
                 wave_req = comm.Iallreduce(wsend, wrecv, op=MPI.SUM)
                 last_contrib = tn
             if wave_req is not None and wave_req.Test():
@@ -602,7 +645,9 @@ class _Solver:
                     # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
                     # half of tol for the current S instead of the worst case S = beta
                     target = max(target, tfac * 0.25 * tol * beta * float(res[3]))
-                if jac:  # E / sum(x) bounds the error of x / sum(x)
+                if prog:  # the pending mass (residuals + buffers + pools)
+                    cur = res[2]
+                elif jac:  # E / sum(x) bounds the error of x / sum(x)
                     cur = res[2] / beta / res[3] if res[3] > 0 else np.inf
                 else:
                     cur = (2.0 * res[2] / beta / res[3] if res[3] > 0 else np.inf) if relative \
@@ -613,13 +658,22 @@ class _Solver:
                     st.track_error(x, 1.0 / res[3])
                 quiet = (prev is not None and res[4] == 0 and res[0] == res[1] and res[5] == K
                          and prev[5] == K)
-                if quiet and (prev[8] <= tol or (draining and waves >= drain_wave + 2)):
+                if quiet and (prev[-1] <= tol or (draining and waves >= drain_wave + 2)):
                     done = True
-                    bound = prev[8]
+                    bound = prev[-1]
                 elif res[5] == K and res[4] == 0 and res[0] == res[1] and cur > tol \
                         and not draining:
                     target /= 10.0
                     tfac /= 10.0
+                if prog and not done and res[8] != 0.0:  # every rank decides the same
+                    relax[0] = extra_ex.wave_factor(waves, res[9] / res[8], res[10], res[2])
+                    st.extra["extrapolations"] = extra_ex.steps
+                    if _TRACE and me == 0:
+                        import sys
+                        print(f"[asap] wave {waves} lam {res[9] / res[8]:.4f} signed {res[10]:.3g} "
+                              f"mass {res[2]:.3g} relax {relax[0]:.3f}", file=sys.stderr)
+                if prog and not np.isfinite(cur) and not draining:  # diverged: stop now
+                    draining, drain_wave = True, waves
                 if res[7] > 0 and not draining:  # some rank hit the work limit
                     draining, drain_wave = True, waves
                 prev = np.append(res, cur)
@@ -660,6 +714,8 @@ class _Solver:
         st.rounds += rounds
         st.extra["waves"] = st.extra.get("waves", 0) + waves
         st.extra["asap_seconds_solve"] = perf() - t_start
+        if prog:
+            x += acc[:nloc]  # the residuals left (their mass is in the bound)
         return x, bound, rounds
 
     @staticmethod

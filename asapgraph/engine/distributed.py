@@ -7,6 +7,15 @@ partitioned over the ranks of a communicator, with the semantics of the single-p
 runner (:mod:`asapgraph.engine.single`): same callbacks, called collectively with
 arrays over the rank's owned vertices, same termination tests, same result layout.
 
+Which engine.  Accumulative sum programs with the standard callbacks (sum combiner, edge
+op copy/mul, float64, no ``aggregate``/``post_delta``/``direction_at`` override) are
+compiled by :mod:`.sum_program` onto the tuned PageRank stack (NOTIFY-ACK, stochastic
+reduce, 16-bit messages, counting-wave termination, emulation; ``stats["engine"] ==
+"tuned-sum"``, ``stats["error_bound"]``), and the built-in ``PageRankProgram`` runs on the
+PageRank solvers themselves.  Everything else -- min/max programs, value-form programs,
+sum programs with hooks -- runs on the engine described below (which ignores the ASAP
+options of ``engine_options``).
+
 Layout.  Edges are shuffled to the owner of an endpoint (the partitioners of
 :mod:`.partition`).  For every direction a program uses (``out``: u->v, ``in``: v->u,
 ``both``: the union, so a self-loop or a reciprocal pair counts twice exactly as in the
@@ -921,7 +930,7 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
 
 
 def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max_iter=None,
-        tol=None, progress=None, steps=None, **load_options):
+        tol=None, progress=None, engine_options=None, steps=None, **load_options):
     """Run a vertex program on the ranks of ``comm`` (collective).
 
     Parameters
@@ -942,6 +951,13 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     progress : asapgraph.progress.Progress, optional (reported by rank 0).
     steps : int, optional
         Exactly this many supersteps (BSP), as :func:`asapgraph.programs.run`.
+    engine_options : dict, optional
+        ``fanout``, ``window``, ``approx``, ``seed`` (ASAP) and ``emulation`` for the
+        accumulative sum programs that run on the tuned engine
+        (:mod:`.sum_program`: ``stats["engine"] == "tuned-sum"``, with ``error_bound``).
+        Sum programs whose hooks that engine cannot express (``aggregate``,
+        ``post_delta``, ``direction_at``; see :func:`.sum_program.reason_not_compiled`)
+        and min/max programs run on this module's engine, which ignores these options.
 
     Returns
     -------
@@ -958,7 +974,7 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     if steps is not None:
         max_iter, tol = exact_steps(program, steps, mode)
         return finish_steps(run(program, source_or_loaded, comm, mode, partition, max_iter, tol,
-                                progress, **load_options), steps)
+                                progress, engine_options=engine_options, **load_options), steps)
     if isinstance(source_or_loaded, ProgramGraph):
         g = source_or_loaded
     elif isinstance(source_or_loaded, (str, os.PathLike, Graph)):
@@ -981,21 +997,35 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         # other (measured 12x slower on 2 ranks / 2 cores); run the kernels on one thread
         old = K.set_parallel_threshold(1 << 62)
     try:
-        return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS)
+        return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS, engine_options)
     finally:
         if old is not None:
             K.set_parallel_threshold(old)
         rc.Free()
 
 
-def _run(program, g, comm, mode, max_iter, tol, progress, epoch):
+def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=None):
+    from asapgraph.engine import sum_program as SP
+
     ctx = _context(g, comm, mode, tol, max_iter)
     comm.Barrier()
     t0 = time.perf_counter()
     _collective(comm, program.setup, ctx)
     emap = _BSPMapper(program, g, comm)
     extra = {}
-    if program.accumulative:
+    tuned = SP.reason_not_compiled(program) is None or SP.is_plain_pagerank(program)
+    if tuned and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
+        state, iters, conv, residual, extra = SP.run_pagerank_program(
+            program, ctx, g, comm, mode, tol, max_iter, engine_options)
+        it_times = []
+        emap.edges, emap.messages, emap.bytes = 0, 0, 0
+    elif tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
+        inputs = _collective(comm, SP.prepare, program, ctx)
+        state, iters, conv, residual, extra = SP.run_sum_program(
+            program, ctx, g, comm, mode, tol, max_iter, engine_options, progress, inputs)
+        it_times = []
+        emap.edges, emap.messages, emap.bytes = 0, 0, 0  # totals are in ``extra``
+    elif program.accumulative:
         if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
             raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
         coef = program.coef(ctx)
@@ -1021,6 +1051,8 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch):
     MPI = mpi()
     tot = np.array([emap.edges, emap.messages, emap.bytes], dtype=np.int64)
     comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
+    if tuned:
+        tot[:] = extra["edges_scanned"], extra["messages_sent"], extra["bytes_sent"]
     stats = {"mode": mode, "seconds": seconds, "edges_scanned": int(tot[0]),
              "messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
              "iteration_seconds": it_times, "dense_steps": emap.dense_steps,

@@ -439,6 +439,12 @@ def _check_state(program, cb, out, n, active_expected):
 _CHECKED_CLASSES = {}
 
 
+def program_class(program):
+    """The program's own class (the one the user wrote), behind the checking subclass."""
+    cls = type(program)
+    return cls.__mro__[1] if cls.__dict__.get("_asapgraph_checked") else cls
+
+
 def _with_checks(program, vd):
     """``program`` seen through a subclass whose callbacks check what they return.
 

@@ -623,6 +623,18 @@ def _run_single(program, graph, mode, max_iter, tol, comm, progress):
     topo = _topology(graph)
     t0 = time.perf_counter()
     program.setup(ctx)
+    from asapgraph.engine import sum_program as _sum  # no MPI: the tuned engine's rounds on one process
+
+    if _sum.reason_not_compiled(program) is None:
+        state, iters, converged, residual, extra = _sum.run_local(program, ctx, graph, tol,
+                                                                  max_iter, progress)
+        values = program.result(ctx, state)
+        seconds = time.perf_counter() - t0
+        stats = {"mode": mode, "seconds": seconds, "iteration_seconds": [], "dense_steps": iters,
+                 "sparse_steps": 0, "residual": residual, "threads": 1, **extra}
+        progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
+        return ProgramResult(values, ctx.ids, iters, bool(converged), stats,
+                             name=getattr(program, "name", "program"))
     if program.accumulative:
         if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
             raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")

@@ -46,6 +46,8 @@ class PageRankProgram(VertexProgram):
     """
 
     name = "pagerank"
+    #: this exact class (not a subclass) runs on PageRank's own BSP/ASAP solvers on MPI ranks
+    engine_solver = "pagerank"
     value_dtype = np.float64
     combiner = "sum"
     direction = "out"

@@ -164,8 +164,9 @@ def check(case, comm, cache):
         l1s, conv = [], True
         for _ in range(reps):
             r = DP.run(mk(), pg, comm, mode="asap", tol=tol)
-            stale += int(r.stats["stale_messages"])
-            late += int(r.stats["late_messages"])
+            # (the tuned engine of Katz runs each solve on its own communicator: no counts)
+            stale += int(r.stats.get("stale_messages", 0))
+            late += int(r.stats.get("late_messages", 0))
             conv = conv and bool(r.converged)
             if me == 0:
                 l1s.append(float(np.abs(r.values - ref).sum()))
@@ -190,14 +191,16 @@ def check(case, comm, cache):
     return rec
 
 
-def main():
+def main(check_case=None):
+    """Run every case of ``sys.argv[1]`` with ``check_case`` (default :func:`check`)."""
+    check_case = check_case or check
     comm = MPI.COMM_WORLD
     cases = json.load(open(sys.argv[1]))
     cache, out = {}, []
     try:
         for c in cases:
             t0 = time.perf_counter()
-            out.append(check(c, comm, cache))
+            out.append(check_case(c, comm, cache))
             out[-1]["seconds"] = time.perf_counter() - t0
     except Exception:  # noqa: BLE001 - one rank's failure must not hang the others
         traceback.print_exc()
