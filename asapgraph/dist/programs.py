@@ -1079,17 +1079,11 @@ def run_distributed_program(args):
     from ..cli import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
-        import subprocess
-
-        from .launch import find_mpiexec, rank_command, rank_env
+        from .launch import find_mpiexec, run_ranks
 
         argv = getattr(args, "_argv", None) or sys.argv[1:]
         exe = find_mpiexec(getattr(args, "mpiexec", None))
-        cmd = rank_command(exe, args.np, _strip_np(argv))
-        env = rank_env(exe)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        return subprocess.call(cmd, env=env)
+        return run_ranks(exe, args.np, _strip_np(argv))
     from .cli import run_on_world
 
     return run_on_world(_cli_run, args)
