@@ -275,9 +275,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     if path == "-":
         agree(comm, InputError(path, None, "standard input cannot be split across ranks; "
                                            "save it to a file (or use --np 1)"))
-    if not os.path.exists(path):
-        agree(comm, InputError(path, None, "no such file"))
-    fmt, err = "text", None
+    fmt, err = "text", None  # a missing/unreadable file: the reader's message, as on one process
     try:
         from ..io import detect_format
 

@@ -1120,6 +1120,7 @@ def _cli_program(args, g):
 
 def _cli_run(args, comm):
     from .. import cli
+    from .cli import emit_agreed
 
     me = comm.Get_rank()
     err = None
@@ -1161,6 +1162,7 @@ def _cli_run(args, comm):
                  "(raise --max-iter, or pass --allow-unconverged to write the results anyway)")
         return 3
     if me != 0:
+        agree(comm, None)  # rank 0 writes the results
         return 0
     cols = cli._result_columns(algo, res)
     st = res.stats
@@ -1175,5 +1177,5 @@ def _cli_run(args, comm):
     }
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, g, cols))
-    cli._emit_program(args, algo, res.ids, cols, summary)
+    emit_agreed(comm, cli._emit_program, args, algo, res.ids, cols, summary)
     return 0

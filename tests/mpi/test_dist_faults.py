@@ -227,3 +227,80 @@ def test_launcher_identity_tells_a_recycled_pid_apart():
         time.sleep(0.05)
     assert is_alive(ident) is False and p.poll() is not None
     
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def _bad_input_case(tmp_path, case):
+    good = tmp_path / "good.txt"
+    good.write_text("# a small graph\n1 2\n2 3\n3 1\n3 4\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2\n2 3\n" + "".join(f"{i} {i + 1}\n" for i in range(4, 200)) + "7 x\n")
+    (tmp_path / "adir").mkdir(exist_ok=True)
+    return {
+        "bad line": ["bad.txt"],
+        "missing file": ["missing.txt"],
+        "input is a directory": ["adir"],
+        "unwritable -o": ["good.txt", "-o", "/proc/asapgraph-out.csv"],  # even root cannot
+        "-o dir is a file": ["good.txt", "-o", "good.txt/out.csv"],
+        "-o dir missing": ["good.txt", "-o", "nowhere/out.csv"],
+        "-o is a directory": ["good.txt", "-o", "adir.csv"],
+        "bad --source": ["good.txt", "--source", "99"],
+    }[case]
+
+
+CASES = [  # every subcommand, every kind of bad input
+    ("pagerank", "bad line"), ("pagerank", "unwritable -o"), ("pagerank", "-o dir is a file"),
+    ("katz", "missing file"), ("katz", "-o is a directory"), ("hits", "-o dir missing"),
+    ("hits", "input is a directory"), ("wcc", "unwritable -o"), ("wcc", "bad line"),
+    ("sssp", "bad --source"), ("bfs", "bad --source"), ("bfs", "-o dir is a file"),
+    ("labelprop", "missing file"), ("run", "unwritable -o"), ("run", "bad line"),
+]
+
+
+@pytest.mark.parametrize("command,case", CASES)
+def test_bad_input_reads_the_same_on_1_and_2_ranks(tmp_path, command, case):
+    args = _bad_input_case(tmp_path, case)
+    if case == "-o is a directory":
+        (tmp_path / "adir.csv").mkdir()
+    if command in ("sssp", "bfs") and case != "bad --source":
+        args += ["--source", "1"]
+    cmd = [command] if command != "run" else ["run", "asapgraph.programs:WCCProgram"]
+    runs = []
+    for np_ in ("1", "2"):
+        r = subprocess.run([sys.executable, "-m", "asapgraph", *cmd, *args, "-q", "--np", np_],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        runs.append((r.returncode, r.stderr, r.stdout))
+    (c1, e1, o1), (c2, e2, o2) = runs
+    assert c1 == 2 and c2 == 2, runs
+    assert e1 == e2 and o1 == o2 == "", runs
+    assert len(e1.splitlines()) == 1 and re.match(r"[^ :]+(:\d+)?: ", e1), e1
+    for noise in ("Error", "Exception", "Traceback", "Abort", "rank"):
+        assert noise not in e1, e1
+    assert not list(tmp_path.glob("**/.*.tmp")), "a temporary file was left behind"
+
+
+@pytest.mark.parametrize("command", ["pagerank", "wcc"])
+def test_failed_write_after_the_run_reads_the_same(tmp_path, command):
+    """-o passes the early check but the final write fails (a full disk, simulated by a
+    sitecustomize in every process): rank 0's failure is agreed, no MPI_Abort."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os\n_real = os.replace\n\n\n"
+        "def _replace(src, dst, *a, **k):\n"
+        "    if str(dst).endswith('full.csv'):\n"
+        "        raise OSError(28, os.strerror(28))\n"
+        "    return _real(src, dst, *a, **k)\n\n\n"
+        "os.replace = _replace\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(site)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    runs = []
+    for np_ in ("1", "2"):
+        r = subprocess.run([sys.executable, "-m", "asapgraph", command, "rmat:8", "-q", "-o",
+                            "full.csv", "--np", np_], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+        runs.append((r.returncode, r.stderr))
+    assert runs[0] == runs[1] == (2, "full.csv: cannot write: No space left on device\n"), runs
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
