@@ -42,8 +42,9 @@ bootstrap runs it with ``runpy.run_path``.  Ranks started by the user's own
 supervisor, nothing changes for them.  The pid watch needs Linux's ``/proc`` and only
 applies on the launcher's host (same boot id and pid namespace); on other hosts the
 supervisor still ends its rank when Hydra's proxy dies, which happens when mpiexec
-dies.  Memory: the supervisor is a fork taken before numpy or MPI are imported, so
-it shares the interpreter's pages with its rank (about 1-2 MB of its own).
+dies.  Memory: the supervisor is a fork taken before numpy or MPI are imported; the
+pages the rank then writes are copied, which leaves the supervisor about 5.5 MB of
+its own (measured: 5.4 MB private, 6.5 MB PSS, next to a 56 MB rank on rmat:14).
 """
 from __future__ import annotations
 
