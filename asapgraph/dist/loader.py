@@ -596,8 +596,8 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     else:
         n, idmap = int(n_spec), _SpecIds(int(n_spec))
     if n == 0:
-        agree(comm, InputError(source if isinstance(source, str) else None, None,
-                               "the graph has no edges"))
+        agree(comm, InputError(os.fspath(source) if isinstance(source, (str, os.PathLike))
+                               else None, None, "no edges found"))  # as on one process
     return src, dst, w, n, idmap
 
 

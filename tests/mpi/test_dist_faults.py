@@ -238,6 +238,7 @@ def _bad_input_case(tmp_path, case):
     bad = tmp_path / "bad.txt"
     bad.write_text("1 2\n2 3\n" + "".join(f"{i} {i + 1}\n" for i in range(4, 200)) + "7 x\n")
     (tmp_path / "adir").mkdir(exist_ok=True)
+    (tmp_path / "empty.txt").write_text("# only a comment\n")
     return {
         "bad line": ["bad.txt"],
         "missing file": ["missing.txt"],
@@ -247,6 +248,7 @@ def _bad_input_case(tmp_path, case):
         "-o dir missing": ["good.txt", "-o", "nowhere/out.csv"],
         "-o is a directory": ["good.txt", "-o", "adir.csv"],
         "bad --source": ["good.txt", "--source", "99"],
+        "no edges": ["empty.txt"],
     }[case]
 
 
@@ -256,6 +258,7 @@ CASES = [  # every subcommand, every kind of bad input
     ("hits", "input is a directory"), ("wcc", "unwritable -o"), ("wcc", "bad line"),
     ("sssp", "bad --source"), ("bfs", "bad --source"), ("bfs", "-o dir is a file"),
     ("labelprop", "missing file"), ("run", "unwritable -o"), ("run", "bad line"),
+    ("katz", "no edges"), ("pagerank", "no edges"),
 ]
 
 
