@@ -141,7 +141,8 @@ def run_ranks(exe, nprocs, argv):
     The ranks end within about :data:`.watchdog.POLL` seconds when this process dies,
     however it dies.  When a rank dies (a signal, an unknown exit status) one line on
     stderr names it and how, and the status is :data:`.watchdog.EXIT_RANK_DIED`; a
-    rank's own failure (1, 2, 3) passes through.  Ctrl-C: 130.
+    rank's own failure (1, 2, 3) passes through.  Ctrl-C: KeyboardInterrupt, once
+    mpiexec has stopped.
     """
     from . import watchdog
 
@@ -162,7 +163,7 @@ def run_ranks(exe, nprocs, argv):
             except (subprocess.TimeoutExpired, KeyboardInterrupt):
                 proc.kill()
                 proc.wait()
-            return 130
+            raise  # the CLI says "asapgraph: interrupted", status 130, as on one process
         line, code = watchdog.explain(rc, status_dir, nprocs)
         if line:
             sys.stderr.write(line + "\n")

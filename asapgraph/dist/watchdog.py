@@ -320,6 +320,8 @@ def explain(returncode, status_dir, nprocs):
     """
     if returncode == 0:
         return "", 0
+    if returncode == 130:  # Ctrl-C reached the ranks (mpiexec forwards it)
+        return "asapgraph: interrupted", 130
     recs = read_status(status_dir)
     bad = _failed(recs)
     if bad:

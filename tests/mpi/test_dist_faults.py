@@ -190,6 +190,7 @@ def test_explain_without_reports(tmp_path):
     from asapgraph.dist.watchdog import EXIT_RANK_DIED, explain
 
     assert explain(0, str(tmp_path), 2) == ("", 0)
+    assert explain(130, str(tmp_path), 2) == ("asapgraph: interrupted", 130)  # Ctrl-C
     line, code = explain(9, str(tmp_path), 2)
     assert code == EXIT_RANK_DIED and line == ("asapgraph: mpiexec failed with exit status 9 "
                                                "before any rank started")
