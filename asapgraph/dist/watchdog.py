@@ -13,7 +13,7 @@ parent of its own that watches it:
 
 * **The launcher** starts mpiexec with ``PR_SET_PDEATHSIG = SIGTERM`` (Linux: the
   kernel signals mpiexec the moment the launcher dies, however it dies; Hydra then
-  stops its proxies and ranks on every host), and passes two variables to the ranks:
+  stops its proxies and ranks), and passes two variables to the ranks:
   its identity :data:`ENV_LAUNCHER` (pid, start time, boot id, pid namespace: a pid
   recycled by an unrelated process does not match) and a status directory it owns,
   :data:`ENV_STATUS`.
@@ -322,6 +322,9 @@ def explain(returncode, status_dir, nprocs):
         return "", 0
     if returncode == 130:  # Ctrl-C reached the ranks (mpiexec forwards it)
         return "asapgraph: interrupted", 130
+    if returncode < 0:  # mpiexec itself was killed; its ranks went with it
+        return (f"asapgraph: mpiexec was killed by {_signame(-returncode)}; the job was "
+                "stopped", EXIT_RANK_DIED)
     recs = read_status(status_dir)
     bad = _failed(recs)
     if bad:

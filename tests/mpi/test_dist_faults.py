@@ -124,6 +124,16 @@ def test_ranks_end_even_when_mpiexec_cannot_act(job):
     assert not left, f"ranks left after 10 s: {left}"
 
 
+def test_killed_mpiexec_is_named_and_takes_the_ranks(job):
+    p, token = job(LONG, 2)
+    mpiexec = [q for q, (_, pp, _) in _job_processes(token).items() if pp == p.pid]
+    os.kill(mpiexec[0], signal.SIGKILL)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 4, err
+    assert err.splitlines()[-1] == "asapgraph: mpiexec was killed by SIGKILL; the job was stopped"
+    assert _gone_within(token, 10) is not None, _job_processes(token)
+
+
 def test_killed_rank_is_named(job):
     p, token = job(LONG, 3)
     procs = _job_processes(token)
@@ -193,6 +203,8 @@ def test_explain_without_reports(tmp_path):
 
     assert explain(0, str(tmp_path), 2) == ("", 0)
     assert explain(130, str(tmp_path), 2) == ("asapgraph: interrupted", 130)  # Ctrl-C
+    assert explain(-9, str(tmp_path), 2) == ("asapgraph: mpiexec was killed by SIGKILL; the "
+                                             "job was stopped", EXIT_RANK_DIED)
     line, code = explain(9, str(tmp_path), 2)
     assert code == EXIT_RANK_DIED and line == ("asapgraph: mpiexec failed with exit status 9 "
                                                "before any rank started")
