@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 from ..errors import InputError
 
@@ -148,15 +147,18 @@ def run_ranks(exe, nprocs, argv):
 
     cmd = rank_command(exe, nprocs, argv)
     env = rank_env(exe)
-    status_dir = tempfile.mkdtemp(prefix="asapgraph-ranks-")
-    env[watchdog.ENV_STATUS] = status_dir
-    env[watchdog.ENV_LAUNCHER] = watchdog.process_identity()
+    status = watchdog.StatusSocket()
+    env.pop(watchdog.ENV_STATUS, None)
+    env.pop(watchdog.ENV_LAUNCHER, None)
+    if status.address is not None:  # else (not Linux): no supervisors
+        env[watchdog.ENV_STATUS] = status.address
+        env[watchdog.ENV_LAUNCHER] = watchdog.process_identity()
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         proc = subprocess.Popen(cmd, env=env, preexec_fn=watchdog.die_with(os.getpid()))
         try:
-            rc = watchdog.wait_job(proc, status_dir)
+            rc = watchdog.wait_job(proc, status)
         except KeyboardInterrupt:  # mpiexec got the terminal's SIGINT too: let it stop
             try:
                 proc.wait(timeout=5)
@@ -164,13 +166,13 @@ def run_ranks(exe, nprocs, argv):
                 proc.kill()
                 proc.wait()
             raise  # the CLI says "asapgraph: interrupted", status 130, as on one process
-        line, code = watchdog.explain(rc, status_dir, nprocs)
+        line, code = watchdog.explain(rc, status.records(), nprocs)
         if line:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
         return code
     finally:
-        shutil.rmtree(status_dir, ignore_errors=True)
+        status.close()
 
 
 def launch(args, command="pagerank"):

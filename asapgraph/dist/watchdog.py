@@ -15,22 +15,23 @@ parent of its own that watches it:
   kernel signals mpiexec the moment the launcher dies, however it dies; Hydra then
   stops its proxies and ranks), and passes two variables to the ranks:
   its identity :data:`ENV_LAUNCHER` (pid, start time, boot id, pid namespace: a pid
-  recycled by an unrelated process does not match) and a status directory it owns,
-  :data:`ENV_STATUS`.
+  recycled by an unrelated process does not match) and the name of a status socket
+  it owns, :data:`ENV_STATUS` (a datagram socket in Linux's abstract namespace: it
+  vanishes with the launcher, so a killed launcher leaves no file behind).
 * **Each rank**, before it imports anything else (the bootstrap of
   :func:`.launch.rank_command` runs this file as a script), forks: the child goes on
   to be the rank (with ``PR_SET_PDEATHSIG = SIGKILL``: it cannot outlive its
   supervisor); the parent is a small supervisor (stdlib only, sleeping in
   ``select`` on a pidfd of the child, waking every :data:`POLL` s).  It forwards
   the usual signals to the rank, kills it when the launcher is gone or when its own
-  parent (Hydra's proxy) is gone, and, when the rank ends, appends how (exit status
-  or signal) and when to its status file, then ends the same way (so Hydra sees
+  parent (Hydra's proxy) is gone, and, when the rank ends, sends how (exit status
+  or signal) and when to the status socket, then ends the same way (so Hydra sees
   what it saw before).
-* **While mpiexec runs**, the launcher watches the status files (:func:`wait_job`):
+* **While mpiexec runs**, the launcher reads the status socket (:func:`wait_job`):
   a rank that failed while the job goes on (one that dies before ``MPI_Init`` leaves
   the others waiting there, and Hydra does not stop them) makes it stop mpiexec
   after :data:`GRACE` seconds.
-* **After mpiexec returns**, :func:`explain` reads the status files: the first rank
+* **After mpiexec returns**, :func:`explain` reads the records: the first rank
   that ended abnormally is named in one line on stderr (exit status
   :data:`EXIT_RANK_DIED`); a rank that failed with one of asapgraph's own statuses
   (1 internal error, 2 bad input, 3 not converged) has printed its own line already,
@@ -53,15 +54,15 @@ import signal
 import time
 
 __all__ = ["ENV_LAUNCHER", "ENV_STATUS", "EXIT_RANK_DIED", "POLL", "process_identity",
-           "is_alive", "die_with", "supervise", "read_status", "wait_job", "explain"]
+           "is_alive", "die_with", "supervise", "StatusSocket", "wait_job", "explain"]
 
 ENV_LAUNCHER = "ASAPGRAPH_LAUNCHER"
-ENV_STATUS = "ASAPGRAPH_STATUS_DIR"
+ENV_STATUS = "ASAPGRAPH_STATUS_SOCKET"
 #: Exit status of the launcher when a rank died (a signal, or an exit status that is
 #: not one of asapgraph's own), or ended without a report.
 EXIT_RANK_DIED = 4
 #: Seconds between two checks of the launcher by a rank's supervisor (and of the
-#: ranks' status files by the launcher).
+#: ranks' status socket by the launcher).
 POLL = 0.2
 #: Seconds the launcher lets mpiexec take to stop the job after a rank failed.
 GRACE = 3.0
@@ -153,15 +154,24 @@ def _rank_number(env):
     return f"pid{os.getpid()}"
 
 
-def _append(path, line):
+def _sender(address, rank):
+    """``send(line)``: one datagram ``"RANK LINE"`` to the launcher's status socket
+    (nothing happens when the launcher is gone)."""
+    import socket
+
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, (line + "\n").encode())
-        finally:
-            os.close(fd)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     except OSError:
-        pass  # the launcher is gone (its directory too): nobody to tell
+        return lambda line: None
+    addr = "\0" + address
+
+    def send(line):
+        try:
+            sock.sendto(f"{rank} {line}".encode(), addr)
+        except OSError:
+            pass  # the launcher is gone: nobody to tell
+
+    return send
 
 
 def supervise(environ=None):
@@ -171,12 +181,12 @@ def supervise(environ=None):
     started by the user's own mpiexec) it returns at once and changes nothing.
     """
     env = os.environ if environ is None else environ
-    status_dir, launcher = env.get(ENV_STATUS), env.get(ENV_LAUNCHER)
-    if not status_dir or not launcher or not hasattr(os, "fork"):
+    address, launcher = env.get(ENV_STATUS), env.get(ENV_LAUNCHER)
+    if not address or not launcher or not hasattr(os, "fork"):
         return
     for k in (ENV_STATUS, ENV_LAUNCHER):  # processes the rank starts are not ranks
         env.pop(k, None)
-    path = os.path.join(status_dir, "rank-" + _rank_number(env))
+    send = _sender(address, _rank_number(env))
     prctl = _prctl()
     proxy = os.getppid()
     me = os.getpid()
@@ -187,13 +197,13 @@ def supervise(environ=None):
         if os.getppid() != me:
             os._exit(1)
         return
-    _supervisor(child, path, launcher, proxy)  # never returns
+    _supervisor(child, send, launcher, proxy)  # never returns
 
 
-def _supervisor(child, path, launcher, proxy):
+def _supervisor(child, send, launcher, proxy):
     import select
 
-    _append(path, f"start {child} {os.uname().nodename}")
+    send(f"start {child} {os.uname().nodename}")
 
     def forward(sig, frame):
         try:
@@ -219,7 +229,7 @@ def _supervisor(child, path, launcher, proxy):
         if (watch and is_alive(launcher) is False) or os.getppid() != proxy:
             os.kill(child, signal.SIGKILL)  # the job is over: take the rank down now
             os.waitpid(child, 0)
-            _append(path, f"end {time.time_ns()} orphaned 0")
+            send(f"end {time.time_ns()} orphaned 0")
             os._exit(1)
         if pidfd is not None:
             select.select([pidfd], [], [], POLL)
@@ -227,7 +237,7 @@ def _supervisor(child, path, launcher, proxy):
             time.sleep(POLL)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-        _append(path, f"end {time.time_ns()} signal {sig}")
+        send(f"end {time.time_ns()} signal {sig}")
         try:  # end the same way, without a core file of the supervisor
             import resource
 
@@ -241,37 +251,67 @@ def _supervisor(child, path, launcher, proxy):
         os.kill(os.getpid(), sig)
         os._exit(128 + sig)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
-    _append(path, f"end {time.time_ns()} exit {code}")
+    send(f"end {time.time_ns()} exit {code}")
     os._exit(code)
 
 
 # ----------------------------------------------------------------------------- launcher side
 
 
-def read_status(status_dir):
-    """The ranks' records: ``{rank: {"pid", "host", "end_ns", "how", "value"}}``
-    (``how`` is ``"exit"``, ``"signal"``, ``"orphaned"`` or None when the rank left no
-    end record)."""
-    out = {}
-    try:
-        names = os.listdir(status_dir)
-    except OSError:
-        return out
-    for name in names:
-        if not name.startswith("rank-"):
-            continue
-        rec = {"pid": None, "host": "?", "end_ns": None, "how": None, "value": None}
-        for line in _read(os.path.join(status_dir, name)).splitlines():
-            f = line.split()
+class StatusSocket:
+    """The launcher's end of the ranks' reports: an abstract-namespace datagram socket
+    (Linux; :attr:`address` is None elsewhere, and the ranks then get no supervisor).
+
+    :meth:`records` -> ``{rank: {"pid", "host", "end_ns", "how", "value"}}`` (``how``:
+    ``"exit"``, ``"signal"``, ``"orphaned"``, or None while the rank has not ended).
+    """
+
+    def __init__(self):
+        import secrets
+        import socket
+
+        self.address, self._lines = None, []
+        try:
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            name = f"asapgraph-ranks-{os.getpid()}-{secrets.token_hex(8)}"
+            self._sock.bind("\0" + name)
+            self._sock.setblocking(False)
+            self.address = name
+        except (OSError, AttributeError):
+            self._sock = None
+
+    def close(self):
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def records(self):
+        while self._sock is not None:
             try:
-                if f[0] == "start" and len(f) >= 3:
-                    rec["pid"], rec["host"] = int(f[1]), f[2]
-                elif f[0] == "end" and len(f) >= 4 and rec["end_ns"] is None:
-                    rec["end_ns"], rec["how"], rec["value"] = int(f[1]), f[2], int(f[3])
-            except (ValueError, IndexError):
-                continue
-        key = name[5:]
-        out[int(key) if key.isdigit() else key] = rec
+                self._lines.append(self._sock.recv(4096).decode(errors="replace"))
+            except (BlockingIOError, InterruptedError):
+                break
+        return parse_records(self._lines)
+
+
+def parse_records(lines):
+    """Records (see :class:`StatusSocket`) from ``"RANK start PID HOST"`` and
+    ``"RANK end TIME_NS how VALUE"`` lines."""
+    out = {}
+    for line in lines:
+        f = line.split()
+        if len(f) < 2:
+            continue
+        key = int(f[0]) if f[0].isdigit() else f[0]
+        rec = out.setdefault(key, {"pid": None, "host": "?", "end_ns": None, "how": None,
+                                   "value": None})
+        try:
+            if f[1] == "start" and len(f) >= 4:
+                rec["pid"], rec["host"] = int(f[2]), f[3]
+            elif f[1] == "end" and len(f) >= 5 and rec["end_ns"] is None:
+                rec["end_ns"], rec["how"], rec["value"] = int(f[2]), f[3], int(f[4])
+        except ValueError:
+            continue
     return out
 
 
@@ -280,8 +320,9 @@ def _failed(recs):
             if r["how"] == "signal" or (r["how"] == "exit" and r["value"] != 0)]
 
 
-def wait_job(proc, status_dir, grace=GRACE):
-    """Wait for ``proc`` (mpiexec); returns its exit status.
+def wait_job(proc, status, grace=GRACE):
+    """Wait for ``proc`` (mpiexec), reading the :class:`StatusSocket` ``status``;
+    returns mpiexec's exit status.
 
     When a rank has failed and mpiexec is still running ``grace`` seconds later (a rank
     that dies before ``MPI_Init`` leaves the others waiting there for ever, and Hydra
@@ -297,7 +338,7 @@ def wait_job(proc, status_dir, grace=GRACE):
             pass
         now = time.monotonic()
         if failed_at is None:
-            if _failed(read_status(status_dir)):
+            if _failed(status.records()):
                 failed_at = now
         elif now - failed_at > 2 * grace:
             proc.kill()
@@ -312,8 +353,9 @@ def _signame(sig):
         return f"signal {sig}"
 
 
-def explain(returncode, status_dir, nprocs):
-    """``(line, status)`` for the launcher once mpiexec returned ``returncode``.
+def explain(returncode, recs, nprocs):
+    """``(line, status)`` for the launcher once mpiexec returned ``returncode``, from the
+    ranks' records ``recs`` (:meth:`StatusSocket.records`).
 
     ``line`` is "" when there is nothing to add (success, or a failure that the ranks
     reported themselves: every rank ended with one of asapgraph's own statuses).
@@ -325,7 +367,6 @@ def explain(returncode, status_dir, nprocs):
     if returncode < 0:  # mpiexec itself was killed; its ranks went with it
         return (f"asapgraph: mpiexec was killed by {_signame(-returncode)}; the job was "
                 "stopped", EXIT_RANK_DIED)
-    recs = read_status(status_dir)
     bad = _failed(recs)
     if bad:
         rank = min(bad)[1]

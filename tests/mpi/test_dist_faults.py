@@ -97,13 +97,20 @@ def _gone_within(token, seconds):
     return None
 
 
+def _status_sockets(pid):
+    with open("/proc/net/unix") as f:
+        return [ln for ln in f if f"@asapgraph-ranks-{pid}-" in ln]
+
+
 def test_sigkill_of_the_launcher_ends_every_rank(job):
     p, token = job(LONG, 2)
+    assert len(_status_sockets(p.pid)) == 1
     time.sleep(1.0)  # well into the computation
     p.kill()
     p.wait()
     took = _gone_within(token, 10)
     assert took is not None, f"left after 10 s: {_job_processes(token)}"
+    assert _status_sockets(p.pid) == []  # and nothing on disk to leave behind
 
 
 def test_ranks_end_even_when_mpiexec_cannot_act(job):
@@ -172,45 +179,65 @@ def test_rank_exit_status_is_named(job, tmp_path):
 # ----------------------------------------------------------------------------- no mpiexec
 
 
-def _status(tmp_path, records):
-    for rank, lines in records.items():
-        (tmp_path / f"rank-{rank}").write_text("".join(ln + "\n" for ln in lines))
-    return str(tmp_path)
+def _records(lines_by_rank):
+    from asapgraph.dist.watchdog import parse_records
+
+    return parse_records([f"{r} {ln}" for r, lines in lines_by_rank.items() for ln in lines])
 
 
-def test_explain_names_the_first_failed_rank(tmp_path):
+def test_explain_names_the_first_failed_rank():
     from asapgraph.dist.watchdog import EXIT_RANK_DIED, explain
 
-    d = _status(tmp_path, {0: ["start 100 h0", "end 2000 signal 15"],
-                           1: ["start 101 h1", "end 1000 signal 9"],
-                           2: ["start 102 h0"]})
-    assert explain(9, d, 3) == ("asapgraph: rank 1 of 3 (pid 101 on h1) was killed by SIGKILL; "
-                                "the job was stopped", EXIT_RANK_DIED)
+    recs = _records({0: ["start 100 h0", "end 2000 signal 15"],
+                     1: ["start 101 h1", "end 1000 signal 9"],
+                     2: ["start 102 h0"]})
+    assert explain(9, recs, 3) == ("asapgraph: rank 1 of 3 (pid 101 on h1) was killed by SIGKILL; "
+                                   "the job was stopped", EXIT_RANK_DIED)
+    recs = _records({0: ["start 100 h0"], 1: ["start 101 h1", "end 1000 exit 7"]})
+    assert explain(7, recs, 2) == ("asapgraph: rank 1 of 2 (pid 101 on h1) exited with status 7; "
+                                   "the job was stopped", EXIT_RANK_DIED)
 
 
 @pytest.mark.parametrize("own", [1, 2, 3])
-def test_explain_passes_asapgraphs_own_statuses_through(tmp_path, own):
+def test_explain_passes_asapgraphs_own_statuses_through(own):
     from asapgraph.dist.watchdog import explain
 
-    d = _status(tmp_path, {0: ["start 100 h", f"end 1000 exit {own}"],
-                           1: ["start 101 h", "end 1500 signal 9"]})
-    assert explain(own, d, 2) == ("", own)  # that rank printed its own line
-    assert explain(own, str(tmp_path / "none"), 2) == ("", own)  # MPI_Abort: no record
+    recs = _records({0: ["start 100 h", f"end 1000 exit {own}"],
+                     1: ["start 101 h", "end 1500 signal 9"]})
+    assert explain(own, recs, 2) == ("", own)  # that rank printed its own line
+    assert explain(own, {}, 2) == ("", own)  # MPI_Abort: no record at all
 
 
-def test_explain_without_reports(tmp_path):
+def test_explain_without_reports():
     from asapgraph.dist.watchdog import EXIT_RANK_DIED, explain
 
-    assert explain(0, str(tmp_path), 2) == ("", 0)
-    assert explain(130, str(tmp_path), 2) == ("asapgraph: interrupted", 130)  # Ctrl-C
-    assert explain(-9, str(tmp_path), 2) == ("asapgraph: mpiexec was killed by SIGKILL; the "
-                                             "job was stopped", EXIT_RANK_DIED)
-    line, code = explain(9, str(tmp_path), 2)
+    assert explain(0, {}, 2) == ("", 0)
+    assert explain(130, {}, 2) == ("asapgraph: interrupted", 130)  # Ctrl-C
+    assert explain(-9, {}, 2) == ("asapgraph: mpiexec was killed by SIGKILL; the job was "
+                                  "stopped", EXIT_RANK_DIED)
+    line, code = explain(9, {}, 2)
     assert code == EXIT_RANK_DIED and line == ("asapgraph: mpiexec failed with exit status 9 "
                                                "before any rank started")
-    d = _status(tmp_path, {0: ["start 100 h"], 1: ["start 101 h"]})
-    line, code = explain(9, d, 2)
+    line, code = explain(9, _records({0: ["start 100 h"], 1: ["start 101 h"]}), 2)
     assert code == EXIT_RANK_DIED and "no report of how ranks 0, 1 ended" in line, line
+
+
+def test_status_socket_round_trip():
+    """The ranks' reports travel through an abstract socket: no file is ever created."""
+    from asapgraph.dist import watchdog
+
+    st = watchdog.StatusSocket()
+    if st.address is None:
+        pytest.skip("no abstract unix sockets here")
+    try:
+        send = watchdog._sender(st.address, "1")
+        send("start 4242 hostA")
+        send("end 77 signal 9")
+        assert st.records() == {1: {"pid": 4242, "host": "hostA", "end_ns": 77,
+                                    "how": "signal", "value": 9}}
+    finally:
+        st.close()
+    send("end 78 exit 0")  # the launcher is gone: silently nobody to tell
 
 
 def test_supervise_is_a_no_op_without_the_launchers_variables(monkeypatch):
@@ -221,9 +248,9 @@ def test_supervise_is_a_no_op_without_the_launchers_variables(monkeypatch):
         raise AssertionError("forked")
 
     monkeypatch.setattr(os, "fork", no_fork)
-    env = {"PMI_RANK": "0", watchdog.ENV_STATUS: "/tmp/x"}  # one of the two: not ours
+    env = {"PMI_RANK": "0", watchdog.ENV_STATUS: "x"}  # one of the two: not ours
     watchdog.supervise(env)
-    assert env == {"PMI_RANK": "0", watchdog.ENV_STATUS: "/tmp/x"}
+    assert env == {"PMI_RANK": "0", watchdog.ENV_STATUS: "x"}
     watchdog.supervise({})
 
 
