@@ -255,6 +255,26 @@ def mpi_world_size_from_env(environ=None):
     return None
 
 
+def mpi_rank_from_env(environ=None):
+    """This process's rank announced by an MPI launcher (``PMI_RANK``,
+    ``OMPI_COMM_WORLD_RANK``, ``PMIX_RANK``), or None (no MPI import)."""
+    env = os.environ if environ is None else environ
+    for key in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
+        v = env.get(key, "")
+        if v.isdigit():
+            return int(v)
+    return None
+
+
+def _report_input_error(exc_line):
+    """Print a bad-input line; on MPI ranks before MPI started (checks every rank makes
+    alike: -o, --mode, the program file) only rank 0 does, so K ranks print it once."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    started = mpi is not None and mpi.Is_initialized()
+    if started or (mpi_world_size_from_env() or 1) <= 1 or not mpi_rank_from_env():
+        _err(exc_line)
+
+
 def wants_distributed(args, environ=None):
     """True when the run must go through :func:`asapgraph.cli.distributed.run_distributed`."""
     if getattr(args, "np", 1) > 1:
@@ -281,17 +301,14 @@ def load_input(args, progress=None):
 
 
 def check_output_path(path):
-    """Fail before any work when ``-o`` cannot be written (bad extension, no directory)."""
+    """Fail before any work when ``-o`` cannot be written (bad extension, no directory,
+    not a directory, no file can be created there)."""
     if path is None:
         return
-    from asapgraph.graph.io.output import output_format
+    from asapgraph.graph.io.output import check_output_dir, output_format
 
     output_format(path)
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise InputError(path, None, f"directory {os.path.dirname(path) or '.'} does not exist")
-    if os.path.isdir(path):
-        raise InputError(path, None, "is a directory")
+    check_output_dir(path)
 
 
 _check_output_path = check_output_path  # used by asapgraph.cli.distributed
@@ -1179,9 +1196,9 @@ def register_convert(sub):
 def cmd_convert(args):
     if not args.out.lower().endswith(".asg"):
         raise InputError(args.out, None, "the binary format needs the extension .asg")
-    d = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(d):
-        raise InputError(args.out, None, f"directory {os.path.dirname(args.out)} does not exist")
+    from asapgraph.graph.io.output import check_output_dir
+
+    check_output_dir(args.out)
     prog = _progress(args)
     graph, load_s = load_input(args, prog)
     t0 = time.perf_counter()
@@ -1281,9 +1298,9 @@ def cmd_generate(args):
     if not binary and os.path.splitext(base)[1] not in _TEXT_EXT:
         raise InputError(out, None, "unknown output format; use .txt, .el, .tsv or .edges "
                                     "(optionally + .gz/.bz2/.xz) or .asg")
-    d = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(d):
-        raise InputError(out, None, f"directory {os.path.dirname(out)} does not exist")
+    from asapgraph.graph.io.output import check_output_dir
+
+    check_output_dir(out)
     prog = _progress(args)
     t0 = time.perf_counter()
     try:
@@ -1384,7 +1401,7 @@ def main(argv=None):
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         code = args.func(args)
     except InputError as exc:
-        _err(str(exc))
+        _report_input_error(str(exc))
         code = EXIT_INPUT
     except NotConvergedError as exc:
         _err(f"asapgraph: {exc}")

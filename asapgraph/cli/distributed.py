@@ -7,8 +7,9 @@ Behaviour
   ``COMM_WORLD``; rank 0 alone writes ``-o``/``--json``/``--top`` with the same format as
   the single-process run (:func:`asapgraph.cli.emit_results`), plus the distributed
   accounting in ``--json``.
-* errors: bad input seen by any rank is agreed collectively and printed once by rank 0
-  (``FILE:LINE: message``, exit 2) -- no rank is left waiting.  Any other exception on
+* errors: bad input seen by any rank (including a failed write of ``-o`` on rank 0) is
+  agreed collectively and printed once by rank 0 (``FILE:LINE: message``, exit 2) -- no
+  rank is left waiting.  Any other exception on
   one rank prints ``error on rank r: ...`` once (from that rank) and aborts the whole job
   (``MPI_Abort``), so nothing ever hangs.
 """
@@ -18,7 +19,7 @@ import os
 import sys
 import time
 
-__all__ = ["run_distributed", "emulation_from_args"]
+__all__ = ["run_distributed", "emulation_from_args", "emit_agreed"]
 
 
 def emulation_from_args(args):
@@ -43,8 +44,10 @@ def run_distributed(args):
     from asapgraph.cli import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
+        from asapgraph.cli import check_output_path
         from asapgraph.comm.launch import launch
 
+        check_output_path(args.output)  # as on one process: one line, before any rank starts
         return launch(args)
     return run_on_world(_run, args)
 
@@ -113,7 +116,10 @@ def _run(args, comm):
                    asap_form=getattr(args, "asap_form", "jacobi"))
     total = time.perf_counter() - t0
     if me != 0:
-        return 0 if (res.converged or args.allow_unconverged) else 3
+        if not (res.converged or args.allow_unconverged):
+            return 3
+        agree(comm, None)  # rank 0 writes the results
+        return 0
     st = res.stats
     if not res.converged and not args.allow_unconverged:
         what = (f"{res.iterations} supersteps" if args.mode == "bsp" else
@@ -144,5 +150,20 @@ def _run(args, comm):
     if st.get("emulation"):
         summary["emulation"] = st["emulation"]
     summary["per_rank"] = st["per_rank"]
-    emit_results(args, res.ids, res.ranks, "rank", summary, score_name="score")
+    emit_agreed(comm, emit_results, args, res.ids, res.ranks, "rank", summary,
+                score_name="score")
     return 0
+
+
+def emit_agreed(comm, emit, *a, **kw):
+    """Rank 0's ``emit(*a, **kw)`` (the other ranks call ``agree(comm, None)``): a failure
+    (``-o`` cannot be written after all) is agreed by every rank and reported as on one
+    process (``FILE: reason``, exit 2), with no ``MPI_Abort``."""
+    from asapgraph.comm.mpi import agree
+
+    err = None
+    try:
+        emit(*a, **kw)
+    except Exception as e:  # noqa: BLE001 - agreed, then raised on every rank
+        err = e
+    agree(comm, err)

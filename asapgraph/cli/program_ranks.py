@@ -42,17 +42,11 @@ def run_distributed_program(args):
     from asapgraph.cli import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
-        import subprocess
-
-        from asapgraph.comm.launch import find_mpiexec, rank_command, rank_env
+        from asapgraph.comm.launch import find_mpiexec, run_ranks
 
         argv = getattr(args, "_argv", None) or sys.argv[1:]
         exe = find_mpiexec(getattr(args, "mpiexec", None))
-        cmd = rank_command(exe, args.np, _strip_np(argv))
-        env = rank_env(exe)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        return subprocess.call(cmd, env=env)
+        return run_ranks(exe, args.np, _strip_np(argv))
     from asapgraph.cli.distributed import run_on_world
 
     return run_on_world(_cli_run, args)
@@ -91,6 +85,7 @@ def _cli_program(args, g):
 
 def _cli_run(args, comm):
     from asapgraph import cli
+    from asapgraph.cli.distributed import emit_agreed
 
     me = comm.Get_rank()
     err = None
@@ -138,6 +133,7 @@ def _cli_run(args, comm):
                  "(raise --max-iter, or pass --allow-unconverged to write the results anyway)")
         return 3
     if me != 0:
+        agree(comm, None)  # rank 0 writes the results
         return 0
     cols = cli._result_columns(algo, res)
     st = res.stats
@@ -158,5 +154,5 @@ def _cli_run(args, comm):
             summary[k] = st[k]
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, g, cols))
-    cli._emit_program(args, algo, res.ids, cols, summary)
+    emit_agreed(comm, cli._emit_program, args, algo, res.ids, cols, summary)
     return 0

@@ -2,7 +2,9 @@
 
 ``asapgraph pagerank INPUT --np K`` (not already under a launcher) runs
 ``mpiexec -n K <this python> -m asapgraph pagerank INPUT ...`` with the same options
-(minus ``--np``/``--mpiexec``) and returns its exit status.  The ``mpiexec`` is, in
+(minus ``--np``/``--mpiexec``) and returns its exit status (:func:`run_ranks`: the
+ranks end when the launcher dies, and a rank that dies is named on stderr, see
+:mod:`.watchdog`).  The ``mpiexec`` is, in
 order: ``--mpiexec PATH``, the one installed next to this Python (the MPICH wheel puts
 it in the environment's ``bin``), the one on ``PATH``.  The ranks get the environment of
 this process plus a few memory-saving MPICH defaults (:func:`rank_env`).
@@ -16,7 +18,8 @@ import sys
 
 from asapgraph.errors import InputError
 
-__all__ = ["find_mpiexec", "rebuild_argv", "launch", "rank_env", "RANK_ENV_DEFAULTS"]
+__all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "rank_env",
+           "RANK_ENV_DEFAULTS"]
 
 #: Environment defaults for the ranks started with MPICH's ``mpiexec`` (a variable the
 #: user has set is left alone); measured with the MPICH wheel (ch4:ucx), cnr-2000 on 4
@@ -79,9 +82,7 @@ def rebuild_argv(args, command="pagerank"):
         else:
             if isinstance(v, float):
                 v = repr(v)
-            if isinstance(v, str) and attr in ("output", "personalization", "dangling") \
-                    and not os.path.isabs(v):
-                v = os.path.abspath(v)  # ranks start in the same cwd, but be explicit
+            # paths stay as typed (the ranks start in this cwd): messages name them alike
             out += [f"{opt}={v}"]
     return out
 
@@ -111,29 +112,69 @@ def rank_env(exe, environ=None):
     return env
 
 
-#: rank bootstrap: import the launcher's asapgraph, not a source tree in the current
-#: directory (``python -m`` would put the cwd first on ``sys.path``: from a clone's root
-#: the ranks would import the uncompiled sources instead of the installed package)
-_BOOT = ("import runpy, sys; sys.path.insert(0, sys.argv[1]); mod = sys.argv[2]; "
-         "sys.argv = [mod] + sys.argv[3:]; runpy.run_module(mod, run_name='__main__', "
+#: rank bootstrap: first the supervisor of :mod:`.watchdog` (run from its file, before
+#: numpy or MPI are imported: it forks), then import the launcher's asapgraph, not a
+#: source tree in the current directory (``python -m`` would put the cwd first on
+#: ``sys.path``: from a clone's root the ranks would import the uncompiled sources
+#: instead of the installed package)
+_BOOT = ("import runpy, sys; runpy.run_path(sys.argv[1])['supervise'](); "
+         "sys.path.insert(0, sys.argv[2]); mod = sys.argv[3]; "
+         "sys.argv = [mod] + sys.argv[4:]; runpy.run_module(mod, run_name='__main__', "
          "alter_sys=True)")
 
 
 def rank_command(exe, nprocs, argv, module="asapgraph"):
     """``mpiexec -n nprocs python ... -m module argv`` importing this very asapgraph."""
+    from asapgraph.comm import watchdog
+
     # this file is asapgraph/comm/launch.py: the directory above the package
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return [exe, "-n", str(int(nprocs)), sys.executable, "-c", _BOOT, top, module, *argv]
+    return [exe, "-n", str(int(nprocs)), sys.executable, "-c", _BOOT,
+            os.path.abspath(watchdog.__file__), top, module, *argv]
 
 
-def launch(args, command="pagerank"):
-    """Run the command under ``mpiexec -n args.np``; returns mpiexec's exit status."""
-    exe = find_mpiexec(getattr(args, "mpiexec", None))
-    cmd = rank_command(exe, args.np, rebuild_argv(args, command))
+def run_ranks(exe, nprocs, argv):
+    """Run ``asapgraph argv`` on ``nprocs`` ranks under ``exe``; returns the exit status.
+
+    The ranks end within about :data:`.watchdog.POLL` seconds when this process dies,
+    however it dies.  When a rank dies (a signal, an unknown exit status) one line on
+    stderr names it and how, and the status is :data:`.watchdog.EXIT_RANK_DIED`; a
+    rank's own failure (1, 2, 3) passes through.  Ctrl-C: KeyboardInterrupt, once
+    mpiexec has stopped.
+    """
+    from asapgraph.comm import watchdog
+
+    cmd = rank_command(exe, nprocs, argv)
     env = rank_env(exe)
+    status = watchdog.StatusSocket()
+    env.pop(watchdog.ENV_STATUS, None)
+    env.pop(watchdog.ENV_LAUNCHER, None)
+    if status.address is not None:  # else (not Linux): no supervisors
+        env[watchdog.ENV_STATUS] = status.address
+        env[watchdog.ENV_LAUNCHER] = watchdog.process_identity()
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        return subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
-        return 130
+        proc = subprocess.Popen(cmd, env=env, preexec_fn=watchdog.die_with(os.getpid()))
+        try:
+            rc = watchdog.wait_job(proc, status)
+        except KeyboardInterrupt:  # mpiexec got the terminal's SIGINT too: let it stop
+            try:
+                proc.wait(timeout=5)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                proc.kill()
+                proc.wait()
+            raise  # the CLI says "asapgraph: interrupted", status 130, as on one process
+        line, code = watchdog.explain(rc, status.records(), nprocs)
+        if line:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        return code
+    finally:
+        status.close()
+
+
+def launch(args, command="pagerank"):
+    """Run the command under ``mpiexec -n args.np``; returns the exit status."""
+    exe = find_mpiexec(getattr(args, "mpiexec", None))
+    return run_ranks(exe, args.np, rebuild_argv(args, command))

@@ -16,9 +16,14 @@ __all__ = ["mpi", "world", "alltoallv", "allgatherv", "agree", "RankFailure"]
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
 TAG_CHUNK = 102
+TAG_EXCHANGE = 103  # alltoallv's point-to-point path (counts beyond int)
 TAG_DATA = 201
 TAG_ACK = 202
 TAG_GOSSIP = 203
+
+#: Largest element count one MPI call may carry (``int`` counts and displacements).
+#: :func:`alltoallv` switches to point-to-point messages beyond it (tests lower it).
+COUNT_LIMIT = 2**31 - 1
 
 
 def mpi():
@@ -116,20 +121,34 @@ def alltoallv(comm, sendbuf, sendcounts):
     np.cumsum(recvcounts[:-1], out=rdis[1:])
     recvbuf = np.empty(int(recvcounts.sum()), dtype=sendbuf.dtype)
     t = _mpitype(sendbuf.dtype)
-    if max(int(sendcounts.sum()), int(recvcounts.sum())) < 2**31:
+    MPI = mpi()
+    # every rank must take the same branch: the largest total on any rank decides
+    big = comm.allreduce(max(int(sendcounts.sum()), int(recvcounts.sum())), op=MPI.MAX)
+    if big <= COUNT_LIMIT:
         comm.Alltoallv([sendbuf, (sendcounts, sdis), t], [recvbuf, (recvcounts, rdis), t])
-    else:  # counts beyond int32: pairwise point-to-point
-        MPI = mpi()
-        reqs = []
-        for j in range(K):
-            if recvcounts[j]:
-                reqs.append(comm.Irecv([recvbuf[rdis[j]:rdis[j] + recvcounts[j]], t], source=j, tag=77))
-        for j in range(K):
-            if sendcounts[j]:
-                reqs.append(comm.Isend([sendbuf[sdis[j]:sdis[j] + sendcounts[j]], t], dest=j, tag=77))
-        MPI.Request.Waitall(reqs)
-        del me
+        return recvbuf, recvcounts
+    # counts beyond int: one message per peer, at most COUNT_LIMIT elements each
+    me = comm.Get_rank()
+    reqs = []
+    for j in range(K):
+        if j != me:
+            for a, b in _pieces(rdis[j], recvcounts[j]):
+                reqs.append(comm.Irecv([recvbuf[a:b], t], source=j, tag=TAG_EXCHANGE))
+    for j in range(K):
+        if j != me:
+            for a, b in _pieces(sdis[j], sendcounts[j]):
+                reqs.append(comm.Isend([sendbuf[a:b], t], dest=j, tag=TAG_EXCHANGE))
+    a, c = int(sdis[me]), int(sendcounts[me])
+    recvbuf[int(rdis[me]):int(rdis[me]) + c] = sendbuf[a:a + c]  # own share: a copy
+    MPI.Request.Waitall(reqs)
     return recvbuf, recvcounts
+
+
+def _pieces(start, count):
+    """``(a, b)`` slices of ``[start, start + count)`` of at most COUNT_LIMIT elements
+    (in order: MPI keeps the order of messages between two ranks with one tag)."""
+    start, end = int(start), int(start) + int(count)
+    return [(a, min(a + COUNT_LIMIT, end)) for a in range(start, end, COUNT_LIMIT)]
 
 
 def allgatherv(comm, arr):

@@ -275,9 +275,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     if path == "-":
         agree(comm, InputError(path, None, "standard input cannot be split across ranks; "
                                            "save it to a file (or use --np 1)"))
-    if not os.path.exists(path):
-        agree(comm, InputError(path, None, "no such file"))
-    fmt, err = "text", None
+    fmt, err = "text", None  # a missing/unreadable file: the reader's message, as on one process
     try:
         from asapgraph.graph.io import detect_format
 
@@ -598,8 +596,8 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     else:
         n, idmap = int(n_spec), _SpecIds(int(n_spec))
     if n == 0:
-        agree(comm, InputError(source if isinstance(source, str) else None, None,
-                               "the graph has no edges"))
+        agree(comm, InputError(os.fspath(source) if isinstance(source, (str, os.PathLike))
+                               else None, None, "no edges found"))  # as on one process
     return src, dst, w, n, idmap
 
 

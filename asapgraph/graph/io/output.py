@@ -64,6 +64,7 @@ __all__ = [
     "top_order",
     "json_dumps",
     "output_format",
+    "check_output_dir",
     "FORMATS",
 ]
 
@@ -74,6 +75,45 @@ _CHUNK = 1 << 16  # rows formatted per block (keeps the byte matrix in cache)
 _force_slots = False  # tests: exercise the general (byte-slot) layout everywhere
 
 # ----------------------------------------------------------------------------- atomic
+
+
+def _temp_in(path):
+    """``(fd, name)`` of a new temporary file next to ``path``; an unusable directory is
+    an :class:`InputError` naming ``path`` and the reason (:func:`check_output_dir`)."""
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        return tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                                dir=d)
+    except OSError as exc:
+        shown = os.path.dirname(path) or "."
+        probe = shown  # the deepest existing ancestor, spelled as the user did
+        while probe and not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+            probe = os.path.dirname(probe)
+        if probe and os.path.lexists(probe) and not os.path.isdir(probe):
+            raise InputError(path, None, f"{probe} is not a directory") from None
+        if not os.path.isdir(d):
+            raise InputError(path, None, f"directory {shown} does not exist") from None
+        raise InputError(path, None, f"cannot create a file in directory {shown}: "
+                                     f"{exc.strerror or exc}") from None
+
+
+def check_output_dir(path):
+    """Fail now, as writing ``path`` would: its directory is missing, is not a
+    directory or refuses a new file (read-only, no permission), or ``path`` is a
+    directory.  Creates and removes a temporary file next to ``path``.
+
+    Raises
+    ------
+    InputError
+        ``PATH: reason``, the same text as :func:`atomic_write` would give.
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise InputError(path, None, "is a directory")
+    fd, tmp = _temp_in(path)
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
 
 
 @contextlib.contextmanager
@@ -97,8 +137,7 @@ def atomic_write(path, mode="wb", fsync=False):
         exactly as it was.
     """
     path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    fd, tmp = _temp_in(path)
     try:
         with os.fdopen(fd, mode) as f:
             yield f
@@ -112,9 +151,11 @@ def atomic_write(path, mode="wb", fsync=False):
         except OSError:
             pass
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
         raise
 
 
