@@ -21,21 +21,18 @@ USER_PROGRAMS = '''
 import numpy as np
 from asapgraph.programs import VertexProgram
 
-BIG = np.iinfo(np.int64).max
 
-
-class MultiHops(VertexProgram):
-    """Hops from the nearest vertex whose original id is a multiple of 5."""
-    name = "hops"
-    value_dtype = np.int64
+class NearestSeed(VertexProgram):
+    """Weighted distance from the nearest vertex whose original id is a multiple of 5."""
+    name = "seeddist"
+    value_dtype = np.float64
     combiner = "min"
-    edge_op = "add_one"
-    use_weights = False
+    edge_op = "add"
     accumulative = True
     default_max_iter = 1 << 30
 
     def init(self, ctx):
-        return np.where(np.asarray(ctx.ids) % 5 == 0, 0, BIG).astype(np.int64)
+        return np.where(np.asarray(ctx.ids) % 5 == 0, 0.0, np.inf)
 
 
 class MaxReach(VertexProgram):
