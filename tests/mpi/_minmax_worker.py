@@ -67,7 +67,8 @@ def check(case, comm, cache):
     r = DP.run(prog, pg, comm, mode=case["mode"], engine_options=case.get("options"))
     rec = {"case": case, "converged": bool(r.converged), "engine": r.stats.get("engine"),
            "error_bound": r.stats.get("error_bound"), "iterations": int(r.iterations),
-           "bytes_sent": int(r.stats["bytes_sent"]), "emulation": r.stats.get("emulation")}
+           "bytes_sent": int(r.stats["bytes_sent"]), "emulation": r.stats.get("emulation"),
+           "delay": r.stats.get("emulated_delay_seconds")}
     if comm.Get_rank() == 0:
         rk = key + (name,)
         if rk not in cache:
