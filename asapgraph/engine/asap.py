@@ -682,7 +682,7 @@ class _Solver:
                     # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
                     # half of tol for the current S instead of the worst case S = beta
                     target = max(target, tfac * 0.25 * tol * beta * float(res[3]))
-                if prog or mm is not None:  # the pending mass (residuals + buffers + pools)
+                if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
                     cur = res[2]
                 elif jac:  # E / sum(x) bounds the error of x / sum(x)
                     cur = res[2] / beta / res[3] if res[3] > 0 else np.inf
