@@ -17,6 +17,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 
 def main():
@@ -30,13 +31,14 @@ def main():
     graphs = ["rmat:16", os.path.join(data, "cnr-2000.txt.gz")]
     trees = {"before": a.before, "after": a.after}
     res = {}
+    out = os.path.join(tempfile.mkdtemp(prefix="bench_minmax_"), "out.csv")
     for _ in range(a.repeat):
         for g in graphs:
             for cmd in ("wcc", "sssp", "bfs"):
                 for mode in ("bsp", "asap"):
                     for name, tree in trees.items():
                         args = [sys.executable, "-m", "asapgraph", cmd, g, "--np", str(a.np),
-                                "--mode", mode, "--json", "-q", "-o", os.devnull]
+                                "--mode", mode, "--json", "-q", "-o", out]
                         if cmd != "wcc":
                             args += ["--source", "0"]
                         r = subprocess.run(args, env=dict(os.environ, PYTHONPATH=tree),
