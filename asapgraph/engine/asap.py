@@ -137,6 +137,14 @@ carries the pushed and produced signed mass and the signed residual, from which 
 power-series extrapolation of :class:`.sum_program._Extrapolation` is decided (the same
 on every rank).  PageRank's path is unchanged (the extra wave fields are zero).
 
+*Accumulative min/max programs* (:mod:`.minmax_program`: SSSP, BFS, WCC, user programs)
+run this loop with ``minmax=`` their state: the local work is the rank's local fixed
+point (offers to remote vertices combined in per-peer slots with min/max), a message
+carries the slots changed since the last one as exact (slot, value) pairs (payload
+forms 6 and 7), and the wave's bound is the count of improving deltas pending plus peers
+with unsent slots, so the run stops when no improving delta is pending anywhere and
+nothing is in flight.  Flow control, schedule, waves and emulation are unchanged.
+
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
 local work; it is flushed once the rank runs out of work, before termination.
@@ -189,8 +197,10 @@ class Schedule:
             self._windows = []
             for _ in range(self.period):
                 perm = rng.permutation(ar)
-                self._windows.append([np.unique(perm[(i * self.k + np.arange(self.k))
-                                                     % (self.K - 1)]) for i in range(self.L)])
+                # k <= K - 1 consecutive positions mod K - 1 are distinct: sorting is
+                # np.unique without its overhead (128 calls cost a cold run ~30 ms)
+                self._windows.append([np.sort(perm[(i * self.k + np.arange(self.k))
+                                                   % (self.K - 1)]) for i in range(self.L)])
         e, i = divmod(int(t), self.L)
         return self._windows[e % self.period][i]
 
@@ -206,10 +216,16 @@ class Schedule:
         return P / (len(offs) + 1)
 
     def spectral_gap(self, t=0):
+        """``1 - sigma_2(P)`` of round ``t``'s mixing matrix.  ``P`` is circulant, hence
+        normal: its singular values are the moduli of its eigenvalues ``(1 + sum_o
+        w^(j o)) / (k + 1)``, ``w = exp(2 pi i / K)`` (closed form: no LAPACK call, whose
+        first use cost a run ~15-30 ms)."""
         if self.K <= 1:
             return 1.0
-        s = np.linalg.svd(self.mixing_matrix(t), compute_uv=False)
-        return float(1.0 - s[1])
+        offs = self.offsets(t)
+        j = np.arange(self.K)[:, None]
+        lam = (1.0 + np.exp(2j * np.pi * j * offs[None, :] / self.K).sum(axis=1)) / (len(offs) + 1)
+        return float(np.clip(1.0 - np.sort(np.abs(lam))[-2], 0.0, 1.0))
 
     def mean_gap(self):
         return float(np.mean([self.spectral_gap(t) for t in range(self.L)]))
@@ -295,8 +311,14 @@ class _Solver:
                     maps.append(np.zeros(0, dtype=np.int64))
         return out, lo, hi, inp, maps, B
 
-    def solve(self, b, tol, relative, bdang=None, delta0=None):
+    def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
+
+        ``minmax`` (accumulative min/max programs, :mod:`.minmax_program`; ``jacobi`` form,
+        ``b = 0``, ``tol = 0``): the local work, the slot buffers and the message payloads
+        are ``minmax``'s (its ``sweep``, ``changed``, ``encode``, ``decode``, ``pending``);
+        the round loop, NOTIFY-ACK, the schedule, the waves and the emulation are this
+        solver's.  The bound is the number of improving deltas pending (0 at the end).
 
         ``delta0`` (accumulative sum programs, :mod:`.sum_program`; ``jacobi`` form with
         ``alpha = 1``, the program's coefficients folded into ``lg.coef``/``lg.vcoef``, no
@@ -313,8 +335,9 @@ class _Solver:
         """
         jac = self.form == "jacobi"
         prog = delta0 is not None
-        if prog and not jac:
-            raise ValueError("sum programs run in the jacobi form")
+        mm = minmax
+        if (prog or mm is not None) and not jac:
+            raise ValueError("programs run in the jacobi form")
         MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
         e_start = st.edges_visited
         perf = time.perf_counter
@@ -382,6 +405,8 @@ class _Solver:
 
         if prog:
             acc[:nloc] = delta0
+        elif mm is not None:
+            pass  # the program's state lives in ``mm``
         elif jac:
             # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
             acc[:nloc] = 1.0 / lg.n
@@ -441,7 +466,7 @@ class _Solver:
         # initial total residual (b sums to 1); refreshed by every wave
         r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
         _last_dbg = [perf()]
-        rl = _local.abs_sum(acc, 0, nloc)
+        rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
         # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
         deg = np.diff(lg.indptr).astype(np.float64)
         mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
@@ -460,7 +485,8 @@ class _Solver:
         def apply_data(j, buf, nbytes):
             nonlocal n_recv, gs, gw
             f = buf[:8 * HEADER].view(np.float64)
-            got = self._decode(acc, in_maps[j], buf, nbytes)
+            got = (self._decode(acc, in_maps[j], buf, nbytes) if mm is None
+                   else mm.decode(in_maps[j], buf, nbytes))
             if jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
                 rin[0] += abs(got) + abs(f[4]) + abs(f[5])
                 pend[0] += f[4]
@@ -529,7 +555,11 @@ class _Solver:
                 if not (dirty[j] or pooled or (force and rem[j])):
                     continue
                 lo, hi = seg_lo[j], seg_hi[j]
-                if dirty[j] or self.approx > 0:
+                if mm is not None:
+                    if not mm.changed(lo, hi):
+                        dirty[j] = False
+                        continue
+                elif dirty[j] or self.approx > 0:
                     mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
                     if mass <= 0.0:
                         dirty[j] = rem[j] = False
@@ -539,8 +569,9 @@ class _Solver:
                 slot = next(s for s in range(self.window)
                             if pool_req[j][s] is None or pool_req[j][s].Test())
                 buf = pool[j][slot]
-                quant = self.quantize and not force
-                nbytes, form = self._encode(acc[lo:hi], buf, s64, s32, sidx, quant, s16)
+                quant = self.quantize and not force and mm is None
+                nbytes, form = (self._encode(acc[lo:hi], buf, s64, s32, sidx, quant, s16)
+                                if mm is None else mm.encode(lo, hi, buf))
                 dirty[j], rem[j] = False, quant
                 f = buf[:8 * HEADER].view(np.float64)
                 gs, gw = gs / 2.0, gw / 2.0
@@ -580,7 +611,10 @@ class _Solver:
             over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
             if rl > target * share and ready and not (draining or over):
                 c0 = time.thread_time()
-                if jac:
+                if mm is not None:
+                    pushed, nedge, rl = mm.sweep(dirty)
+                    st.edges_visited += nedge
+                elif jac:
                     rl = sweep(self.jgamma * r_global / lg.n)
                     pushed = 1
                 else:
@@ -596,7 +630,7 @@ class _Solver:
                         scale)
                     leaked += leak
                     st.edges_visited += nedge
-                if pushed:
+                if pushed and mm is None:
                     dirty[:ngraph] = True
                 tc = perf() - t1
                 st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
@@ -627,8 +661,11 @@ class _Solver:
                 counts = (n_sent, n_recv)
                 changed = 1.0 if counts != last_counts else 0.0
                 last_counts = counts
-                racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
-                        + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
+                if mm is not None:  # improving deltas pending, peers with unsent slots
+                    racc = float(mm.pending() + np.count_nonzero(dirty))
+                else:
+                    racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
+                            + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
                 wsend[:] = (n_sent, n_recv, racc, float(x.sum()), changed,
                             1.0 if passive else 0.0, leaked,
                             1.0 if over else 0.0, flow[0], flow[1],
@@ -645,7 +682,7 @@ class _Solver:
                     # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
                     # half of tol for the current S instead of the worst case S = beta
                     target = max(target, tfac * 0.25 * tol * beta * float(res[3]))
-                if prog:  # the pending mass (residuals + buffers + pools)
+                if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
                     cur = res[2]
                 elif jac:  # E / sum(x) bounds the error of x / sum(x)
                     cur = res[2] / beta / res[3] if res[3] > 0 else np.inf

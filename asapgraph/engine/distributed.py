@@ -12,9 +12,14 @@ op copy/mul, float64, no ``aggregate``/``post_delta``/``direction_at`` override)
 compiled by :mod:`.sum_program` onto the tuned PageRank stack (NOTIFY-ACK, stochastic
 reduce, 16-bit messages, counting-wave termination, emulation; ``stats["engine"] ==
 "tuned-sum"``, ``stats["error_bound"]``), and the built-in ``PageRankProgram`` runs on the
-PageRank solvers themselves.  Everything else -- min/max programs, value-form programs,
-sum programs with hooks -- runs on the engine described below (which ignores the ASAP
-options of ``engine_options``).
+PageRank solvers themselves.  Accumulative min/max programs (min/max combiner, edge op
+copy/mul/add/add_one, int64 or float64, no ``direction_at``; the built-in SSSP, BFS, WCC)
+run on the same loops with a min/max state (:mod:`.minmax_program`: exact (slot, value)
+messages combined per peer, ``stats["engine"] == "tuned-minmax"``), except for
+``run(..., steps=k)``, which keeps the single-process meaning of a step (one hop).
+Everything else -- value-form programs, sum programs with hooks, min/max programs with
+``direction_at`` or exact steps -- runs on the engine described below (which ignores
+the ASAP options of ``engine_options``).
 
 Layout.  Edges are shuffled to the owner of an endpoint (the partitioners of
 :mod:`.partition`).  For every direction a program uses (``out``: u->v, ``in``: v->u,
@@ -126,6 +131,7 @@ from asapgraph.engine.program import COMBINERS, EDGE_OPS, Context, VertexProgram
 from asapgraph.engine.single import ProgramResult, _better, _count, _reduce_aggregates, combine_rows, \
     value_form_loop
 from asapgraph.comm.mpi import agree, alltoallv, gatherv, mpi, oversubscribed
+from asapgraph.engine import minmax_program as MM  # (imported here: not part of a run's time)
 from asapgraph.partition.partitioners import Partition, range_partition
 
 __all__ = ["run", "load", "ProgramGraph"]
@@ -954,10 +960,13 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     engine_options : dict, optional
         ``fanout``, ``window``, ``approx``, ``seed`` (ASAP) and ``emulation`` for the
         accumulative sum programs that run on the tuned engine
-        (:mod:`.sum_program`: ``stats["engine"] == "tuned-sum"``, with ``error_bound``).
-        Sum programs whose hooks that engine cannot express (``aggregate``,
-        ``post_delta``, ``direction_at``; see :func:`.sum_program.reason_not_compiled`)
-        and min/max programs run on this module's engine, which ignores these options.
+        (:mod:`.sum_program`: ``stats["engine"] == "tuned-sum"``, with ``error_bound``)
+        and the min/max programs (:mod:`.minmax_program`: ``"tuned-minmax"``; ``approx``
+        does not apply to them).  Value-form programs, sum programs whose hooks that
+        engine cannot express (``aggregate``, ``post_delta``, ``direction_at``; see
+        :func:`.sum_program.reason_not_compiled`), min/max programs with
+        ``direction_at``, and runs of exactly ``steps`` supersteps run on this module's
+        engine, which ignores these options.
 
     Returns
     -------
@@ -971,10 +980,11 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     MPI = mpi()
     comm = MPI.COMM_WORLD if comm is None else comm
     program = validate_program(program, mode)
-    if steps is not None:
+    if steps is not None:  # k hops, as on one process: min/max programs on this module's BSP
         max_iter, tol = exact_steps(program, steps, mode)
+        eo = dict(engine_options or {}, hop_supersteps=True)
         return finish_steps(run(program, source_or_loaded, comm, mode, partition, max_iter, tol,
-                                progress, engine_options=engine_options, **load_options), steps)
+                                progress, engine_options=eo, **load_options), steps)
     if isinstance(source_or_loaded, ProgramGraph):
         g = source_or_loaded
     elif isinstance(source_or_loaded, (str, os.PathLike, Graph)):
@@ -1014,7 +1024,16 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
     emap = _BSPMapper(program, g, comm)
     extra = {}
     tuned = SP.reason_not_compiled(program) is None or SP.is_plain_pagerank(program)
-    if tuned and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
+    minmax = (MM.reason_not_compiled(program) is None
+              and not (engine_options or {}).get("hop_supersteps"))
+    if minmax:  # min/max programs: the same loops with the min/max state and messages
+        tuned = True
+        inputs = _collective(comm, program.init_delta, ctx)
+        state, iters, conv, residual, extra = MM.run_minmax_program(
+            program, ctx, g, comm, mode, max_iter, engine_options, progress, inputs)
+        residual = None  # as on one process (the pending count is ``error_bound``)
+        it_times = []
+    elif tuned and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
         state, iters, conv, residual, extra = SP.run_pagerank_program(
             program, ctx, g, comm, mode, tol, max_iter, engine_options)
         it_times = []

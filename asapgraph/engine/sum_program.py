@@ -218,36 +218,45 @@ def _delta_jacobi(lg, delta0, tol, max_iter, reduce2, exchange, on_round=None, c
     return x, it, bool(converged), float(mass), ex.steps, edges
 
 
-def _bsp(comm, lg, delta0, tol, max_iter, emu, st, progress):
-    """Synchronous delta Jacobi on ranks; returns ``(values, supersteps, converged, mass)``."""
-    from asapgraph.engine.asap import _Solver
+class _Channel:
+    """PageRank's BSP exchange on ranks, for any message format (sum and min/max programs).
 
-    MPI = mpi()
-    perf, cpu = time.perf_counter, time.thread_time
-    nloc = lg.nloc
-    outp, offs = lg.out_peers, lg.out_off
-    sizes = [int(offs[j + 1] - offs[j]) for j in range(len(outp))]
-    sbufs = [np.zeros(8 * (HEADER + 1 + s), dtype=np.uint8) for s in sizes]
-    rbufs = [np.zeros(8 * (HEADER + 1 + len(mp)), dtype=np.uint8) for mp in lg.in_maps]
-    cap = max(sizes, default=0)
-    s64, s32, sidx = np.zeros(cap), np.zeros(cap, dtype=np.float32), np.zeros(cap, dtype=np.int32)
-    statuses = [MPI.Status() for _ in rbufs]
-    red, out = np.zeros(2), np.zeros(2)
-    c0 = [cpu()]
+    One message per out-peer per superstep (``[header | payload]`` bytes, the emulation
+    header of :mod:`.emulation`: delivery time, payload form), one ``Irecv`` per in-peer;
+    received buffers are applied no earlier than their delivery time.  ``encode(j, buf)``
+    fills out-peer ``j``'s message after the header and returns ``(bytes, form)``;
+    ``decode(j, buf, nbytes)`` applies in-peer ``j``'s.  Traffic and time go to ``st``.
+    """
 
-    def compute(seconds):
-        st.compute_s += seconds
-        emu.after_compute(cpu() - c0[0])
+    def __init__(self, comm, lg, emu, st):
+        self.MPI = mpi()
+        self.comm, self.lg, self.emu, self.st = comm, lg, emu, st
+        offs = lg.out_off
+        sizes = [int(offs[j + 1] - offs[j]) for j in range(len(lg.out_peers))]
+        self.sbufs = [np.zeros(8 * (HEADER + 1 + s), dtype=np.uint8) for s in sizes]
+        self.rbufs = [np.zeros(8 * (HEADER + 1 + len(mp)), dtype=np.uint8) for mp in lg.in_maps]
+        cap = max(sizes, default=0)
+        self.s64, self.s32 = np.zeros(cap), np.zeros(cap, dtype=np.float32)
+        self.sidx = np.zeros(cap, dtype=np.int32)
+        self.statuses = [self.MPI.Status() for _ in self.rbufs]
+        self.c0 = time.thread_time()
 
-    def exchange(acc):
+    def compute(self, seconds):
+        """Account ``seconds`` of local work; a straggler sleeps after it (CPU time)."""
+        self.st.compute_s += seconds
+        self.emu.after_compute(time.thread_time() - self.c0)
+
+    def exchange(self, encode, decode):
+        MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
+        perf = time.perf_counter
         t1 = perf()
+        rbufs = self.rbufs
         reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=int(q), tag=TAG_DATA)
                 for j, q in enumerate(lg.in_peers)]
         sreqs = []
-        for j, q in enumerate(outp):
-            b = sbufs[j]
-            seg = acc[nloc + offs[j]: nloc + offs[j + 1]]
-            nbytes, form = _Solver._encode(seg, b, s64, s32, sidx, False)
+        for j, q in enumerate(lg.out_peers):
+            b = self.sbufs[j]
+            nbytes, form = encode(j, b)
             f = b[:8 * HEADER].view(np.float64)
             f[1] = form
             f[0] = emu.stamp(int(q), nbytes)
@@ -255,25 +264,43 @@ def _bsp(comm, lg, delta0, tol, max_iter, emu, st, progress):
             st.messages_sent += 1
             st.bytes_sent += nbytes
         t2 = perf()
-        MPI.Request.Waitall(reqs, statuses)
-        t3 = perf()
+        MPI.Request.Waitall(reqs, self.statuses)
         latest = max((float(b[:8].view(np.float64)[0]) for b in rbufs), default=0.0)
         if emu.cfg.network and latest:
             emu.wait_until(latest)
         t4 = perf()
         for j, b in enumerate(rbufs):
-            _Solver._decode(acc, lg.in_maps[j], b, statuses[j].Get_count(MPI.BYTE))
+            decode(j, b, self.statuses[j].Get_count(MPI.BYTE))
         st.messages_received += len(rbufs)
         MPI.Request.Waitall(sreqs)
         st.comm_s += (t2 - t1) + (perf() - t4)
         st.wait_s += t4 - t2
 
+    def reduce(self, *vals):
+        """Global sums of ``vals`` (one ``Allreduce``); restarts the straggler's CPU clock."""
+        t = time.perf_counter()
+        red = np.array(vals, dtype=np.float64)
+        out = np.zeros_like(red)
+        self.comm.Allreduce(red, out, op=self.MPI.SUM)
+        self.st.wait_s += time.perf_counter() - t
+        self.c0 = time.thread_time()
+        return out
+
+
+def _bsp(comm, lg, delta0, tol, max_iter, emu, st, progress):
+    """Synchronous delta Jacobi on ranks; returns ``(values, supersteps, converged, mass)``."""
+    from asapgraph.engine.asap import _Solver
+
+    nloc, offs = lg.nloc, lg.out_off
+    ch = _Channel(comm, lg, emu, st)
+
+    def exchange(acc):
+        ch.exchange(lambda j, b: _Solver._encode(acc[nloc + offs[j]: nloc + offs[j + 1]], b,
+                                                 ch.s64, ch.s32, ch.sidx, False),
+                    lambda j, b, nb: _Solver._decode(acc, lg.in_maps[j], b, nb))
+
     def reduce2(signed, mass):
-        t = perf()
-        red[0], red[1] = signed, mass
-        comm.Allreduce(red, out, op=MPI.SUM)
-        st.wait_s += perf() - t
-        c0[0] = cpu()
+        out = ch.reduce(signed, mass)
         return float(out[0]), float(out[1])
 
     def on_round(it, mass):
@@ -283,7 +310,7 @@ def _bsp(comm, lg, delta0, tol, max_iter, emu, st, progress):
             progress(it, mass)
 
     x, it, conv, mass, steps, edges = _delta_jacobi(lg, delta0, tol, max_iter, reduce2, exchange,
-                                                    on_round, compute)
+                                                    on_round, ch.compute)
     st.edges_visited += edges
     st.extra["extrapolations"] = steps
     return x, it, conv, mass
@@ -381,7 +408,7 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
     return x, int(iters), bool(conv), float(bound), _totals(comm, st, emu, bound, extra)
 
 
-def _totals(comm, st, emu, bound, extra):
+def _totals(comm, st, emu, bound, extra, engine=ENGINE):
     MPI = mpi()
     tot = np.array([st.edges_visited, st.messages_sent, st.bytes_sent, st.acks_sent,
                     st.messages_received], dtype=np.int64)
@@ -394,7 +421,16 @@ def _totals(comm, st, emu, bound, extra):
             "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
             "emulated_delay_seconds": float(times[3]), "straggler_sleep_seconds": float(times[4]),
             "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
-            "error_bound": float(bound), "engine": ENGINE, **extra}
+            "error_bound": float(bound), "engine": engine, **extra}
+
+
+def asap_extra(comm, sol, st):
+    """The ASAP figures of a program run on :class:`.asap._Solver` (schedule, waves, sweeps)."""
+    return {"spectral_gap": sol.sched.spectral_gap(0), "spectral_gap_mean": sol.sched.mean_gap(),
+            "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx,
+            "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
+            "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=mpi().MAX)),
+            "extrapolations": st.extra.get("extrapolations", 0)}
 
 
 def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, progress=None,
@@ -439,12 +475,7 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
         x, bound, rounds = sol.solve(np.zeros(lg.nloc), tol, relative=False, delta0=d0)
         iters = int(comm.allreduce(rounds, op=MPI.MAX))
         conv = bool(bound <= tol)
-        extra = {"spectral_gap": sol.sched.spectral_gap(0),
-                 "spectral_gap_mean": sol.sched.mean_gap(), "fanout": sol.sched.k,
-                 "window": sol.window, "approx": sol.approx,
-                 "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
-                 "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=MPI.MAX)),
-                 "extrapolations": st.extra.get("extrapolations", 0)}
+        extra = asap_extra(comm, sol, st)
     values = v0 + x
     stats = _totals(comm, st, emu, bound, extra)
     return values, int(iters), bool(conv), float(bound), stats

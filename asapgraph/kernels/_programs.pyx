@@ -625,6 +625,11 @@ def async_fixpoint_minmax(const eid_t[::1] indptr, const vid_t[::1] indices, con
     ``max_pops`` (>= 0) stops after that many worklist pops (the remaining deltas stay
     pending: calling again continues).
 
+    Targets ``t >= n`` (``values``/``deltas`` longer than the ``n`` rows) are *slots*: the
+    per-peer buffer entries of remote vertices on an MPI rank
+    (:mod:`asapgraph.engine.minmax_program`).  An improving offer to a slot is combined
+    into ``deltas[t]`` but never queued (the slot has no out-edges here).
+
     Returns
     -------
     (int, int, int, int)
@@ -695,6 +700,8 @@ def async_fixpoint_minmax(const eid_t[::1] indptr, const vid_t[::1] indices, con
                         m = _edge(op, d, w[e] if weighted else 1.0)
                         if _better(comb, m, deltas[t]) and (inv or _better(comb, m, values[t])):
                             deltas[t] = m
+                            if t >= n:
+                                continue        # a slot: combined, not queued
                             if size == cap:
                                 cap = cap * 2
                                 tmp = realloc(keys, cap * sizeof(val_t))
@@ -738,7 +745,7 @@ def async_fixpoint_minmax(const eid_t[::1] indptr, const vid_t[::1] indices, con
                         m = _edge(op, d, w[e] if weighted else 1.0)
                         if _better(comb, m, deltas[t]) and (inv or _better(comb, m, values[t])):
                             deltas[t] = m
-                            if not queued[t]:
+                            if t < n and not queued[t]:
                                 queued[t] = 1
                                 i = head + size
                                 if i >= cap:

@@ -44,16 +44,20 @@ def canon(labels):
     return order[inv.reshape(-1)]
 
 
-def check(case, comm, cache):
+def graphs(case, comm, cache):
+    """``(single-process Graph, ProgramGraph)`` of a case, loaded once per launch."""
     key = (case["graph"], case.get("weighted", False))
     if key not in cache:
         cache[key] = single_graph(*key)
-    G = cache[key]
     pg_key = key + (case["partition"],)
     if pg_key not in cache:
         cache[pg_key] = DP.load(case["graph"], comm, partition=case["partition"],
                                 weighted=case.get("weighted", False))
-    pg = cache[pg_key]
+    return cache[key], cache[pg_key]
+
+
+def check(case, comm, cache):
+    G, pg = graphs(case, comm, cache)
     me = comm.Get_rank()
     name, mode = case["program"], case["mode"]
     rec = {"case": case}
