@@ -100,8 +100,7 @@ class PullGraph:
     def layout(self):
         """JSON-ready description (per-rank stats)."""
         return {"sweep_edges": int(self.m), "ghost_values": self.ghosts(),
-                "reordered": bool(self.reordered), "prefetch": bool(self.prefetch),
-                "pull_setup_seconds": float(self.setup_seconds)}
+                "reordered": bool(self.reordered), "prefetch": bool(self.prefetch)}
 
 
 def pull_graph(comm, lg, threads=1, reorder=None, prefetch=None):

@@ -1,0 +1,190 @@
+"""A BSP rank's PageRank sweep against the single-process sweep, in ns per edge.
+
+Usage::
+
+    python benchmarks/bench_rank_sweep.py [--graphs rmat:20,cnr-2000] [--np 2] [--repeat 3]
+        [--tol 1e-6] [--trees /path/to/other/checkout,...]
+
+Per round and graph (rounds interleave everything, so load from other processes hits all
+variants alike): the single-process PageRank at 1 thread in this process, then, once per
+tree, ``K`` ranks under ``mpiexec`` that load the graph (:func:`asapgraph.dist.load`) and
+run BSP PageRank on it twice (the first run builds what the engine builds once per loaded
+graph; the second is measured).  In both, every call of a local kernel of a superstep is
+timed from outside -- wall clock and this thread's CPU time -- by wrapping the module
+attribute the engine calls:
+
+* single process and pull-layout ranks: ``asapgraph._pagerank.sweep`` (ranks also pack
+  their boundary values, ``asapgraph.dist._pull.gather``);
+* push-layout ranks (before the pull layout): ``_local.push_sweep``, ``_local.scatter_add``
+  (received values) and ``_local.apply_update``.
+
+A figure is (kernel time of the run) / (sweeps x edges the sweep visits: all edges on one
+process, the rank's in-edges pulled or out-edges pushed).  CPU time is what to compare on
+a shared machine (wall time includes every time slice given to other processes).  Printed:
+medians over the rounds, each rank's figure, the ratio slowest rank / single process
+(issue 12 asks for at most 1.2) and the ranks' edge-weighted mean over the single process
+(the whole superstep's work against one sweep's: a range partition balances vertices
+and edges, so a rank with more vertices per edge pays more per edge).  ``--trees`` compares checkouts built in place (e.g.
+before and after a change); the ranks then import that tree's asapgraph (``PYTHONPATH``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
+
+#: wraps the kernels named in the module doc with (wall, cpu) accumulators
+TIMERS = r"""
+import importlib, time
+T = {"wall": 0.0, "cpu": 0.0, "calls": 0}
+def _wrap(modname, fname):
+    try:
+        mod = importlib.import_module(modname)
+    except ImportError:
+        return
+    f = getattr(mod, fname, None)
+    if f is None:
+        return
+    def timed(*a, **k):
+        w, c = time.perf_counter(), time.thread_time()
+        r = f(*a, **k)
+        T["wall"] += time.perf_counter() - w
+        T["cpu"] += time.thread_time() - c
+        T["calls"] += 1
+        return r
+    setattr(mod, fname, timed)
+"""
+
+RANK = TIMERS + r"""
+import json, sys
+from mpi4py import MPI
+import asapgraph.dist as ad
+for m, f in (("asapgraph._pagerank", "sweep"), ("asapgraph.dist._pull", "gather"),
+             ("asapgraph.dist._local", "push_sweep"), ("asapgraph.dist._local", "scatter_add"),
+             ("asapgraph.dist._local", "apply_update")):
+    _wrap(m, f)
+src, tol = sys.argv[1], float(sys.argv[2])
+comm = MPI.COMM_WORLD
+L = ad.load(src, comm)
+first = ad.pagerank(L, comm, mode="bsp", tol=tol, max_iter=1000)
+T.update(wall=0.0, cpu=0.0, calls=0)
+r = ad.pagerank(L, comm, mode="bsp", tol=tol, max_iter=1000)
+edges = getattr(getattr(L.lg, "_pull", None), "m", L.lg.mloc)
+rec = {"rank": comm.rank, "wall": T["wall"], "cpu": T["cpu"], "rounds": r.iterations,
+       "edges": int(edges), "first_run_seconds": first.stats.get("seconds") if first.stats else None,
+       "run_seconds": r.stats.get("seconds") if r.stats else None}
+recs = comm.gather(rec, root=0)
+if comm.rank == 0:
+    print("<<" + json.dumps(recs) + ">>")
+"""
+
+
+def source_of(name):
+    if name.startswith(("rmat:", "er:")):
+        return name
+    p = SHARED / (name if "." in name else name + ".txt.gz")
+    if not p.exists():
+        sys.exit(f"{p} not found (set ASAPGRAPH_SHARED_DATASETS)")
+    return str(p)
+
+
+_SINGLE = {}
+
+
+def single_ns(g, tol):
+    """(wall, cpu) ns per edge of the single-process sweeps of one run (1 thread), sweeps."""
+    from asapgraph.pagerank import pagerank
+
+    if not _SINGLE:
+        exec(TIMERS, _SINGLE)
+        _SINGLE["_wrap"]("asapgraph._pagerank", "sweep")
+    T = _SINGLE["T"]
+    T.update(wall=0.0, cpu=0.0, calls=0)
+    r = pagerank(g, tol=tol, threads=1)
+    per = r.iterations * g.m / 1e9
+    return T["wall"] / per, T["cpu"] / per, r.iterations
+
+
+def rank_ns(source, k, tol, tree):
+    """Per rank ``(wall, cpu)`` ns per edge of its superstep kernels; the rank records."""
+    env = dict(os.environ)
+    if tree:
+        env["PYTHONPATH"] = tree + os.pathsep + env.get("PYTHONPATH", "")
+    from asapgraph.dist.launch import find_mpiexec, rank_env
+
+    exe = find_mpiexec()
+    with tempfile.TemporaryDirectory() as cwd:  # not a source tree: import what is asked
+        r = subprocess.run([exe, "-n", str(k), sys.executable, "-c", RANK, source, str(tol)],
+                           cwd=cwd, env=rank_env(exe, env), capture_output=True, text=True,
+                           timeout=1800)
+    if r.returncode or "<<" not in r.stdout:
+        sys.exit(f"rank run failed ({tree or 'installed'}):\n{r.stderr[-2000:]}")
+    recs = json.loads(r.stdout.split("<<", 1)[1].split(">>", 1)[0])
+    per = [(q["wall"] / (q["rounds"] * q["edges"]) * 1e9,
+            q["cpu"] / (q["rounds"] * q["edges"]) * 1e9) for q in recs]
+    return per, recs
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--graphs", default="rmat:20,cnr-2000")
+    ap.add_argument("--np", type=int, default=2, dest="k")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--trees", default="", help="comma-separated checkouts to compare "
+                                                "(default: the installed asapgraph)")
+    a = ap.parse_args(argv)
+    from asapgraph.io import load_graph
+
+    trees = [t for t in a.trees.split(",") if t] or [""]
+    graphs = {name: load_graph(source_of(name)) for name in a.graphs.split(",")}
+    single = {name: [] for name in graphs}
+    ranks = {(name, t): [] for name in graphs for t in trees}
+    info = {}
+    for rnd in range(a.repeat):
+        for name, g in graphs.items():
+            w, c, its = single_ns(g, a.tol)
+            single[name].append((w, c))
+            for t in trees:
+                per, recs = rank_ns(source_of(name), a.k, a.tol, t)
+                ranks[(name, t)].append(per)
+                info[(name, t)] = (its, recs)
+            print(f"round {rnd + 1}/{a.repeat} {name}: single {c:.2f} CPU ns/edge "
+                  f"({w:.2f} wall); ranks " +
+                  "; ".join(f"{t or 'installed'}: " +
+                            " ".join(f"{cc:.2f}" for _, cc in ranks[(name, t)][-1])
+                            for t in trees) + f" (load avg {os.getloadavg()[0]:.1f})",
+                  flush=True)
+    print(f"\nmedians over {a.repeat} interleaved rounds, {a.k} ranks, tol {a.tol:g}; ns per "
+          "edge per sweep, CPU time (wall in brackets); single process: 1 thread")
+    print("| graph | tree | single | each rank | slowest rank / single (CPU) | "
+          "all ranks / single (CPU) | sweeps 1p/BSP | BSP run s: first / second |")
+    print("|---|---|---|---|---|---|---|---|")
+    med = statistics.median
+    for name in graphs:
+        sw, sc = med(x[0] for x in single[name]), med(x[1] for x in single[name])
+        for t in trees:
+            rows = ranks[(name, t)]
+            w = [med(r[i][0] for r in rows) for i in range(a.k)]
+            c = [med(r[i][1] for r in rows) for i in range(a.k)]
+            its, recs = info[(name, t)]
+            agg = sum(ci * q["edges"] for ci, q in zip(c, recs)) / sum(q["edges"] for q in recs)
+            print(f"| {name} | {t or 'installed'} | {sc:.2f} ({sw:.2f}) | " +
+                  " / ".join(f"{ci:.2f} ({wi:.2f})" for ci, wi in zip(c, w)) +
+                  f" | {max(c) / sc:.2f}x | {agg / sc:.2f}x | {its}/{recs[0]['rounds']} | "
+                  f"{recs[0]['first_run_seconds']:.2f} / {recs[0]['run_seconds']:.2f} |")
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    main()
+    print(f"({time.perf_counter() - t0:.0f} s)")
