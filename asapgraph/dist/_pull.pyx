@@ -16,19 +16,20 @@ scatter-added.  These kernels build that layout once from the rank's push layout
 local or per-peer slots) and pack the boundary values each superstep:
 
 * :func:`count_targets`: edges per target (owned vertex or slot), one pass;
-* :func:`place_edges`: one counting-sort pass over the out-edges in source order that
-  writes each local edge's new source label into its in-CSR row and each remote edge's
-  into its slot's bucket (the bucket region follows the in-CSR in the same array, so the
-  pass has no branch on the target's kind);
+* :func:`asapgraph._graph.transpose_csr` with preset offsets (not here): one
+  counting-sort pass over the out-edges in source order that writes each local edge's
+  new source label into its in-CSR row and each remote edge's into its slot's bucket
+  (the bucket region follows the in-CSR in the same array, so the pass has no branch on
+  the target's kind);
 * :func:`ghost_positions`: for one peer, the sorted set of sources that peer needs (the
   send list) and, per edge, the source's position in it;
 * :func:`place_remote`: one in-peer's received edges (slot counts and ghost positions)
   appended to their rows;
 * :func:`gather`: ``out[i] = c[idx[i]]``, the boundary values packed into a message.
 
-The passes over edges are scatters into arrays of a few MB (counters, offsets, rows):
-they software-prefetch the counter and the slot of an edge ``PF_FAR`` / ``PF_NEAR``
-edges ahead, as :func:`asapgraph._graph.build_in_csr` does.  Every loop runs over
+The pass counting targets scatters into an array of a few MB: it software-prefetches
+the counter of the edge ``PF_FAR`` edges ahead, as :func:`asapgraph._graph.build_in_csr`
+does.  Every loop runs over
 arrays without the GIL; the Python side loops over peers only.
 Invariant: new labels come from ``old2new`` (a permutation of ``0..nloc-1``); every
 source written is below ``nloc`` (owned) or inside one peer's ghost segment.
@@ -57,8 +58,7 @@ ctypedef fused out_t:  # sources of the pull in-CSR
     int64_t
 
 cdef enum:
-    PF_FAR = 32   # prefetch distance (edges) for the counter / offset of a target
-    PF_NEAR = 16  # ... and for the slot it points to
+    PF_FAR = 32   # prefetch distance (edges) for the counter of a target
 
 
 def count_targets(const idx_t[::1] tgt, int64_t[::1] cnt):
@@ -69,34 +69,6 @@ def count_targets(const idx_t[::1] tgt, int64_t[::1] cnt):
             if e + PF_FAR < m:
                 asap_pull_prefetch_w(&cnt[tgt[e + PF_FAR]])
             cnt[tgt[e]] += 1
-
-
-def place_edges(const int64_t[::1] indptr, const idx_t[::1] tgt, const double[::1] coef,
-                const double[::1] vcoef, const int64_t[::1] old2new, int64_t[::1] pos,
-                out_t[::1] out, double[::1] w):
-    """``out[pos[t]++] = old2new[u]`` for every out-edge ``u -> t`` (in source order).
-
-    ``pos`` holds, per target (owned vertex or slot), the next free offset of its row
-    or bucket in ``out``.  ``w`` (empty when unweighted) receives the edge's coefficient
-    at the same offset (``coef[e]``, ``vcoef[u]`` when ``coef`` is None).
-    """
-    cdef int64_t u, e, t, k, su, nloc = indptr.shape[0] - 1, m = tgt.shape[0]
-    cdef bint hasw = w.shape[0] > 0, per_edge = coef is not None
-    cdef double cu
-    with nogil:
-        for u in range(nloc):
-            su = old2new[u]
-            cu = vcoef[u]
-            for e in range(indptr[u], indptr[u + 1]):
-                if e + PF_FAR < m:
-                    asap_pull_prefetch_w(&pos[tgt[e + PF_FAR]])
-                    asap_pull_prefetch_w(&out[pos[tgt[e + PF_NEAR]]])
-                t = tgt[e]
-                k = pos[t]
-                pos[t] = k + 1
-                out[k] = <out_t>su
-                if hasw:
-                    w[k] = coef[e] if per_edge else cu
 
 
 def ghost_positions(out_t[::1] src, int32_t[::1] mark, int32_t[::1] send):

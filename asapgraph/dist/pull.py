@@ -40,6 +40,7 @@ import time
 import numpy as np
 
 from .. import _pagerank as _k
+from .._graph import transpose_csr
 from ..pagerank import (LOCALITY_MIN_FRACTION, LOCALITY_WINDOW, PREFETCH_MIN_BYTES,
                         REORDER_MIN_EDGES)
 from . import _pull
@@ -187,10 +188,15 @@ def _build(comm, lg, threads, reorder=None, prefetch=None):
         pos[nloc + 1:] += m + PAD
     del cnt
     # columns < nloc + ghosts + headers <= n + K HEADER: one dtype on every rank
-    idt = np.int32 if lg.n + K * HEADER < 2**31 - 1 else np.int64
+    # (and the targets' dtype, which the transposition writes: int64 on any rank -> all)
+    wide = lg.n + K * HEADER >= 2**31 - 1 or comm.allreduce(lg.tgt.dtype == np.int64,
+                                                            op=MPI.LOR)
+    idt = np.int64 if wide else np.int32
     comb = np.empty(m + PAD + nrem, dtype=idt)
-    wcomb = np.empty(m + PAD + nrem) if weighted else empty
-    _pull.place_edges(lg.indptr, lg.tgt, lg.coef, lg.vcoef, old2new, pos, comb, wcomb)
+    wcomb = np.empty(m + PAD + nrem) if weighted else None
+    transpose_csr(lg.indptr, lg.tgt.astype(idt, copy=False), empty.astype(np.int64), comb,
+                  weights=lg.coef, wout=wcomb, pos=pos, labels=old2new)
+    wcomb = empty if wcomb is None else wcomb
     # per out-peer: its send list; each bucket entry becomes a position in that list
     mark = np.zeros(nloc, dtype=np.int32)
     pg.send_idx = []
