@@ -93,6 +93,7 @@ class _SumGraph:
     def __init__(self, g, sd, coef, w):
         nloc = sd.nloc
         self.n, self.nloc, self.nslots = g.n, nloc, sd.nslots
+        self.owned = g.owned  # dense global ids (the pull layout's locality test reads them)
         tgt = getattr(sd, "_tgt_narrow", None)
         if tgt is None:  # the kernels take int32 targets when they fit (half the bytes)
             tgt = sd.col.astype(np.int32) if nloc + sd.nslots < 2**31 - 1 else sd.col

@@ -273,23 +273,30 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
 
 
 def transpose_csr(const int64_t[::1] indptr, const vid_t[::1] indices, const int64_t[::1] counts,
-                  vid_t[::1] out_indices, const double[::1] weights=None, double[::1] wout=None):
+                  vid_t[::1] out_indices, const double[::1] weights=None, double[::1] wout=None,
+                  int64_t[::1] pos=None, const int64_t[::1] labels=None):
     """Transpose a CSR given the row counts of the result (``counts``).
 
-    Returns the result's ``indptr``; fills ``out_indices`` (and ``wout``).
+    Returns the result's ``indptr``; fills ``out_indices`` (and ``wout``).  ``pos``, when
+    given, replaces ``counts``: the next free offset in ``out_indices`` of every target
+    (any layout; advanced here, so it ends at each target's end) and None is returned.
+    ``labels``, when given, is the value written for input row ``v`` (default ``v``).
     """
     cdef int64_t n = indptr.shape[0] - 1, v, e, s, k, m = indices.shape[0]
-    cdef bint weighted = weights is not None
-    optr_arr = np.zeros(n + 1, dtype=np.int64)
-    cdef int64_t[::1] optr = optr_arr
-    cdef int64_t[::1] pos
+    cdef bint weighted = weights is not None, relabel = labels is not None
+    cdef vid_t lv
+    optr_arr = None
+    cdef int64_t[::1] optr
+    if pos is None:
+        optr_arr = np.zeros(n + 1, dtype=np.int64)
+        optr = optr_arr
+        with nogil:
+            for v in range(n):
+                optr[v + 1] = optr[v] + counts[v]
+        pos = optr_arr[:n].copy()
     with nogil:
         for v in range(n):
-            optr[v + 1] = optr[v] + counts[v]
-    pos_arr = optr_arr[:n].copy()
-    pos = pos_arr
-    with nogil:
-        for v in range(n):
+            lv = <vid_t>(labels[v] if relabel else v)
             for e in range(indptr[v], indptr[v + 1]):
                 if e + PF_FAR < m:
                     asapg_prefetch_w(&pos[indices[e + PF_FAR]])
@@ -297,7 +304,7 @@ def transpose_csr(const int64_t[::1] indptr, const vid_t[::1] indices, const int
                 s = indices[e]
                 k = pos[s]
                 pos[s] = k + 1
-                out_indices[k] = <vid_t>v
+                out_indices[k] = lv
                 if weighted:
                     wout[k] = weights[e]
     return optr_arr

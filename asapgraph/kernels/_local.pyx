@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Local kernels of the distributed PageRank engines (one rank's share of the graph).
+"""Local kernels of the ASAP PageRank engine (one rank's share of the graph).
 
 Rationale
 ---------
@@ -12,14 +12,9 @@ concatenated per-peer outgoing buffers (each remote target vertex has exactly on
 slot per peer, so contributions to the same remote vertex are combined in place).
 The receiver knows, for each peer, the slot -> local-vertex map (exchanged once).
 
-Kernels.
+Kernels (the BSP engine sweeps a pull layout with the single-process kernel instead,
+see :mod:`asapgraph.engine.pull`).
 
-* :func:`push_sweep` (BSP, synchronous power iteration, Jacobi): ``acc[t] +=
-  x[u] * coef[e]`` for every edge; returns the dangling mass ``sum x[u]`` over
-  local dangling vertices.  Iterates equal single-process power iteration up to
-  floating-point summation order.
-* :func:`apply_update` (BSP): ``x'[i] = alpha*(acc[i] + D*d[i]) + (1-alpha)*p[i]``,
-  returns the local L1 change and the dangling mass of ``x'``.
 * :func:`residual_push` (ASAP, Maiter-style delta/residual push, Gauss-Seidel
   order): for each owned ``u`` with ``r[u] > theta``: ``x[u] += r[u]``, then
   ``alpha*r[u]*coef[e]`` goes to each target (local residual or outgoing slot);
@@ -52,32 +47,6 @@ from libc.math cimport fabs, nextafterf
 # edge targets (vid_t): int32 when nloc + nslots fits, else int64
 
 
-def push_sweep(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::1] coef,
-               const double[::1] vcoef, const double[::1] x, double[::1] acc,
-               const uint8_t[::1] dangling):
-    """Push ``x[u]*coef[e]`` along every out-edge into ``acc`` (which is not zeroed).
-
-    ``coef`` None: unweighted, every edge of ``u`` has ``vcoef[u] = 1 / outdeg[u]``.
-
-    Returns
-    -------
-    float
-        Sum of ``x[u]`` over local dangling vertices.
-    """
-    cdef Py_ssize_t n = x.shape[0], u
-    cdef int64_t e
-    cdef double xu, dang = 0.0
-    cdef bint per_edge = coef is not None
-    with nogil:
-        for u in range(n):
-            xu = x[u]
-            if dangling[u]:
-                dang += xu
-                continue
-            _push_row(indptr, tgt, coef, vcoef, acc, u, xu, per_edge)
-    return dang
-
-
 cdef inline int64_t _push_vertex(const int64_t[::1] indptr, const vid_t[::1] tgt,
                                  const double[::1] coef, const double[::1] vcoef, double[::1] x,
                                  double[::1] acc, const uint8_t[::1] dangling, Py_ssize_t u,
@@ -105,29 +74,6 @@ cdef inline void _push_row(const int64_t[::1] indptr, const vid_t[::1] tgt,
         a = a * vcoef[u]
         for e in range(indptr[u], indptr[u + 1]):
             acc[tgt[e]] += a
-
-
-def apply_update(double[::1] x, const double[::1] acc, const double[::1] d,
-                 const double[::1] p, double alpha, double dmass,
-                 const uint8_t[::1] dangling):
-    """``x <- alpha*(acc + dmass*d) + (1-alpha)*p`` in place (``acc[:n]`` used).
-
-    Returns
-    -------
-    (float, float, float)
-        Local L1 change, dangling mass of the new ``x``, sum of the new ``x``.
-    """
-    cdef Py_ssize_t n = x.shape[0], i
-    cdef double v, l1 = 0.0, dang = 0.0, tot = 0.0, beta = 1.0 - alpha
-    with nogil:
-        for i in range(n):
-            v = alpha * (acc[i] + dmass * d[i]) + beta * p[i]
-            l1 += fabs(v - x[i])
-            x[i] = v
-            tot += v
-            if dangling[i]:
-                dang += v
-    return l1, dang, tot
 
 
 def residual_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::1] coef,

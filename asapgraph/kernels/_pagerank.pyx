@@ -163,7 +163,8 @@ cdef void _block(const int64_t[::1] indptr, const vid_t[::1] indices, const doub
 def sweep(const int64_t[::1] indptr, const vid_t[::1] indices, const double[::1] w,
           const double[::1] inv_out, double[::1] x, const double[::1] cin, double[::1] cout,
           const double[::1] P, const double[::1] D, double alpha, double delta,
-          const int64_t[::1] bounds, double[:, ::1] stats, bint prefetch=False):
+          const int64_t[::1] bounds, double[:, ::1] stats, bint prefetch=False,
+          int64_t n_total=0):
     """One PageRank sweep (Jacobi when ``cin`` and ``cout`` differ, Gauss-Seidel when equal).
 
     Parameters
@@ -173,7 +174,7 @@ def sweep(const int64_t[::1] indptr, const vid_t[::1] indices, const double[::1]
     inv_out : float64, ``1/out_weight`` (``0`` for dangling vertices)
     x : float64, current values, overwritten with the new ones
     cin, cout : float64, contributions ``x * inv_out`` read / written
-    P, D : float64 teleport and dangling distributions (empty: uniform ``1/n``)
+    P, D : float64 teleport and dangling distributions (empty: uniform ``1/n_total``)
     alpha, delta : damping; dangling mass of the previous iterate (``0``: linear-system step)
     bounds : int64, ``nb + 1`` block boundaries (one block per thread; ``nb == 1``: serial,
         no OpenMP region)
@@ -183,8 +184,11 @@ def sweep(const int64_t[::1] indptr, const vid_t[::1] indices, const double[::1]
     prefetch : bool
         Software-prefetch the gathered contributions; needs ``len(indices) >= m + PF_DIST
         + 4`` to take effect on the last rows (rows too close to the end are not prefetched).
+    n_total : int
+        Vertices of the whole graph, for the uniform ``P`` / ``D`` (``0``: ``len(x)``; an
+        MPI rank sweeping its own rows passes the global count).
     """
-    cdef int64_t n = x.shape[0]
+    cdef int64_t n = n_total if n_total > 0 else x.shape[0]
     cdef int nb = bounds.shape[0] - 1, b
     cdef double pu = 1.0 / n if n > 0 else 0.0
     if stats.shape[0] < nb or stats.shape[1] < 3:

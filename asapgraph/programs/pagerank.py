@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from asapgraph.kernels import _pagerank as _k
+from asapgraph.kernels.tuning import (LOCALITY_MIN_FRACTION, LOCALITY_WINDOW, PARALLEL_MIN_EDGES,
+                                      PREFETCH_MIN_BYTES, REORDER_MIN_EDGES)
 from asapgraph import progress as _progress
 from asapgraph.errors import InputError
 
@@ -51,15 +53,6 @@ DEFAULT_MAX_ITER = 1000
 METHODS = ("jacobi", "gauss-seidel")
 _AUTO = "jacobi"
 
-#: ``reorder=None`` relabels vertices by out-degree when the graph has at least this many edges.
-REORDER_MIN_EDGES = 1 << 20
-#: ...unless the given order already has locality (see ``_has_locality``).
-LOCALITY_WINDOW = 1 << 12
-LOCALITY_MIN_FRACTION = 0.5
-#: ``threads=None`` uses one thread (no OpenMP region at all) below this many edges.
-PARALLEL_MIN_EDGES = 1 << 20
-#: software prefetch when the contribution array is larger than this (about L2).
-PREFETCH_MIN_BYTES = 1 << 20
 _PAD = 64  # >= PF_DIST + 4 spare entries after the relabelled indices
 
 
