@@ -110,6 +110,7 @@ import time
 
 import numpy as np
 
+from .. import options as _options
 from ..errors import InputError
 from ..programs import _kernels as K
 from ..programs.base import COMBINERS, EDGE_OPS, Context, VertexProgram, \
@@ -291,7 +292,7 @@ def _build(comm, src, dst, w, n, partition, idmap_original, source):
     return ProgramGraph(comm, part, n, s, d, ww, orig, source)
 
 
-def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=2,
+def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=None,
          chunk_bytes=1 << 21, seed=None):
     """Read and partition a graph for :func:`run` (collective; reusable by several runs).
 
@@ -322,8 +323,9 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
         ids = source.original_ids()
         return _build(comm, s[lo:hi], d[lo:hi], None if w is None else w[lo:hi], source.n,
                       partition, lambda v: ids[v], getattr(source, "source", None))
-    src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
-                                             chunk_bytes, seed)
+    src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected,
+                                             _options.weight_col_index(weight_col), chunk_bytes,
+                                             seed)
     return _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
                   idmap.original, source if isinstance(source, str) else None)
 
@@ -379,6 +381,7 @@ class _LocalView:
     def __init__(self, g):
         self.n, self.m = g.n, g.m
         self.weights = g.w
+        self.src, self.dst = g.src, g.dst   # this rank's edges, dense global ids
         self.source = g.source
         self.out_degree = g.out_degree
         self.out_weight = g.out_weight
@@ -586,6 +589,7 @@ def _bsp_delta(program, ctx, emap, progress, coef):
                 deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
                 local = K.add_abs_sum(deltas, _EMPTY_W)
             residual = float(ctx.allreduce(float(local), "sum"))
+            _options.check_residual(residual, program.name, it + 1)  # same on every rank
             it_times.append(time.perf_counter() - t0)
             _iter(progress, ctx, it + 1, residual)
             if residual <= ctx.tol:
@@ -911,6 +915,7 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
         MPI.Request.Waitall(reqs)
         values[:nloc] += deltas[:nloc]
         residual = float(ctx.allreduce(float(np.abs(deltas[:nloc]).sum()), "sum"))
+        _options.check_residual(residual, program.name, st.waves)
     else:
         residual = None
     st.seconds = time.perf_counter() - t_start
@@ -961,10 +966,8 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     else:
         raise TypeError("source_or_loaded must be a path/spec, a Graph or a ProgramGraph "
                         f"(asapgraph.dist.programs.load), not {type(source_or_loaded).__name__}")
-    max_iter = int(program.default_max_iter if max_iter is None else max_iter)
-    tol = float(program.default_tol if tol is None else tol)
-    if max_iter < 0 or tol < 0:
-        raise ValueError(f"max_iter and tol must be >= 0 (got {max_iter}, {tol})")
+    max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
+    tol = _options.check_tol(program.default_tol if tol is None else tol)
     global _RUNS
     _RUNS += 1  # runs are collective: the same number on every rank
     rc = g.comm.Dup()  # private channel: no message of this run can match another's
@@ -975,7 +978,8 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         # other (measured 12x slower on 2 ranks / 2 cores); run the kernels on one thread
         old = K.set_parallel_threshold(1 << 62)
     try:
-        return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS)
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported, not warned
+            return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS)
     finally:
         if old is not None:
             K.set_parallel_threshold(old)
@@ -987,6 +991,15 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch):
     comm.Barrier()
     t0 = time.perf_counter()
     _collective(comm, program.setup, ctx)
+    ctx.tol = _options.engine_tol(program, ctx, tol)
+    try:
+        return _run_engine(program, g, comm, mode, tol, progress, epoch, ctx, t0)
+    except InputError as e:  # a residual that became non-finite: the same on every rank
+        agree(comm, e)
+        raise
+
+
+def _run_engine(program, g, comm, mode, tol, progress, epoch, ctx, t0):
     emap = _BSPMapper(program, g, comm)
     extra = {}
     if program.accumulative:
@@ -1019,7 +1032,8 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch):
              "messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
              "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual, "ranks": comm.Get_size(),
-             "partition": g.part.kind, "engine": "distributed", **extra}
+             "partition": g.part.kind, "engine": "distributed", "tol": tol,
+             "error_bound": _options.error_bound(program, ctx, residual, conv), **extra}
     ids = gatherv(comm, g.orig)
     cols = values if isinstance(values, dict) else {None: values}
     gathered = {k: _gather_any(comm, np.asarray(v)) for k, v in cols.items()}
@@ -1136,7 +1150,7 @@ def _cli_run(args, comm):
             err = e
     agree(comm, err)
     weighted = bool(getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None)
-    wc = (args.weight_col - 1) if getattr(args, "weight_col", None) else 2
+    wc = getattr(args, "weight_col", None)
     t0 = time.perf_counter()
     g = None
     try:
@@ -1160,11 +1174,21 @@ def _cli_run(args, comm):
     if me == 0 and not getattr(args, "quiet", False):
         _err(f"asapgraph: distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
              f"partition {g.part.kind}")
-    res = run(prog, g, comm, mode=mode, max_iter=getattr(args, "max_iter", None), tol=tol)
+    max_iter = getattr(args, "max_iter", None)
+    per = getattr(prog, "supersteps_per_iteration", 1)   # hits: --max-iter counts HITS iterations
+    res = run(prog, g, comm, mode=mode, max_iter=None if max_iter is None else per * max_iter,
+              tol=tol)
+    if per > 1:
+        from ..programs.hits import hits_iterations
+
+        res = hits_iterations(res)
     if not res.converged and not args.allow_unconverged:
         if me == 0:
-            _err(f"asapgraph: {args.command} did not converge after {res.iterations} iterations "
-                 "(raise --max-iter, or pass --allow-unconverged to write the results anyway)")
+            resid = res.stats.get("residual")
+            rtxt = f", residual {resid:.3e}" if resid is not None else ""
+            _err(f"asapgraph: {args.command} did not converge after {res.iterations} "
+                 f"iterations{rtxt} (raise --max-iter, or pass --allow-unconverged to write "
+                 "the results anyway)")
         return 3
     if me != 0:
         return 0
@@ -1174,6 +1198,7 @@ def _cli_run(args, comm):
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
         "weighted": g.weighted, "tol": tol, "max_iter": getattr(args, "max_iter", None),
         "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
+        "error_bound": st.get("error_bound"),
         "load_seconds": load_s, "compute_seconds": st["seconds"], "mode": mode,
         "engine": "distributed", "ranks": comm.Get_size(), "partition": g.part.kind,
         "edges_scanned": st["edges_scanned"], "messages_sent": st["messages_sent"],
