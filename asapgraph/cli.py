@@ -165,8 +165,10 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
     g = p.add_argument_group("iteration options")
     if tol:
         g.add_argument("--tol", type=_nonneg_float, default=tol_default, metavar="T",
-                       help=tol_help or "stop when the L1 norm of the change between iterates "
-                                        "is <= T (absolute, not scaled by n)")
+                       help=tol_help or "bound on the L1 error of the result: stop when the "
+                                        "certified bound (--json: error_bound) is <= T "
+                                        "(absolute, not scaled by n; BSP: alpha/(1-alpha) "
+                                        "times the L1 change of a sweep)")
     g.add_argument("--max-iter", type=_nonneg_int, default=max_iter_default, metavar="N",
                    help=max_iter_help or "give up after N iterations (exit status 3 unless "
                                          "--allow-unconverged)")
@@ -389,7 +391,8 @@ def register_pagerank(sub):
                         "the personalization)")
     from .options import Given
 
-    g.add_argument("--method", action=Given, choices=("auto", "jacobi", "gauss-seidel"), default="auto",
+    g.add_argument("--method", action=Given, choices=("auto", "jacobi", "gauss-seidel"),
+                   default="auto",
                    help="sweep scheme of the single-process kernel")
     add_iteration_options(p, DEFAULT_TOL, DEFAULT_MAX_ITER)
     add_output_options(p, "rank")
@@ -420,7 +423,8 @@ def cmd_pagerank(args):
               f"{res.compute_seconds:.3f} s")
     if not res.converged and not args.allow_unconverged:
         raise NotConvergedError(
-            f"PageRank did not converge: error bound {res.error_bound:.3e} > tol {args.tol:g} after "
+            f"PageRank did not converge: error bound {res.error_bound:.3e} > tol {args.tol:g} "
+            f"after "
             f"{res.iterations} iterations (raise --max-iter or --tol, or pass "
             f"--allow-unconverged to write the results anyway)")
     summary = {
@@ -718,14 +722,16 @@ def register_katz(sub):
          "asapgraph katz graph.txt.gz -o katz.csv --json --quiet",
          "asapgraph katz rmat:16 --mode asap --json"])
     g.add_argument("--alpha", type=_positive_float, default=0.1, metavar="A",
-                   help="attenuation factor")
+                   help="attenuation factor (networkx's default); must be below 1/B, B a "
+                        "certified bound of the largest eigenvalue (else exit status 2 with "
+                        "the bound)")
     g.add_argument("--beta", type=_nonneg_float, default=1.0, metavar="B",
                    help="constant term of every vertex")
     g.add_argument("--normalized", action=argparse.BooleanOptionalAction, default=True,
                    help="divide the result by its L2 norm")
     _program_common(p, "katz", 1e-10, 1000,
-                    tol_help="stop when the pending L1 change of the unnormalised values is "
-                             "<= T (absolute; networkx stops at n*T)",
+                    tol_help="bound on the L1 error of the unnormalised values: stop when the "
+                             "certified bound (--json: error_bound) is <= T",
                     mode_note="bsp: Jacobi power series; asap: asynchronous delta "
                               "accumulation (Gauss-Seidel order); same fixed point")
     p.set_defaults(func=lambda a: _run_program_command(a, _KATZ))

@@ -114,7 +114,8 @@ def _local_vector(comm, spec, orig, name, where):
     path = comm.bcast(path, root=0)
     cnt = comm.bcast(0 if ids is None else len(ids), root=0)
     if comm.Get_rank() != 0:
-        ids, vals, lines = np.empty(cnt, np.int64), np.empty(cnt, np.float64), np.zeros(cnt, np.int64)
+        ids, vals = np.empty(cnt, np.int64), np.empty(cnt, np.float64)
+        lines = np.zeros(cnt, np.int64)
     elif lines is None:
         lines = np.zeros(cnt, np.int64)
     comm.Bcast([ids, MPI.INT64_T], root=0)

@@ -94,5 +94,6 @@ def hits(graph, tol=DEFAULTS["hits"][0], max_iter=DEFAULTS["hits"][1], comm=None
         ``values = {"hub": ..., "authority": ...}``; ``iterations`` in HITS iterations.
     """
     k = HITSProgram.supersteps_per_iteration
-    return hits_iterations(run(HITSProgram(), graph, mode="bsp", max_iter=k * check_max_iter(max_iter),
-                               tol=check_tol(tol), comm=comm, progress=progress))
+    res = run(HITSProgram(), graph, mode="bsp", max_iter=k * check_max_iter(max_iter),
+              tol=check_tol(tol), comm=comm, progress=progress)
+    return hits_iterations(res)
