@@ -1316,7 +1316,8 @@ def main(argv=None):
         if os.environ.get("ASAPGRAPH_LAUNCHED", "") in ("", "0"):  # the launcher checked
             from .options import check_cli
 
-            check_cli(args, wants_distributed(args))
+            check_cli(args, wants_distributed(args),
+                      args.np if getattr(args, "np", 1) > 1 else mpi_world_size_from_env())
         code = args.func(args)
     except InputError as exc:
         if _env_rank() == 0:  # under mpiexec every rank parses: one line, from rank 0

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -372,18 +372,35 @@ class Rule:
     """Where an option takes effect: ``commands`` x ``modes`` x ``ranks`` ("multi": only
     with several MPI ranks, "single": only on one process, "any"); ``why`` completes the
     refusal "--OPT does not apply to CMD ...: WHY"; ``needs``: another option (dest)
-    without which it changes nothing."""
+    without which it changes nothing; ``check``: a test that needs the rank count."""
 
     commands: tuple
     modes: tuple = ("bsp", "asap")
     ranks: str = "any"
     why: str = ""
     needs: str | None = None
+    check: object = None   # (args, ranks) -> reason or None, once the rank count is known
 
 
 _ASAP_PR = Rule(("pagerank",), ("asap",), "multi",
                 "it is a parameter of the ASAP PageRank engine (the program engine does "
                 "not use it yet)")
+def _fanout_check(args, ranks):
+    f = int(getattr(args, "fanout", 2))
+    if f > ranks - 1:
+        return (f"--fanout {f} exceeds the {ranks - 1} other rank(s) of {ranks} ranks (the "
+                "stochastic reduce sends to at most K-1 peers per round)")
+    return None
+
+
+def _seed_check(args, ranks):
+    if min(int(getattr(args, "fanout", 2)), ranks - 1) >= ranks - 1:
+        return (f"--seed changes nothing on {ranks} ranks with --fanout "
+                f"{getattr(args, 'fanout', 2)}: every round reaches all {ranks - 1} other "
+                "rank(s), in no random order")
+    return None
+
+
 _EMU = Rule(("pagerank",), ("bsp", "asap"), "multi",
             "network emulation is applied by the PageRank engines only (the program "
             "engine does not use it yet)")
@@ -391,16 +408,16 @@ _EMU = Rule(("pagerank",), ("bsp", "asap"), "multi",
 #: option dest -> :class:`Rule`.  The one table of where each option applies: when the
 #: program engine learns an option, add the command to its rule's ``commands``.
 RULES = {
-    "fanout": _ASAP_PR,
+    "fanout": replace(_ASAP_PR, check=_fanout_check),
     "window": _ASAP_PR,
     "approx": _ASAP_PR,
     "asap_form": _ASAP_PR,
-    "seed": _ASAP_PR,
+    "seed": replace(_ASAP_PR, check=_seed_check),
     "latency": _EMU,
     "bandwidth": _EMU,
     "jitter": _EMU,
     "straggler": _EMU,
-    "emulate_seed": Rule(_EMU.commands, _EMU.modes, "multi", _EMU.why, needs="jitter"),
+    "emulate_seed": replace(_EMU, needs="jitter"),
     "partition": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "vertices are partitioned "
                       "over MPI ranks only"),
     "mpiexec": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "mpiexec is used with --np > 1 "
@@ -419,8 +436,9 @@ def option_name(dest):
     return _OPTION_NAMES.get(dest, "--" + dest.replace("_", "-"))
 
 
-def refusal(dest, command, mode, distributed, given=()):
-    """Why option ``dest`` cannot apply to this run, or None when it applies."""
+def refusal(dest, command, mode, distributed, given=(), args=None, ranks=None):
+    """Why option ``dest`` cannot apply to this run, or None when it applies
+    (``ranks``: the rank count when known, for the rules with a ``check``)."""
     rule = RULES.get(dest)
     if rule is None or command not in RUN_COMMANDS:
         return None
@@ -436,18 +454,21 @@ def refusal(dest, command, mode, distributed, given=()):
                 f"{' or '.join(rule.modes)})")
     if rule.needs is not None and rule.needs not in given:
         return f"{opt} changes nothing without {option_name(rule.needs)}"
+    if rule.check is not None and ranks is not None and args is not None:
+        return rule.check(args, ranks)
     return None
 
 
-def check_cli(args, distributed):
+def check_cli(args, distributed, ranks=None):
     """Refuse (InputError, exit status 2) every option given on the command line that
-    cannot apply to this command, mode and rank count (:data:`RULES`)."""
+    cannot apply to this command, mode and rank count ``ranks`` (:data:`RULES`)."""
     command = getattr(args, "command", None)
     if command not in RUN_COMMANDS:
         return
     given = getattr(args, "_given", None) or set()
     for dest in sorted(given):
-        why = refusal(dest, command, getattr(args, "mode", "bsp"), distributed, given)
+        why = refusal(dest, command, getattr(args, "mode", "bsp"), distributed, given, args,
+                      ranks)
         if why is not None:
             raise InputError("asapgraph", None, why)
 
