@@ -551,13 +551,13 @@ def test_np_dispatches_to_run_distributed(capsys, monkeypatch):
 
     monkeypatch.setattr(dist_pkg, "cli", mod, raising=False)
     code, out, err = run_main(capsys, "pagerank", "rmat:10", "--np", 4, "--mode", "asap",
-                              "--partition", "hash", "--fanout", 3, "--window", 2, "--approx",
+                              "--partition", "hash", "--fanout", 2, "--window", 2, "--approx",
                               1e-9, "--seed", 5, "--latency", 1e-5, "--bandwidth", "1.25G",
                               "--jitter", 1e-6, "--straggler", "1:2.5", "--straggler", "3:4,2:1.5",
                               "--emulate-seed", 7, "--mpiexec", "/usr/bin/mpiexec")
     assert code == 0
     assert seen["np"] == 4 and seen["mode"] == "asap" and seen["partition"] == "hash"
-    assert (seen["fanout"], seen["window"], seen["approx"], seen["seed"]) == (3, 2, 1e-9, 5)
+    assert (seen["fanout"], seen["window"], seen["approx"], seen["seed"]) == (2, 2, 1e-9, 5)
     assert (seen["latency"], seen["bandwidth"], seen["jitter"]) == (1e-5, 1.25e9, 1e-6)
     assert seen["straggler"] == ["1:2.5", "3:4,2:1.5"] and seen["emulate_seed"] == 7
     assert seen["mpiexec"] == "/usr/bin/mpiexec" and seen["input"] == "rmat:10"

@@ -81,13 +81,12 @@ _positive_float = _checked(float, lambda v: 0.0 < v < float("inf"), "a finite nu
 
 
 def _alpha(text):
+    from asapgraph.options import check_alpha
+
     try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
-    if not (0.0 <= v < 1.0):
-        raise argparse.ArgumentTypeError(f"alpha must be in [0, 1), got {text!r}")
-    return v
+        return check_alpha(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
@@ -166,21 +165,27 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
     g = p.add_argument_group("iteration options")
     if tol:
         g.add_argument("--tol", type=_nonneg_float, default=tol_default, metavar="T",
-                       help=tol_help or "stop when the L1 norm of the change between iterates "
-                                        "is <= T (absolute, not scaled by n)")
+                       help=tol_help or "bound on the L1 error of the result: stop when the "
+                                        "certified bound (--json: error_bound) is <= T "
+                                        "(absolute, not scaled by n; BSP: alpha/(1-alpha) "
+                                        "times the L1 change of a sweep)")
     g.add_argument("--max-iter", type=_nonneg_int, default=max_iter_default, metavar="N",
                    help=max_iter_help or "give up after N iterations (exit status 3 unless "
                                          "--allow-unconverged)")
     g.add_argument("--allow-unconverged", action="store_true",
                    help="write the results and exit 0 even when --max-iter was reached")
     if threads:
-        g.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+        from asapgraph.options import Given
+
+        g.add_argument("--threads", action=Given, type=_positive_int, default=None, metavar="N",
                        help="OpenMP threads per process (default: all cores / OMP_NUM_THREADS)")
     return g
 
 
 def add_distributed_options(p):
     """MPI options (``--np``, ``--mode`` ...) and network emulation, for run_distributed."""
+    from asapgraph.options import Given, GivenAppend
+
     g = p.add_argument_group("distributed options (MPI)")
     g.add_argument("--np", type=_positive_int, default=1, metavar="P",
                    help="number of MPI processes; > 1 launches mpiexec (or runs under your "
@@ -188,36 +193,36 @@ def add_distributed_options(p):
     g.add_argument("--mode", choices=("bsp", "asap"), default="bsp",
                    help="bsp: synchronous supersteps; asap: asynchronous approximate "
                         "(with --np 1 both run the single-process kernel)")
-    g.add_argument("--partition", choices=("range", "hash"), default="range",
+    g.add_argument("--partition", action=Given, choices=("range", "hash"), default="range",
                    help="how vertices are assigned to processes")
-    g.add_argument("--fanout", type=_positive_int, default=2, metavar="F",
+    g.add_argument("--fanout", action=Given, type=_positive_int, default=2, metavar="F",
                    help="asap: fan-out of the stochastic reduction")
-    g.add_argument("--window", type=_positive_int, default=1, metavar="W",
+    g.add_argument("--window", action=Given, type=_positive_int, default=1, metavar="W",
                    help="asap: un-ACKed messages allowed per peer (NOTIFY-ACK flow control)")
-    g.add_argument("--approx", type=_nonneg_float, default=0.0, metavar="EPS",
+    g.add_argument("--approx", action=Given, type=_nonneg_float, default=0.0, metavar="EPS",
                    help="asap: a peer's buffer holding less than EPS x the residual per peer "
                         "waits (fewer, larger messages; flushed before the end, so the answer "
                         "does not change; 0: send at once)")
-    g.add_argument("--asap-form", choices=("jacobi", "push"), default="jacobi",
+    g.add_argument("--asap-form", action=Given, choices=("jacobi", "push"), default="jacobi",
                    help="asap PageRank local solver: jacobi (signed delta sweeps, teleport and "
                         "dangling mass spread by the messages; default) or push (leaky "
                         "Gauss-Seidel residual push)")
-    g.add_argument("--seed", type=_nonneg_int, default=0, metavar="S",
+    g.add_argument("--seed", action=Given, type=_nonneg_int, default=0, metavar="S",
                    help="seed of the randomised parts (asap reduction order)")
-    g.add_argument("--mpiexec", default=None, metavar="PATH",
+    g.add_argument("--mpiexec", action=Given, default=None, metavar="PATH",
                    help="mpiexec to launch with (default: the one next to this Python, then PATH)")
     e = p.add_argument_group("network emulation (distributed runs)")
-    e.add_argument("--latency", type=_nonneg_float, default=0.0, metavar="SEC",
+    e.add_argument("--latency", action=Given, type=_nonneg_float, default=0.0, metavar="SEC",
                    help="added one-way latency per message, in seconds")
-    e.add_argument("--bandwidth", type=_bandwidth, default=0.0, metavar="BYTES_PER_S",
+    e.add_argument("--bandwidth", action=Given, type=_bandwidth, default=0.0, metavar="BYTES_PER_S",
                    help="link bandwidth in bytes/s, decimal suffixes k M G allowed "
                         "(1.25G = 10 Gbit/s); 0 = unlimited")
-    e.add_argument("--jitter", type=_nonneg_float, default=0.0, metavar="SEC",
+    e.add_argument("--jitter", action=Given, type=_nonneg_float, default=0.0, metavar="SEC",
                    help="random extra latency, uniform in [0, SEC]")
-    e.add_argument("--straggler", type=_straggler, action="append", default=[],
+    e.add_argument("--straggler", type=_straggler, action=GivenAppend, default=[],
                    metavar="RANK:FACTOR",
                    help="make RANK compute FACTOR times slower (repeatable)")
-    e.add_argument("--emulate-seed", type=_nonneg_int, default=0, metavar="S",
+    e.add_argument("--emulate-seed", action=Given, type=_nonneg_int, default=0, metavar="S",
                    help="seed of the emulated jitter")
     return g
 
@@ -315,91 +320,17 @@ _check_output_path = check_output_path  # used by asapgraph.cli.distributed
 
 
 def read_vertex_values(path):
-    """Read a two-column file ``node value`` (personalization, dangling distribution).
+    """Read a ``node value`` file; see :func:`asapgraph.options.read_vertex_values`."""
+    from asapgraph.options import read_vertex_values as read
 
-    Lines are ``ID VALUE`` separated by blanks, a tab or a comma; ``#`` and ``%``
-    start comment lines; blank lines are skipped.  Values must be finite and >= 0,
-    and an id may appear once.
-
-    Returns
-    -------
-    ids : int64 array
-    values : float64 array
-    lines : int64 array
-        1-based line number of each entry (for error messages).
-
-    Raises
-    ------
-    InputError
-        ``FILE:LINE: message`` for the first bad line.
-    """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise InputError(path, None, exc.strerror or str(exc)) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(path, line, "not UTF-8 text") from None
-    raw = text.splitlines()
-    keep = [(i + 1, ln) for i, ln in enumerate(raw)
-            if ln.strip() and not ln.lstrip().startswith(("#", "%"))]
-    if not keep:
-        raise InputError(path, None, "no entries found (expected lines 'node value')")
-    lines = np.fromiter((i for i, _ in keep), dtype=np.int64, count=len(keep))
-    fields = [ln.replace(",", " ").split() for _, ln in keep]
-    try:  # fast path: every line well formed
-        arr = np.array(fields, dtype=object)
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise ValueError
-        ids = arr[:, 0].astype(np.int64)
-        vals = arr[:, 1].astype(np.float64)
-    except (ValueError, OverflowError):
-        for (ln_no, _), fl in zip(keep, fields):
-            if len(fl) != 2:
-                raise InputError(path, ln_no,
-                                 f"expected 2 fields 'node value', found {len(fl)}") from None
-            try:
-                int(fl[0])
-            except ValueError:
-                raise InputError(path, ln_no, f"node id {fl[0]!r} is not an integer") from None
-            try:
-                float(fl[1])
-            except ValueError:
-                raise InputError(path, ln_no, f"value {fl[1]!r} is not a number") from None
-        raise InputError(path, None, "could not parse the file") from None
-    bad = np.flatnonzero(~np.isfinite(vals) | (vals < 0))
-    if bad.size:
-        i = bad[0]
-        raise InputError(path, int(lines[i]), f"value {float(vals[i])!r} must be finite and >= 0")
-    order = np.argsort(ids, kind="stable")
-    dup = np.flatnonzero(ids[order][1:] == ids[order][:-1])
-    if dup.size:
-        second = order[dup + 1]
-        i = second[np.argmin(lines[second])]
-        raise InputError(path, int(lines[i]), f"node {ids[i]} appears more than once")
-    return ids, vals, lines
+    return read(path)
 
 
 def _dense_vector(graph, path):
     """A node-value file as a dense float64 vector over the graph's vertices."""
-    ids, vals, lines = read_vertex_values(path)
-    orig = graph.original_ids()
-    order = np.argsort(orig, kind="stable")
-    sorted_ids = orig[order]
-    pos = np.searchsorted(sorted_ids, ids)
-    pos_c = np.minimum(pos, max(graph.n - 1, 0))
-    found = (pos < graph.n) & (sorted_ids[pos_c] == ids) if graph.n else np.zeros(ids.shape, bool)
-    if not found.all():
-        i = int(np.flatnonzero(~found)[0])
-        raise InputError(path, int(lines[i]), f"node {ids[i]} is not a vertex of the graph")
-    vec = np.zeros(graph.n, dtype=np.float64)
-    vec[order[pos]] = vals
-    if not vec.sum() > 0:
-        raise InputError(path, None, "the values sum to 0; at least one must be positive")
-    return vec
+    from asapgraph.options import dense_vertex_values
+
+    return dense_vertex_values(graph.original_ids(), path)
 
 
 def emit_results(args, ids, values, name, summary, out=None, score_name=None):
@@ -475,7 +406,10 @@ def register_pagerank(sub):
     g.add_argument("--dangling", metavar="FILE", default=None,
                    help="where the rank of dangling vertices goes, same format (default: "
                         "the personalization)")
-    g.add_argument("--method", choices=("auto", "jacobi", "gauss-seidel"), default="auto",
+    from asapgraph.options import Given
+
+    g.add_argument("--method", action=Given, choices=("auto", "jacobi", "gauss-seidel"),
+                   default="auto",
                    help="sweep scheme of the single-process kernel")
     add_iteration_options(p, DEFAULT_TOL, DEFAULT_MAX_ITER)
     add_output_options(p, "rank")
@@ -506,14 +440,15 @@ def cmd_pagerank(args):
               f"{res.compute_seconds:.3f} s")
     if not res.converged and not args.allow_unconverged:
         raise NotConvergedError(
-            f"PageRank did not converge: residual {res.residual:.3e} > tol {args.tol:g} after "
+            f"PageRank did not converge: error bound {res.error_bound:.3e} > tol {args.tol:g} "
+            f"after "
             f"{res.iterations} iterations (raise --max-iter or --tol, or pass "
             f"--allow-unconverged to write the results anyway)")
     summary = {
         "command": "pagerank", "input": args.input, "vertices": graph.n, "edges": graph.m,
         "weighted": graph.weights is not None, "alpha": args.alpha, "tol": args.tol,
         "max_iter": args.max_iter, "iterations": res.iterations, "converged": res.converged,
-        "residual": res.residual, "load_seconds": load_s,
+        "residual": res.residual, "error_bound": res.error_bound, "load_seconds": load_s,
         "compute_seconds": res.compute_seconds, "mode": args.mode, "engine": "single-process",
         "ranks": 1, "method": res.method, "threads": res.threads,
     }
@@ -728,7 +663,8 @@ def _run_program_command(args, algo):
         "weighted": graph.weights is not None,
         "tol": getattr(args, "tol", None), "max_iter": max_iter,
         "iterations": res.iterations, "converged": res.converged,
-        "residual": res.stats.get("residual"), "load_seconds": load_s,
+        "residual": res.stats.get("residual"), "error_bound": res.stats.get("error_bound"),
+        "load_seconds": load_s,
         "compute_seconds": res.stats.get("seconds"), "mode": args.mode,
         "engine": "single-process", "ranks": 1,
         "edges_scanned": res.stats.get("edges_scanned"), "columns": list(cols),
@@ -787,14 +723,16 @@ def register_katz(sub):
          "asapgraph katz graph.txt.gz -o katz.csv --json --quiet",
          "asapgraph katz rmat:16 --mode asap --json"])
     g.add_argument("--alpha", type=_positive_float, default=0.1, metavar="A",
-                   help="attenuation factor")
+                   help="attenuation factor (networkx's default); must be below 1/B, B a "
+                        "certified bound of the largest eigenvalue (else exit status 2 with "
+                        "the bound)")
     g.add_argument("--beta", type=_nonneg_float, default=1.0, metavar="B",
                    help="constant term of every vertex")
     g.add_argument("--normalized", action=argparse.BooleanOptionalAction, default=True,
                    help="divide the result by its L2 norm")
     _program_common(p, "katz", 1e-10, 1000,
-                    tol_help="stop when the pending L1 change of the unnormalised values is "
-                             "<= T (absolute; networkx stops at n*T)",
+                    tol_help="bound on the L1 error of the unnormalised values: stop when the "
+                             "certified bound (--json: error_bound) is <= T",
                     mode_note="bsp: Jacobi power series; asap: asynchronous delta "
                               "accumulation (Gauss-Seidel order); same fixed point")
     p.set_defaults(func=lambda a: _run_program_command(a, _KATZ))
@@ -1399,6 +1337,13 @@ def main(argv=None):
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, usage errors (status 2)
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        # the command line --np relaunches under mpiexec (main(argv) from Python included)
+        args._cli_argv = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+        if os.environ.get("ASAPGRAPH_LAUNCHED", "") in ("", "0"):  # the launcher checked
+            from asapgraph.options import check_cli
+
+            check_cli(args, wants_distributed(args),
+                      args.np if getattr(args, "np", 1) > 1 else mpi_world_size_from_env())
         code = args.func(args)
     except InputError as exc:
         _report_input_error(str(exc))

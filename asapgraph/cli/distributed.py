@@ -89,7 +89,6 @@ def run_on_world(fn, args):
 
 def _run(args, comm):
     from asapgraph.cli import emit_results, _check_output_path
-    from asapgraph.errors import NotConvergedError
     from asapgraph.engine.api import pagerank
     from asapgraph.comm.mpi import agree
 
@@ -102,7 +101,6 @@ def _run(args, comm):
             err = e
     agree(comm, err)
     weighted = bool(args.weighted or getattr(args, "weight_col", None) is not None)
-    wc = (args.weight_col - 1) if getattr(args, "weight_col", None) else 2
     emu = emulation_from_args(args)
     if me == 0 and not args.quiet:
         _err(f"asapgraph: distributed pagerank on {comm.Get_size()} ranks, mode {args.mode}, "
@@ -112,7 +110,8 @@ def _run(args, comm):
                    tol=args.tol, max_iter=args.max_iter, personalization=args.personalization,
                    dangling=getattr(args, "dangling", None), weighted=weighted,
                    undirected=args.undirected, fanout=args.fanout, window=args.window,
-                   approx=args.approx, emulation=emu, seed=args.seed, weight_col=wc,
+                   approx=args.approx, emulation=emu, seed=args.seed,
+                   weight_col=getattr(args, "weight_col", None),
                    asap_form=getattr(args, "asap_form", "jacobi"))
     total = time.perf_counter() - t0
     if me != 0:
@@ -122,11 +121,11 @@ def _run(args, comm):
         return 0
     st = res.stats
     if not res.converged and not args.allow_unconverged:
-        what = (f"{res.iterations} supersteps" if args.mode == "bsp" else
+        what = (f"{res.iterations} iterations" if args.mode == "bsp" else
                 f"{args.max_iter} sweeps of edge work per rank ({res.iterations} rounds)")
-        _err(f"asapgraph: {NotConvergedError.__name__}: PageRank did not converge: residual "
-             f"{res.residual:.3e} > tol {args.tol:g} after {what} "
-             "(raise --max-iter or --tol, or pass --allow-unconverged)")
+        _err(f"asapgraph: PageRank did not converge: error bound {res.error_bound:.3e} > tol "
+             f"{args.tol:g} after {what} (raise --max-iter or --tol, or pass "
+             "--allow-unconverged to write the results anyway)")
         return 3
     if not args.quiet:
         _err(f"asapgraph: {'converged' if res.converged else 'NOT converged'} after "
@@ -137,14 +136,15 @@ def _run(args, comm):
         "command": "pagerank", "input": args.input, "vertices": st["n"], "edges": st["m"],
         "weighted": weighted, "alpha": args.alpha, "tol": args.tol, "max_iter": args.max_iter,
         "iterations": res.iterations, "converged": res.converged, "residual": res.residual,
-        "load_seconds": st["load_seconds"], "compute_seconds": st["seconds"],
+        "error_bound": res.error_bound, "load_seconds": st["load_seconds"],
+        "compute_seconds": st["seconds"],
         "total_seconds": total, "mode": args.mode, "engine": "distributed",
         "ranks": st["ranks"], "partition": st["partition"], "rounds": st["rounds"],
         "messages_sent": st["messages_sent"], "bytes_sent": st["bytes_sent"],
         "wait_seconds": st["wait_seconds"], "peak_rss_mb_max_rank": st["peak_rss_mb_max"],
     }
     if args.mode == "asap":
-        for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx"):
+        for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx", "seed"):
             summary[k] = st.get(k)
         summary["asap_form"] = st.get("form")
     if st.get("emulation"):

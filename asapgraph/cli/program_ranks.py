@@ -44,7 +44,7 @@ def run_distributed_program(args):
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
         from asapgraph.comm.launch import find_mpiexec, run_ranks
 
-        argv = getattr(args, "_argv", None) or sys.argv[1:]
+        argv = getattr(args, "_argv", None) or getattr(args, "_cli_argv", None) or sys.argv[1:]
         exe = find_mpiexec(getattr(args, "mpiexec", None))
         return run_ranks(exe, args.np, _strip_np(argv))
     from asapgraph.cli.distributed import run_on_world
@@ -52,13 +52,30 @@ def run_distributed_program(args):
     return run_on_world(_cli_run, args)
 
 
+def _refuse_engine_options(args, prog):
+    """``asapgraph run``: refuse the ASAP and emulation options its program's engine
+    does not use (the command-level table cannot know the program)."""
+    from asapgraph.engine import minmax_program as MM
+    from asapgraph.engine import sum_program as SP
+    from asapgraph.errors import InputError
+    from asapgraph.options import engine_option_refusal
+
+    if SP.reason_not_compiled(prog) is None or SP.is_plain_pagerank(prog):
+        engine = "sum"
+    elif MM.reason_not_compiled(prog) is None:
+        engine = "minmax"
+    else:
+        engine = SP.reason_not_compiled(prog)
+    for dest in sorted(getattr(args, "_given", None) or ()):
+        why = engine_option_refusal(dest, getattr(prog, "name", "program"), engine)
+        if why is not None:
+            raise InputError("asapgraph", None, why)
+
+
 def _cli_program(args, g):
     from asapgraph import cli
-    from asapgraph.programs import (BFSProgram,
-    KatzProgram,
-    LabelPropProgram,
-    SSSPProgram,
-    WCCProgram)
+    from asapgraph.programs import (BFSProgram, KatzProgram, LabelPropProgram, SSSPProgram,
+                                    WCCProgram)
     from asapgraph.programs.hits import HITSProgram
 
     c = args.command
@@ -96,7 +113,7 @@ def _cli_run(args, comm):
             err = e
     agree(comm, err)
     weighted = bool(getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None)
-    wc = (args.weight_col - 1) if getattr(args, "weight_col", None) else 2
+    wc = getattr(args, "weight_col", None)  # 1-based, as on one process
     t0 = time.perf_counter()
     g = None
     try:
@@ -110,6 +127,8 @@ def _cli_run(args, comm):
     err, algo, prog = None, None, None
     try:
         algo, prog = _cli_program(args, g)
+        if args.command == "run":
+            _refuse_engine_options(args, prog)
     except Exception as e:  # noqa: BLE001
         err = e
     agree(comm, err)
@@ -125,12 +144,21 @@ def _cli_run(args, comm):
     eopts = {"fanout": getattr(args, "fanout", 2), "window": getattr(args, "window", 1),
              "approx": getattr(args, "approx", 0.0), "seed": getattr(args, "seed", 0) or 0,
              "emulation": emulation_from_args(args)}
-    res = run(prog, g, comm, mode=mode, max_iter=getattr(args, "max_iter", None), tol=tol,
-              engine_options=eopts, steps=getattr(args, "steps", None))
+    max_iter = getattr(args, "max_iter", None)
+    per = getattr(prog, "supersteps_per_iteration", 1)   # hits: --max-iter counts HITS iterations
+    res = run(prog, g, comm, mode=mode, max_iter=None if max_iter is None else per * max_iter,
+              tol=tol, engine_options=eopts, steps=getattr(args, "steps", None))
+    if per > 1:
+        from asapgraph.programs.hits import hits_iterations
+
+        res = hits_iterations(res)
     if not res.converged and not args.allow_unconverged:
         if me == 0:
-            _err(f"asapgraph: {args.command} did not converge after {res.iterations} iterations "
-                 "(raise --max-iter, or pass --allow-unconverged to write the results anyway)")
+            resid = res.stats.get("residual")
+            rtxt = f", residual {resid:.3e}" if resid is not None else ""
+            _err(f"asapgraph: {args.command} did not converge after {res.iterations} "
+                 f"iterations{rtxt} (raise --max-iter, or pass --allow-unconverged to write "
+                 "the results anyway)")
         return 3
     if me != 0:
         agree(comm, None)  # rank 0 writes the results
@@ -142,14 +170,14 @@ def _cli_run(args, comm):
         "weighted": g.weighted, "tol": tol if tol is not None else getattr(prog, "default_tol", None),
         "max_iter": getattr(args, "max_iter", None),
         "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
-        "load_seconds": load_s, "compute_seconds": st["seconds"], "mode": mode,
+        "error_bound": st.get("error_bound"), "load_seconds": load_s, "compute_seconds": st["seconds"], "mode": mode,
         "engine": "distributed", "ranks": comm.Get_size(), "partition": g.part.kind,
         "edges_scanned": st["edges_scanned"], "messages_sent": st["messages_sent"],
         "bytes_sent": st["bytes_sent"], "columns": list(cols),
     }
     # the tuned engine's figures (accumulative sum programs): bound, schedule, emulation
     for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout", "window",
-              "approx", "extrapolations", "emulation"):
+              "approx", "seed", "extrapolations", "emulation"):
         if st.get(k) is not None:
             summary[k] = st[k]
     if algo.extra_summary is not None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from asapgraph import options as _options
 from asapgraph.errors import InputError
 from asapgraph.comm.mpi import agree, gatherv, mpi
 from asapgraph.engine.emulation import Emulator
@@ -30,16 +31,19 @@ class LoadedGraph:
     weighted: bool
 
 
-def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=2,
-         chunk_bytes=1 << 21, seed=None):
-    """Read, map ids, partition and shuffle ``source`` once (collective); see :func:`pagerank`."""
+def load(source, comm=None, partition="range", weighted=False, undirected=False,
+         weight_col=None, chunk_bytes=1 << 21, seed=None):
+    """Read, map ids, partition and shuffle ``source`` once (collective); see :func:`pagerank`.
+
+    ``weight_col`` is 1-based (default 3, as :func:`asapgraph.load_graph`); ``seed`` seeds
+    a generator spec that names none (``rmat:S`` is ``rmat:S:16:0`` otherwise)."""
     from asapgraph.partition.loader import load_partitioned
 
     if comm is None:
         comm = mpi().COMM_WORLD
     t = time.perf_counter()
-    lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected, weight_col,
-                                       chunk_bytes, seed)
+    lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
+                                       _options.weight_col_index(weight_col), chunk_bytes, seed)
     return LoadedGraph(lg, part, idmap, source, time.perf_counter() - t, bool(weighted))
 
 
@@ -60,6 +64,8 @@ class DistResult:
         BSP: last global L1 change; ASAP: certified L1 error bound.
     stats : dict
         Accounting (see :mod:`asapgraph.engine.stats`); rank 0 has totals and ``per_rank``.
+    error_bound : float
+        Certified L1 error of the result (``converged`` means ``error_bound <= tol``).
     """
 
     ranks: object
@@ -68,6 +74,7 @@ class DistResult:
     converged: bool
     residual: float
     stats: dict = field(default_factory=dict)
+    error_bound: float = float("nan")
 
 
 def _peak_rss_mb():
@@ -76,77 +83,70 @@ def _peak_rss_mb():
     return peak_rss_bytes() / 2**20
 
 
-def _read_vector_file(path):
-    """``id value`` lines -> (ids int64, values float64); raises InputError."""
-    ids, vals = [], []
-    with open(path, "rb") as f:
-        for i, raw in enumerate(f, 1):
-            line = raw.strip()
-            if not line or line[:1] in (b"#", b"%"):
-                continue
-            parts = line.replace(b",", b" ").split()
-            if len(parts) < 2:
-                raise InputError(path, i, "expected 'id value'")
-            try:
-                ids.append(int(parts[0]))
-                vals.append(float(parts[1]))
-            except ValueError:
-                raise InputError(path, i, f"expected 'id value', got {line[:60].decode('utf-8', 'replace')!r}") from None
-            if vals[-1] < 0 or not np.isfinite(vals[-1]):
-                raise InputError(path, i, f"value must be finite and >= 0, got {vals[-1]}")
-    return np.array(ids, dtype=np.int64), np.array(vals, dtype=np.float64)
-
-
-def _local_vector(comm, spec, orig, name):
-    """Distribute a per-vertex vector (dict / (ids, values) / file path) to owned vertices."""
+def _local_vector(comm, spec, orig, name, where):
+    """Distribute a per-vertex vector (dict / (ids, values) / file path) to owned vertices,
+    normalised to sum 1; the checks and messages of the single-process run
+    (:func:`asapgraph.options.read_vertex_values`, an unknown id is refused)."""
     MPI = mpi()
     if spec is None:
         return None
-    err, ids, vals = None, None, None
+    err, ids, vals, lines, path = None, None, None, None, None
     if comm.Get_rank() == 0:
         try:
             if isinstance(spec, (str, os.PathLike)):
-                ids, vals = _read_vector_file(os.fspath(spec))
-            elif isinstance(spec, dict):
-                ids = np.fromiter((int(k) for k in spec), dtype=np.int64, count=len(spec))
-                vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64,
-                                   count=len(spec))
+                path = os.fspath(spec)
+                ids, vals, lines = _options.read_vertex_values(path)
             else:
-                ids, vals = (np.asarray(a) for a in spec)
-                ids, vals = ids.astype(np.int64), vals.astype(np.float64)
-            if (vals < 0).any() or not np.isfinite(vals).all():
-                raise InputError(spec if isinstance(spec, str) else None, None,
-                                 f"{name} values must be finite and >= 0")
+                if isinstance(spec, dict):
+                    ids = np.fromiter((int(k) for k in spec), dtype=np.int64, count=len(spec))
+                    vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64,
+                                       count=len(spec))
+                else:
+                    ids, vals = (np.asarray(a) for a in spec)
+                    ids, vals = ids.astype(np.int64), vals.astype(np.float64)
+                if not np.all(np.isfinite(vals)):
+                    raise InputError(where, None, f"{name}: values must be finite")
+                if np.any(vals < 0):
+                    raise InputError(where, None, f"{name}: values must be >= 0")
         except Exception as e:  # noqa: BLE001
             err = e
     agree(comm, err)
+    path = comm.bcast(path, root=0)
     cnt = comm.bcast(0 if ids is None else len(ids), root=0)
     if comm.Get_rank() != 0:
         ids, vals = np.empty(cnt, np.int64), np.empty(cnt, np.float64)
+        lines = np.zeros(cnt, np.int64)
+    elif lines is None:
+        lines = np.zeros(cnt, np.int64)
     comm.Bcast([ids, MPI.INT64_T], root=0)
     comm.Bcast([vals, MPI.DOUBLE], root=0)
-    o = np.argsort(ids, kind="stable")
-    ids, vals = ids[o], vals[o]
-    # duplicates: last one wins (dict semantics)
-    if len(ids) > 1:
-        keep = np.ones(len(ids), bool)
-        keep[:-1] = ids[1:] != ids[:-1]
-        ids, vals = ids[keep], vals[keep]
-    pos = np.searchsorted(ids, orig)
-    pos = np.minimum(pos, max(len(ids) - 1, 0))
-    hit = (ids[pos] == orig) if len(ids) else np.zeros(len(orig), bool)
-    v = np.where(hit, vals[pos] if len(ids) else 0.0, 0.0)
+    comm.Bcast([lines, MPI.INT64_T], root=0)
+    o = np.argsort(orig, kind="stable")
+    so = orig[o]
+    pos = np.minimum(np.searchsorted(so, ids), max(len(so) - 1, 0))
+    hit = (so[pos] == ids) if len(so) else np.zeros(len(ids), bool)
+    held = hit.astype(np.int64)
+    comm.Allreduce(MPI.IN_PLACE, [held, MPI.INT64_T], op=MPI.SUM)
+    if not held.all():  # the first missing entry in file order, as on one process
+        missing = np.flatnonzero(held == 0)
+        if path is not None:
+            agree(comm, _options.unknown_vertex_error(path, lines, ids, int(missing[0])))
+        agree(comm, InputError(where, None, f"{name}: {missing.size} vertex id(s) not in the "
+                                            f"graph, e.g. {ids[missing[:5]].tolist()}"))
+    v = np.zeros(len(orig), dtype=np.float64)
+    np.add.at(v, o[pos[hit]], vals[hit])
     tot = comm.allreduce(float(v.sum()), op=MPI.SUM)
     if not tot > 0:
-        agree(comm, InputError(spec if isinstance(spec, str) else None, None,
-                               f"{name} vector sums to zero over the graph's vertices"))
+        agree(comm, _options.zero_sum_error(path) if path is not None else
+              InputError(where, None, f"{name}: values sum to 0 (need a positive sum)"))
     return v / tot
 
 
-def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1e-6,
-             max_iter=100, personalization=None, dangling=None, weighted=False,
+def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
+             tol=_options.DEFAULTS["pagerank"][0], max_iter=_options.DEFAULTS["pagerank"][1],
+             personalization=None, dangling=None, weighted=False,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
-             debug_mass=False, weight_col=2, chunk_bytes=1 << 21, progress=None,
+             debug_mass=False, weight_col=None, chunk_bytes=1 << 21, progress=None,
              asap_form="jacobi", error_reference=None):
     """Distributed PageRank over an mpi4py communicator (collective).
 
@@ -161,26 +161,30 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     mode : {"bsp", "asap"}
     partition : {"range", "hash"}
     alpha : float
-        Damping factor.
+        Damping factor, ``0 <= alpha < 1`` (as :func:`asapgraph.pagerank`).
     tol : float
-        BSP: stop when the L1 change of one superstep is ``<= tol`` (networkx semantics).
-        ASAP: stop when the certified L1 error bound is ``<= tol``.
+        Bound on the L1 error of the result, as :func:`asapgraph.pagerank` (default 1e-10):
+        BSP stops when ``alpha / (1 - alpha)`` times the L1 change of a superstep is
+        ``<= tol``; ASAP when its certified L1 error bound is ``<= tol``.  The bound
+        reached is ``stats["error_bound"]``.
     max_iter : int
         BSP: superstep limit.  ASAP: limit on each rank's edge work, in sweeps of its local
         edges (an ASAP sweep may run on partial input, so it can need somewhat more than
         BSP's supersteps); a run stopped by it flushes everything and returns
         ``converged`` False with the bound reached.
     personalization, dangling : dict, (ids, values), path or None
-        Per-vertex weights by original id (normalised; missing ids get 0);
-        ``dangling`` defaults to the personalization vector (networkx semantics).
+        Per-vertex weights by original id (normalised; missing ids get 0, ids that are
+        not vertices are refused, as on one process); ``dangling`` defaults to the
+        personalization vector (networkx semantics).
     weighted, undirected : bool
-        Edge weights from column ``weight_col`` (0-based); add reverse edges.
+        Edge weights from column ``weight_col`` (1-based, default 3); add reverse edges.
     fanout, window, approx : ASAP parameters
         Peers per round of the stochastic reduce, un-ACKed messages per peer, and the
         fraction of the residual below which a buffer may wait (0: always send).
     emulation : :class:`~asapgraph.engine.emulation.Emulation`, dict or None
     seed : int
-        Seed of the ASAP communication schedule (and of generator specs without one).
+        Seed of the ASAP communication schedule (a generator spec carries its own seed,
+        ``rmat:S:EF:SEED``, default 0, as on one process).
     debug_mass : bool
         ASAP: check mass conservation on consistent snapshots during the run.
     asap_form : {"jacobi", "push"}
@@ -213,21 +217,26 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
         comm = MPI.COMM_WORLD
     if mode not in ("bsp", "asap"):
         raise ValueError(f"mode must be 'bsp' or 'asap', got {mode!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = _options.check_alpha(alpha)
+    tol = _options.check_tol(tol)
+    max_iter = _options.check_max_iter(max_iter)
+    wcol = _options.weight_col_index(weight_col)
     K, me = comm.Get_size(), comm.Get_rank()
     if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
         lg, part, idmap, t_load = source.lg, source.part, source.idmap, source.load_seconds
     else:
         t_load = time.perf_counter()
         lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
-                                           weight_col, chunk_bytes, seed)
+                                           wcol, chunk_bytes, None)
         t_load = time.perf_counter() - t_load
     n = lg.n
-    p = _local_vector(comm, personalization, lg.orig, "personalization")
+    where = source if isinstance(source, str) else (
+        source.source if isinstance(source, LoadedGraph) and isinstance(source.source, str)
+        else "<graph>")
+    p = _local_vector(comm, personalization, lg.orig, "personalization", where)
     if p is None:
         p = np.full(lg.nloc, 1.0 / n)
-    dvec = _local_vector(comm, dangling, lg.orig, "dangling")
+    dvec = _local_vector(comm, dangling, lg.orig, "dangling", where)
     emu = Emulator(emulation, me, K)
     st = RankStats(me)
     if error_reference is not None and mode == "asap":
@@ -244,8 +253,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
     if mode == "bsp":
         from asapgraph.engine.bsp import run_bsp
 
-        x, its, conv, res = run_bsp(comm, lg, p, p if dvec is None else dvec, alpha, tol,
-                                    max_iter, emu, st)
+        x, its, conv, res = run_bsp(comm, lg, p, p if dvec is None else dvec, alpha,
+                                    _options.pagerank_change_tol(alpha, tol), max_iter, emu, st)
+        bound = _options.pagerank_error_bound(alpha, res)
     else:
         from asapgraph.engine.asap import run_asap
 
@@ -253,6 +263,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
                                             fanout=fanout, window=window, approx=approx,
                                             seed=seed, debug_mass=debug_mass, form=asap_form,
                                             max_iter=max_iter)
+        bound = float(res)
     seconds = time.perf_counter() - t0
     lay, m, orig = lg.stats(), lg.m, lg.orig
     if not isinstance(source, LoadedGraph):  # this call's own graph: free it before the gather
@@ -268,6 +279,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
                      "peak_rss_mb": _peak_rss_mb(), "load_seconds": t_load})
     extra.update({"partition": part.kind, "n": n, "m": m, "alpha": alpha, "tol": tol,
                   "iterations": its, "converged": bool(conv), "residual": float(res),
+                  "error_bound": float(bound), "seed": seed,
                   "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
                   "load_seconds": t_load})
     stats = gather_stats(comm, st, lay, mode, seconds, extra)
@@ -275,8 +287,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1
         stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])
         if err_trace:
             stats["error_trace"] = err_trace
-        return DistResult(vals, ids, its, bool(conv), float(res), stats)
-    return DistResult(None, None, its, bool(conv), float(res), {})
+        return DistResult(vals, ids, its, bool(conv), float(res), stats, float(bound))
+    return DistResult(None, None, its, bool(conv), float(res), {}, float(bound))
 
 
 def _sum_traces(comm, trace):

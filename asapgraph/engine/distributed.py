@@ -124,6 +124,7 @@ import time
 
 import numpy as np
 
+from asapgraph import options as _options
 from asapgraph.errors import InputError
 from asapgraph.kernels import _programs as K
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, Context, VertexProgram, \
@@ -132,6 +133,7 @@ from asapgraph.engine.single import ProgramResult, _better, _count, _reduce_aggr
     value_form_loop
 from asapgraph.comm.mpi import agree, alltoallv, gatherv, mpi, oversubscribed
 from asapgraph.engine import minmax_program as MM  # (imported here: not part of a run's time)
+from asapgraph.engine import sum_program as SP
 from asapgraph.partition.partitioners import Partition, range_partition
 
 __all__ = ["run", "load", "ProgramGraph"]
@@ -306,7 +308,7 @@ def _build(comm, src, dst, w, n, partition, idmap_original, source):
     return ProgramGraph(comm, part, n, s, d, ww, orig, source)
 
 
-def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=2,
+def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=None,
          chunk_bytes=1 << 21, seed=None):
     """Read and partition a graph for :func:`run` (collective; reusable by several runs).
 
@@ -337,8 +339,9 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
         ids = source.original_ids()
         return _build(comm, s[lo:hi], d[lo:hi], None if w is None else w[lo:hi], source.n,
                       partition, lambda v: ids[v], getattr(source, "source", None))
-    src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
-                                             chunk_bytes, seed)
+    src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected,
+                                             _options.weight_col_index(weight_col), chunk_bytes,
+                                             seed)
     return _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
                   idmap.original, source if isinstance(source, str) else None)
 
@@ -394,6 +397,7 @@ class _LocalView:
     def __init__(self, g):
         self.n, self.m = g.n, g.m
         self.weights = g.w
+        self.src, self.dst = g.src, g.dst   # this rank's edges, dense global ids
         self.source = g.source
         self.out_degree = g.out_degree
         self.out_weight = g.out_weight
@@ -601,6 +605,7 @@ def _bsp_delta(program, ctx, emap, progress, coef):
                 deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
                 local = K.add_abs_sum(deltas, _EMPTY_W)
             residual = float(ctx.allreduce(float(local), "sum"))
+            _options.check_residual(residual, program.name, it + 1)  # same on every rank
             it_times.append(time.perf_counter() - t0)
             _iter(progress, ctx, it + 1, residual)
             if residual <= ctx.tol:
@@ -926,6 +931,7 @@ def _asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0):
         MPI.Request.Waitall(reqs)
         values[:nloc] += deltas[:nloc]
         residual = float(ctx.allreduce(float(np.abs(deltas[:nloc]).sum()), "sum"))
+        _options.check_residual(residual, program.name, st.waves)
     else:
         residual = None
     st.seconds = time.perf_counter() - t_start
@@ -993,10 +999,8 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     else:
         raise TypeError("source_or_loaded must be a path/spec, a Graph or a ProgramGraph "
                         f"(asapgraph.engine.distributed.load), not {type(source_or_loaded).__name__}")
-    max_iter = int(program.default_max_iter if max_iter is None else max_iter)
-    tol = float(program.default_tol if tol is None else tol)
-    if max_iter < 0 or tol < 0:
-        raise ValueError(f"max_iter and tol must be >= 0 (got {max_iter}, {tol})")
+    max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
+    tol = _options.check_tol(program.default_tol if tol is None else tol)
     global _RUNS
     _RUNS += 1  # runs are collective: the same number on every rank
     rc = g.comm.Dup()  # private channel: no message of this run can match another's
@@ -1007,7 +1011,8 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         # other (measured 12x slower on 2 ranks / 2 cores); run the kernels on one thread
         old = K.set_parallel_threshold(1 << 62)
     try:
-        return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS, engine_options)
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported, not warned
+            return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS, engine_options)
     finally:
         if old is not None:
             K.set_parallel_threshold(old)
@@ -1015,14 +1020,22 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
 
 
 def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=None):
-    from asapgraph.engine import sum_program as SP
-
     ctx = _context(g, comm, mode, tol, max_iter)
     comm.Barrier()
     t0 = time.perf_counter()
     _collective(comm, program.setup, ctx)
+    ctx.tol = _options.engine_tol(program, ctx, tol)
+    try:
+        return _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
+                           engine_options)
+    except InputError as e:  # a residual that became non-finite: the same on every rank
+        agree(comm, e)
+        raise
+
+
+def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0, engine_options):
     emap = _BSPMapper(program, g, comm)
-    extra = {}
+    extra, bound = {}, None
     tuned = SP.reason_not_compiled(program) is None or SP.is_plain_pagerank(program)
     minmax = (MM.reason_not_compiled(program) is None
               and not (engine_options or {}).get("hop_supersteps"))
@@ -1036,12 +1049,14 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
     elif tuned and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
         state, iters, conv, residual, extra = SP.run_pagerank_program(
             program, ctx, g, comm, mode, tol, max_iter, engine_options)
+        bound = extra.pop("error_bound")  # the solvers' own certified bound
         it_times = []
         emap.edges, emap.messages, emap.bytes = 0, 0, 0
     elif tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
         inputs = _collective(comm, SP.prepare, program, ctx)
         state, iters, conv, residual, extra = SP.run_sum_program(
-            program, ctx, g, comm, mode, tol, max_iter, engine_options, progress, inputs)
+            program, ctx, g, comm, mode, ctx.tol, max_iter, engine_options, progress, inputs)
+        _options.check_residual(residual, program.name, iters)
         it_times = []
         emap.edges, emap.messages, emap.bytes = 0, 0, 0  # totals are in ``extra``
     elif program.accumulative:
@@ -1076,7 +1091,9 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
              "messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
              "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual, "ranks": comm.Get_size(),
-             "partition": g.part.kind, "engine": "distributed", **extra}
+             "partition": g.part.kind, "engine": "distributed", **extra, "tol": tol,
+             "error_bound": (bound if bound is not None
+                             else _options.error_bound(program, ctx, residual, conv))}
     ids = gatherv(comm, g.orig)
     cols = values if isinstance(values, dict) else {None: values}
     gathered = {k: _gather_any(comm, np.asarray(v)) for k, v in cols.items()}

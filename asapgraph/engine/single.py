@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.kernels import _programs as K
 from asapgraph.engine.program import (COLLECT, COMBINERS, EDGE_OPS, Context, VertexProgram,
@@ -348,6 +349,7 @@ def value_form_loop(program, ctx, state, emap, on_iteration):
         if r is not None:
             has_test = True
             residual = float(ctx.allreduce(float(r), "sum"))
+            _options.check_residual(residual, program.name, it + 1)
             on_iteration(it + 1, residual)
             if residual <= ctx.tol:
                 converged = True
@@ -414,6 +416,7 @@ def _run_delta_bsp(program, ctx, topo, progress, coef):
                 deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
                 local = K.add_abs_sum(deltas, _EMPTY_W)
             residual = float(ctx.allreduce(float(local), "sum"))
+            _options.check_residual(residual, program.name, it + 1)
             it_times.append(time.perf_counter() - t0)
             progress.iteration(it + 1, residual)
             if residual <= ctx.tol:
@@ -499,6 +502,7 @@ def _run_delta_async(program, ctx, topo, progress, coef):
             ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
             deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
             residual = float(K.add_abs_sum(deltas, _EMPTY_W))
+            _options.check_residual(residual, program.name, it + 1)
             it_times.append(time.perf_counter() - t0)
             progress.iteration(it + 1, residual)
             if residual <= ctx.tol or nproc == 0:
@@ -575,7 +579,12 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     max_iter : int, optional
         Superstep / sweep cap (default ``program.default_max_iter``).
     tol : float, optional
-        Tolerance of the program's termination test (default ``program.default_tol``).
+        Default ``program.default_tol``.  For programs with an ``error_factor(ctx)`` (the
+        built-in Katz and PageRank): a bound on the L1 error of the result, the same in
+        every mode and on every rank count (the engines stop when the residual is <=
+        ``tol / error_factor``; see :mod:`asapgraph.options`).  Otherwise the threshold
+        of the program's own termination test.  ``stats["error_bound"]`` is the bound
+        reached (None when the program has none).
     comm : mpi4py communicator, optional
         With more than one rank, runs on the distributed engine (``asapgraph.engine``).
     progress : asapgraph.progress.Progress, optional
@@ -615,23 +624,29 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
 def _run_single(program, graph, mode, max_iter, tol, comm, progress):
     """Single-process body of :func:`run` (``program`` already validated)."""
     progress = _progress.get(progress)
-    max_iter = int(program.default_max_iter if max_iter is None else max_iter)
-    tol = float(program.default_tol if tol is None else tol)
-    if max_iter < 0 or tol < 0:
-        raise ValueError(f"max_iter and tol must be >= 0 (got {max_iter}, {tol})")
+    max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
+    tol = _options.check_tol(program.default_tol if tol is None else tol)
     ctx = Context(graph, mode=mode, tol=tol, max_iter=max_iter, comm=comm)
     topo = _topology(graph)
+    with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported, not warned
+        return _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress)
+
+
+def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
     t0 = time.perf_counter()
     program.setup(ctx)
+    ctx.tol = _options.engine_tol(program, ctx, tol)
     from asapgraph.engine import sum_program as _sum  # no MPI: the tuned engine's rounds on one process
 
     if _sum.reason_not_compiled(program) is None:
-        state, iters, converged, residual, extra = _sum.run_local(program, ctx, graph, tol,
+        state, iters, converged, residual, extra = _sum.run_local(program, ctx, graph, ctx.tol,
                                                                   max_iter, progress)
+        _options.check_residual(residual, program.name, iters)
         values = program.result(ctx, state)
         seconds = time.perf_counter() - t0
         stats = {"mode": mode, "seconds": seconds, "iteration_seconds": [], "dense_steps": iters,
-                 "sparse_steps": 0, "residual": residual, "threads": 1, **extra}
+                 "sparse_steps": 0, "residual": residual, "threads": 1, **extra, "tol": tol,
+                 "error_bound": _options.error_bound(program, ctx, residual, converged)}
         progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
         return ProgramResult(values, ctx.ids, iters, bool(converged), stats,
                              name=getattr(program, "name", "program"))
@@ -649,7 +664,8 @@ def _run_single(program, graph, mode, max_iter, tol, comm, progress):
     stats = {"mode": mode, "seconds": seconds, "edges_scanned": int(emap.edges),
              "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual,
-             "threads": K.num_threads()}
+             "threads": K.num_threads(), "tol": tol,
+             "error_bound": _options.error_bound(program, ctx, residual, converged)}
     progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
     return ProgramResult(values, ctx.ids, iters, bool(converged), stats,
                          name=getattr(program, "name", "program"))

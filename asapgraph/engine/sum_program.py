@@ -376,9 +376,11 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
 
     ``program.setup`` has run (its ``p``, ``q`` are the rank's normalised teleport and
     dangling vectors).  ``tol`` means what it means for the built-in distributed PageRank:
-    BSP, the L1 change of a superstep; ASAP, the certified L1 error bound (reported as
-    ``error_bound`` in both).  Returns what :func:`run_sum_program` returns.
+    a bound on the L1 error (BSP stops when ``alpha / (1 - alpha)`` times the L1 change of
+    a superstep is below it; ASAP on its certified bound).  Returns what
+    :func:`run_sum_program` returns, with the certified bound as ``error_bound``.
     """
+    from asapgraph import options as _options
     from asapgraph.engine.emulation import Emulator
     from asapgraph.engine.stats import RankStats
 
@@ -397,8 +399,10 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
     if mode == "bsp":
         from asapgraph.engine.bsp import run_bsp
 
-        x, iters, conv, bound = run_bsp(comm, lg, p, p if q is None else q, program.alpha, tol,
-                                        max_iter, emu, st)
+        x, iters, conv, change = run_bsp(comm, lg, p, p if q is None else q, program.alpha,
+                                         _options.pagerank_change_tol(program.alpha, tol),
+                                         max_iter, emu, st)
+        bound = _options.pagerank_error_bound(program.alpha, change)
     else:
         from asapgraph.engine.asap import run_asap
 
@@ -429,7 +433,7 @@ def asap_extra(comm, sol, st):
     """The ASAP figures of a program run on :class:`.asap._Solver` (schedule, waves, sweeps)."""
     return {"spectral_gap": sol.sched.spectral_gap(0), "spectral_gap_mean": sol.sched.mean_gap(),
             "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx,
-            "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
+            "seed": sol.sched.seed, "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
             "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=mpi().MAX)),
             "extrapolations": st.extra.get("extrapolations", 0)}
 

@@ -825,6 +825,12 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     _tune_malloc()
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
                                              chunk_bytes, seed)
+    if weighted:  # PageRank's loader: the check of the single-process pagerank, on all ranks
+        from ..options import negative_weights_error
+
+        neg = comm.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0), op=MPI.MAX)
+        if neg:
+            agree(comm, negative_weights_error(source if isinstance(source, str) else None))
     if partition == "range":
         part = range_partition(comm, src, n)
         _mem("range_bounds")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from asapgraph.options import DEFAULTS, check_max_iter, check_tol
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
@@ -37,8 +38,11 @@ class HITSProgram(VertexProgram):
     combiner = "sum"
     direction = "out"
     edge_op = "mul"
-    default_tol = 1e-8
-    default_max_iter = 200   # supersteps: two per HITS iteration
+    default_tol = DEFAULTS["hits"][0]
+    default_max_iter = 2 * DEFAULTS["hits"][1]   # supersteps: two per HITS iteration
+    #: supersteps per HITS iteration: ``max_iter`` of :func:`hits` and of the ``hits``
+    #: command counts HITS iterations on one process and on K ranks alike
+    supersteps_per_iteration = 2
 
     def direction_at(self, ctx):
         return "out" if ctx.superstep % 2 == 0 else "in"
@@ -68,7 +72,13 @@ class HITSProgram(VertexProgram):
         return {"hub": state["hub"], "authority": state["auth"]}
 
 
-def hits(graph, tol=1e-8, max_iter=100, comm=None, progress=None):
+def hits_iterations(res):
+    """``res`` (a run of :class:`HITSProgram`) with ``iterations`` in HITS iterations."""
+    res.iterations = (res.iterations + 1) // HITSProgram.supersteps_per_iteration
+    return res
+
+
+def hits(graph, tol=DEFAULTS["hits"][0], max_iter=DEFAULTS["hits"][1], comm=None, progress=None):
     """HITS hub and authority scores (networkx semantics, each vector sums to 1).
 
     Parameters
@@ -81,7 +91,9 @@ def hits(graph, tol=1e-8, max_iter=100, comm=None, progress=None):
     Returns
     -------
     ProgramResult
-        ``values = {"hub": ..., "authority": ...}``.
+        ``values = {"hub": ..., "authority": ...}``; ``iterations`` in HITS iterations.
     """
-    return run(HITSProgram(), graph, mode="bsp", max_iter=2 * max_iter, tol=tol, comm=comm,
-               progress=progress)
+    k = HITSProgram.supersteps_per_iteration
+    res = run(HITSProgram(), graph, mode="bsp", max_iter=k * check_max_iter(max_iter),
+              tol=check_tol(tol), comm=comm, progress=progress)
+    return hits_iterations(res)

@@ -11,7 +11,13 @@ a DiGraph whose edge weight is the multiplicity).  Converges when ``alpha`` is b
 Variant: delta-accumulative: values 0, deltas ``beta``; a vertex sends
 ``alpha * delta_u * w_uv`` along its out-edges (coef ``alpha``, edge op ``mul``).  BSP is
 the Jacobi power series, ASAP the Gauss-Seidel order; both reach the same fixed point.
-Termination: pending L1 mass ``<= tol`` (absolute; networkx's rule is ``n * tol``).
+Termination: ``tol`` bounds the L1 error of the unnormalised values.  Before the run,
+``setup`` computes a certified upper bound ``B`` of ``lambda_max(A)`` (matrix norms and
+Collatz-Wielandt bounds, :func:`asapgraph.options.spectral_radius_bound`, a few edge
+passes) and refuses ``alpha >= 1 / B`` (the series may diverge) with the bound in the
+message; ``B`` also gives the factor ``F`` with ``L1 error <= F * pending L1 mass``, and
+the engines stop at pending mass ``<= tol / F``, the same rule in every mode and on every
+rank count.  networkx stops when the L1 change is below ``n * tol``.
 
 References: L. Katz, "A new status index derived from sociometric analysis",
 Psychometrika 18, 1953; Maiter (Zhang et al., TPDS 2014); networkx ``katz_centrality``.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from asapgraph.options import DEFAULTS, check_katz_alpha, check_katz_bound, spectral_radius_bound
 from asapgraph.programs._util import vertex_vector
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
@@ -36,13 +43,22 @@ class KatzProgram(VertexProgram):
     direction = "out"
     edge_op = "mul"
     accumulative = True
-    default_max_iter = 1000
+    default_tol, default_max_iter = DEFAULTS["katz"]
 
     def __init__(self, alpha=0.1, beta=1.0, normalized=True, weighted=False):
-        self.alpha = float(alpha)
+        self.alpha = check_katz_alpha(alpha)
         self.beta = beta
         self.normalized = normalized
         self.use_weights = bool(weighted)
+
+    def setup(self, ctx):
+        self.spectral_bound, self._factor = _spectral_bound(ctx, self.alpha, self.use_weights)
+        check_katz_bound(self.alpha, self.spectral_bound, self._factor,
+                         getattr(ctx.graph, "source", None))
+
+    def error_factor(self, ctx):
+        """``L1 error <= factor * pending L1 mass`` (set by ``setup``)."""
+        return self._factor
 
     def init_delta(self, ctx):
         beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (ctx.n_local,)).copy()
@@ -58,6 +74,34 @@ class KatzProgram(VertexProgram):
         return values / norm if norm > 0 else values
 
 
+def _spectral_bound(ctx, alpha, use_weights):
+    """:func:`spectral_radius_bound` of the graph's adjacency on 1 or K ranks (collective)."""
+    g = ctx.graph
+    n = ctx.n
+    w = getattr(g, "weights", None)
+    w = np.abs(w) if (use_weights and w is not None) else None
+    if hasattr(g, "indptr"):   # one process, in-CSR: row v lists the sources of v's in-edges
+        import scipy.sparse as sp
+
+        m = int(g.indptr[-1])
+        M = sp.csr_matrix((np.ones(m) if w is None else w, g.indices, g.indptr), shape=(n, n))
+        matvec = M.dot
+        src, wl = g.indices, w
+        dst_w = np.diff(g.indptr).astype(np.float64) if w is None else M.sum(axis=1).A1
+    else:                # this rank's edges (dense global ids); sums over ranks
+        src, dst, wl = g.src, g.dst, w
+
+        def matvec(x):
+            y = np.bincount(dst, weights=x[src] if wl is None else x[src] * wl, minlength=n)
+            return ctx.allreduce(y, "sum")
+
+        dst_w = ctx.allreduce(np.bincount(dst, weights=wl, minlength=n).astype(np.float64), "sum")
+    out_w = np.bincount(src, weights=wl, minlength=n).astype(np.float64)
+    out_w = ctx.allreduce(out_w, "sum") if ctx.size > 1 else out_w
+    return spectral_radius_bound(float(dst_w.max(initial=0.0)), float(out_w.max(initial=0.0)),
+                                 matvec, n, alpha)
+
+
 def katz(graph, alpha=0.1, beta=1.0, tol=1e-10, max_iter=1000, normalized=True, weighted=False,
          mode="bsp", comm=None, progress=None):
     """Katz centrality (networkx semantics; L2-normalised when ``normalized``).
@@ -69,8 +113,8 @@ def katz(graph, alpha=0.1, beta=1.0, tol=1e-10, max_iter=1000, normalized=True, 
         Attenuation; must be below ``1 / lambda_max`` for convergence.
     beta : float, array over dense ids, or dict ``{original id: value}``
     tol : float
-        Stop when the pending L1 change (of the unnormalised values) is ``<= tol``
-        (absolute; networkx stops at ``n * tol``).
+        Bound on the L1 error of the unnormalised values (see the module doc; networkx
+        stops when the L1 change is below ``n * tol``).
     max_iter : int
     normalized : bool
     weighted : bool

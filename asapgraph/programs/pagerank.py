@@ -10,16 +10,18 @@ the personalization vector (uniform by default) and ``D`` the dangling distribut
 
 Stop rule and error bound
 -------------------------
-Iteration stops when the L1 norm of the change ``||x_k - x_{k-1}||_1 <= tol`` (absolute:
-*not* scaled by ``n``) or after ``max_iter`` sweeps (then ``converged`` is False).
-networkx stops when ``||x_k - x_{k-1}||_1 < n * tol`` (default ``tol=1e-6``), which on a
-graph with a million vertices allows an L1 change of 1, i.e. no accuracy at all; our
-``tol`` corresponds to networkx's ``tol * n``.  Because the update is an ``alpha``-
-contraction in L1, the Jacobi stop rule guarantees
-``||x_k - x*||_1 <= alpha / (1 - alpha) * tol`` (5.67 tol at alpha 0.85).  The default
-``tol = 1e-10`` therefore bounds the L1 error by 6e-10, far below the 1e-8 we test against
-networkx.  The Gauss-Seidel method switches to Jacobi sweeps once its own change is <= tol and
-stops only when a Jacobi change is <= tol, so the same bound holds for every method.
+``tol`` bounds the L1 error of the result (the meaning it has in every mode and on every
+rank count, see :mod:`asapgraph.options`).  Because the update is an ``alpha``-contraction
+in L1, a Jacobi sweep whose L1 change is ``c`` certifies
+``||x_k - x*||_1 <= error_bound = alpha / (1 - alpha) * c``; iteration stops when
+``error_bound <= tol`` (absolute: *not* scaled by ``n``) or after ``max_iter`` sweeps (then
+``converged`` is False).  networkx stops when ``||x_k - x_{k-1}||_1 < n * tol_nx``
+(default ``1e-6``, on a million vertices an L1 change of 1, i.e. no accuracy at all), which
+certifies the error ``alpha / (1 - alpha) * n * tol_nx``: networkx's ``tol_nx``
+corresponds to our ``tol = alpha / (1 - alpha) * n * tol_nx``.  The default ``tol =
+1e-10`` is far below the 1e-8 we test against networkx.  The Gauss-Seidel method switches
+to Jacobi sweeps once its own change is below the threshold and stops only on a Jacobi
+change, so the same bound holds for every method.
 """
 from __future__ import annotations
 
@@ -31,15 +33,14 @@ import numpy as np
 from asapgraph.kernels import _pagerank as _k
 from asapgraph.kernels.tuning import (LOCALITY_MIN_FRACTION, LOCALITY_WINDOW, PARALLEL_MIN_EDGES,
                                       PREFETCH_MIN_BYTES, REORDER_MIN_EDGES)
+from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.errors import InputError
 
 __all__ = ["pagerank", "PageRankResult", "METHODS", "DEFAULT_TOL", "DEFAULT_MAX_ITER"]
 
-#: Default stop tolerance on the L1 change between iterates (error bound 5.67 * tol).
-DEFAULT_TOL = 1e-10
-#: Default cap on sweeps (see ``pagerank``'s ``max_iter``).
-DEFAULT_MAX_ITER = 1000
+#: Default bound on the L1 error (see :data:`asapgraph.options.DEFAULTS`).
+DEFAULT_TOL, DEFAULT_MAX_ITER = _options.DEFAULTS["pagerank"]
 
 #: Selectable sweep schemes ("auto" picks the measured fastest, see ``_AUTO``).
 #: Sweeps to L1 error 1e-6 (measured): rmat:20 jacobi 16, gauss-seidel 41-45; cnr-2000
@@ -69,9 +70,11 @@ class PageRankResult:
     iterations : int
         Number of sweeps performed.
     converged : bool
-        True when the L1 change of the last sweep was ``<= tol``.
+        True when ``error_bound <= tol``.
     residual : float
         L1 change of the last sweep (``||x_k - x_{k-1}||_1``).
+    error_bound : float
+        Certified L1 error of ``ranks``: ``alpha / (1 - alpha) * residual``.
     compute_seconds : float
         Wall time of the iteration (setup of inverse degrees included, graph loading not).
     method : str
@@ -93,6 +96,7 @@ class PageRankResult:
     tol: float = DEFAULT_TOL
     alpha: float = 0.85
     iteration_seconds: list = field(default_factory=list, repr=False)
+    error_bound: float = 0.0
 
     def to_dict(self):
         """``{original_id: rank}`` (meant for small graphs)."""
@@ -127,6 +131,7 @@ class PageRankResult:
             "iterations": self.iterations,
             "converged": self.converged,
             "residual": self.residual,
+            "error_bound": self.error_bound,
             "compute_seconds": self.compute_seconds,
             "seconds_per_iteration": (self.compute_seconds / self.iterations
                                       if self.iterations else 0.0),
@@ -262,7 +267,9 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     dangling : dict or array-like, optional
         Where the rank of dangling vertices goes (same forms); default ``personalization``.
     tol : float, default 1e-10
-        Stop when the L1 change between iterates is ``<= tol`` (error ``<= 5.67 tol``).
+        Bound on the L1 error of the result: stop when ``alpha / (1 - alpha)`` times the
+        L1 change between iterates is ``<= tol`` (networkx's ``tol`` is
+        ``tol * (1 - alpha) / (alpha * n)``).
     max_iter : int, default 1000
         Maximum number of sweeps; when reached, ``converged`` is False (no exception).
         The change shrinks by about ``alpha`` per sweep in the worst case, so ``tol=1e-10``
@@ -304,13 +311,9 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         Bad ``alpha``, ``tol``, ``max_iter``, ``threads`` or ``method``.
     """
     prog = _progress.get(progress)
-    if not (0.0 <= float(alpha) < 1.0):
-        raise ValueError(f"alpha must be in [0, 1), got {alpha}")
-    if not (float(tol) >= 0.0):
-        raise ValueError(f"tol must be >= 0, got {tol}")
-    max_iter = int(max_iter)
-    if max_iter < 0:
-        raise ValueError(f"max_iter must be >= 0, got {max_iter}")
+    alpha = _options.check_alpha(alpha)
+    tol = _options.check_tol(tol)
+    max_iter = _options.check_max_iter(max_iter)
     if method == "auto":
         method = _AUTO
     if method not in METHODS:
@@ -331,9 +334,7 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         return PageRankResult(np.zeros(0), np.asarray(ids, dtype=np.int64), 0, True, 0.0,
                               time.perf_counter() - t0, method, nthreads, tol, alpha)
     if weighted and graph.m and np.min(graph.weights) < 0:
-        raise InputError(_where(graph), None,
-                         "PageRank needs non-negative edge weights (use it unweighted, or "
-                         "transform the weights)")
+        raise _options.negative_weights_error(_where(graph))
     P = _distribution(graph, personalization, "personalization")
     D = _distribution(graph, dangling, "dangling")
     if D is None:
@@ -385,6 +386,7 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     it_times = []
     gs = method == "gauss-seidel"
     a = float(alpha)
+    stop = _options.pagerank_change_tol(a, tol)   # L1 change certifying error <= tol
     while it < max_iter:
         ts = time.perf_counter()
         if gs:
@@ -401,7 +403,7 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         delta = float(stats[:, _k.STAT_DANGLING].sum())
         it_times.append(time.perf_counter() - ts)
         prog.iteration(it, res)
-        if res <= tol:
+        if res <= stop:
             if gs:
                 # A Gauss-Seidel change is not a bound on the error: confirm with Jacobi
                 # sweeps, whose change bounds the error by alpha/(1-alpha) * change.
@@ -417,4 +419,4 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ranks = x / tot if tot > 0 else x
     return PageRankResult(ranks, np.asarray(ids, dtype=np.int64), it, converged, res,
                           time.perf_counter() - t0, method, nthreads, float(tol), float(alpha),
-                          it_times)
+                          it_times, _options.pagerank_error_bound(a, res))

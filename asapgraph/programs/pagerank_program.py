@@ -17,8 +17,8 @@ series from 0) and ASAP (Gauss-Seidel sweeps).
 
 Invariant: ``values + deltas`` after each round equals the partial sum of the power
 series; the pending L1 mass is exactly the change the next Jacobi round would make.
-Termination as :func:`asapgraph.programs.pagerank.pagerank`: pending L1 mass ``<= tol`` (absolute,
-networkx's ``tol * n``), so the L1 error is at most ``alpha / (1 - alpha) * tol``.
+Termination as :func:`asapgraph.programs.pagerank.pagerank`: ``tol`` bounds the L1 error; the
+engines stop when ``alpha / (1 - alpha)`` times the pending L1 mass is ``<= tol``.
 
 References: Page, Brin, Motwani, Winograd 1999; Zhang, Gao, Gao, Wang, "Maiter", IEEE
 TPDS 25(8), 2014; networkx ``pagerank`` (``_pagerank_scipy``).
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from asapgraph.options import check_alpha, negative_weights_error, pagerank_error_bound
 from asapgraph.programs._util import normalized, vertex_vector
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
@@ -58,13 +59,19 @@ class PageRankProgram(VertexProgram):
     default_tol = 1e-10
 
     def __init__(self, alpha=0.85, personalization=None, dangling=None):
-        if not 0 <= alpha < 1:
-            raise ValueError(f"alpha must be in [0, 1), got {alpha}")
-        self.alpha = float(alpha)
+        self.alpha = check_alpha(alpha)
         self.personalization = personalization
         self.dangling = dangling
 
+    def error_factor(self, ctx):
+        """``L1 error <= alpha / (1 - alpha) * pending L1 mass`` (the next Jacobi change)."""
+        return pagerank_error_bound(self.alpha, 1.0)
+
     def setup(self, ctx):
+        w = getattr(ctx.graph, "weights", None)
+        if ctx.weighted and ctx.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0),
+                                          "max"):
+            raise negative_weights_error(getattr(ctx.graph, "source", None))
         out = ctx.out_weight if ctx.weighted else ctx.out_degree
         out = np.asarray(out, dtype=np.float64)
         self.is_dangling = out == 0
@@ -114,8 +121,7 @@ def pagerank_program(graph, alpha=0.85, personalization=None, dangling=None, tol
     alpha : float
     personalization, dangling : dict ``{original id: weight}``, array over dense ids, or None
     tol : float
-        Stop when the pending L1 change is ``<= tol`` (absolute, as
-        :func:`asapgraph.programs.pagerank.pagerank`; networkx's ``tol`` times ``n``).
+        Bound on the L1 error, as :func:`asapgraph.programs.pagerank.pagerank`.
     max_iter : int
         Rounds (BSP) or sweeps (ASAP).  The delta form starts from 0, so it needs about
         ``log(tol) / log(alpha)`` rounds (about 140 at the defaults), hence 1000.

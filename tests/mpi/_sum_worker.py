@@ -61,7 +61,8 @@ def check(case, comm, cache):
     pg = cache[pk]
     r = DP.run(make(case, G), pg, comm, mode=case["mode"], tol=1e-13, max_iter=5000)
     rec = {"case": case, "converged": bool(r.converged), "engine": r.stats.get("engine"),
-           "error_bound": r.stats.get("error_bound"), "iterations": int(r.iterations)}
+           "error_bound": r.stats.get("error_bound"), "residual": r.stats.get("residual"),
+           "iterations": int(r.iterations)}
     if comm.Get_rank() == 0:
         ref = P.run(make(case, G), G, mode="bsp", tol=1e-14, max_iter=10000)
         exact = direct(make(case, G), G)

@@ -34,10 +34,11 @@ def _files(tmp_path, rng):
     g.write_text("# generated\n" + "".join(f"{ids[a]}\t{ids[b]}\t{x:.6f}\n"
                                            for a, b, x in zip(s, d, w)))
     pers = tmp_path / "pers.txt"
-    sel = rng.choice(n, 15, replace=False)
+    present = np.unique(np.concatenate([s, d]))  # an id that is not a vertex is refused
+    sel = rng.choice(present, 15, replace=False)
     pers.write_text("".join(f"{ids[i]} {rng.uniform(0.5, 2):.4f}\n" for i in sel))
     dang = tmp_path / "dang.txt"
-    sel = rng.choice(n, 10, replace=False)
+    sel = rng.choice(present, 10, replace=False)
     dang.write_text("".join(f"{ids[i]} {rng.uniform(0.5, 2):.4f}\n" for i in sel))
     tiny = tmp_path / "tiny.txt"  # 3 vertices: with 4 ranks some rank owns nothing
     tiny.write_text("5 9\n9 5\n9 12\n")
