@@ -100,10 +100,23 @@ class PageRankResult:
     tol: float = DEFAULT_TOL
     alpha: float = 0.85
     iteration_seconds: list = field(default_factory=list, repr=False)
+    #: Vertex labels (strings, tuples, ...) when the graph had them (``Graph.labels``).
+    labels: object = field(default=None, repr=False)
+
+    def vertices(self):
+        """Original label (or id) of every vertex, aligned with ``ranks``."""
+        return self.ids if self.labels is None else self.labels
 
     def to_dict(self):
-        """``{original_id: rank}`` (meant for small graphs)."""
-        return dict(zip(self.ids.tolist(), self.ranks.tolist()))
+        """``{original id or label: rank}`` (meant for small graphs)."""
+        return dict(zip(self.vertices().tolist(), self.ranks.tolist()))
+
+    def to_pandas(self):
+        """A DataFrame with columns ``node`` (original ids or labels) and ``rank``."""
+        from .interop.convert import require
+
+        pd = require("pandas")
+        return pd.DataFrame({"node": self.vertices(), "rank": self.ranks})
 
     def top(self, k=10):
         """The ``k`` highest-ranked vertices as ``[(original_id, rank), ...]``, best first.
@@ -122,6 +135,8 @@ class PageRankResult:
             cand = np.arange(self.ranks.shape[0])
         order = np.lexsort((self.ids[cand], -self.ranks[cand]))[:k]
         sel = cand[order]
+        if self.labels is not None:
+            return list(zip(self.labels[sel].tolist(), self.ranks[sel].tolist()))
         return [(int(i), float(r)) for i, r in zip(self.ids[sel], self.ranks[sel])]
 
     def as_json(self, top=10):
@@ -313,6 +328,10 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ValueError
         Bad ``alpha``, ``tol``, ``max_iter``, ``threads`` or ``method``.
     """
+    if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
+        from .interop.convert import as_graph
+
+        graph = as_graph(graph)
     prog = _progress.get(progress)
     if not (0.0 <= float(alpha) < 1.0):
         raise ValueError(f"alpha must be in [0, 1), got {alpha}")
@@ -337,9 +356,11 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     n = graph.n
     ids = graph.original_ids() if hasattr(graph, "original_ids") else (
         np.arange(n, dtype=np.int64) if graph.ids is None else np.asarray(graph.ids))
+    labels = getattr(graph, "labels", None)
     if n == 0:
         return PageRankResult(np.zeros(0), np.asarray(ids, dtype=np.int64), 0, True, 0.0,
-                              time.perf_counter() - t0, method, nthreads, tol, alpha)
+                              time.perf_counter() - t0, method, nthreads, tol, alpha,
+                              labels=labels)
     if weighted and graph.m and np.min(graph.weights) < 0:
         raise InputError(_where(graph), None,
                          "PageRank needs non-negative edge weights (use it unweighted, or "
@@ -429,4 +450,4 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ranks = x / tot if tot > 0 else x
     return PageRankResult(ranks, np.asarray(ids, dtype=np.int64), it, converged, res,
                           time.perf_counter() - t0, method, nthreads, float(tol), float(alpha),
-                          it_times)
+                          it_times, labels)

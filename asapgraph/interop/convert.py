@@ -233,3 +233,74 @@ def from_edge_array(a, *, weighted=None, undirected=False, source="<ndarray>"):
         s, d = s.astype(np.int64), d.astype(np.int64)
     return from_labels(np.ascontiguousarray(s), np.ascontiguousarray(d), w,
                        undirected=undirected, source=source)
+
+
+def _module(obj):
+    return type(obj).__module__.split(".")[0]
+
+
+#: What the Python API accepts as a graph, for the one-line error.
+EXPECTED = ("an asapgraph.Graph, a networkx graph, a scipy.sparse matrix, a pandas DataFrame "
+            "(source, target[, weight] columns), a pyarrow Table or an (m, 2|3) edge array")
+
+
+def as_graph(obj, *, weighted=None, undirected=False):
+    """An :class:`asapgraph.Graph` from any supported foreign graph object.
+
+    networkx graphs keep their node objects as labels (``weight`` attribute used when
+    ``weighted`` is not False and some edge has it); scipy matrices are adjacency
+    matrices; DataFrames/Tables use the ``source``/``target`` columns (else the first two)
+    and a ``weight`` column when present; arrays are edge lists.  Anything else raises a
+    one-line ``TypeError`` naming what is expected and the converters.
+    """
+    if isinstance(obj, Graph):
+        return obj
+    from .nxgraph import NxGraph, from_networkx
+
+    mod = _module(obj)
+    g = None
+    if isinstance(obj, NxGraph) or (mod == "networkx" and hasattr(obj, "_adj")):
+        nxg = obj if isinstance(obj, NxGraph) else from_networkx(
+            obj, weight=None if weighted is False else "weight")
+        use = "weight" if (weighted is not False and nxg.edge_data.get("weight") is not None) else None
+        g = nxg.engine_graph(use)
+        if not _nodes_range(nxg):
+            g.labels = nxg.node_array()
+        if undirected and nxg.is_directed():
+            s, d, w = g.edges()
+            lab = g.labels
+            g = Graph.from_edges(s, d, n=g.n, weights=w, undirected=True, source=g.source)
+            g.labels = lab
+        return g
+    if mod == "scipy":
+        import scipy.sparse as sp
+
+        if sp.issparse(obj):
+            g = from_scipy(obj, weighted=weighted)
+    elif mod == "pandas" and hasattr(obj, "columns"):
+        cols = list(obj.columns)
+        s, t = ("source", "target") if {"source", "target"} <= set(cols) else (cols[0], cols[1]) \
+            if len(cols) >= 2 else (None, None)
+        if s is None:
+            raise TypeError("a DataFrame graph needs source and target columns")
+        w = "weight" if ("weight" in cols and weighted is not False) else None
+        return from_pandas(obj, source=s, target=t, weight=w, undirected=undirected)
+    elif mod == "pyarrow" and hasattr(obj, "column_names"):
+        w = "weight" if ("weight" in obj.column_names and weighted is not False) else None
+        return from_arrow(obj, weight=w, undirected=undirected)
+    elif isinstance(obj, np.ndarray):
+        return from_edge_array(obj, weighted=weighted, undirected=undirected)
+    if g is None:
+        raise TypeError(f"expected {EXPECTED}; got {type(obj).__module__}.{type(obj).__name__}"
+                        " (build one with Graph.from_edges, Graph.from_labels, "
+                        "Graph.from_scipy, Graph.from_pandas or asapgraph.from_networkx)")
+    if undirected:
+        s, d, w = g.edges()
+        g = Graph.from_edges(s, d, n=g.n, weights=w, undirected=True, source=g.source)
+    return g
+
+
+def _nodes_range(nxg):
+    from .nxgraph import _nodes_are_range
+
+    return _nodes_are_range(nxg.nodes)

@@ -71,6 +71,8 @@ class ProgramResult:
         self.converged = converged
         self.stats = stats
         self.name = name
+        #: vertex labels (strings, tuples, ...) when the graph had them (``Graph.labels``)
+        self.labels = None
 
     def columns(self):
         """``{column name: array}`` of the result (one column named after the program)."""
@@ -78,11 +80,22 @@ class ProgramResult:
             return dict(self.values)
         return {self.name: self.values}
 
+    def vertices(self):
+        """Original label (or id) of every vertex, aligned with the values."""
+        return self.ids if self.labels is None else self.labels
+
     def to_dict(self):
-        """``{original id: value}`` (single-column results only)."""
+        """``{original id or label: value}`` (single-column results only)."""
         if isinstance(self.values, dict):
             raise ValueError("result has several columns; use columns()")
-        return dict(zip(self.ids.tolist(), self.values.tolist()))
+        return dict(zip(self.vertices().tolist(), self.values.tolist()))
+
+    def to_pandas(self):
+        """A DataFrame: column ``node`` (original ids or labels), then the result columns."""
+        from ..interop.convert import require
+
+        pd = require("pandas")
+        return pd.DataFrame({"node": self.vertices(), **self.columns()})
 
     def __repr__(self):
         return (f"ProgramResult({self.name}, n={len(self.ids)}, iterations={self.iterations}, "
@@ -586,6 +599,10 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     ProgramResult
     """
     program = validate_program(program, mode)
+    if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
+        from ..interop.convert import as_graph
+
+        graph = as_graph(graph)
     if comm is not None and comm.Get_size() > 1:
         try:
             from ..dist import programs as _dist_programs  # phase 2: the MPI engine's hook
@@ -631,5 +648,7 @@ def _run_single(program, graph, mode, max_iter, tol, comm, progress):
              "sparse_steps": emap.sparse_steps, "residual": residual,
              "threads": K.num_threads()}
     progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
-    return ProgramResult(values, ctx.ids, iters, bool(converged), stats,
-                         name=getattr(program, "name", "program"))
+    result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
+                           name=getattr(program, "name", "program"))
+    result.labels = getattr(graph, "labels", None)
+    return result
