@@ -220,7 +220,7 @@ def test_program_results_carry_labels():
     from asapgraph.programs import bfs
     assert bfs(g, "y").to_dict() == {"w": -1, "x": 2, "y": 0, "z": 1}
     pd = pytest.importorskip("pandas")
-    assert set(r.to_pandas()["node"]) == {"x", "y", "z"}
+    assert set(r.to_pandas()["node"]) == {"w", "x", "y", "z"}
 
 
 @pytest.mark.parametrize("obj", ["nx", "scipy", "ndarray", "pandas", "arrow", "list"])
