@@ -20,7 +20,7 @@ networkx's decorators ask of a graph (``is_directed``, ``is_multigraph``, ``len`
 """
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, repeat
 from operator import methodcaller
 
 import numpy as np
@@ -31,6 +31,10 @@ from ._labels import object_array
 __all__ = ["NxGraph", "from_networkx"]
 
 _VALUES = methodcaller("values")
+
+
+def _get(mapping, key, default):
+    return mapping.get(key, default)
 
 
 class NxGraph:
@@ -223,12 +227,14 @@ def from_networkx(G, weight="weight", *, edge_attrs=None, default=1.0):
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(deg, out=indptr[1:])
 
+    values = dict.values if all(type(d) is dict for d in nbrs[:1]) else _VALUES
+
     def datadicts():
-        per_pair = chain.from_iterable(map(_VALUES, nbrs))
-        return chain.from_iterable(map(_VALUES, per_pair)) if multi else per_pair
+        per_pair = chain.from_iterable(map(values, nbrs))
+        return chain.from_iterable(map(values, per_pair)) if multi else per_pair
 
     if multi:
-        mult = np.fromiter(map(len, chain.from_iterable(map(_VALUES, nbrs))), dtype=np.int64,
+        mult = np.fromiter(map(len, chain.from_iterable(map(values, nbrs))), dtype=np.int64,
                            count=m_pairs)
         ids = np.repeat(ids, mult)
         eptr = np.zeros(m_pairs + 1, dtype=np.int64)
@@ -240,10 +246,17 @@ def from_networkx(G, weight="weight", *, edge_attrs=None, default=1.0):
     elif edge_attrs is True:
         edge_attrs = dict.fromkeys(_edge_attr_names(datadicts()), default)
     data = {}
+    # one cheap pass first: most graphs carry no edge data at all (then no attribute pass)
+    bare = bool(edge_attrs) and not any(map(len, datadicts()))
     for attr, dflt in edge_attrs.items():
+        if bare:
+            data[attr] = None if dflt in (None, 1) else np.full(m, float(dflt))
+            continue
         try:
-            w = np.fromiter(map(methodcaller("get", attr, np.nan if dflt is None else dflt),
-                                datadicts()), dtype=np.float64, count=m)
+            get = dict.get if values is dict.values else _get
+            w = np.fromiter(map(get, datadicts(), repeat(attr),
+                                repeat(np.nan if dflt is None else dflt)),
+                            dtype=np.float64, count=m)
         except (TypeError, ValueError):
             raise NotImplementedError(f"edge attribute {attr!r} is not numeric") from None
         data[attr] = None if bool(np.all(w == 1.0)) else w

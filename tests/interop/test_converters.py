@@ -244,3 +244,12 @@ def test_first_contact(obj):
     assert g.n == 3
     r = asapgraph.pagerank(o, tol=1e-14)
     assert np.allclose(r.ranks, 1 / 3)
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+def test_graph_views(kind):
+    """Subgraph and reverse views (FilterAtlas/FilterAdjacency, not dicts) convert too."""
+    G = _awkward(kind, KEYS["str"])
+    for V in ([G.subgraph(["a", "b", "c", "f"])]
+              + ([G.reverse(copy=False)] if G.is_directed() else [])):
+        _close(nx.pagerank(V, tol=1e-12), nx.pagerank(V, tol=1e-12, backend="asapgraph"))
