@@ -28,10 +28,12 @@ MUST_RUN = {"pagerank", "hits", "katz_centrality", "weakly_connected_components"
             "single_source_shortest_path_length", "single_source_dijkstra_path_length"}
 
 
-def test_networkx_suite_with_asapgraph_backend(tmp_path):
+@pytest.mark.parametrize("hits_method", ["svds", "power"])
+def test_networkx_suite_with_asapgraph_backend(tmp_path, hits_method):
     log = tmp_path / "calls.log"
     env = dict(os.environ, NETWORKX_TEST_BACKEND="asapgraph", NETWORKX_FALLBACK_TO_NX="True",
-               ASAPGRAPH_NX_CALL_LOG=str(log), OMP_NUM_THREADS="1")
+               ASAPGRAPH_NX_CALL_LOG=str(log), OMP_NUM_THREADS="1",
+               ASAPGRAPH_NX_HITS_METHOD=hits_method)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
            "--timeout=170", "--pyargs", *MODULES]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
