@@ -81,6 +81,17 @@ def bench_nx(spec, repeat):
     times = {}
     check = {}
     missing = set()
+
+    def measure(alg, label, call, first):
+        gc.collect()
+        try:
+            t, out = _timed(call)
+        except NotImplementedError:
+            missing.add((alg, label))
+            return
+        times.setdefault((alg, label), []).append(t)
+        if first:
+            check[(alg, label)] = out
     for r in range(repeat):
         for name, fn in conv.items():
             t, conv_obj = _timed(fn)
@@ -94,16 +105,7 @@ def bench_nx(spec, repeat):
             elif ga is not None:
                 variants.append(("graphblas+conv", lambda: f(G, backend="graphblas")))
             for label, call in variants[r % len(variants):] + variants[:r % len(variants)]:
-                gc.collect()
-                try:
-                    t, out = _timed(call)
-                except NotImplementedError:
-                    missing.add((alg, label))
-                    continue
-                times.setdefault((alg, label), []).append(t)
-                if r == 0:
-                    check[(alg, label)] = out
-                del out
+                measure(alg, label, call, r == 0)
         # reused graphs: converted once per round, outside the timings
         for label, make in (("asapgraph reused", conv["asapgraph"]),
                             ("graphblas reused", conv.get("graphblas"))):
@@ -111,18 +113,8 @@ def bench_nx(spec, repeat):
                 continue
             g2 = make()
             for alg, f in algos.items():
-                if alg.startswith("hits (") and label.startswith("graphblas"):
-                    continue
-                gc.collect()
-                try:
-                    t, out = _timed(lambda: f(g2))
-                except NotImplementedError:
-                    missing.add((alg, label))
-                    continue
-                times.setdefault((alg, label), []).append(t)
-                if r == 0:
-                    check[(alg, label)] = out
-                del out
+                if not (alg.startswith("hits (") and label.startswith("graphblas")):
+                    measure(alg, label, lambda: f(g2), r == 0)
             del g2
     _report(times, check)
     for alg, label in sorted(missing):

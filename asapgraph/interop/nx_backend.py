@@ -312,20 +312,20 @@ def is_weakly_connected(G):
     return _n_components(G) == 1
 
 
-@_implements
-def connected_components(G):
-    return _component_sets(G)
+def _undirected_twin(name, func):
+    """Register ``func`` under the undirected name too (same code, symmetric adjacency)."""
+    def twin(G):
+        return func(G)
+
+    twin.__name__ = twin.__qualname__ = name
+    return _implements(twin)
 
 
-@_implements
-def number_connected_components(G):
-    return _n_components(G)
-
-
-@_implements
-def is_connected(G):
-    _check_null(G)
-    return _n_components(G) == 1
+connected_components = _undirected_twin("connected_components",
+                                        weakly_connected_components.__wrapped__)
+number_connected_components = _undirected_twin("number_connected_components",
+                                               number_weakly_connected_components.__wrapped__)
+is_connected = _undirected_twin("is_connected", is_weakly_connected.__wrapped__)
 
 
 @_implements
