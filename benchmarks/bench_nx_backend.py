@@ -13,7 +13,7 @@ and the conversions alone are timed.  Medians are printed with the ratios to net
 
 Part ``scipy`` (default rmat:22, 67M entries): ``Graph.from_scipy`` of a ``csr_array`` that
 keeps every R-MAT edge (duplicates included) against writing the same edges to a text edge
-list (``np.savetxt``-free: a vectorised writer) and loading it with ``load_graph``.
+list (the package's vectorised ``format_rows`` writer) and loading it with ``load_graph``.
 
     python benchmarks/bench_nx_backend.py [--part nx|scipy|all] [--graph rmat:18]
                                           [--scipy-graph rmat:22] [--repeat 3]
@@ -172,14 +172,15 @@ def _csr_with_duplicates(src, dst, n):
 
 
 def _write_edges(path, A):
-    """Text edge list of a CSR (one 'u v' line per entry), in 4M-line blocks."""
+    """Text edge list of a CSR (one 'u v' line per entry) with the package's vectorised
+    formatter (``asapgraph.output.format_rows``), in 4M-line blocks."""
+    from asapgraph.output import format_rows
+
     rows = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(A.indptr))
     with open(path, "wb") as f:
         step = 1 << 22
         for i in range(0, rows.shape[0], step):
-            block = np.char.add(np.char.add(rows[i:i + step].astype("U10"), " "),
-                                A.indices[i:i + step].astype("U10"))
-            f.write(("\n".join(block.tolist()) + "\n").encode())
+            f.write(format_rows([rows[i:i + step], A.indices[i:i + step]], sep=" "))
 
 
 def bench_scipy(spec, repeat):
