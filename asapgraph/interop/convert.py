@@ -70,6 +70,8 @@ def from_scipy(matrix, *, weighted=None, source=None):
                         f"{type(matrix).__name__}")
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"from_scipy needs a square adjacency matrix, got shape {matrix.shape}")
+    # out-degrees are the row lengths of a CSR: free here, a bincount pass otherwise
+    out_degree = np.diff(matrix.indptr).astype(np.int64) if matrix.format == "csr" else None
     csc = matrix if matrix.format == "csc" else matrix.tocsc()
     if matrix.format == "coo":
         csc.sum_duplicates()
@@ -83,7 +85,8 @@ def from_scipy(matrix, *, weighted=None, source=None):
     if weighted is not False:
         w = _weights_or_none(data if data.dtype == np.float64 else data.astype(np.float64),
                              weighted)
-    return Graph(indptr, np.ascontiguousarray(indices), w, source=source or "<scipy>")
+    return Graph(indptr, np.ascontiguousarray(indices), w, out_degree,
+                 source=source or "<scipy>")
 
 
 def _column(df, name, what):
