@@ -2,14 +2,14 @@
 
 The public API is what this module exports (``__all__``); everything in a
 module whose name starts with ``_`` is private.  Importing asapgraph never
-initialises MPI: only :mod:`asapgraph.dist` imports mpi4py, when it is used.
+initialises MPI: only :mod:`asapgraph.comm` imports mpi4py, when a run needs it.
 """
-from ._version import __version__
-from . import generators
-from .errors import InputError, NotConvergedError
-from .graph import Graph
-from .io import load_binary, load_graph, read_edges, save_binary
-from .pagerank import PageRankResult, pagerank
+from asapgraph._version import __version__
+from asapgraph.graph import generators
+from asapgraph.errors import InputError, NotConvergedError
+from asapgraph.graph.core import Graph
+from asapgraph.graph.io import load_binary, load_graph, read_edges, save_binary
+from asapgraph.programs.pagerank import PageRankResult, pagerank
 
 __all__ = [
     "__version__",
@@ -33,7 +33,7 @@ __all__ = [
 #: Names imported on first use (PEP 562): output formatting and the vertex programs
 #: are not needed to load a graph and iterate (an MPI rank does only that), and cost
 #: about 2 MB resident to import.
-_LAZY = {"write_values": "output", "ProgramResult": "programs", "VertexProgram": "programs",
+_LAZY = {"write_values": "graph.io.output", "ProgramResult": "programs", "VertexProgram": "programs",
          "run": "programs", "from_networkx": "interop"}
 
 

@@ -5,7 +5,7 @@ leaving the other ranks waiting (done in :func:`asapgraph.cli.main`).
 """
 import sys
 
-from .cli import main
+from asapgraph.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,6 +1,6 @@
 """First distributed benchmark: BSP vs ASAP on 4 ranks, with and without emulation.
 
-Runs one ``mpiexec -n K`` job per graph that loads it once (:func:`asapgraph.dist.load`)
+Runs one ``mpiexec -n K`` job per graph that loads it once (:func:`asapgraph.engine.load`)
 and runs BSP and ASAP with and without emulation on it, then prints one table (time to tol,
 rounds, bytes, messages, spectral gap, wait time, peak memory of the largest rank, and the
 TRUE L1 error of the final vector against a single-process 1e-13 reference) plus the
@@ -42,16 +42,16 @@ _WORKER = r"""
 import json, sys
 import numpy as np
 from mpi4py import MPI
-import asapgraph.dist as ad
-from asapgraph.dist.emulation import Emulation
+import asapgraph.engine as ad
+from asapgraph.engine.emulation import Emulation
 comm = MPI.COMM_WORLD
 src, tol, part, out = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
 alpha = 0.85
 L = ad.load(src, comm, partition=part)  # once; both modes and both networks reuse it
 ref = None
 if comm.rank == 0:  # reference: single-process power iteration to 1e-13
-    from asapgraph.io import load_graph
-    from asapgraph.pagerank import pagerank
+    from asapgraph.graph.io import load_graph
+    from asapgraph.programs.pagerank import pagerank
     rr = pagerank(load_graph(src), alpha=alpha, tol=1e-13, max_iter=100000)
     o = np.argsort(rr.ids, kind="stable")
     ref = (rr.ids[o], rr.ranks[o])
@@ -97,8 +97,8 @@ def run_graph(src, np_, tol, partition, cwd):
 
 
 def single_peak(g, tol, cwd):
-    code = ("import resource,sys,time;from asapgraph.io import load_graph;"
-            "from asapgraph.pagerank import pagerank;t=time.perf_counter();"
+    code = ("import resource,sys,time;from asapgraph.graph.io import load_graph;"
+            "from asapgraph.programs.pagerank import pagerank;t=time.perf_counter();"
             f"g=load_graph({g!r});l=time.perf_counter()-t;r=pagerank(g,tol={tol});"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024, l, r.iterations)")
     r = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,

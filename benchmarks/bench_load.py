@@ -7,20 +7,20 @@ Usage::
 
 Writes (or reuses) ``rmat_S_EF.txt`` in the cache directory (default
 ``benchmarks/results/cache``, ignored by git): ``src<TAB>dst`` lines after a ``#``
-header, the R-MAT graph of :mod:`asapgraph.generators` (Graph500 parameters,
+header, the R-MAT graph of :mod:`asapgraph.graph.generators` (Graph500 parameters,
 permuted).  Every measurement runs in a fresh subprocess so that its peak RSS
 (``ru_maxrss``) is its own; the median of ``--repeat`` runs is reported, with the
 ratios against the peers measured in the same run (the machine may be busy).
 
 Methods
 -------
-asap_read_edges    asapgraph.io.read_edges -> two int64 arrays (like the peers)
-asap_load_graph    asapgraph.io.load_graph -> in-CSR Graph (parse + remap + build)
+asap_read_edges    asapgraph.graph.io.read_edges -> two int64 arrays (like the peers)
+asap_load_graph    asapgraph.graph.io.load_graph -> in-CSR Graph (parse + remap + build)
 pyarrow_csv        pyarrow.csv.read_csv -> two int64 numpy arrays
 pandas_c           pandas.read_csv(engine="c") -> two int64 numpy arrays
-binary_mmap        asapgraph.io.load_binary (memory map only)
+binary_mmap        asapgraph.graph.io.load_binary (memory map only)
 binary_touch       load_binary + read every array once (pages faulted in)
-load_pagerank      load_graph + asapgraph.pagerank.pagerank (peak RSS per edge)
+load_pagerank      load_graph + asapgraph.programs.pagerank.pagerank (peak RSS per edge)
 baseline           interpreter + imports only (RSS floor)
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def peak_rss_bytes():
 def write_rmat_text(path, scale, ef, seed):
     import numpy as np
 
-    from asapgraph import generators
+    from asapgraph.graph import generators
 
     src, dst = generators.rmat(scale, ef, seed)
     tmp = str(path) + ".part"
@@ -86,14 +86,14 @@ def child(method, path, binpath):
     import numpy as np
 
     # imports are not timed (but their memory is in every RSS figure: see baseline)
-    import asapgraph.io  # noqa: F401
-    import asapgraph.graph  # noqa: F401
+    import asapgraph.graph.io  # noqa: F401
+    import asapgraph.graph.core  # noqa: F401
     if method in ("baseline", "pyarrow_csv"):
         import pyarrow.csv  # noqa: F401
     if method in ("baseline", "pandas_c"):
         import pandas  # noqa: F401
     if method == "load_pagerank":
-        import asapgraph.pagerank  # noqa: F401
+        import asapgraph.programs.pagerank  # noqa: F401
     rss0 = rss_now_bytes()
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
@@ -101,12 +101,12 @@ def child(method, path, binpath):
     if method == "baseline":
         pass
     elif method == "asap_read_edges":
-        from asapgraph.io import read_edges
+        from asapgraph.graph.io import read_edges
 
         e = read_edges(path)
         m = len(e)
     elif method == "asap_load_graph":
-        from asapgraph.io import load_graph
+        from asapgraph.graph.io import load_graph
 
         g = load_graph(path)
         m = g.m
@@ -130,12 +130,12 @@ def child(method, path, binpath):
         d = df["d"].to_numpy()
         m = s.size
     elif method == "binary_mmap":
-        from asapgraph.io import load_binary
+        from asapgraph.graph.io import load_binary
 
         g = load_binary(binpath)
         m = g.m
     elif method == "binary_touch":
-        from asapgraph.io import load_binary
+        from asapgraph.graph.io import load_binary
 
         g = load_binary(binpath)
         tot = 0
@@ -144,8 +144,8 @@ def child(method, path, binpath):
                 tot += int(np.asarray(a[::512]).sum())  # one read per page
         m = g.m
     elif method == "load_pagerank":
-        from asapgraph.io import load_graph
-        from asapgraph.pagerank import pagerank
+        from asapgraph.graph.io import load_graph
+        from asapgraph.programs.pagerank import pagerank
 
         g = load_graph(path)
         pagerank(g, tol=1e-6)
@@ -196,7 +196,7 @@ def main(argv=None):
                         str(a.edge_factor), str(a.seed)], check=True)
     binpath = path.with_suffix(".asg")
     if not binpath.exists():
-        subprocess.run([sys.executable, "-c", "import sys; from asapgraph.io import load_graph, "
+        subprocess.run([sys.executable, "-c", "import sys; from asapgraph.graph.io import load_graph, "
                         "save_binary; save_binary(load_graph(sys.argv[1]), sys.argv[2])",
                         str(path), str(binpath)], check=True)
     size = path.stat().st_size

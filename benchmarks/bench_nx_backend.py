@@ -45,7 +45,7 @@ def bench_nx(spec, repeat):
     import networkx as nx
 
     import asapgraph
-    from asapgraph import generators
+    from asapgraph.graph import generators
 
     try:
         import graphblas_algorithms as ga
@@ -56,7 +56,7 @@ def bench_nx(spec, repeat):
     t, G = _timed(lambda: _digraph(nx, src, dst, n))
     print(f"{spec}: n={G.number_of_nodes():,} m={G.number_of_edges():,} "
           f"(DiGraph: duplicate R-MAT edges merged), built in {t:.1f} s")
-    del src, dst
+    src = dst = None   # free the edge arrays before timing
     nx.config.cache_converted_graphs = False
     nx.config.warnings_to_ignore.add("cache")
 
@@ -115,7 +115,7 @@ def bench_nx(spec, repeat):
             for alg, f in algos.items():
                 if not (alg.startswith("hits (") and label.startswith("graphblas")):
                     measure(alg, label, lambda: f(g2), r == 0)
-            del g2
+            g2 = None
     _report(times, check)
     for alg, label in sorted(missing):
         print(f"{alg}: {label} not implemented (NotImplementedError)")
@@ -173,8 +173,8 @@ def _csr_with_duplicates(src, dst, n):
 
 def _write_edges(path, A):
     """Text edge list of a CSR (one 'u v' line per entry) with the package's vectorised
-    formatter (``asapgraph.output.format_rows``), in 4M-line blocks."""
-    from asapgraph.output import format_rows
+    formatter (``asapgraph.graph.io.output.format_rows``), in 4M-line blocks."""
+    from asapgraph.graph.io.output import format_rows
 
     rows = np.repeat(np.arange(A.shape[0], dtype=np.int64), np.diff(A.indptr))
     with open(path, "wb") as f:
@@ -185,7 +185,8 @@ def _write_edges(path, A):
 
 def bench_scipy(spec, repeat):
     import asapgraph
-    from asapgraph import Graph, generators
+    from asapgraph import Graph
+    from asapgraph.graph import generators
 
     src, dst, n = generators.from_spec(spec)
     A = _csr_with_duplicates(src, dst, n)

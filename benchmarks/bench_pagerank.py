@@ -42,7 +42,7 @@ def med(f, repeat):
 
 
 def load(name):
-    from asapgraph.io import load_graph
+    from asapgraph.graph.io import load_graph
 
     if name.startswith("rmat:") or name.startswith("er:"):
         return load_graph(name)
@@ -147,10 +147,10 @@ def _load_avg():
 def bench_graph(name, repeat, target, rows, with_gs=False):
     import sys as _sys
 
-    from asapgraph.graph import Graph
-    from asapgraph.pagerank import pagerank
+    from asapgraph.graph.core import Graph
+    from asapgraph.programs.pagerank import pagerank
 
-    _pr = _sys.modules["asapgraph.pagerank"]
+    _pr = _sys.modules["asapgraph.programs.pagerank"]
     tb = time.perf_counter()
     g = load(name)
     load_s = time.perf_counter() - tb

@@ -11,7 +11,7 @@ and on every ``--dataset`` file, medians of ``--repeat`` runs, at every thread c
 
 * PageRank written as a user program on the public API (``PageRankProgram`` through
   ``asapgraph.programs.run``, BSP delta form) vs the built-in kernel
-  ``asapgraph.pagerank.pagerank`` (Jacobi) at the same thread count and a scipy CSR power
+  ``asapgraph.programs.pagerank.pagerank`` (Jacobi) at the same thread count and a scipy CSR power
   iteration: **seconds per iteration**; ratio = ours / built-in (the target is <= 2).
 * WCC (``programs.wcc``, ASAP (its default) and BSP) vs
   ``scipy.sparse.csgraph.connected_components`` (weak; single-threaded).
@@ -20,6 +20,16 @@ and on every ``--dataset`` file, medians of ``--repeat`` runs, at every thread c
 * BFS levels (``programs.bfs``) vs ``scipy.sparse.csgraph.breadth_first_order`` (which
   only orders the vertices: a lower bound for computing levels).
 
+* ``--only user`` (rows "user vs built-in"): the accumulative user programs of
+  ``benchmarks/user_programs.py`` (``PersonalizedPageRank``, numpy callbacks) and the
+  tutorial's ``SeededKatz`` (docs/tutorial.md, as written) vs the built-in personalised
+  PageRank (same seeds) and the built-in Katz (same alpha, ``0.5 / lambda_max``), on
+  ``rmat:--user-scale`` at ``--user-tol``: on one process (in this process) and on
+  ``--np`` ranks (one ``mpiexec`` launch, BSP and ASAP), every variant timed
+  ``--repeat`` times, interleaved; medians of seconds and bytes, and the ratios
+  (user / built-in; the issue's targets: PPR <= 2x time and <= 1.5x bytes, SeededKatz <=
+  1.2x time).
+
 Every result is checked against its peer (labels -> same partition, distances equal).
 Prints one table; ``ratio`` is ``peer time / our time`` (> 1: ours faster) except for the
 PageRank rows, where it is ``our time / built-in time`` per iteration.
@@ -27,6 +37,7 @@ PageRank rows, where it is ``our time / built-in time`` per iteration.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -68,13 +79,13 @@ def _graphs(args):
     for spec in specs:
         t0 = time.perf_counter()
         if spec.startswith("rmat:"):
-            from asapgraph.generators import rmat
+            from asapgraph.graph.generators import rmat
             scale = int(spec.split(":")[1])
             src, dst = rmat(scale, args.edge_factor, seed=args.seed)
             n = 1 << scale
             name = spec
         else:
-            from asapgraph.io import read_edges
+            from asapgraph.graph.io import read_edges
             el = read_edges(spec)
             s0, d0 = np.asarray(el.src, dtype=np.int64), np.asarray(el.dst, dtype=np.int64)
             ids, inv = np.unique(np.concatenate([s0, d0]), return_inverse=True)
@@ -99,7 +110,7 @@ def _graphs(args):
 
 def bench_pagerank(args, name, g, A, rows):
     import asapgraph.programs as P
-    from asapgraph.pagerank import pagerank
+    from asapgraph.programs.pagerank import pagerank
     from asapgraph.programs.pagerank_program import PageRankProgram
     n, k = g.n, args.iters
     for t in args.threads:
@@ -178,6 +189,114 @@ def bench_bfs(args, name, g, A, rows):
                          t, tm, t_b / tm))
 
 
+# ---------------------------------------------------------------- user programs vs built-ins
+def _seeded_katz_file(tmp):
+    import re
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "tutorial.md")
+    block = re.findall(r"```python\n(.*?)```", open(doc).read(), flags=re.S)[0]
+    path = os.path.join(tmp, "seeded_katz.py")
+    with open(path, "w") as f:
+        f.write(block)
+    return path
+
+
+def _user_variants(cfg):
+    """``name -> (kind, factory)`` of the compared runs; the same list on every rank."""
+    import asapgraph.programs as P
+    here = os.path.dirname(os.path.abspath(__file__))
+    seeds, alpha = cfg["seeds"], cfg["katz_alpha"]
+    ppr = lambda: P.load_program(os.path.join(here, "user_programs.py") + ":PersonalizedPageRank",
+                                 seeds=seeds)
+    sk = lambda: P.load_program(cfg["seeded_katz"] + ":SeededKatz", seeds=seeds, alpha=alpha)
+    kz = lambda: P.KatzProgram(alpha=alpha, normalized=False)
+    return {"ppr": ppr, "seeded_katz": sk, "katz": kz}
+
+
+def _mpi_worker(cfg_path, out_path):
+    """Under mpiexec: every variant x mode, interleaved, ``repeat`` times; rank 0 writes JSON."""
+    from mpi4py import MPI
+    from asapgraph.engine import api
+    from asapgraph.engine import distributed as DP
+    cfg = json.load(open(cfg_path))
+    comm = MPI.COMM_WORLD
+    lg = api.load(cfg["spec"], comm)
+    pg = DP.load(cfg["spec"], comm)
+    progs = _user_variants(cfg)
+    pers = {int(s): 1.0 for s in cfg["seeds"]}
+    out = {}
+    for _ in range(cfg["repeat"]):
+        for mode in ("bsp", "asap"):
+            r = api.pagerank(lg, comm, mode=mode, tol=cfg["tol"], max_iter=1000,
+                             personalization=pers)
+            out.setdefault(f"pagerank {mode}", []).append((r.stats.get("seconds"),
+                                                           r.stats.get("bytes_sent")))
+            for name, mk in progs.items():
+                r = DP.run(mk(), pg, comm, mode=mode, tol=cfg["tol"], max_iter=1000)
+                assert r.converged, (name, mode)
+                out.setdefault(f"{name} {mode}", []).append((r.stats["seconds"],
+                                                             r.stats["bytes_sent"]))
+    if comm.Get_rank() == 0:
+        json.dump(out, open(out_path, "w"))
+
+
+def bench_user(args, rows):
+    import subprocess
+    import tempfile
+    import asapgraph.programs as P
+    from asapgraph.graph.io import load_graph
+    from asapgraph.programs.pagerank import pagerank
+    from scipy.sparse.linalg import eigs
+    spec = f"rmat:{args.user_scale}"
+    G = load_graph(spec)
+    A = G.to_scipy()
+    lam = float(abs(eigs(A.astype(np.float64), k=1, return_eigenvectors=False, tol=1e-6)[0]))
+    ids = G.original_ids()
+    tmp = tempfile.mkdtemp(prefix="bench_user_")
+    cfg = {"spec": spec, "seeds": ids[[0, G.n // 3, G.n - 1]].tolist(), "katz_alpha": 0.5 / lam,
+           "tol": args.user_tol, "repeat": args.repeat, "seeded_katz": _seeded_katz_file(tmp)}
+    print(f"# {spec}: n={G.n:,} m={G.m:,}, lambda_max {lam:.1f}, katz alpha {cfg['katz_alpha']:.3g}, "
+          f"tol {args.user_tol:g}", flush=True)
+    progs = _user_variants(cfg)
+    pers = {int(s): 1.0 for s in cfg["seeds"]}
+    one = {}
+    P.run(progs["ppr"](), G, tol=args.user_tol)  # warm-up (topology caches)
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        pagerank(G, tol=args.user_tol, personalization=pers)
+        one.setdefault("pagerank", []).append(time.perf_counter() - t0)
+        for name, mk in progs.items():
+            for mode in ("bsp", "asap"):
+                r = P.run(mk(), G, mode=mode, tol=args.user_tol, max_iter=1000)
+                assert r.converged, (name, mode)
+                one.setdefault(f"{name} {mode}", []).append(r.stats["seconds"])
+    med = {k: statistics.median(v) for k, v in one.items()}
+    for mode in ("bsp", "asap"):
+        rows.append((spec, "user vs built-in, 1 process", f"ppr {mode} / built-in pagerank",
+                     1, med[f"ppr {mode}"], med[f"ppr {mode}"] / med["pagerank"]))
+        rows.append((spec, "user vs built-in, 1 process", f"seeded_katz {mode} / built-in katz",
+                     1, med[f"seeded_katz {mode}"],
+                     med[f"seeded_katz {mode}"] / med[f"katz {mode}"]))
+    cfg_path, out_path = os.path.join(tmp, "cfg.json"), os.path.join(tmp, "out.json")
+    json.dump(cfg, open(cfg_path, "w"))
+    exe = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    subprocess.run([exe if os.access(exe, os.X_OK) else "mpiexec", "-n", str(args.np),
+                    sys.executable, os.path.abspath(__file__), "--mpi-worker", cfg_path, out_path],
+                   check=True, timeout=3600)
+    res = json.load(open(out_path))
+    sec = {k: statistics.median(t for t, _ in v) for k, v in res.items()}
+    byt = {k: statistics.median(b for _, b in v) for k, v in res.items()}
+    for mode in ("bsp", "asap"):
+        where = f"user vs built-in, {args.np} ranks"
+        rows.append((spec, where, f"ppr {mode} / built-in pagerank: seconds", args.np,
+                     sec[f"ppr {mode}"], sec[f"ppr {mode}"] / sec[f"pagerank {mode}"]))
+        rows.append((spec, where, f"ppr {mode} / built-in pagerank: bytes", args.np,
+                     byt[f"ppr {mode}"], byt[f"ppr {mode}"] / byt[f"pagerank {mode}"]))
+        rows.append((spec, where, f"seeded_katz {mode} / built-in katz: seconds", args.np,
+                     sec[f"seeded_katz {mode}"], sec[f"seeded_katz {mode}"] / sec[f"katz {mode}"]))
+        rows.append((spec, where, f"built-in katz {mode}: MB sent", args.np,
+                     byt[f"katz {mode}"] / 1e6, None))
+
+
 def report(rows):
     head = ("graph", "benchmark", "implementation", "threads", "seconds", "ratio")
     cells = [head] + [(g, b, i, str(t), f"{s:.4f}", "" if r is None else f"{r:.2f}")
@@ -186,7 +305,8 @@ def report(rows):
     lines = ["| " + " | ".join(c[j].ljust(widths[j]) for j in range(len(head))) + " |" for c in cells]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     print("\n".join(lines))
-    print("# ratio: peer seconds / ours (> 1: ours faster); pagerank rows: ours / built-in per iteration")
+    print("# ratio: peer seconds / ours (> 1: ours faster); pagerank rows: ours / built-in per "
+          "iteration; user rows: user / built-in (seconds or bytes; < 1: user cheaper)")
 
 
 def main(argv=None):
@@ -198,8 +318,16 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=8, help="PageRank iterations per timing")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--dataset", action="append", default=[], help="edge-list file (repeatable)")
-    ap.add_argument("--only", default="pagerank,wcc,sssp,bfs", help="comma-separated subset to run")
+    ap.add_argument("--only", default="pagerank,wcc,sssp,bfs",
+                    help="comma-separated subset to run (pagerank, wcc, sssp, bfs, user)")
+    ap.add_argument("--user-scale", type=int, default=16, help="R-MAT scale of the user rows")
+    ap.add_argument("--user-tol", type=float, default=1e-6, help="tol of the user rows")
+    ap.add_argument("--np", type=int, default=4, help="ranks of the user rows' MPI launch")
+    ap.add_argument("--mpi-worker", nargs=2, metavar=("CFG", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.mpi_worker:
+        _mpi_worker(*args.mpi_worker)
+        return 0
     args.threads = [int(x) for x in args.threads.split(",")]
     only = set(args.only.split(","))
     print(f"# OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'default')}, {os.cpu_count()} cpus; "
@@ -215,6 +343,8 @@ def main(argv=None):
         if "bfs" in only:
             bench_bfs(args, name, g, A, rows)
         del g, gw, A, Aw
+    if "user" in only:
+        bench_user(args, rows)
     report(rows)
     return 0
 

@@ -22,11 +22,11 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 MPI = pytest.importorskip("mpi4py.MPI")
 
-from asapgraph.dist import _local  # noqa: E402
-from asapgraph.dist.emulation import HEADER, Emulator  # noqa: E402
-from asapgraph.dist.partition import Partition  # noqa: E402
-from asapgraph.dist.stats import RankStats  # noqa: E402
-from asapgraph.generators import rmat  # noqa: E402
+from asapgraph.kernels import _local
+from asapgraph.engine.emulation import HEADER, Emulator  # noqa: E402
+from asapgraph.partition.partitioners import Partition  # noqa: E402
+from asapgraph.engine.stats import RankStats  # noqa: E402
+from asapgraph.graph.generators import rmat  # noqa: E402
 
 SCALE = 18
 
@@ -117,7 +117,7 @@ def test_exchange_message_to_self(benchmark, exchange):
 @pytest.fixture(scope="module")
 def tiny_local(tmp_path_factory):
     """One vertex with a self-loop on COMM_SELF: rounds do no edge work worth measuring."""
-    from asapgraph.dist.loader import load_partitioned
+    from asapgraph.partition.loader import load_partitioned
 
     p = tmp_path_factory.mktemp("g") / "loop.txt"
     p.write_text("0 0\n")
@@ -129,7 +129,7 @@ ROUNDS = 2000
 
 
 def test_empty_round_bsp(benchmark, tiny_local):
-    from asapgraph.dist.bsp import run_bsp
+    from asapgraph.engine.bsp import run_bsp
 
     lg = tiny_local
     p = np.full(lg.nloc, 1.0 / lg.n)
@@ -145,7 +145,7 @@ def test_empty_round_bsp(benchmark, tiny_local):
 
 
 def test_empty_round_asap(benchmark, tiny_local):
-    from asapgraph.dist.asap import run_asap
+    from asapgraph.engine.asap import run_asap
 
     lg = tiny_local
     p = np.full(lg.nloc, 1.0 / lg.n)

@@ -11,14 +11,16 @@ import pytest
 
 pytest.importorskip("pytest_benchmark")
 
-from asapgraph.io import _parse, load_binary, load_graph, read_edges, save_binary  # noqa: E402
+from asapgraph.graph.io import load_binary, load_graph, read_edges, save_binary  # noqa: E402
+
+from asapgraph.kernels import _parse
 
 SCALE = int(os.environ.get("ASAPGRAPH_BENCH_SCALE", "16"))
 
 
 @pytest.fixture(scope="module")
 def rmat_text(tmp_path_factory):
-    from asapgraph import generators
+    from asapgraph.graph import generators
 
     src, dst = generators.rmat(SCALE, 16, 7)
     lines = np.char.add(np.char.add(src.astype(str), "\t"), dst.astype(str))

@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("pytest_benchmark")
 
-from asapgraph import _pagerank as _k  # noqa: E402
-from asapgraph.graph import Graph  # noqa: E402
-from asapgraph.generators import rmat  # noqa: E402
+from asapgraph.kernels import _pagerank as _k
+from asapgraph.graph.core import Graph  # noqa: E402
+from asapgraph.graph.generators import rmat  # noqa: E402
 
 SCALES = [16, 18]
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from asapgraph import cli, generators
+from asapgraph import cli
+
+from asapgraph.graph import generators
 from asapgraph.errors import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -500,7 +502,7 @@ def test_generate_er_binary_and_bundled_dataset_reproducible(tmp_path, capsys):
     code, out, err = run_main(capsys, "generate", "er", "--vertices", 100, "--edges", 700,
                               "-o", tmp_path / "er.asg", "-q")
     assert code == 0, err
-    from asapgraph.io import load_graph
+    from asapgraph.graph.io import load_graph
 
     g = load_graph(str(tmp_path / "er.asg"))
     assert (g.n, g.m) == (100, 700)
@@ -542,10 +544,10 @@ def test_np_dispatches_to_run_distributed(capsys, monkeypatch):
         seen.update(vars(args))
         return 0
 
-    mod = types.ModuleType("asapgraph.dist.cli")
+    mod = types.ModuleType("asapgraph.cli.distributed")
     mod.run_distributed = fake
-    monkeypatch.setitem(sys.modules, "asapgraph.dist.cli", mod)
-    import asapgraph.dist as dist_pkg
+    monkeypatch.setitem(sys.modules, "asapgraph.cli.distributed", mod)
+    import asapgraph.engine as dist_pkg
 
     monkeypatch.setattr(dist_pkg, "cli", mod, raising=False)
     code, out, err = run_main(capsys, "pagerank", "rmat:10", "--np", 4, "--mode", "asap",

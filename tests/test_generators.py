@@ -1,8 +1,8 @@
-"""asapgraph.generators: determinism, slicing, distributions, spec parsing."""
+"""asapgraph.graph.generators: determinism, slicing, distributions, spec parsing."""
 import numpy as np
 import pytest
 
-from asapgraph import generators as g
+from asapgraph.graph import generators as g
 from asapgraph.errors import InputError
 
 
@@ -33,7 +33,7 @@ def test_rmat_result_independent_of_threads(tmp_path):
     import subprocess
     import sys
 
-    code = ("import numpy as np, hashlib; from asapgraph.generators import rmat;"
+    code = ("import numpy as np, hashlib; from asapgraph.graph.generators import rmat;"
             "s, d = rmat(14, 4, 3); print(hashlib.sha1(s.tobytes() + d.tobytes()).hexdigest())")
     outs = set()
     for t in ("1", "2"):
@@ -120,7 +120,7 @@ def test_bad_specs(spec, msg):
 
 
 def test_graph_from_generated_edges():
-    from asapgraph.graph import Graph
+    from asapgraph.graph.core import Graph
 
     src, dst, n = g.from_spec("rmat:10:4:1")
     G = Graph.from_edges(src, dst, n=n)
@@ -170,7 +170,7 @@ def test_rmat_block_kernel_matches_numpy_definition(scale, start, cnt):
 @pytest.mark.parametrize("abc", [(0.57, 0.19, 0.19), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0),
                                  (0.25, 0.25, 0.5)])
 def test_rmat_block_kernel_equals_scalar_reference(scale, abc):
-    from asapgraph import _generators as _g
+    from asapgraph.kernels import _generators as _g
 
     cnt = 20000 if scale < 33 else 2000
     for permute in (False, True):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from asapgraph.graph import Graph, remap_ids
+from asapgraph.graph.core import Graph, remap_ids
 
 
 def _ref_matrix(src, dst, w, ids, undirected=False):

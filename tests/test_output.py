@@ -1,4 +1,4 @@
-"""asapgraph.output: exact %.17g text, every file format round-trips, atomic writes."""
+"""asapgraph.graph.io.output: exact %.17g text, every file format round-trips, atomic writes."""
 import gzip
 import json
 import os
@@ -9,10 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asapgraph import output
+from asapgraph.graph.io import output
 from asapgraph.errors import InputError
-from asapgraph.output import (atomic_write, format_rows, format_top, json_dumps, top_order,
-                              write_values)
+from asapgraph.graph.io.output import (atomic_write,
+    format_rows,
+    format_top,
+    json_dumps,
+    top_order,
+    write_values)
 
 
 def py_rows(cols, sep=","):
@@ -181,6 +185,46 @@ def test_write_values_failure_midway_leaves_nothing(tmp_path, monkeypatch):
         write_values(p, np.arange(5), {"rank": np.ones(5)})
     assert p.read_text() == "precious\n"
     assert os.listdir(tmp_path) == ["out.csv"]
+
+
+def test_output_directory_problems_say_what_is_wrong(tmp_path, monkeypatch):
+    from asapgraph.graph.io.output import check_output_dir
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f.txt").write_text("x\n")
+    (tmp_path / "d.csv").mkdir()
+    cases = {  # path as typed -> message
+        "f.txt/o.csv": "f.txt/o.csv: f.txt is not a directory",
+        "f.txt/a/b/o.csv": "f.txt/a/b/o.csv: f.txt is not a directory",
+        "no/o.csv": "no/o.csv: directory no does not exist",
+        "d.csv": "d.csv: is a directory",
+        "/proc/o.csv": "/proc/o.csv: cannot create a file in directory /proc: ",
+    }
+    for path, msg in cases.items():
+        with pytest.raises(InputError) as e:
+            check_output_dir(path)
+        assert str(e.value).startswith(msg), (path, str(e.value))
+        if path != "d.csv":  # writing says the same
+            with pytest.raises(InputError) as w:
+                write_values(path, np.arange(2), {"rank": np.ones(2)})
+            assert str(w.value) == str(e.value)
+    check_output_dir("ok.csv")  # fine: nothing left behind
+    assert sorted(os.listdir(tmp_path)) == ["d.csv", "f.txt"]
+
+
+def test_atomic_write_os_error_is_one_input_line(tmp_path, monkeypatch):
+    import errno
+
+    p = tmp_path / "out.csv"
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(output.os, "replace", full)
+    with pytest.raises(InputError) as e:
+        write_values(p, np.arange(3), {"rank": np.ones(3)})
+    assert str(e.value) == f"{p}: cannot write: No space left on device"
+    assert os.listdir(tmp_path) == []
 
 
 def test_top_order_and_format_top(rng):

@@ -2,7 +2,7 @@
 
 Every comparison is on the FULL rank vector, matched by original vertex id, with the L1
 tolerance of ``L1_TOL["pagerank"]`` (1e-8).  The networkx side reads the shared files with
-its own small numpy reader (independent of ``asapgraph.io``).
+its own small numpy reader (independent of ``asapgraph.graph.io``).
 """
 import gzip
 
@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from asapgraph.errors import InputError
-from asapgraph.graph import Graph
-from asapgraph.pagerank import METHODS, pagerank
+from asapgraph.graph.core import Graph
+from asapgraph.programs.pagerank import METHODS, pagerank
 
 L1 = 1e-8  # == conftest.L1_TOL["pagerank"]
 
@@ -109,7 +109,7 @@ def _random_multigraph(rng, n, m, dangling_frac=0.3, loops=True):
 
 # ----------------------------------------------------------------------------- shared graphs
 def _load(shared, name, weighted):
-    from asapgraph.io import load_graph
+    from asapgraph.graph.io import load_graph
 
     return load_graph(str(shared(name)), weighted=weighted)
 
@@ -201,7 +201,7 @@ def test_weighted(rng, method):
 
 
 def test_rmat_with_reorder_matches_networkx():
-    from asapgraph.generators import rmat
+    from asapgraph.graph.generators import rmat
 
     src, dst = rmat(11, 8, seed=3)
     n = 1 << 11
@@ -376,7 +376,7 @@ def test_negative_weights_rejected():
 
 # ----------------------------------------------------------------------------- kernel twins
 def test_degree_order_is_stable_log2_bucket_sort(rng):
-    from asapgraph import _pagerank as K
+    from asapgraph.kernels import _pagerank as K
 
     deg = rng.integers(0, 3000, 5000) * (rng.random(5000) < 0.7)
     deg[:5] = [0, 1, 2**40, 3, 7]
@@ -389,7 +389,7 @@ def test_degree_order_is_stable_log2_bucket_sort(rng):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_permute_csr_matches_numpy(rng, threads, weighted):
-    from asapgraph import _pagerank as K
+    from asapgraph.kernels import _pagerank as K
 
     n = 700
     src, dst = _random_multigraph(rng, n, 6000)
@@ -416,7 +416,7 @@ def test_permute_csr_matches_numpy(rng, threads, weighted):
 
 def test_sweep_prefetch_and_threads_are_bitwise_equal(rng):
     """Prefetch is only a hint; Jacobi rows are the same sums for any block split."""
-    from asapgraph import _pagerank as K
+    from asapgraph.kernels import _pagerank as K
 
     n = 3000
     src, dst = _random_multigraph(rng, n, 40000)
@@ -447,7 +447,7 @@ def test_sweep_prefetch_and_threads_are_bitwise_equal(rng):
 def test_small_graphs_run_single_threaded_by_default(rng):
     import sys
 
-    PR = sys.modules["asapgraph.pagerank"]
+    PR = sys.modules["asapgraph.programs.pagerank"]
     g = Graph.from_edges(*_random_multigraph(rng, 200, 1000), n=200)
     assert g.m < PR.PARALLEL_MIN_EDGES
     assert pagerank(g).threads == 1

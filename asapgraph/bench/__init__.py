@@ -7,7 +7,7 @@ Modules: :mod:`.scenarios` (run specs, the RQ1-RQ5 scenarios, grids), :mod:`.run
 :mod:`.commands` (the ``bench`` subcommand: :func:`register`, :func:`main`).
 Nothing here imports mpi4py or matplotlib at import time.
 """
-from .scenarios import CLUSTER, LEVELS, SCENARIOS, RunSpec, grid, scenario
+from asapgraph.bench.scenarios import CLUSTER, LEVELS, SCENARIOS, RunSpec, grid, scenario
 
 __all__ = ["RunSpec", "CLUSTER", "LEVELS", "SCENARIOS", "scenario", "grid", "run_specs", "main",
            "register"]
@@ -15,11 +15,11 @@ __all__ = ["RunSpec", "CLUSTER", "LEVELS", "SCENARIOS", "scenario", "grid", "run
 
 def __getattr__(name):
     if name == "run_specs":
-        from .runner import run_specs
+        from asapgraph.bench.runner import run_specs
 
         return run_specs
     if name in ("main", "register"):
-        from . import commands
+        from asapgraph.bench import commands
 
         return getattr(commands, name)
     raise AttributeError(name)

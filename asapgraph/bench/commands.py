@@ -94,7 +94,7 @@ def register(subparsers):
 
 
 def _plan(args):
-    from .scenarios import SCENARIOS, grid, scenario
+    from asapgraph.bench.scenarios import SCENARIOS, grid, scenario
 
     if args.quick:
         return "quick", scenario("quick", args.repeat), ["rmat:13"], 60.0, 150.0
@@ -121,8 +121,8 @@ def run_command(args):
     0: every run finished within its tolerance; 1: some run failed or timed out;
     2: bad input (unknown graph, bad option); 3: a run's final error exceeds its tolerance.
     """
-    from ..errors import InputError
-    from .scenarios import SCENARIOS
+    from asapgraph.errors import InputError
+    from asapgraph.bench.scenarios import SCENARIOS
 
     if args.list:
         for name, (desc, _) in SCENARIOS.items():
@@ -138,7 +138,7 @@ def run_command(args):
         name, specs, peer_graphs, timeout, budget = _plan(args)
         for m in {s.mode for s in specs} - {"bsp", "asap"}:
             raise InputError(None, None, f"unknown mode {m!r} (expected bsp or asap)")
-        from .reference import resolve_graph
+        from asapgraph.bench.reference import resolve_graph
 
         for gname in sorted({s.graph for s in specs} | set(peer_graphs)):
             resolve_graph(gname)
@@ -158,14 +158,14 @@ def run_command(args):
     command = "asapgraph bench " + " ".join(getattr(args, "_argv", None) or [f"--{name}"])
     t0 = time.perf_counter()
     say(f"{name}: {len(specs)} runs" + (f", budget {budget / 60:.1f} min" if budget else ""))
-    from .runner import machine_info, run_specs
+    from asapgraph.bench.runner import machine_info, run_specs
 
     try:
         records = run_specs(specs, results_dir, run_timeout=timeout, progress=say, budget=budget)
         peer_rows = []
         if do_peers:
-            from .peers import run_peers
-            from .reference import ensure_reference, resolve_graph
+            from asapgraph.bench.peers import run_peers
+            from asapgraph.bench.reference import ensure_reference, resolve_graph
 
             peers_deadline = None if budget is None else t0 + budget + 180.0
             for gname in peer_graphs:
@@ -186,8 +186,8 @@ def run_command(args):
         sys.stderr.write(f"{e}\n")
         return 2
     elapsed = time.perf_counter() - t0
-    from .plots import all_plots
-    from .report import write_markdown
+    from asapgraph.bench.plots import all_plots
+    from asapgraph.bench.report import write_markdown
 
     plots = all_plots(records, outdir)
     write_markdown(md, records, peer_rows, plots, command, elapsed)
@@ -210,8 +210,8 @@ def run_command(args):
 
 
 def _rerender(args):
-    from .plots import all_plots
-    from .report import write_markdown
+    from asapgraph.bench.plots import all_plots
+    from asapgraph.bench.report import write_markdown
 
     doc = json.loads(Path(args.from_json).read_text())
     outdir = Path(args.outdir or Path("benchmarks") / "report")

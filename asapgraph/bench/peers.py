@@ -153,9 +153,9 @@ def run_peers(source, label, ref_path, target=1e-6, repeat=3, igraph_max_edges=4
         One row per implementation and thread count: ``graph, impl, threads, build_seconds,
         seconds, iterations, error, ok`` (``ok`` False with ``skipped`` when unavailable).
     """
-    from ..io import load_graph
-    from ..pagerank import pagerank
-    from .reference import load_reference
+    from asapgraph.graph.io import load_graph
+    from asapgraph.programs.pagerank import pagerank
+    from asapgraph.bench.reference import load_reference
 
     say = progress or (lambda s: None)
     ref = load_reference(ref_path)

@@ -137,7 +137,7 @@ def speedup_vs_straggler(records, outdir, group="rq5", level="1e-06"):
     recs = _ok(records, group)
     if not recs:
         return []
-    from .scenarios import straggler_factor
+    from asapgraph.bench.scenarios import straggler_factor
 
     bsp = defaultdict(list)
     asap = defaultdict(list)

@@ -3,7 +3,7 @@
 Rationale
 ---------
 Every benchmark run is judged by the L1 error of its final ranks against a reference
-computed once per graph by single-process asapgraph (:func:`asapgraph.pagerank.pagerank`,
+computed once per graph by single-process asapgraph (:func:`asapgraph.programs.pagerank.pagerank`,
 Jacobi, ``tol=1e-13``: L1 error ``<= 5.67e-13``), so the error levels of the report
 (1e-2 .. 1e-8) are measured against something five orders of magnitude more accurate.
 
@@ -62,8 +62,8 @@ def resolve_graph(name):
     asapgraph.errors.InputError
         Unknown file or malformed spec.
     """
-    from ..errors import InputError
-    from ..generators import is_spec, parse_spec
+    from asapgraph.errors import InputError
+    from asapgraph.graph.generators import is_spec, parse_spec
 
     if is_spec(name) and not os.path.exists(name):
         kind, p = parse_spec(name)
@@ -125,8 +125,8 @@ def power_trajectory(graph, ref, alpha=ALPHA, stop=1e-10, max_iter=2000):
 
 def ensure_reference(source, results_dir, progress=None):
     """Path of the cached reference ``.npz`` of ``source`` (computed when missing)."""
-    from ..io import load_graph
-    from ..pagerank import pagerank
+    from asapgraph.graph.io import load_graph
+    from asapgraph.programs.pagerank import pagerank
 
     d = Path(results_dir) / "ref"
     d.mkdir(parents=True, exist_ok=True)

@@ -12,8 +12,8 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from .runner import level_key
-from .scenarios import LEVELS, straggler_factor
+from asapgraph.bench.runner import level_key
+from asapgraph.bench.scenarios import LEVELS, straggler_factor
 
 __all__ = ["headline_rows", "write_markdown", "markdown"]
 
@@ -108,7 +108,7 @@ def _work_split(b, a):
     share of the run; ``bsp_step``: BSP seconds per superstep to the level;
     ``*_sweep_ms``: compute milliseconds per sweep of a rank, averaged over ranks.
     """
-    from ..dist.emulation import parse_straggler
+    from asapgraph.engine.emulation import parse_straggler
 
     out = {}
     spec = parse_straggler((a or b or [{}])[0].get("straggler") or "")
@@ -383,7 +383,7 @@ def _failures(records):
 
 def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir="."):
     """The report text (Markdown)."""
-    from .runner import machine_info
+    from asapgraph.bench.runner import machine_info
 
     machine = (records[0].get("machine") if records else None) or machine_info()
     bi = next((r.get("batch_info") for r in records if r.get("batch_info")), {}) or {}

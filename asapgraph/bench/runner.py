@@ -13,7 +13,7 @@ Rationale
   the first trace sample whose superstep has error ``<= L`` and ``bytes_to_error[L]`` is
   ``k`` supersteps' worth of bytes (BSP sends the same messages every superstep).  For
   ASAP every rank records the L1 error of its part of ``x / sum(x)`` whenever a
-  termination wave completes (``error_reference`` of :func:`asapgraph.dist.pagerank`);
+  termination wave completes (``error_reference`` of :func:`asapgraph.engine.api`);
   their sum is the true error at that event.  ``time_to_error[L]`` is the first event
   from which it stays ``<= L`` (ranks record at slightly different moments, hence
   "stays") and ``bytes_to_error[L]`` the bytes sent by then.
@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .reference import ensure_reference, load_reference, resolve_graph
-from .scenarios import LEVELS
+from asapgraph.bench.reference import ensure_reference, load_reference, resolve_graph
+from asapgraph.bench.scenarios import LEVELS
 
 __all__ = ["run_specs", "machine_info", "score_record", "level_key"]
 
@@ -64,12 +64,10 @@ def machine_info():
         info["scipy"] = scipy.__version__
     except ImportError:
         pass
-    try:
-        import mpi4py
+    from asapgraph.comm.mpi import mpi4py_version
 
-        info["mpi4py"] = mpi4py.__version__
-    except ImportError:
-        pass
+    if mpi4py_version() is not None:
+        info["mpi4py"] = mpi4py_version()
     try:
         with open("/proc/meminfo") as f:
             info["mem_total_kb"] = int(f.readline().split()[1])
@@ -83,7 +81,7 @@ def machine_info():
 
 
 def _mpiexec():
-    from ..dist.launch import find_mpiexec
+    from asapgraph.comm.launch import find_mpiexec
 
     return find_mpiexec(os.environ.get("ASAPGRAPH_MPIEXEC") or None)
 
@@ -255,7 +253,7 @@ def _thin(samples, cap):
 
 def _size_hint(source):
     """Rough edge count of a source (for ordering only)."""
-    from ..generators import is_spec, parse_spec
+    from asapgraph.graph.generators import is_spec, parse_spec
 
     if is_spec(source) and not os.path.exists(source):
         return parse_spec(source)[1]["m"]

@@ -64,7 +64,7 @@ class RunSpec:
         return bool(self.latency or self.bandwidth or self.jitter or self.straggler)
 
     def emulation(self):
-        """The ``emulation=`` argument of :func:`asapgraph.dist.pagerank` (None: off)."""
+        """The ``emulation=`` argument of :func:`asapgraph.engine.api` (None: off)."""
         if not self.emulated:
             return None
         return {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,

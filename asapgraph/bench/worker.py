@@ -6,7 +6,7 @@ Usage (internal)::
 
 ``BATCH.json`` holds ``{"source": ..., "reference": REF.npz or null, "runs": [cfg, ...]}``,
 every run on the same graph and communicator size.  Each ``cfg`` has the keyword
-arguments of :func:`asapgraph.dist.pagerank` plus an ``"id"``.  After every run, rank 0
+arguments of :func:`asapgraph.engine.api` plus an ``"id"``.  After every run, rank 0
 appends one JSON line to ``OUT.jsonl`` (flushed at once, so the driver sees progress and
 keeps the finished runs when a later run hangs and is killed): the engine's accounting,
 the ``(seconds, bound)`` trace, and the L1 error of the final ranks against the reference.
@@ -35,17 +35,11 @@ TOTAL_KEYS = ("seconds", "rounds", "messages_sent", "data_messages_sent", "bytes
               "peak_rss_mb_max", "partition")
 
 
-def _versions(MPI):
-    import mpi4py
+def _versions():
+    from asapgraph._version import __version__
+    from asapgraph.comm.mpi import versions
 
-    import asapgraph
-
-    try:
-        lib = MPI.Get_library_version().strip().splitlines()[0]
-    except Exception:  # noqa: BLE001
-        lib = "unknown"
-    return {"mpi4py": mpi4py.__version__, "mpi_library": lib,
-            "mpi_standard": "%d.%d" % MPI.Get_version(), "asapgraph": asapgraph.__version__}
+    return {**versions(), "asapgraph": __version__}
 
 
 def _load_reference(path):
@@ -90,13 +84,13 @@ def _record(cfg, res, ref, wall):
 def _memoize_loader(stats):
     """Load each graph once per job: every run of a batch uses the same partitioned graph.
 
-    :func:`asapgraph.dist.pagerank` loads its input on every call (``load_partitioned``,
+    :func:`asapgraph.engine.api` loads its input on every call (``load_partitioned``,
     imported at call time); on a 4-rank rmat:20 that costs ~20 s, more than a run.  The
     engines only read the :class:`LocalGraph`, so the worker wraps the loader with a
     one-entry cache keyed by its arguments.  ``stats["load_seconds"]`` keeps the real
     (first) load time.  Workaround until the engine offers a load-once API.
     """
-    from asapgraph.dist import loader
+    from asapgraph.partition import loader
 
     real = loader.load_partitioned
     cache = {}
@@ -123,11 +117,10 @@ def main(argv=None):
     if len(argv) != 2:
         sys.stderr.write("usage: python -m asapgraph.bench.worker BATCH.json OUT.jsonl\n")
         return 2
-    from mpi4py import MPI
+    import asapgraph.engine as ad
+    from asapgraph.comm.mpi import world
 
-    import asapgraph.dist as ad
-
-    comm = MPI.COMM_WORLD
+    comm = world()
     me = comm.Get_rank()
     load_stats = {}
     if os.environ.get("ASAPGRAPH_BENCH_RELOAD", "") in ("", "0"):
@@ -138,7 +131,7 @@ def main(argv=None):
     ref = _load_reference(batch.get("reference"))
     out = open(argv[1], "a") if me == 0 else None
     if me == 0:
-        out.write(json.dumps({"batch_info": _versions(MPI), "ranks": comm.Get_size(),
+        out.write(json.dumps({"batch_info": _versions(), "ranks": comm.Get_size(),
                               "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}) + "\n")
         out.flush()
     try:
@@ -177,9 +170,9 @@ if __name__ == "__main__":
 
         traceback.print_exc()
         try:
-            from mpi4py import MPI
+            from asapgraph.comm.mpi import abort_world
 
-            MPI.COMM_WORLD.Abort(1)
+            abort_world(1)
         finally:
             raise SystemExit(1) from exc
     sys.exit(code)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph import Graph
-from ._labels import factorize_pair
+from asapgraph.graph.core import Graph
+from asapgraph.interop._labels import factorize_pair
 
 __all__ = ["from_scipy", "from_pandas", "from_arrow", "from_labels", "from_edge_array",
            "require"]
@@ -105,7 +105,7 @@ def from_labels(src, dst, weights=None, *, undirected=False, source=None):
     src = np.asarray(src) if not isinstance(src, np.ndarray) else src
     dst = np.asarray(dst) if not isinstance(dst, np.ndarray) else dst
     if src.ndim != 1 or dst.ndim != 1:   # e.g. tuples turned into rows by np.asarray
-        from ._labels import object_array
+        from asapgraph.interop._labels import object_array
 
         src, dst = object_array(src.tolist()), object_array(dst.tolist())
     if src.shape != dst.shape:
@@ -142,7 +142,7 @@ def from_pandas(df, source="source", target="target", weight=None, *, undirected
         if (codes < 0).any():
             raise ValueError("source/target columns contain missing values")
         codes = codes.astype(np.int64, copy=False)
-        from ._labels import object_array
+        from asapgraph.interop._labels import object_array
 
         labels = uniques.to_numpy() if uniques.dtype != object else object_array(
             uniques.tolist())
@@ -258,7 +258,7 @@ def as_graph(obj, *, weighted=None, undirected=False):
     """
     if isinstance(obj, Graph):
         return obj
-    from .nxgraph import NxGraph, from_networkx
+    from asapgraph.interop.nxgraph import NxGraph, from_networkx
 
     mod = _module(obj)
     g = None
@@ -304,6 +304,6 @@ def as_graph(obj, *, weighted=None, undirected=False):
 
 
 def _nodes_range(nxg):
-    from .nxgraph import _nodes_are_range
+    from asapgraph.interop.nxgraph import _nodes_are_range
 
     return _nodes_are_range(nxg.nodes)

@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from .nxgraph import NxGraph, from_networkx
+from asapgraph.interop.nxgraph import NxGraph, from_networkx
 
 __all__ = ["BackendInterface", "get_info", "FUNCTIONS"]
 
@@ -111,7 +111,7 @@ def _nonneg_finite(vec):
 @_implements
 def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
              weight="weight", dangling=None):
-    from ..pagerank import pagerank as _pagerank
+    from asapgraph.programs.pagerank import pagerank as _pagerank
 
     nx = _nx()
     n = len(G)
@@ -149,8 +149,8 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
 def _hits_power(G, max_iter, tol, nstart, normalized):
     """networkx's ``_hits_python`` iteration (max-normalised, stop at L1 change of the hubs
     ``< tol``) with the engine's OpenMP pull kernel for ``A^T h`` and ``A a``."""
-    from ..programs import _kernels as K
-    from ..programs.base import COMBINERS, EDGE_OPS
+    from asapgraph.kernels import _programs as K
+    from asapgraph.engine.program import COMBINERS, EDGE_OPS
 
     n = len(G)
     wname = "weight" if "weight" in G.edge_data else None
@@ -219,8 +219,8 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
 @_implements
 def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=None,
                     normalized=True, weight=None):
-    from ..programs import _kernels as K
-    from ..programs.base import COMBINERS, EDGE_OPS
+    from asapgraph.kernels import _programs as K
+    from asapgraph.engine.program import COMBINERS, EDGE_OPS
 
     nx = _nx()
     n = len(G)
@@ -265,7 +265,7 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
 # ---------------------------------------------------------------------- components
 def _component_labels(G):
     """Per dense id, the smallest dense id of its (weak) component."""
-    from ..programs.components import wcc
+    from asapgraph.programs.components import wcc
 
     g = G.engine_graph(None)
     if g.n == 0:
@@ -345,7 +345,7 @@ def _by_distance(G, dist, keep, as_int=False):
 
 @_implements
 def single_source_shortest_path_length(G, source, cutoff=None):
-    from ..programs.sssp import bfs
+    from asapgraph.programs.sssp import bfs
 
     if source not in G:
         raise _nx().NodeNotFound(f"Source {source} is not in G")
@@ -360,7 +360,7 @@ def single_source_shortest_path_length(G, source, cutoff=None):
 
 @_implements
 def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
-    from ..programs.sssp import sssp
+    from asapgraph.programs.sssp import sssp
 
     if source not in G:
         raise _nx().NodeNotFound(f"Node {source} not found in graph")

@@ -25,8 +25,8 @@ from operator import methodcaller
 
 import numpy as np
 
-from ..graph import Graph
-from ._labels import object_array
+from asapgraph.graph.core import Graph
+from asapgraph.interop._labels import object_array
 
 __all__ = ["NxGraph", "from_networkx"]
 

@@ -2,7 +2,7 @@
 
 Rationale
 ---------
-The compiled parser of :mod:`asapgraph.io` reads integer ids only.  A labelled file is read
+The compiled parser of :mod:`asapgraph.graph.io` reads integer ids only.  A labelled file is read
 whole (decompressed like any input), comment and blank lines are dropped, and the tokens are
 split by ``bytes.split`` (C) after turning commas into blanks; when every line has the same
 number of columns the tokens are one reshaped numpy bytes array, so no Python code runs per
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from asapgraph.errors import InputError
 
 __all__ = ["read_labelled"]
 
 
 def _read_all(path):
-    from ..io._text import display_name, open_binary, os_error
+    from asapgraph.graph.io._text import display_name, open_binary, os_error
 
     name = display_name(path)
     try:
@@ -38,7 +38,7 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
 
     ``weight_col``: 1-based column of the weight, 0 for none.
     """
-    from ..io._text import display_name
+    from asapgraph.graph.io._text import display_name
 
     name = display_name(path)
     data = _read_all(path)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
+from asapgraph.errors import InputError
 
 
 def dense_id(graph, source, what="source"):

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import VertexProgram
-from .runner import run
+from asapgraph.engine.program import VertexProgram
+from asapgraph.engine.single import run
 
 __all__ = ["WCCProgram", "wcc"]
 

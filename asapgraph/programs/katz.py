@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._util import vertex_vector
-from .base import VertexProgram
-from .runner import run
+from asapgraph.programs._util import vertex_vector
+from asapgraph.engine.program import VertexProgram
+from asapgraph.engine.single import run
 
 __all__ = ["KatzProgram", "katz"]
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
-from .base import VertexProgram
-from .runner import run
+from asapgraph.kernels import _programs as K
+from asapgraph.engine.program import VertexProgram
+from asapgraph.engine.single import run
 
 __all__ = ["LabelPropProgram", "labelprop"]
 

@@ -17,7 +17,7 @@ series from 0) and ASAP (Gauss-Seidel sweeps).
 
 Invariant: ``values + deltas`` after each round equals the partial sum of the power
 series; the pending L1 mass is exactly the change the next Jacobi round would make.
-Termination as :func:`asapgraph.pagerank.pagerank`: pending L1 mass ``<= tol`` (absolute,
+Termination as :func:`asapgraph.programs.pagerank.pagerank`: pending L1 mass ``<= tol`` (absolute,
 networkx's ``tol * n``), so the L1 error is at most ``alpha / (1 - alpha) * tol``.
 
 References: Page, Brin, Motwani, Winograd 1999; Zhang, Gao, Gao, Wang, "Maiter", IEEE
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._util import normalized, vertex_vector
-from .base import VertexProgram
-from .runner import run
+from asapgraph.programs._util import normalized, vertex_vector
+from asapgraph.engine.program import VertexProgram
+from asapgraph.engine.single import run
 
 __all__ = ["PageRankProgram", "pagerank_program"]
 
@@ -46,6 +46,8 @@ class PageRankProgram(VertexProgram):
     """
 
     name = "pagerank"
+    #: this exact class (not a subclass) runs on PageRank's own BSP/ASAP solvers on MPI ranks
+    engine_solver = "pagerank"
     value_dtype = np.float64
     combiner = "sum"
     direction = "out"
@@ -113,7 +115,7 @@ def pagerank_program(graph, alpha=0.85, personalization=None, dangling=None, tol
     personalization, dangling : dict ``{original id: weight}``, array over dense ids, or None
     tol : float
         Stop when the pending L1 change is ``<= tol`` (absolute, as
-        :func:`asapgraph.pagerank.pagerank`; networkx's ``tol`` times ``n``).
+        :func:`asapgraph.programs.pagerank.pagerank`; networkx's ``tol`` times ``n``).
     max_iter : int
         Rounds (BSP) or sweeps (ASAP).  The delta form starts from 0, so it needs about
         ``log(tol) / log(alpha)`` rounds (about 140 at the defaults), hence 1000.

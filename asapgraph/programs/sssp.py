@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InputError
-from ._util import dense_id
-from .base import VertexProgram
-from .runner import run
+from asapgraph.errors import InputError
+from asapgraph.programs._util import dense_id
+from asapgraph.engine.program import VertexProgram
+from asapgraph.engine.single import run
 
 __all__ = ["SSSPProgram", "BFSProgram", "sssp", "bfs"]
 

@@ -224,7 +224,7 @@ def test_program_results_carry_labels():
     assert r.to_dict() == {"w": 0, "x": 1, "y": 1, "z": 1}
     from asapgraph.programs import bfs
     assert bfs(g, "y").to_dict() == {"w": -1, "x": 2, "y": 0, "z": 1}
-    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas")
     assert set(r.to_pandas()["node"]) == {"w", "x", "y", "z"}
 
 

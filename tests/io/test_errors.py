@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from asapgraph.errors import InputError
-from asapgraph.io import load_graph, read_edges
+from asapgraph.graph.io import load_graph, read_edges
 
 
 def err_of(path, **kw):
@@ -122,7 +122,7 @@ def test_bad_npy(tmp_path):
 
 def test_permission_denied_message(tmp_path, monkeypatch):
     """Runs as root too: the OS error is simulated at the open() the reader uses."""
-    import asapgraph.io._text as t
+    import asapgraph.graph.io._text as t
 
     p = tmp_path / "secret.txt"
     p.write_bytes(b"1 2\n")

@@ -8,9 +8,12 @@ import scipy.io
 import scipy.sparse as sp
 
 from asapgraph.errors import InputError
-from asapgraph.graph import Graph
-from asapgraph.io import (BINARY_FORMAT_VERSION, load_binary, load_graph, read_edges,
-                          save_binary)
+from asapgraph.graph.core import Graph
+from asapgraph.graph.io import (BINARY_FORMAT_VERSION,
+    load_binary,
+    load_graph,
+    read_edges,
+    save_binary)
 
 
 def _random_coo(rng, n, nnz, symmetric=False, integer=False):
@@ -143,7 +146,7 @@ def test_save_binary_failure_leaves_nothing(tmp_path, rng, monkeypatch):
     class Boom(Exception):
         pass
 
-    import asapgraph.io._binary as b
+    import asapgraph.graph.io._binary as b
 
     def fail(*a, **k):
         raise Boom()
@@ -155,7 +158,7 @@ def test_save_binary_failure_leaves_nothing(tmp_path, rng, monkeypatch):
 
 
 def test_generator_spec():
-    gen = pytest.importorskip("asapgraph.generators")
+    gen = pytest.importorskip("asapgraph.graph.generators")
     g = load_graph("rmat:8:4:3")
     src, dst, n = gen.from_spec("rmat:8:4:3")
     assert (g.n, g.m) == (n, src.size)

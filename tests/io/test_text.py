@@ -11,8 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asapgraph.io import (count_lines_before, iter_edge_chunks, load_graph, parse_byte_range,
-                          read_edges)
+from asapgraph.graph.io import (count_lines_before,
+    iter_edge_chunks,
+    load_graph,
+    parse_byte_range,
+    read_edges)
 
 SHARED_FILES = [
     "karate.txt", "foodweb-baydry.txt", "email-Eu-core.txt", "p2p-Gnutella08.txt", "ca-GrQc.txt",
@@ -151,7 +154,7 @@ def test_weight_parsing_matches_python_float(rng):
                            rng.integers(-10**6, 10**6, 500).astype(float)])
     texts = [repr(float(v)) for v in vals] + [f"{v:.6f}" for v in vals[:300]] + \
         [f"{v:.17e}" for v in vals[:300]]
-    from asapgraph.io import _parse
+    from asapgraph.kernels import _parse
 
     for t in texts:
         rc, v = _parse.parse_weight(t.encode())

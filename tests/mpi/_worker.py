@@ -18,12 +18,12 @@ import numpy as np
 import scipy.sparse as sp
 from mpi4py import MPI
 
-import asapgraph.dist as ad
+import asapgraph.engine as ad
 
 
 def read_edges(source, weighted):
     if ":" in source and not os.path.exists(source):
-        from asapgraph.generators import from_spec
+        from asapgraph.graph.generators import from_spec
 
         s, d, n = from_spec(source)
         return s, d, (np.ones(len(s)) if weighted else None), np.arange(n)

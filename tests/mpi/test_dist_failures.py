@@ -50,7 +50,7 @@ def test_bad_line_in_compressed_stream(tmp_path):
 
 def test_missing_file_and_output_dir(tmp_path):
     r = _cli(["pagerank", str(tmp_path / "nope.txt"), "--np", "2", "-q"], tmp_path)
-    assert r.returncode == 2 and r.stderr.strip().endswith("no such file"), r.stderr
+    assert r.returncode == 2 and r.stderr.strip().endswith("file not found"), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 
 

@@ -4,7 +4,7 @@ Peaks are ``VmHWM`` (``asapgraph._rss``; ``ru_maxrss`` would inherit pytest's ow
 across exec), deterministic up to a few MB; a rank's covers the whole run (load, PageRank,
 the result gathered on rank 0).  Every process starts from an import baseline (a plain
 interpreter with numpy + asapgraph; an MPI rank also has mpi4py and MPICH, started with
-the launcher's environment, :func:`asapgraph.dist.launch.rank_env`).  Both comparisons
+the launcher's environment, :func:`asapgraph.comm.launch.rank_env`).  Both comparisons
 are asserted: the largest rank's peak against the single process's, in absolute terms,
 and its growth above the baseline against the single process's growth.
 """
@@ -29,17 +29,17 @@ def _py(tmp_path, code, timeout=180):
 
 
 def _single_peak(tmp_path, source):
-    base = _py(tmp_path, "import asapgraph.io, asapgraph.pagerank;" + _RSS)
-    peak = _py(tmp_path, "from asapgraph.io import load_graph;from asapgraph.pagerank import "
+    base = _py(tmp_path, "import asapgraph.graph.io, asapgraph.programs.pagerank;" + _RSS)
+    peak = _py(tmp_path, "from asapgraph.graph.io import load_graph;from asapgraph.programs.pagerank import "
                f"pagerank;g=load_graph({source!r});r=pagerank(g,tol=1e-6);" + _RSS)
     return base, peak
 
 
 def _rank_baseline(mpirun):
-    from asapgraph.dist.launch import find_mpiexec, rank_env
+    from asapgraph.comm.launch import find_mpiexec, rank_env
 
-    code = ("from mpi4py import MPI;import numpy;import asapgraph.cli, asapgraph.dist.api, "
-            "asapgraph.dist.loader, asapgraph.dist.bsp;MPI.COMM_WORLD.Barrier();"
+    code = ("from mpi4py import MPI;import numpy;import asapgraph.cli, asapgraph.engine.api, "
+            "asapgraph.partition.loader, asapgraph.engine.bsp;MPI.COMM_WORLD.Barrier();"
             "import sys;from asapgraph._rss import peak_rss_bytes;"
             "sys.stdout.write(f'<{peak_rss_bytes()/2**20}>')")
     r = mpirun(4, [sys.executable, "-c", code], timeout=120, env=rank_env(find_mpiexec()))

@@ -139,7 +139,7 @@ def test_asap_error_trace_sums_the_ranks_parts(mpirun, tmp_path):
     code = f"""
 import json, numpy as np
 from mpi4py import MPI
-import asapgraph.dist as ad
+import asapgraph.engine as ad
 comm = MPI.COMM_WORLD
 ref = ad.pagerank("rmat:13:8:5", comm, mode="bsp", tol=1e-14, max_iter=1000)
 ids, vals = comm.bcast((ref.ids, ref.ranks) if comm.rank == 0 else None)
@@ -167,7 +167,7 @@ def test_asap_max_iter_stops_cleanly_not_converged(mpirun, tmp_path, form):
     code = f"""
 import json, numpy as np
 from mpi4py import MPI
-import asapgraph.dist as ad
+import asapgraph.engine as ad
 comm = MPI.COMM_WORLD
 out = []
 for mi in (3, 2000):

@@ -1,4 +1,4 @@
-"""Vertex programs on MPI ranks (:mod:`asapgraph.dist.programs`) against independent peers.
+"""Vertex programs on MPI ranks (:mod:`asapgraph.engine.distributed`) against independent peers.
 
 One ``mpiexec -n K`` launch per K runs a batch of cases (``_programs_worker.py``); each
 record carries error figures computed on rank 0 against scipy (connected components,
@@ -225,7 +225,7 @@ def _has_program_commands():
 @pytest.mark.skipif(not _has_program_commands(), reason="the CLI has no program subcommands")
 def test_cli_np2_matches_single_process(tmp_path, rng):
     """``asapgraph bfs/wcc/run ... --np 2`` writes the same file as the single-process run."""
-    from asapgraph.dist.launch import find_mpiexec
+    from asapgraph.comm.launch import find_mpiexec
 
     try:
         find_mpiexec()

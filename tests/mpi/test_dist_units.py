@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from asapgraph.dist.asap import Schedule
-from asapgraph.dist.emulation import Emulation, Emulator, parse_straggler
-from asapgraph.dist.partition import Partition
+from asapgraph.engine.asap import Schedule
+from asapgraph.engine.emulation import Emulation, Emulator, parse_straggler
+from asapgraph.partition.partitioners import Partition
 
 
 @pytest.mark.parametrize("K,k", [(2, 1), (3, 1), (4, 2), (7, 2), (16, 3)])
@@ -70,8 +70,8 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
     What is delivered plus what stays buffered equals the sent buffer exactly (no mass
     created or lost), leftovers are non-negative and tiny, and the smaller form is used.
     """
-    from asapgraph.dist.asap import _Solver
-    from asapgraph.dist.emulation import HEADER
+    from asapgraph.engine.asap import _Solver
+    from asapgraph.engine.emulation import HEADER
 
     m = 5000
     orig = np.where(rng.random(m) < density, rng.random(m) * 10.0 ** rng.uniform(-12, 0, m), 0.0)
@@ -109,8 +109,8 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     remainders keep the sign of the value and are below one step; sparse or dense form,
     whichever is smaller; a buffer of zero slots (a pool-only peer) still encodes.
     """
-    from asapgraph.dist.asap import _Solver
-    from asapgraph.dist.emulation import HEADER
+    from asapgraph.engine.asap import _Solver
+    from asapgraph.engine.emulation import HEADER
 
     m = 4000
     mag = 10.0 ** rng.uniform(-14, 0, m)
@@ -135,7 +135,7 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     sent = int(np.count_nonzero(got))
     h = 8 * HEADER + 8
     assert nbytes == (h + 6 * sent if form == 5 else h + 2 * m)
-    from asapgraph.dist import _local
+    from asapgraph.kernels import _local
     assert (form == 5) == (3 * _local.count_q16(orig) < m)  # the smaller form
     assert sent <= _local.count_q16(orig)
     # an empty buffer (peer that only receives pool mass)
@@ -152,7 +152,7 @@ def test_jacobi_sweep_blocks_push_or_keep_whole_blocks(block, theta, rng):
     the cap pushes at least the block of the largest mean |r| (theta = 1e9)."""
     import scipy.sparse as sp
 
-    from asapgraph.dist import _local
+    from asapgraph.kernels import _local
 
     n, nslots, alpha = 53, 7, 0.85
     m = 300
@@ -206,7 +206,7 @@ def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
     import os
 
     MPI = pytest.importorskip("mpi4py.MPI")
-    from asapgraph.dist.comm import oversubscribed
+    from asapgraph.comm.mpi import oversubscribed
 
     assert oversubscribed(MPI.COMM_SELF) is False
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(), raising=False)

@@ -31,7 +31,7 @@ MODES_ACC = ["bsp", "asap"]
 
 # ----------------------------------------------------------------------------- helpers
 def read_edges(path, weighted=False):
-    """Private reader of the shared text files (independent of asapgraph.io)."""
+    """Private reader of the shared text files (independent of asapgraph.graph.io)."""
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt") as f:
         delim = "," if ".csv" in str(path) else None
@@ -206,7 +206,7 @@ def test_sssp_input_errors():
 
 # ----------------------------------------------------------------------------- PageRank
 def builtin_pagerank():
-    from asapgraph.pagerank import pagerank
+    from asapgraph.programs.pagerank import pagerank
 
     return pagerank
 
@@ -376,7 +376,7 @@ def test_labelprop_two_cliques():
 # ----------------------------------------------------------------------------- R-MAT graphs
 @pytest.mark.parametrize("mode", MODES_ACC)
 def test_rmat_all_accumulative(seed, mode):
-    gen = pytest.importorskip("asapgraph.generators")
+    gen = pytest.importorskip("asapgraph.graph.generators")
     src, dst = gen.rmat(11, 8, seed=seed % 1000)
     n = 1 << 11
     w = (1 + (np.arange(src.size) * 31) % 50).astype(np.float64)

@@ -11,9 +11,10 @@ from hypothesis import given, settings, strategies as st
 from scipy.sparse import csgraph
 
 import asapgraph.programs as P
+from asapgraph.engine.program import COMBINERS, EDGE_OPS
 from asapgraph import Graph
-from asapgraph.programs import _kernels as K
-from asapgraph.programs.base import VertexProgram
+from asapgraph.kernels import _programs as K
+from asapgraph.engine.program import VertexProgram
 
 USER_PROGRAM = '''
 """A user's program, written only against the public API: number of vertices that can
@@ -293,7 +294,7 @@ def test_kernels_pull_push_agree_with_numpy(edges, op, comb, use_mask):
     ident = {"sum": 0.0, "min": np.inf, "max": -np.inf}[comb]
     expect = np.full(n, ident)
     ufunc.at(expect, dst[keep], msg)
-    ocode, ccode = P.base.EDGE_OPS[op], P.base.COMBINERS[comb]
+    ocode, ccode = EDGE_OPS[op], COMBINERS[comb]
     out = np.empty(n)
     has = np.empty(n, np.uint8)
     K.gather_pull(g.indptr, g.indices, g.weights, x, active.astype(np.uint8), ocode, ccode, ident, out, has)
@@ -326,7 +327,7 @@ def test_result_columns_and_dict(rng):
 
 def test_relabelled_pull_gives_same_results(rng, monkeypatch):
     """Large graphs pull over a CSR with sources relabelled by degree; force it on a small one."""
-    from asapgraph.programs import runner
+    from asapgraph.engine import single as runner
 
     g, src, dst, w = small_graph(rng, n=300, m=3000, weights=True)
     ref_pr = P.pagerank_program(g, tol=1e-13).values
@@ -347,7 +348,7 @@ def test_relabelled_pull_gives_same_results(rng, monkeypatch):
 
 
 def test_parallel_async_sweep_same_fixed_point(rng, monkeypatch):
-    from asapgraph.programs import runner
+    from asapgraph.engine import single as runner
 
     g, src, dst, w = small_graph(rng, n=2000, m=8000, weights=True)
     ref_wcc = P.wcc(g, mode="bsp").values

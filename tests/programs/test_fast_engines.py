@@ -11,8 +11,8 @@ from scipy.sparse import csgraph
 
 import asapgraph.programs as P
 from asapgraph import Graph
-from asapgraph.programs import _kernels as K
-from asapgraph.programs.base import VertexProgram
+from asapgraph.kernels import _programs as K
+from asapgraph.engine.program import VertexProgram
 
 
 def _graph(rng, n, m, weights=False, ids=False):

@@ -1,0 +1,169 @@
+"""CLI glue for distributed runs: :func:`run_distributed` (called by :mod:`asapgraph.cli`).
+
+Behaviour
+---------
+* not under a launcher and ``--np K > 1``: start K ranks with :func:`.launch.launch`;
+* under ``mpiexec`` (any world size): every rank runs :func:`asapgraph.engine.api` on
+  ``COMM_WORLD``; rank 0 alone writes ``-o``/``--json``/``--top`` with the same format as
+  the single-process run (:func:`asapgraph.cli.emit_results`), plus the distributed
+  accounting in ``--json``.
+* errors: bad input seen by any rank (including a failed write of ``-o`` on rank 0) is
+  agreed collectively and printed once by rank 0 (``FILE:LINE: message``, exit 2) -- no
+  rank is left waiting.  Any other exception on
+  one rank prints ``error on rank r: ...`` once (from that rank) and aborts the whole job
+  (``MPI_Abort``), so nothing ever hangs.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+__all__ = ["run_distributed", "emulation_from_args", "emit_agreed"]
+
+
+def emulation_from_args(args):
+    from asapgraph.engine.emulation import Emulation, parse_straggler
+
+    strag = {}
+    for s in getattr(args, "straggler", None) or []:
+        strag.update(parse_straggler(s))
+    return Emulation(latency=float(getattr(args, "latency", 0.0) or 0.0),
+                     bandwidth=float(getattr(args, "bandwidth", 0.0) or 0.0),
+                     jitter=float(getattr(args, "jitter", 0.0) or 0.0),
+                     straggler=strag, seed=int(getattr(args, "emulate_seed", 0) or 0))
+
+
+def _err(msg):
+    sys.stderr.write(msg.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def run_distributed(args):
+    """Run ``asapgraph pagerank`` on several ranks; returns the exit status."""
+    from asapgraph.cli import mpi_world_size_from_env
+
+    if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
+        from asapgraph.cli import check_output_path
+        from asapgraph.comm.launch import launch
+
+        check_output_path(args.output)  # as on one process: one line, before any rank starts
+        return launch(args)
+    return run_on_world(_run, args)
+
+
+def run_on_world(fn, args):
+    """Run ``fn(args, COMM_WORLD)`` on every rank; one line and a clean exit on failure.
+
+    An error agreed by all ranks (:class:`RankFailure`) is printed once by rank 0 (exit 2
+    for bad input, else 1); an exception on one rank alone prints one line and aborts the
+    whole job, so the other ranks never hang.
+    """
+    from asapgraph.comm.mpi import RankFailure, mpi
+
+    MPI = mpi()
+    comm = MPI.COMM_WORLD
+    try:
+        code = fn(args, comm)
+    except RankFailure as e:  # agreed on every rank: print once, exit cleanly
+        if comm.Get_rank() == 0:
+            _err(e.message)
+        code = 2 if e.input_error else 1
+    except BaseException as e:  # noqa: BLE001 - one rank failed alone: abort the job
+        from asapgraph.errors import InputError
+
+        msg = str(e) if isinstance(e, InputError) else \
+            f"error on rank {comm.Get_rank()}: {type(e).__name__}: {e}"
+        if os.environ.get("ASAPGRAPH_DEBUG", "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exc()
+        _err(msg)
+        comm.Abort(2 if isinstance(e, InputError) else 1)
+        return 1  # not reached
+    # finalize here so that asapgraph.cli.main does not call MPI_Abort on a clean error
+    comm.Barrier()
+    MPI.Finalize()
+    return code
+
+
+def _run(args, comm):
+    from asapgraph.cli import emit_results, _check_output_path
+    from asapgraph.errors import NotConvergedError
+    from asapgraph.engine.api import pagerank
+    from asapgraph.comm.mpi import agree
+
+    me = comm.Get_rank()
+    err = None
+    if me == 0:
+        try:
+            _check_output_path(args.output)
+        except Exception as e:  # noqa: BLE001
+            err = e
+    agree(comm, err)
+    weighted = bool(args.weighted or getattr(args, "weight_col", None) is not None)
+    wc = (args.weight_col - 1) if getattr(args, "weight_col", None) else 2
+    emu = emulation_from_args(args)
+    if me == 0 and not args.quiet:
+        _err(f"asapgraph: distributed pagerank on {comm.Get_size()} ranks, mode {args.mode}, "
+             f"partition {args.partition}" + (" (network emulation on)" if emu.active else ""))
+    t0 = time.perf_counter()
+    res = pagerank(args.input, comm, mode=args.mode, partition=args.partition, alpha=args.alpha,
+                   tol=args.tol, max_iter=args.max_iter, personalization=args.personalization,
+                   dangling=getattr(args, "dangling", None), weighted=weighted,
+                   undirected=args.undirected, fanout=args.fanout, window=args.window,
+                   approx=args.approx, emulation=emu, seed=args.seed, weight_col=wc,
+                   asap_form=getattr(args, "asap_form", "jacobi"))
+    total = time.perf_counter() - t0
+    if me != 0:
+        if not (res.converged or args.allow_unconverged):
+            return 3
+        agree(comm, None)  # rank 0 writes the results
+        return 0
+    st = res.stats
+    if not res.converged and not args.allow_unconverged:
+        what = (f"{res.iterations} supersteps" if args.mode == "bsp" else
+                f"{args.max_iter} sweeps of edge work per rank ({res.iterations} rounds)")
+        _err(f"asapgraph: {NotConvergedError.__name__}: PageRank did not converge: residual "
+             f"{res.residual:.3e} > tol {args.tol:g} after {what} "
+             "(raise --max-iter or --tol, or pass --allow-unconverged)")
+        return 3
+    if not args.quiet:
+        _err(f"asapgraph: {'converged' if res.converged else 'NOT converged'} after "
+             f"{res.iterations} {'supersteps' if args.mode == 'bsp' else 'rounds'}, residual "
+             f"{res.residual:.3e}, {st['seconds']:.3f} s, {st['messages_sent']:,} messages, "
+             f"{st['bytes_sent']:,} bytes")
+    summary = {
+        "command": "pagerank", "input": args.input, "vertices": st["n"], "edges": st["m"],
+        "weighted": weighted, "alpha": args.alpha, "tol": args.tol, "max_iter": args.max_iter,
+        "iterations": res.iterations, "converged": res.converged, "residual": res.residual,
+        "load_seconds": st["load_seconds"], "compute_seconds": st["seconds"],
+        "total_seconds": total, "mode": args.mode, "engine": "distributed",
+        "ranks": st["ranks"], "partition": st["partition"], "rounds": st["rounds"],
+        "messages_sent": st["messages_sent"], "bytes_sent": st["bytes_sent"],
+        "wait_seconds": st["wait_seconds"], "peak_rss_mb_max_rank": st["peak_rss_mb_max"],
+    }
+    if args.mode == "asap":
+        for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx"):
+            summary[k] = st.get(k)
+        summary["asap_form"] = st.get("form")
+    if st.get("emulation"):
+        summary["emulation"] = st["emulation"]
+    summary["per_rank"] = st["per_rank"]
+    emit_agreed(comm, emit_results, args, res.ids, res.ranks, "rank", summary,
+                score_name="score")
+    return 0
+
+
+def emit_agreed(comm, emit, *a, **kw):
+    """Rank 0's ``emit(*a, **kw)`` (the other ranks call ``agree(comm, None)``): a failure
+    (``-o`` cannot be written after all) is agreed by every rank and reported as on one
+    process (``FILE: reason``, exit 2), with no ``MPI_Abort``."""
+    from asapgraph.comm.mpi import agree
+
+    err = None
+    try:
+        emit(*a, **kw)
+    except Exception as e:  # noqa: BLE001 - agreed, then raised on every rank
+        err = e
+    agree(comm, err)

@@ -1,0 +1,158 @@
+"""Program subcommands (katz, wcc, sssp, bfs, labelprop, hits, run) on MPI ranks.
+
+``run_distributed_program`` relaunches the command under ``mpiexec`` (``--np K``) or, on
+a rank, loads the partitioned graph, builds the program the command names and runs it on
+:func:`asapgraph.engine.distributed.run`; rank 0 writes the output exactly as the
+single-process command does.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from asapgraph.cli import _err
+from asapgraph.comm.mpi import agree
+from asapgraph.engine.distributed import load, run
+from asapgraph.errors import InputError
+
+def _strip_np(argv):
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a in ("--np", "--mpiexec"):
+            skip = True
+            continue
+        if a.startswith("--np=") or a.startswith("--mpiexec="):
+            continue
+        out.append(a)
+    return out
+
+
+def run_distributed_program(args):
+    """CLI entry of the program subcommands with ``--np > 1`` or under ``mpiexec``.
+
+    Not under a launcher: re-runs the same command line (``sys.argv``, or
+    ``args._argv`` when set) under ``mpiexec -n args.np``.  Under ``mpiexec``: every
+    rank loads its share and runs the program; rank 0 writes the output exactly as the
+    single-process command.  Bad input: one line ``FILE:LINE: message`` from rank 0,
+    exit status 2; any other failure of one rank aborts the job.  Returns the exit status.
+    """
+    from asapgraph.cli import mpi_world_size_from_env
+
+    if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
+        from asapgraph.comm.launch import find_mpiexec, run_ranks
+
+        argv = getattr(args, "_argv", None) or sys.argv[1:]
+        exe = find_mpiexec(getattr(args, "mpiexec", None))
+        return run_ranks(exe, args.np, _strip_np(argv))
+    from asapgraph.cli.distributed import run_on_world
+
+    return run_on_world(_cli_run, args)
+
+
+def _cli_program(args, g):
+    from asapgraph import cli
+    from asapgraph.programs import (BFSProgram,
+    KatzProgram,
+    LabelPropProgram,
+    SSSPProgram,
+    WCCProgram)
+    from asapgraph.programs.hits import HITSProgram
+
+    c = args.command
+    if c == "katz":
+        return cli._KATZ, KatzProgram(alpha=args.alpha, beta=args.beta,
+                                      normalized=args.normalized, weighted=g.weighted)
+    if c == "wcc":
+        return cli._WCC, WCCProgram()
+    if c == "sssp":
+        return cli._SSSP, SSSPProgram(g.dense_id(args.source))
+    if c == "bfs":
+        return cli._BFS, BFSProgram(g.dense_id(args.source))
+    if c == "labelprop":
+        return cli._LABELPROP, LabelPropProgram()
+    if c == "hits":
+        return cli._HITS, HITSProgram()
+    if c == "run":
+        prog = getattr(args, "_program_obj", None) or cli._load_user_program(args)
+        cli._check_steps(args)
+        algo = cli._Algo("run", None, True, None, top="values", extra_summary=cli._run_summary)
+        return algo, prog
+    raise InputError(f"asapgraph {c}", None, "no distributed version of this command")
+
+
+def _cli_run(args, comm):
+    from asapgraph import cli
+    from asapgraph.cli.distributed import emit_agreed
+
+    me = comm.Get_rank()
+    err = None
+    if me == 0:
+        try:
+            cli.check_output_path(args.output)
+        except Exception as e:  # noqa: BLE001
+            err = e
+    agree(comm, err)
+    weighted = bool(getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None)
+    wc = (args.weight_col - 1) if getattr(args, "weight_col", None) else 2
+    t0 = time.perf_counter()
+    g = None
+    try:
+        g = load(args.input, comm, partition=getattr(args, "partition", "range"), weighted=weighted,
+                 undirected=bool(getattr(args, "undirected", False)), weight_col=wc)
+        err = None
+    except Exception as e:  # noqa: BLE001
+        err = e
+    agree(comm, err)
+    load_s = time.perf_counter() - t0
+    err, algo, prog = None, None, None
+    try:
+        algo, prog = _cli_program(args, g)
+    except Exception as e:  # noqa: BLE001
+        err = e
+    agree(comm, err)
+    mode = args.mode if args.command not in ("labelprop", "hits") else "bsp"
+    tol = getattr(args, "tol", None)
+    if args.command == "labelprop":
+        tol = 0.0
+    if me == 0 and not getattr(args, "quiet", False):
+        _err(f"asapgraph: distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
+             f"partition {g.part.kind}")
+    from asapgraph.cli.distributed import emulation_from_args
+
+    eopts = {"fanout": getattr(args, "fanout", 2), "window": getattr(args, "window", 1),
+             "approx": getattr(args, "approx", 0.0), "seed": getattr(args, "seed", 0) or 0,
+             "emulation": emulation_from_args(args)}
+    res = run(prog, g, comm, mode=mode, max_iter=getattr(args, "max_iter", None), tol=tol,
+              engine_options=eopts, steps=getattr(args, "steps", None))
+    if not res.converged and not args.allow_unconverged:
+        if me == 0:
+            _err(f"asapgraph: {args.command} did not converge after {res.iterations} iterations "
+                 "(raise --max-iter, or pass --allow-unconverged to write the results anyway)")
+        return 3
+    if me != 0:
+        agree(comm, None)  # rank 0 writes the results
+        return 0
+    cols = cli._result_columns(algo, res)
+    st = res.stats
+    summary = {
+        "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
+        "weighted": g.weighted, "tol": tol if tol is not None else getattr(prog, "default_tol", None),
+        "max_iter": getattr(args, "max_iter", None),
+        "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
+        "load_seconds": load_s, "compute_seconds": st["seconds"], "mode": mode,
+        "engine": "distributed", "ranks": comm.Get_size(), "partition": g.part.kind,
+        "edges_scanned": st["edges_scanned"], "messages_sent": st["messages_sent"],
+        "bytes_sent": st["bytes_sent"], "columns": list(cols),
+    }
+    # the tuned engine's figures (accumulative sum programs): bound, schedule, emulation
+    for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout", "window",
+              "approx", "extrapolations", "emulation"):
+        if st.get(k) is not None:
+            summary[k] = st[k]
+    if algo.extra_summary is not None:
+        summary.update(algo.extra_summary(args, g, cols))
+    emit_agreed(comm, cli._emit_program, args, algo, res.ids, cols, summary)
+    return 0

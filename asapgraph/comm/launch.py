@@ -1,0 +1,180 @@
+"""Starting K ranks: find ``mpiexec`` and re-run the same command under it.
+
+``asapgraph pagerank INPUT --np K`` (not already under a launcher) runs
+``mpiexec -n K <this python> -m asapgraph pagerank INPUT ...`` with the same options
+(minus ``--np``/``--mpiexec``) and returns its exit status (:func:`run_ranks`: the
+ranks end when the launcher dies, and a rank that dies is named on stderr, see
+:mod:`.watchdog`).  The ``mpiexec`` is, in
+order: ``--mpiexec PATH``, the one installed next to this Python (the MPICH wheel puts
+it in the environment's ``bin``), the one on ``PATH``.  The ranks get the environment of
+this process plus a few memory-saving MPICH defaults (:func:`rank_env`).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from asapgraph.errors import InputError
+
+__all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "rank_env",
+           "RANK_ENV_DEFAULTS"]
+
+#: Environment defaults for the ranks started with MPICH's ``mpiexec`` (a variable the
+#: user has set is left alone); measured with the MPICH wheel (ch4:ucx), cnr-2000 on 4
+#: ranks.  ``UCX_TLS=^sm``: MPICH carries the traffic between ranks of one node over its
+#: own shared memory, never over UCX's shared-memory transports, which still map about
+#: 4 MB per rank at ``MPI_Init``; UCX keeps its network transports for other nodes.
+#: ``MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS=16`` (default 64 cells of 8 KiB per rank):
+#: the engines keep a few messages in flight per peer (load, BSP and ASAP times did not
+#: change measurably), but every cell once used stays resident (2-3 MB per rank).
+RANK_ENV_DEFAULTS = {"UCX_TLS": "^sm", "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS": "16"}
+
+
+def find_mpiexec(explicit=None):
+    """Path of the mpiexec to use; raises InputError when there is none."""
+    if explicit:
+        p = shutil.which(explicit) or (explicit if os.access(explicit, os.X_OK) else None)
+        if not p:
+            raise InputError(explicit, None, "mpiexec not found or not executable")
+        return p
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.access(here, os.X_OK):
+        return here
+    p = shutil.which("mpiexec") or shutil.which("mpirun")
+    if not p:
+        raise InputError(None, None, "no mpiexec found (install the 'mpich' wheel or pass "
+                                     "--mpiexec PATH)")
+    return p
+
+
+# (attribute, option, kind): kind "flag" (store_true), "val", "list" (append)
+_OPTIONS = [
+    ("weighted", "--weighted", "flag"), ("undirected", "--undirected", "flag"),
+    ("weight_col", "--weight-col", "val"), ("output", "--output", "val"),
+    ("top", "--top", "val"), ("json", "--json", "flag"), ("quiet", "--quiet", "flag"),
+    ("tol", "--tol", "val"), ("max_iter", "--max-iter", "val"),
+    ("allow_unconverged", "--allow-unconverged", "flag"), ("threads", "--threads", "val"),
+    ("alpha", "--alpha", "val"), ("personalization", "--personalization", "val"),
+    ("dangling", "--dangling", "val"), ("mode", "--mode", "val"),
+    ("partition", "--partition", "val"), ("fanout", "--fanout", "val"),
+    ("window", "--window", "val"), ("approx", "--approx", "val"), ("seed", "--seed", "val"),
+    ("asap_form", "--asap-form", "val"),
+    ("latency", "--latency", "val"), ("bandwidth", "--bandwidth", "val"),
+    ("jitter", "--jitter", "val"), ("straggler", "--straggler", "list"),
+    ("emulate_seed", "--emulate-seed", "val"),
+]
+
+
+def rebuild_argv(args, command="pagerank"):
+    """The command line equivalent to ``args`` without ``--np``/``--mpiexec``."""
+    out = [command, str(args.input)]
+    for attr, opt, kind in _OPTIONS:
+        v = getattr(args, attr, None)
+        if v is None or v is False:
+            continue
+        if kind == "flag":
+            out.append(opt)
+        elif kind == "list":
+            for x in v:
+                out += [opt, str(x)]
+        else:
+            if isinstance(v, float):
+                v = repr(v)
+            # paths stay as typed (the ranks start in this cwd): messages name them alike
+            out += [f"{opt}={v}"]
+    return out
+
+
+def _is_mpich(exe):
+    """True when ``exe`` is MPICH's Hydra ``mpiexec`` (it names itself in ``--version``)."""
+    try:
+        r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0 and r.stdout.lstrip().startswith("HYDRA build details")
+
+
+def rank_env(exe, environ=None):
+    """Environment for the ranks started by ``exe`` (an ``mpiexec``).
+
+    A copy of ``environ`` (default ``os.environ``) with ``ASAPGRAPH_LAUNCHED=1`` and, when
+    ``exe`` is MPICH's and MPICH's shared memory between ranks is not turned off
+    (``MPIR_CVAR_NOLOCAL``), the :data:`RANK_ENV_DEFAULTS` the user has not set.  Other
+    MPIs get none (Open MPI's UCX layer also carries the messages within a node).
+    """
+    env = dict(os.environ if environ is None else environ)
+    env["ASAPGRAPH_LAUNCHED"] = "1"
+    todo = {k: v for k, v in RANK_ENV_DEFAULTS.items() if k not in env}
+    if todo and env.get("MPIR_CVAR_NOLOCAL", "0") in ("", "0") and _is_mpich(exe):
+        env.update(todo)
+    return env
+
+
+#: rank bootstrap: first the supervisor of :mod:`.watchdog` (run from its file, before
+#: numpy or MPI are imported: it forks), then import the launcher's asapgraph, not a
+#: source tree in the current directory (``python -m`` would put the cwd first on
+#: ``sys.path``: from a clone's root the ranks would import the uncompiled sources
+#: instead of the installed package)
+_BOOT = ("import runpy, sys; runpy.run_path(sys.argv[1])['supervise'](); "
+         "sys.path.insert(0, sys.argv[2]); mod = sys.argv[3]; "
+         "sys.argv = [mod] + sys.argv[4:]; runpy.run_module(mod, run_name='__main__', "
+         "alter_sys=True)")
+
+
+def rank_command(exe, nprocs, argv, module="asapgraph"):
+    """``mpiexec -n nprocs python ... -m module argv`` importing this very asapgraph."""
+    from asapgraph.comm import watchdog
+
+    # this file is asapgraph/comm/launch.py: the directory above the package
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return [exe, "-n", str(int(nprocs)), sys.executable, "-c", _BOOT,
+            os.path.abspath(watchdog.__file__), top, module, *argv]
+
+
+def run_ranks(exe, nprocs, argv):
+    """Run ``asapgraph argv`` on ``nprocs`` ranks under ``exe``; returns the exit status.
+
+    The ranks end within about :data:`.watchdog.POLL` seconds when this process dies,
+    however it dies.  When a rank dies (a signal, an unknown exit status) one line on
+    stderr names it and how, and the status is :data:`.watchdog.EXIT_RANK_DIED`; a
+    rank's own failure (1, 2, 3) passes through.  Ctrl-C: KeyboardInterrupt, once
+    mpiexec has stopped.
+    """
+    from asapgraph.comm import watchdog
+
+    cmd = rank_command(exe, nprocs, argv)
+    env = rank_env(exe)
+    status = watchdog.StatusSocket()
+    env.pop(watchdog.ENV_STATUS, None)
+    env.pop(watchdog.ENV_LAUNCHER, None)
+    if status.address is not None:  # else (not Linux): no supervisors
+        env[watchdog.ENV_STATUS] = status.address
+        env[watchdog.ENV_LAUNCHER] = watchdog.process_identity()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        proc = subprocess.Popen(cmd, env=env, preexec_fn=watchdog.die_with(os.getpid()))
+        try:
+            rc = watchdog.wait_job(proc, status)
+        except KeyboardInterrupt:  # mpiexec got the terminal's SIGINT too: let it stop
+            try:
+                proc.wait(timeout=5)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                proc.kill()
+                proc.wait()
+            raise  # the CLI says "asapgraph: interrupted", status 130, as on one process
+        line, code = watchdog.explain(rc, status.records(), nprocs)
+        if line:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        return code
+    finally:
+        status.close()
+
+
+def launch(args, command="pagerank"):
+    """Run the command under ``mpiexec -n args.np``; returns the exit status."""
+    exe = find_mpiexec(getattr(args, "mpiexec", None))
+    return run_ranks(exe, args.np, rebuild_argv(args, command))

@@ -1,0 +1,224 @@
+"""MPI plumbing shared by the distributed modules: lazy import, typed collectives, error agreement.
+
+Only :mod:`asapgraph.engine` imports mpi4py, and always through :func:`mpi` (lazily), so
+``import asapgraph`` never initialises MPI.  Data always travels as typed numpy buffers
+through the uppercase mpi4py methods (no pickling); only one-off control messages
+(an error text) use the pickle-based lowercase methods.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from asapgraph.errors import InputError
+
+__all__ = ["mpi", "world", "alltoallv", "allgatherv", "agree", "RankFailure"]
+
+# message tags (the loader, the engines and the emulation share one table)
+TAG_CHUNK_HDR = 101
+TAG_CHUNK = 102
+TAG_EXCHANGE = 103  # alltoallv's point-to-point path (counts beyond int)
+TAG_DATA = 201
+TAG_ACK = 202
+TAG_GOSSIP = 203
+
+#: Largest element count one MPI call may carry (``int`` counts and displacements).
+#: :func:`alltoallv` switches to point-to-point messages beyond it (tests lower it).
+COUNT_LIMIT = 2**31 - 1
+
+
+def mpi():
+    """The ``mpi4py.MPI`` module (imported on first use)."""
+    from mpi4py import MPI
+
+    return MPI
+
+
+def world():
+    return mpi().COMM_WORLD
+
+
+def versions():
+    """mpi4py, MPI library and MPI standard versions (for benchmark records)."""
+    import mpi4py
+
+    MPI = mpi()
+    try:
+        lib = MPI.Get_library_version().strip().splitlines()[0]
+    except Exception:  # noqa: BLE001 - some builds cannot report it
+        lib = "unknown"
+    return {"mpi4py": mpi4py.__version__, "mpi_library": lib,
+            "mpi_standard": "%d.%d" % MPI.Get_version()}
+
+
+def mpi4py_version():
+    """The installed mpi4py's version, or None; does not initialise MPI."""
+    try:
+        import mpi4py
+    except ImportError:
+        return None
+    return mpi4py.__version__
+
+
+def abort_world(code=1):
+    """End the whole MPI job (one rank failed alone: the others must not wait)."""
+    mpi().COMM_WORLD.Abort(code)
+
+
+def allreduce(comm, value, op="sum"):
+    """Reduce a scalar or a numpy array over ``comm`` with ``op`` in sum/min/max."""
+    MPI = mpi()
+    mop = {"sum": MPI.SUM, "min": MPI.MIN, "max": MPI.MAX}[op]
+    if np.isscalar(value):
+        return comm.allreduce(value, op=mop)
+    value = np.ascontiguousarray(value)
+    out = np.empty_like(value)
+    comm.Allreduce(value, out, op=mop)
+    return out
+
+
+def oversubscribed(comm, threads=1, agree=True):
+    """True when this host runs more threads of ``comm``'s ranks (``threads`` each) than
+    it has cores (collective).  Cores: the CPUs this process may run on
+    (``sched_getaffinity``).  ``agree``: the answer is the same on every rank (true if
+    true on any host), for decisions that lead to collective calls."""
+    import os
+
+    MPI = mpi()
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        local = node.Get_size()
+    finally:
+        node.Free()
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    over = local * max(int(threads), 1) > cores
+    return bool(comm.allreduce(over, op=MPI.LOR)) if agree else over
+
+
+def _mpitype(dtype):
+    MPI = mpi()
+    dt = np.dtype(dtype)
+    return {np.dtype(np.int64): MPI.INT64_T, np.dtype(np.float64): MPI.DOUBLE,
+            np.dtype(np.int32): MPI.INT32_T, np.dtype(np.uint8): MPI.UINT8_T}[dt]
+
+
+def alltoallv(comm, sendbuf, sendcounts):
+    """Personalised all-to-all of a typed 1-D array.
+
+    ``sendbuf`` is ordered by destination rank, ``sendcounts[j]`` elements for rank j.
+    Returns ``(recvbuf, recvcounts)`` (``recvbuf`` ordered by source rank).
+    """
+    sendbuf = np.ascontiguousarray(sendbuf)
+    sendcounts = np.ascontiguousarray(sendcounts, dtype=np.int64)
+    K = comm.Get_size()
+    recvcounts = np.empty(K, dtype=np.int64)
+    comm.Alltoall([sendcounts, _mpitype(np.int64)], [recvcounts, _mpitype(np.int64)])
+    sdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(sendcounts[:-1], out=sdis[1:])
+    rdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(recvcounts[:-1], out=rdis[1:])
+    recvbuf = np.empty(int(recvcounts.sum()), dtype=sendbuf.dtype)
+    t = _mpitype(sendbuf.dtype)
+    MPI = mpi()
+    # every rank must take the same branch: the largest total on any rank decides
+    big = comm.allreduce(max(int(sendcounts.sum()), int(recvcounts.sum())), op=MPI.MAX)
+    if big <= COUNT_LIMIT:
+        comm.Alltoallv([sendbuf, (sendcounts, sdis), t], [recvbuf, (recvcounts, rdis), t])
+        return recvbuf, recvcounts
+    # counts beyond int: one message per peer, at most COUNT_LIMIT elements each
+    me = comm.Get_rank()
+    reqs = []
+    for j in range(K):
+        if j != me:
+            for a, b in _pieces(rdis[j], recvcounts[j]):
+                reqs.append(comm.Irecv([recvbuf[a:b], t], source=j, tag=TAG_EXCHANGE))
+    for j in range(K):
+        if j != me:
+            for a, b in _pieces(sdis[j], sendcounts[j]):
+                reqs.append(comm.Isend([sendbuf[a:b], t], dest=j, tag=TAG_EXCHANGE))
+    a, c = int(sdis[me]), int(sendcounts[me])
+    recvbuf[int(rdis[me]):int(rdis[me]) + c] = sendbuf[a:a + c]  # own share: a copy
+    MPI.Request.Waitall(reqs)
+    return recvbuf, recvcounts
+
+
+def _pieces(start, count):
+    """``(a, b)`` slices of ``[start, start + count)`` of at most COUNT_LIMIT elements
+    (in order: MPI keeps the order of messages between two ranks with one tag)."""
+    start, end = int(start), int(start) + int(count)
+    return [(a, min(a + COUNT_LIMIT, end)) for a in range(start, end, COUNT_LIMIT)]
+
+
+def allgatherv(comm, arr):
+    """Concatenation over ranks of a typed 1-D array (and the per-rank counts)."""
+    arr = np.ascontiguousarray(arr)
+    counts = np.array(comm.allgather(int(arr.shape[0])), dtype=np.int64)
+    dis = np.zeros_like(counts)
+    np.cumsum(counts[:-1], out=dis[1:])
+    out = np.empty(int(counts.sum()), dtype=arr.dtype)
+    t = _mpitype(arr.dtype)
+    comm.Allgatherv([arr, t], [out, (counts, dis), t])
+    return out, counts
+
+
+def gatherv(comm, arr, root=0):
+    """Concatenation over ranks at ``root`` (None elsewhere)."""
+    arr = np.ascontiguousarray(arr)
+    counts = np.array(comm.gather(int(arr.shape[0]), root=root) or [], dtype=np.int64)
+    t = _mpitype(arr.dtype)
+    if comm.Get_rank() == root:
+        dis = np.zeros_like(counts)
+        np.cumsum(counts[:-1], out=dis[1:])
+        out = np.empty(int(counts.sum()), dtype=arr.dtype)
+        comm.Gatherv([arr, t], [out, (counts, dis), t], root=root)
+        return out
+    comm.Gatherv([arr, t], None, root=root)
+    return None
+
+
+class RankFailure(Exception):
+    """An error found on some rank, re-raised identically on every rank.
+
+    Attributes
+    ----------
+    rank : int
+        Lowest rank that failed.
+    message : str
+        One line: ``FILE:LINE: message`` for bad input, else ``error on rank r: ...``.
+    input_error : bool
+        True for bad user input (exit status 2), False for other failures (1).
+    """
+
+    def __init__(self, rank, message, input_error):
+        self.rank = rank
+        self.message = message
+        self.input_error = input_error
+        super().__init__(message)
+
+
+def agree(comm, exc=None):
+    """Collective error agreement: every rank calls it; if any rank passes an exception,
+    all ranks raise the same :class:`RankFailure` (from the lowest failing rank).
+
+    This turns bad input seen by one rank only into one clean, identical error on all
+    ranks, with no hang and no ``Abort``.
+    """
+    MPI = mpi()
+    K = comm.Get_size()
+    me = comm.Get_rank()
+    first = comm.allreduce(me if exc is not None else K, op=MPI.MIN)
+    if first == K:
+        return
+    if me == first:
+        if isinstance(exc, RankFailure):
+            payload = (exc.message, exc.input_error)
+        elif isinstance(exc, InputError):
+            payload = (str(exc), True)
+        else:
+            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False)
+    else:
+        payload = None
+    msg, is_input = comm.bcast(payload, root=first)
+    raise RankFailure(first, msg, is_input) from (exc if me == first else None)

@@ -1,0 +1,298 @@
+"""Python API of the distributed engines: :func:`pagerank` on an mpi4py communicator."""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from asapgraph.errors import InputError
+from asapgraph.comm.mpi import agree, gatherv, mpi
+from asapgraph.engine.emulation import Emulator
+
+__all__ = ["pagerank", "load", "LoadedGraph", "DistResult"]
+
+
+@dataclass
+class LoadedGraph:
+    """A partitioned graph loaded once (collective), reusable by several runs.
+
+    Pass it as ``source`` to :func:`pagerank` on the same communicator; the runs then
+    skip reading, id mapping and the shuffle.
+    """
+
+    lg: object
+    part: object
+    idmap: object
+    source: object
+    load_seconds: float
+    weighted: bool
+
+
+def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=2,
+         chunk_bytes=1 << 21, seed=None):
+    """Read, map ids, partition and shuffle ``source`` once (collective); see :func:`pagerank`."""
+    from asapgraph.partition.loader import load_partitioned
+
+    if comm is None:
+        comm = mpi().COMM_WORLD
+    t = time.perf_counter()
+    lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected, weight_col,
+                                       chunk_bytes, seed)
+    return LoadedGraph(lg, part, idmap, source, time.perf_counter() - t, bool(weighted))
+
+
+@dataclass
+class DistResult:
+    """Result of a distributed PageRank (complete on rank 0 only).
+
+    Attributes
+    ----------
+    ranks : float64 array or None
+        PageRank of every vertex, ordered by original id (rank 0; None elsewhere).
+    ids : int64 array or None
+        Original ids, increasing (rank 0).
+    iterations : int
+        Supersteps (BSP) or rounds of the slowest rank (ASAP).
+    converged : bool
+    residual : float
+        BSP: last global L1 change; ASAP: certified L1 error bound.
+    stats : dict
+        Accounting (see :mod:`asapgraph.engine.stats`); rank 0 has totals and ``per_rank``.
+    """
+
+    ranks: object
+    ids: object
+    iterations: int
+    converged: bool
+    residual: float
+    stats: dict = field(default_factory=dict)
+
+
+def _peak_rss_mb():
+    from asapgraph._rss import peak_rss_bytes
+
+    return peak_rss_bytes() / 2**20
+
+
+def _read_vector_file(path):
+    """``id value`` lines -> (ids int64, values float64); raises InputError."""
+    ids, vals = [], []
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, 1):
+            line = raw.strip()
+            if not line or line[:1] in (b"#", b"%"):
+                continue
+            parts = line.replace(b",", b" ").split()
+            if len(parts) < 2:
+                raise InputError(path, i, "expected 'id value'")
+            try:
+                ids.append(int(parts[0]))
+                vals.append(float(parts[1]))
+            except ValueError:
+                raise InputError(path, i, f"expected 'id value', got {line[:60].decode('utf-8', 'replace')!r}") from None
+            if vals[-1] < 0 or not np.isfinite(vals[-1]):
+                raise InputError(path, i, f"value must be finite and >= 0, got {vals[-1]}")
+    return np.array(ids, dtype=np.int64), np.array(vals, dtype=np.float64)
+
+
+def _local_vector(comm, spec, orig, name):
+    """Distribute a per-vertex vector (dict / (ids, values) / file path) to owned vertices."""
+    MPI = mpi()
+    if spec is None:
+        return None
+    err, ids, vals = None, None, None
+    if comm.Get_rank() == 0:
+        try:
+            if isinstance(spec, (str, os.PathLike)):
+                ids, vals = _read_vector_file(os.fspath(spec))
+            elif isinstance(spec, dict):
+                ids = np.fromiter((int(k) for k in spec), dtype=np.int64, count=len(spec))
+                vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64,
+                                   count=len(spec))
+            else:
+                ids, vals = (np.asarray(a) for a in spec)
+                ids, vals = ids.astype(np.int64), vals.astype(np.float64)
+            if (vals < 0).any() or not np.isfinite(vals).all():
+                raise InputError(spec if isinstance(spec, str) else None, None,
+                                 f"{name} values must be finite and >= 0")
+        except Exception as e:  # noqa: BLE001
+            err = e
+    agree(comm, err)
+    cnt = comm.bcast(0 if ids is None else len(ids), root=0)
+    if comm.Get_rank() != 0:
+        ids, vals = np.empty(cnt, np.int64), np.empty(cnt, np.float64)
+    comm.Bcast([ids, MPI.INT64_T], root=0)
+    comm.Bcast([vals, MPI.DOUBLE], root=0)
+    o = np.argsort(ids, kind="stable")
+    ids, vals = ids[o], vals[o]
+    # duplicates: last one wins (dict semantics)
+    if len(ids) > 1:
+        keep = np.ones(len(ids), bool)
+        keep[:-1] = ids[1:] != ids[:-1]
+        ids, vals = ids[keep], vals[keep]
+    pos = np.searchsorted(ids, orig)
+    pos = np.minimum(pos, max(len(ids) - 1, 0))
+    hit = (ids[pos] == orig) if len(ids) else np.zeros(len(orig), bool)
+    v = np.where(hit, vals[pos] if len(ids) else 0.0, 0.0)
+    tot = comm.allreduce(float(v.sum()), op=MPI.SUM)
+    if not tot > 0:
+        agree(comm, InputError(spec if isinstance(spec, str) else None, None,
+                               f"{name} vector sums to zero over the graph's vertices"))
+    return v / tot
+
+
+def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85, tol=1e-6,
+             max_iter=100, personalization=None, dangling=None, weighted=False,
+             undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
+             debug_mass=False, weight_col=2, chunk_bytes=1 << 21, progress=None,
+             asap_form="jacobi", error_reference=None):
+    """Distributed PageRank over an mpi4py communicator (collective).
+
+    Parameters
+    ----------
+    source : str or LoadedGraph
+        Edge-list file (text, possibly .gz/.bz2/.xz), generator spec (``rmat:S``,
+        ``er:N:M``), or a graph already partitioned by :func:`load` (then ``partition``,
+        ``weighted``, ``undirected`` are those of the load).
+    comm : mpi4py communicator, optional
+        Default ``MPI.COMM_WORLD``.
+    mode : {"bsp", "asap"}
+    partition : {"range", "hash"}
+    alpha : float
+        Damping factor.
+    tol : float
+        BSP: stop when the L1 change of one superstep is ``<= tol`` (networkx semantics).
+        ASAP: stop when the certified L1 error bound is ``<= tol``.
+    max_iter : int
+        BSP: superstep limit.  ASAP: limit on each rank's edge work, in sweeps of its local
+        edges (an ASAP sweep may run on partial input, so it can need somewhat more than
+        BSP's supersteps); a run stopped by it flushes everything and returns
+        ``converged`` False with the bound reached.
+    personalization, dangling : dict, (ids, values), path or None
+        Per-vertex weights by original id (normalised; missing ids get 0);
+        ``dangling`` defaults to the personalization vector (networkx semantics).
+    weighted, undirected : bool
+        Edge weights from column ``weight_col`` (0-based); add reverse edges.
+    fanout, window, approx : ASAP parameters
+        Peers per round of the stochastic reduce, un-ACKed messages per peer, and the
+        fraction of the residual below which a buffer may wait (0: always send).
+    emulation : :class:`~asapgraph.engine.emulation.Emulation`, dict or None
+    seed : int
+        Seed of the ASAP communication schedule (and of generator specs without one).
+    debug_mass : bool
+        ASAP: check mass conservation on consistent snapshots during the run.
+    asap_form : {"jacobi", "push"}
+        ASAP local solver (see :mod:`asapgraph.engine.asap`): signed delta Jacobi sweeps
+        of the Google matrix (default; converges like power iteration) or the leaky
+        Gauss-Seidel residual push (fewer edges on graphs with locality, slow on
+        expander-like graphs).  Both certify the same error bound.
+    error_reference : (ids, values) or None
+        ASAP, for benchmarks (pass it on every rank): a reference solution by original
+        id; each rank then records the L1 error of its part of ``x / sum(x)`` whenever a
+        termination wave completes, and rank 0 returns the summed true-error trace as
+        ``stats["error_trace"]``: ``[(seconds, L1 error, bytes sent), ...]`` (one O(n/K)
+        pass per wave).
+
+    Returns
+    -------
+    DistResult
+        Ranks and ids on rank 0 (ordered by original id); ``None`` on other ranks.
+
+    Raises
+    ------
+    asapgraph.comm.mpi.RankFailure
+        On every rank, when any rank found bad input (``input_error`` True) or failed.
+    """
+    from asapgraph.partition.loader import load_partitioned
+    from asapgraph.engine.stats import RankStats, gather_stats
+
+    MPI = mpi()
+    if comm is None:
+        comm = MPI.COMM_WORLD
+    if mode not in ("bsp", "asap"):
+        raise ValueError(f"mode must be 'bsp' or 'asap', got {mode!r}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    K, me = comm.Get_size(), comm.Get_rank()
+    if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
+        lg, part, idmap, t_load = source.lg, source.part, source.idmap, source.load_seconds
+    else:
+        t_load = time.perf_counter()
+        lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
+                                           weight_col, chunk_bytes, seed)
+        t_load = time.perf_counter() - t_load
+    n = lg.n
+    p = _local_vector(comm, personalization, lg.orig, "personalization")
+    if p is None:
+        p = np.full(lg.nloc, 1.0 / n)
+    dvec = _local_vector(comm, dangling, lg.orig, "dangling")
+    emu = Emulator(emulation, me, K)
+    st = RankStats(me)
+    if error_reference is not None and mode == "asap":
+        rids, rvals = error_reference
+        pos = np.minimum(np.searchsorted(rids, lg.orig), max(len(rids) - 1, 0))
+        if len(rids) and np.array_equal(rids[pos], lg.orig):
+            st.ref = np.ascontiguousarray(rvals[pos], dtype=np.float64)
+        ok = comm.allreduce(st.ref is not None or lg.nloc == 0, op=MPI.LAND)
+        if not ok:
+            st.ref = None
+    comm.Barrier()
+    t0 = time.perf_counter()
+    extra = {}
+    if mode == "bsp":
+        from asapgraph.engine.bsp import run_bsp
+
+        x, its, conv, res = run_bsp(comm, lg, p, p if dvec is None else dvec, alpha, tol,
+                                    max_iter, emu, st)
+    else:
+        from asapgraph.engine.asap import run_asap
+
+        x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
+                                            fanout=fanout, window=window, approx=approx,
+                                            seed=seed, debug_mass=debug_mass, form=asap_form,
+                                            max_iter=max_iter)
+    seconds = time.perf_counter() - t0
+    lay, m, orig = lg.stats(), lg.m, lg.orig
+    if not isinstance(source, LoadedGraph):  # this call's own graph: free it before the gather
+        del lg, p, dvec
+    ids = gatherv(comm, orig)
+    vals = gatherv(comm, x)
+    del orig, x
+    err_trace = _sum_traces(comm, st.err_trace) if error_reference is not None else None
+    if me == 0:
+        ids, vals = _by_id(ids, vals)
+    # the peak covers the whole run, the gathered result on rank 0 included
+    st.extra.update({"emulated_delay_seconds": emu.delay_s, "straggler_sleep_seconds": emu.sleep_s,
+                     "peak_rss_mb": _peak_rss_mb(), "load_seconds": t_load})
+    extra.update({"partition": part.kind, "n": n, "m": m, "alpha": alpha, "tol": tol,
+                  "iterations": its, "converged": bool(conv), "residual": float(res),
+                  "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
+                  "load_seconds": t_load})
+    stats = gather_stats(comm, st, lay, mode, seconds, extra)
+    if me == 0:
+        stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])
+        if err_trace:
+            stats["error_trace"] = err_trace
+        return DistResult(vals, ids, its, bool(conv), float(res), stats)
+    return DistResult(None, None, its, bool(conv), float(res), {})
+
+
+def _sum_traces(comm, trace):
+    """Rank 0: ``[(seconds of rank 0, summed error, summed bytes), ...]`` (collective)."""
+    traces = comm.gather(trace, root=0)
+    if comm.Get_rank() != 0:
+        return None
+    k = min(len(t) for t in traces)
+    return [(traces[0][i][0], float(sum(t[i][1] for t in traces)),
+             int(sum(t[i][2] for t in traces))) for i in range(k)]
+
+
+def _by_id(ids, vals):
+    """``(ids, vals)`` ordered by id; no copy when they already are (range partition:
+    ranks hold increasing id ranges, each in increasing order)."""
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return ids, vals
+    o = np.argsort(ids, kind="stable")
+    return ids[o], vals[o]

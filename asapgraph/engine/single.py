@@ -1,0 +1,676 @@
+"""Single-process executor of vertex programs: BSP (value or delta form) and ASAP.
+
+Rationale
+---------
+The runner owns traversal, direction and termination; the program only supplies the
+operators (:mod:`asapgraph.engine.program`).  Per superstep it picks, like Ligra's edgeMap,
+a dense pull over the CSR of sources (no atomics, one thread per target) or a sparse push
+from the active vertices (atomics), by the Beamer/Ligra threshold: push when the active
+vertices have fewer than ``m / 20`` out-edges.  The undirected view (``direction="both"``)
+is one CSR holding in- then out-neighbours of each vertex, built once per graph.
+
+Min/max (monotone) accumulative programs with built-in operators and a fixed direction
+run entirely inside one kernel call: BSP as ``_kernels.bsp_minmax`` (the sparse/dense
+choice is made per superstep in C from the frontier's edge count, work proportional to the
+frontier on sparse supersteps), ASAP as ``_kernels.async_fixpoint_minmax`` (a priority or
+FIFO worklist run to local quiescence; reported as one iteration) or, for ``copy`` over
+the undirected view from identity values (WCC), ``_kernels.union_find_fixpoint``.  The
+ASAP one-call engine is used when ``max_iter > n`` (a sweep cap that could bind keeps the
+per-sweep loop, so ``max_iter`` keeps its meaning).  ``run(..., threads=k)`` caps the
+kernels' OpenMP threads for fair single-threaded comparisons.
+
+ASAP on one process is Maiter's asynchronous delta processing in Gauss-Seidel order: one
+"iteration" is a sweep over the vertices with pending deltas, and updates are visible to
+vertices later in the same sweep.  Invariant (sum programs): ``value + delta`` summed along
+any processing order converges to the same fixed point because the edge functions are
+linear and the combine is commutative and associative; (min/max programs): values only
+improve monotonically, so the result is the same least (greatest) fixed point.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from asapgraph import progress as _progress
+from asapgraph.kernels import _programs as K
+from asapgraph.engine.program import (COLLECT, COMBINERS, EDGE_OPS, Context, VertexProgram,
+                                     combiner_identity, exact_steps, finish_steps,
+                                     validate_program)
+
+__all__ = ["run", "ProgramResult"]
+
+_PUSH_FRACTION = 20        # Ligra's threshold: sparse push when frontier edges < m / 20
+REORDER_MIN_EDGES = 1 << 20   # relabel sources of dense pulls from this many edges on
+_PARALLEL_SWEEP_MIN = 4096    # ASAP min/max sweeps over at least this many queued vertices use threads
+_EMPTY_W = np.empty(0, dtype=np.float64)
+_EMPTY_U8 = np.empty(0, dtype=np.uint8)
+
+
+class ProgramResult:
+    """Outcome of :func:`run`.
+
+    Attributes
+    ----------
+    values : ndarray or dict of ndarrays
+        What the program's ``result`` returned, indexed by dense vertex id.
+    ids : int64 array
+        Original id of each vertex (``values[i]`` belongs to vertex ``ids[i]``).
+    iterations : int
+        Supersteps (BSP) or sweeps (ASAP) run.
+    converged : bool
+        The program's termination test was met before ``max_iter``.
+    stats : dict
+        ``mode``, ``seconds``, ``edges_scanned``, ``iteration_seconds`` (list),
+        ``dense_steps``, ``sparse_steps``, ``residual`` (last one, when defined).
+    """
+
+    def __init__(self, values, ids, iterations, converged, stats, name="program"):
+        self.values = values
+        self.ids = ids
+        self.iterations = iterations
+        self.converged = converged
+        self.stats = stats
+        self.name = name
+        #: vertex labels (strings, tuples, ...) when the graph had them (``Graph.labels``)
+        self.labels = None
+
+    def columns(self):
+        """``{column name: array}`` of the result (one column named after the program)."""
+        if isinstance(self.values, dict):
+            return dict(self.values)
+        return {self.name: self.values}
+
+    def vertices(self):
+        """Original label (or id) of every vertex, aligned with the values."""
+        return self.ids if self.labels is None else self.labels
+
+    def to_dict(self):
+        """``{original id or label: value}`` (single-column results only)."""
+        if isinstance(self.values, dict):
+            raise ValueError("result has several columns; use columns()")
+        return dict(zip(self.vertices().tolist(), self.values.tolist()))
+
+    def to_pandas(self):
+        """A DataFrame: column ``node`` (original ids or labels), then the result columns."""
+        from asapgraph.interop.convert import require
+
+        pd = require("pandas")
+        return pd.DataFrame({"node": self.vertices(), **self.columns()})
+
+    def __repr__(self):
+        return (f"ProgramResult({self.name}, n={len(self.ids)}, iterations={self.iterations}, "
+                f"converged={self.converged})")
+
+
+# ---------------------------------------------------------------------- topology
+class _Topology:
+    """Pull and push CSRs of a graph for each direction (built lazily, cached)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self._both = None
+        self._relabelled = {}
+        self._min_w = None
+
+    def in_csr(self):
+        g = self.graph
+        return g.indptr, g.indices, g.weights
+
+    def out_csr(self):
+        return self.graph.out_csr()
+
+    def both_csr(self):
+        if self._both is None:
+            a = self.in_csr()
+            b = self.out_csr()
+            indptr = a[0] + b[0]
+            indices = np.empty(int(indptr[-1]), dtype=a[1].dtype)
+            weighted = a[2] is not None
+            w = np.empty(indices.shape[0] if weighted else 0, dtype=np.float64)
+            K.merge_csr(a[0], a[1], _w(a[2]), b[0], np.ascontiguousarray(b[1], dtype=a[1].dtype),
+                        _w(b[2]), indptr, indices, w)
+            self._both = (indptr, indices, w if weighted else None)
+        return self._both
+
+    def pull(self, direction):
+        """CSR listing, for each target, the sources of its messages."""
+        return {"out": self.in_csr, "in": self.out_csr, "both": self.both_csr}[direction]()
+
+    def pull_relabelled(self, direction):
+        """``(indptr, indices, weights, pos)``: the pull CSR with *sources* relabelled by
+        decreasing number of messages they send (log2 buckets, stable), so the values that
+        most edges gather sit together in cache (as in :mod:`asapgraph.programs.pagerank`); targets
+        keep their order.  ``pos[u]`` is the new label of source ``u``.  ``pos`` is None
+        for graphs below ``REORDER_MIN_EDGES`` edges (not worth it: they fit in cache)."""
+        if direction not in self._relabelled:
+            indptr, indices, w = self.pull(direction)
+            if indices.shape[0] < REORDER_MIN_EDGES:
+                self._relabelled[direction] = (indptr, indices, w, None)
+            else:
+                pptr = self.push(direction)[0]
+                key = (63 - np.log2(np.diff(pptr) + 1.0).astype(np.int8)).astype(np.int8)
+                new2old = np.argsort(key, kind="stable")
+                pos = np.empty(new2old.shape[0], dtype=indices.dtype)
+                pos[new2old] = np.arange(new2old.shape[0], dtype=indices.dtype)
+                nind = np.empty_like(indices)
+                K.relabel(indices, pos, nind)
+                self._relabelled[direction] = (indptr, nind, w, pos)
+        return self._relabelled[direction]
+
+    def min_weight(self, direction):
+        """Smallest edge weight (cached; 1.0 when unweighted or without edges)."""
+        if self._min_w is None:
+            w = self.graph.weights
+            self._min_w = float(w.min()) if (w is not None and w.size) else 1.0
+        return self._min_w
+
+    def push(self, direction):
+        """CSR listing, for each source, the targets of its messages."""
+        return {"out": self.out_csr, "in": self.in_csr, "both": self.both_csr}[direction]()
+
+
+_TOPO_CACHE: list = []   # [(graph, topology)], most recent last, at most 2 graphs
+
+
+def _topology(graph):
+    for g, t in _TOPO_CACHE:
+        if g is graph:
+            return t
+    t = _Topology(graph)
+    _TOPO_CACHE.append((graph, t))
+    del _TOPO_CACHE[:-2]
+    return t
+
+
+def _w(w):
+    return _EMPTY_W if w is None else w
+
+
+# ---------------------------------------------------------------------- edge map
+def _numpy_edge_op(op, x_src, w):
+    if op == "copy":
+        return x_src
+    if op == "mul":
+        return x_src * w
+    if op == "add":
+        return x_src + w.astype(x_src.dtype, copy=False)
+    if op == "add_one":
+        return x_src + 1
+    raise ValueError(op)
+
+
+class _EdgeMapper:
+    """Runs one edge map (messages of the active sources, combined per target)."""
+
+    def __init__(self, program, ctx, topo):
+        self.program = program
+        self.ctx = ctx
+        self.topo = topo
+        self.dtype = np.dtype(program.value_dtype)
+        comb = program.combiner
+        self.builtin = (isinstance(comb, str) and comb in COMBINERS and program.edge_op is not None
+                        and self.dtype in (np.dtype(np.float64), np.dtype(np.int64)))
+        self.dense_steps = 0
+        self.sparse_steps = 0
+        self.edges = 0
+
+    def weights(self, w):
+        return w if (w is not None and self.program.use_weights) else None
+
+    def __call__(self, direction, x, active=None, comb=None, op=None, permuted=False):
+        """Return ``(combined, has_msg)``; ``active`` is a bool mask over sources or None.
+
+        ``permuted``: ``x`` is already in the relabelled source order of the dense pull
+        (only with ``active=None`` and built-in operators)."""
+        prog = self.program
+        comb = prog.combiner if comb is None else comb
+        op = prog.edge_op if op is None else op
+        n = self.ctx.n_local
+        if self.builtin:
+            x = np.ascontiguousarray(x, dtype=self.dtype)
+            ident = combiner_identity(comb, self.dtype)
+            ccode, ocode = COMBINERS[comb], EDGE_OPS[op]
+            if active is not None:
+                frontier = np.flatnonzero(active)
+                pptr, pind, pw = self.topo.push(direction)
+                work = int(np.sum(pptr[frontier + 1] - pptr[frontier]))
+                if work + frontier.size < pind.shape[0] // _PUSH_FRACTION:
+                    out = np.full(n, ident, dtype=self.dtype)
+                    has = np.zeros(n, dtype=np.uint8)
+                    self.edges += K.push_sparse(pptr, pind, _w(self.weights(pw)), frontier, x,
+                                                ocode, ccode, out, has)
+                    self.sparse_steps += 1
+                    return out, has.view(bool)
+            indptr, indices, w, pos = self.topo.pull_relabelled(direction)
+            out = np.empty(n, dtype=self.dtype)
+            has = np.empty(n, dtype=np.uint8)
+            mask = _EMPTY_U8 if active is None else np.ascontiguousarray(active, dtype=np.uint8)
+            if pos is not None and not permuted:
+                xp = np.empty_like(x)
+                K.scatter_perm(x, pos, xp)
+                x = xp
+                if active is not None:
+                    mp = np.empty_like(mask)
+                    K.scatter_perm(mask, pos, mp)
+                    mask = mp
+            self.edges += K.gather_pull(indptr, indices, _w(self.weights(w)), x, mask, ocode,
+                                        ccode, ident, out, has)
+            self.dense_steps += 1
+            return out, has.view(bool)
+        return self._generic(direction, x, active, comb, op)
+
+    def _generic(self, direction, x, active, comb, op):
+        """Vectorised numpy path: custom message(), custom ufunc combiner, collect."""
+        prog = self.program
+        indptr, indices, w = self.topo.pull(direction)
+        n = self.ctx.n_local
+        src = indices
+        if active is not None:
+            keep = np.asarray(active, dtype=bool)[indices]
+            counts = np.add.reduceat(keep.astype(np.int64), indptr[:-1]) if indices.size else np.zeros(n, np.int64)
+            counts[np.diff(indptr) == 0] = 0
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            src = indices[keep]
+            if w is not None:
+                w = w[keep]
+        self.edges += int(src.shape[0])
+        self.dense_steps += 1
+        x = np.asarray(x)
+        x_src = x[src]
+        ww = w if (w is not None and prog.use_weights) else np.ones(src.shape[0])
+        if op is None:
+            msgs = np.asarray(prog.message(self.ctx, x_src, ww))
+        else:
+            msgs = _numpy_edge_op(op, x_src, ww)
+        return combine_rows(comb, indptr, msgs, n)
+
+
+# ---------------------------------------------------------------------- helpers
+def combine_rows(comb, indptr, msgs, n):
+    """Combine per-edge ``msgs`` grouped in CSR rows ``indptr`` into one value per row.
+
+    Returns ``(combined, has)``: ``has[v]`` says whether row ``v`` got a message; rows
+    without one hold the combiner's identity.  ``comb == COLLECT`` returns
+    ``((indptr, msgs), has)`` untouched.  Shared by the single-process and MPI engines.
+    """
+    has = np.diff(indptr) > 0
+    if comb == COLLECT:
+        return (indptr, msgs), has
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}.get(comb, comb)
+    out = np.zeros(n, dtype=msgs.dtype)
+    if msgs.size:
+        out[has] = ufunc.reduceat(msgs, indptr[:-1][has])
+    if isinstance(comb, str):
+        out[~has] = combiner_identity(comb, msgs.dtype) if msgs.dtype.kind in "fi" else 0
+    elif ufunc.identity is not None:
+        out[~has] = ufunc.identity
+    return out, has
+
+
+def _split_state(out):
+    """``state`` or ``(state, active)``: the second form needs a bool array (or None)."""
+    if isinstance(out, tuple) and len(out) == 2 and (
+            out[1] is None or (isinstance(out[1], np.ndarray) and out[1].dtype == np.bool_)):
+        return out[0], out[1]
+    return out, None
+
+
+def _reduce_aggregates(program, ctx, partial):
+    if not partial:
+        return {}
+    ops = getattr(program, "aggregators", {}) or {}
+    # sorted: every rank must reduce the aggregates in the same order
+    return {k: ctx.allreduce(v, ops.get(k, "sum")) for k, v in sorted(partial.items())}
+
+
+def _count(ctx, mask):
+    return int(ctx.allreduce(int(np.count_nonzero(mask)), "sum"))
+
+
+# ---------------------------------------------------------------------- engines
+def value_form_loop(program, ctx, state, emap, on_iteration):
+    """Supersteps of a value-form program from ``state`` (the output of ``init``).
+
+    ``emap(direction, x, active) -> (combined, has)`` gathers the messages (one process or
+    MPI ranks); ``on_iteration(it, residual)`` reports progress.  Returns ``(state,
+    iterations, converged, residual, per-iteration seconds)``.  Shared by the
+    single-process runner and the BSP engine on MPI ranks.
+    """
+    state, active = _split_state(state)
+    ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+    has_test = converged = False
+    residual, it_times, it = None, [], 0
+    for it in range(ctx.max_iter):
+        ctx.superstep = it
+        if active is not None:
+            has_test = True
+            if _count(ctx, active) == 0:
+                converged = True
+                break
+        t0 = time.perf_counter()
+        ctx.direction = direction = program.direction_at(ctx)
+        x = program.scatter(ctx, state)
+        combined, has = emap(direction, x, active)
+        new_state, active = _split_state(program.apply(ctx, state, combined, has))
+        r = program.residual(ctx, state, new_state)
+        state = new_state
+        ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+        it_times.append(time.perf_counter() - t0)
+        if r is not None:
+            has_test = True
+            residual = float(ctx.allreduce(float(r), "sum"))
+            on_iteration(it + 1, residual)
+            if residual <= ctx.tol:
+                converged = True
+                it += 1
+                break
+        if active is not None and _count(ctx, active) == 0:
+            converged = True
+            it += 1
+            break
+    else:
+        it = ctx.max_iter
+        converged = converged or not has_test
+    return state, it, converged, residual, it_times
+
+
+def _run_value_form(program, ctx, topo, progress):
+    emap = _EdgeMapper(program, ctx, topo)
+    state, it, converged, residual, it_times = value_form_loop(
+        program, ctx, program.init(ctx), emap, progress.iteration)
+    return state, it, converged, residual, emap, it_times
+
+
+def _better(comb, a, b):
+    return a < b if comb == "min" else a > b
+
+
+def _run_delta_bsp(program, ctx, topo, progress, coef):
+    """Synchronous (Jacobi) delta processing: all pending deltas of a superstep at once."""
+    emap = _EdgeMapper(program, ctx, topo)
+    comb = program.combiner
+    values, deltas = (np.ascontiguousarray(a, dtype=program.value_dtype) for a in program.init_delta(ctx))
+    values, deltas = values.copy(), deltas.copy()
+    thr = ctx.tol / max(ctx.n, 1)
+    converged, residual, it_times = False, None, []
+    if comb == "sum":
+        sent = np.empty(ctx.n_local)
+        x = np.empty(ctx.n_local)
+    it = 0
+    for it in range(ctx.max_iter):
+        ctx.superstep = it
+        ctx.direction = direction = program.direction_at(ctx)
+        t0 = time.perf_counter()
+        if comb == "sum":
+            pos = topo.pull_relabelled(direction)[3] if (emap.builtin and ctx.size == 1) else None
+            cf = _EMPTY_W if coef is None else coef
+            if pos is None:
+                nsel = int(ctx.allreduce(K.delta_select(values, deltas, cf, thr, sent, x), "sum"))
+            else:   # write x straight in the relabelled order of the dense pull
+                nsel = int(K.delta_select_perm(values, deltas, cf, thr, sent, x, pos))
+            if nsel == 0:
+                converged = True
+                break
+            # unselected sources send op(0) = 0 (linear ops), so a dense frontier needs no mask
+            sel = None if nsel * _PUSH_FRACTION > ctx.n else np.abs(sent) > 0
+            if pos is not None and sel is not None:
+                combined, _ = emap(direction, x[pos], sel)          # sparse: original order
+            else:
+                combined, _ = emap(direction, x, sel, permuted=pos is not None)
+            ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            if getattr(type(program), "post_delta", VertexProgram.post_delta) is VertexProgram.post_delta:
+                local = K.add_abs_sum(deltas, combined)
+            else:
+                K.add_abs_sum(deltas, combined)
+                deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
+                local = K.add_abs_sum(deltas, _EMPTY_W)
+            residual = float(ctx.allreduce(float(local), "sum"))
+            it_times.append(time.perf_counter() - t0)
+            progress.iteration(it + 1, residual)
+            if residual <= ctx.tol:
+                converged = True
+                it += 1
+                break
+        elif _fixed_direction(program) and emap.builtin and ctx.size == 1:
+            # every superstep in one kernel call (sparse push / dense pull chosen per step)
+            ctx.direction = direction = program.direction
+            pptr, pind, pw = topo.push(direction)
+            qptr, qind, qw = topo.pull(direction)
+            if pind.dtype != qind.dtype:
+                pind = np.ascontiguousarray(pind, dtype=qind.dtype)
+            pw, qw = _w(emap.weights(pw)), _w(emap.weights(qw))
+            min_w = topo.min_weight(direction) if pw.shape[0] else 1.0
+            secs = np.zeros(min(ctx.max_iter, ctx.n + 2))
+            steps, conv, scanned, dense, sparse = K.bsp_minmax(
+                pptr, pind, pw, qptr, qind, qw, EDGE_OPS[program.edge_op], COMBINERS[comb],
+                values, deltas, ctx.max_iter, _PUSH_FRACTION, min_w, secs)
+            emap.edges += scanned
+            emap.dense_steps += dense
+            emap.sparse_steps += sparse
+            it_times = secs[:min(steps, secs.shape[0])].tolist()
+            it, converged = steps, bool(conv)
+            progress.iteration(steps, 0.0, force=False)
+            break
+        else:
+            sel = _better(comb, deltas, values)
+            if _count(ctx, sel) == 0:
+                converged = True
+                break
+            values[sel] = deltas[sel]
+            combined, has = emap(direction, values, sel)
+            ufunc = np.minimum if comb == "min" else np.maximum
+            ufunc(deltas, combined, out=deltas)
+            it_times.append(time.perf_counter() - t0)
+            progress.iteration(it + 1, float(np.count_nonzero(sel)), force=False)
+    else:
+        it = ctx.max_iter
+    if comb == "sum":
+        values += deltas
+    return values, it, converged, residual, emap, it_times
+
+
+def _fixed_direction(program):
+    return getattr(type(program), "direction_at", None) is VertexProgram.direction_at
+
+
+def _whole_fixpoint_ok(program, ctx):
+    """ASAP min/max programs run to their fixed point in one kernel call when the direction
+    is fixed (``direction_at`` not overridden) and the sweep cap cannot bind (``max_iter``
+    above ``n``: label-correcting needs at most ``n`` FIFO passes)."""
+    return (getattr(type(program), "direction_at", None) is VertexProgram.direction_at
+            and ctx.max_iter > ctx.n and np.dtype(program.value_dtype) in (np.dtype(np.float64), np.dtype(np.int64)))
+
+
+def _run_delta_async(program, ctx, topo, progress, coef):
+    """Asynchronous delta processing (Gauss-Seidel sweeps, worklist for min/max)."""
+    comb = program.combiner
+    values, deltas = (np.ascontiguousarray(a, dtype=program.value_dtype) for a in program.init_delta(ctx))
+    values, deltas = values.copy(), deltas.copy()
+    ocode = EDGE_OPS[program.edge_op]
+    converged, residual, it_times = False, None, []
+    edges = 0
+    it = 0
+    direction = None
+
+    def csr():
+        indptr, indices, w = topo.push(direction)
+        return indptr, indices, (w if (w is not None and program.use_weights) else _EMPTY_W)
+
+    if comb == "sum":
+        thr = ctx.tol / max(ctx.n, 1)
+        c = np.ones(ctx.n_local) if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+        for it in range(ctx.max_iter):
+            ctx.superstep = it
+            ctx.direction = direction = program.direction_at(ctx)
+            t0 = time.perf_counter()
+            indptr, indices, w = csr()
+            sent = np.zeros(ctx.n_local)
+            nproc, scanned = K.async_sweep_sum(indptr, indices, w, c, ocode, values, deltas, sent, thr)
+            edges += scanned
+            ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
+            residual = float(K.add_abs_sum(deltas, _EMPTY_W))
+            it_times.append(time.perf_counter() - t0)
+            progress.iteration(it + 1, residual)
+            if residual <= ctx.tol or nproc == 0:
+                converged = residual <= ctx.tol or not np.any(np.abs(deltas) > thr)
+                it += 1
+                break
+        else:
+            it = ctx.max_iter
+        values += deltas
+    elif _whole_fixpoint_ok(program, ctx):
+        # the whole local fixed point in one Cython call (no Python between updates)
+        ccode = COMBINERS[comb]
+        direction = program.direction
+        ctx.direction = direction
+        t0 = time.perf_counter()
+        ident = combiner_identity(comb, values.dtype)
+        if ocode == EDGE_OPS["copy"] and direction == "both" and not np.any(values != ident):
+            # copy over the undirected view from identity values: the fixed point is the
+            # best initial delta of each connected component -> union-find on one CSR
+            g = ctx.graph
+            comp = np.empty(ctx.n_local, dtype=np.int64)
+            edges += K.union_find_fixpoint(g.indptr, g.indices, ccode, values, deltas, comp)
+            nproc, quiet = ctx.n_local, 1
+        else:
+            indptr, indices, w = csr()
+            nproc, scanned, _pops, quiet = K.async_fixpoint_minmax(
+                indptr, indices, w, ocode, ccode, values, deltas, ocode != EDGE_OPS["add_one"])
+            edges += scanned
+        it_times.append(time.perf_counter() - t0)
+        it = 1
+        converged = bool(quiet)
+        progress.iteration(1, float(nproc), force=False)
+    else:
+        ccode = COMBINERS[comb]
+        queue = np.flatnonzero(_better(comb, deltas, values)).astype(np.int64)
+        queued = np.zeros(ctx.n_local, dtype=np.uint8)
+        queued[queue] = 1
+        buf = np.empty(ctx.n_local, dtype=np.int64)
+        for it in range(ctx.max_iter):
+            if queue.size == 0:
+                converged = True
+                break
+            ctx.superstep = it
+            ctx.direction = direction = program.direction_at(ctx)
+            t0 = time.perf_counter()
+            indptr, indices, w = csr()
+            sweep = K.async_sweep_minmax_par if queue.size >= _PARALLEL_SWEEP_MIN else K.async_sweep_minmax
+            nnext, nproc, scanned = sweep(indptr, indices, w, ocode, ccode, values, deltas, queue,
+                                          buf, queued)
+            edges += scanned
+            queue, buf = buf[:nnext].copy(), buf
+            it_times.append(time.perf_counter() - t0)
+            progress.iteration(it + 1, float(nnext))
+        else:
+            it = ctx.max_iter
+            converged = queue.size == 0
+    emap = _EdgeMapper(program, ctx, topo)
+    emap.edges = edges
+    return values, it, converged, residual, emap, it_times
+
+
+def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress=None, threads=None,
+        steps=None):
+    """Run a vertex program on a graph.
+
+    Parameters
+    ----------
+    program : VertexProgram instance or class
+        The program (a class is instantiated without arguments).
+    graph : Graph
+    mode : {"bsp", "asap"}
+        BSP: synchronous supersteps (any program).  ASAP: asynchronous delta processing
+        (programs declaring ``accumulative = True`` only; otherwise ``ValueError``).
+    max_iter : int, optional
+        Superstep / sweep cap (default ``program.default_max_iter``).
+    tol : float, optional
+        Tolerance of the program's termination test (default ``program.default_tol``).
+    comm : mpi4py communicator, optional
+        With more than one rank, runs on the distributed engine (``asapgraph.engine``).
+    progress : asapgraph.progress.Progress, optional
+    threads : int, optional
+        Cap on the OpenMP threads of the kernels for this run (default: ``OMP_NUM_THREADS``
+        or all cores); ``threads=1`` gives single-threaded figures.
+    steps : int, optional
+        Run exactly this many supersteps (BSP; overrides ``max_iter`` and ``tol``) and
+        report ``converged=True``; fewer only at a fixpoint.
+
+    Returns
+    -------
+    ProgramResult
+    """
+    program = validate_program(program, mode)
+    if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
+        from asapgraph.interop.convert import as_graph
+
+        graph = as_graph(graph)
+    if steps is not None:
+        max_iter, tol = exact_steps(program, steps, mode)
+        return finish_steps(run(program, graph, mode, max_iter, tol, comm, progress, threads), steps)
+    if comm is not None and comm.Get_size() > 1:
+        try:
+            from asapgraph.engine import distributed as _dist_programs
+        except ImportError:
+            raise NotImplementedError("distributed programs: coming with the MPI engine") from None
+        return _dist_programs.run(program, graph, mode=mode, max_iter=max_iter, tol=tol,
+                                  comm=comm, progress=progress)
+    if threads is None:
+        return _run_single(program, graph, mode, max_iter, tol, comm, progress)
+    if int(threads) < 1:
+        raise ValueError(f"threads must be >= 1, got {threads!r}")
+    old = K.set_num_threads(int(threads))
+    try:
+        return _run_single(program, graph, mode, max_iter, tol, comm, progress)
+    finally:
+        K.set_num_threads(old)
+
+
+def _run_single(program, graph, mode, max_iter, tol, comm, progress):
+    """Single-process body of :func:`run` (``program`` already validated)."""
+    progress = _progress.get(progress)
+    max_iter = int(program.default_max_iter if max_iter is None else max_iter)
+    tol = float(program.default_tol if tol is None else tol)
+    if max_iter < 0 or tol < 0:
+        raise ValueError(f"max_iter and tol must be >= 0 (got {max_iter}, {tol})")
+    ctx = Context(graph, mode=mode, tol=tol, max_iter=max_iter, comm=comm)
+    topo = _topology(graph)
+    t0 = time.perf_counter()
+    program.setup(ctx)
+    from asapgraph.engine import sum_program as _sum  # no MPI: the tuned engine's rounds on one process
+
+    if _sum.reason_not_compiled(program) is None:
+        state, iters, converged, residual, extra = _sum.run_local(program, ctx, graph, tol,
+                                                                  max_iter, progress)
+        values = program.result(ctx, state)
+        seconds = time.perf_counter() - t0
+        stats = {"mode": mode, "seconds": seconds, "iteration_seconds": [], "dense_steps": iters,
+                 "sparse_steps": 0, "residual": residual, "threads": 1, **extra}
+        progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
+        result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
+                               name=getattr(program, "name", "program"))
+        result.labels = getattr(graph, "labels", None)
+        return result
+    if program.accumulative:
+        if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
+            raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
+        coef = program.coef(ctx)
+        coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+        engine = _run_delta_bsp if mode == "bsp" else _run_delta_async
+        state, iters, converged, residual, emap, it_times = engine(program, ctx, topo, progress, coef)
+    else:
+        state, iters, converged, residual, emap, it_times = _run_value_form(program, ctx, topo, progress)
+    values = program.result(ctx, state)
+    seconds = time.perf_counter() - t0
+    stats = {"mode": mode, "seconds": seconds, "edges_scanned": int(emap.edges),
+             "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
+             "sparse_steps": emap.sparse_steps, "residual": residual,
+             "threads": K.num_threads()}
+    progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
+    result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
+                           name=getattr(program, "name", "program"))
+    result.labels = getattr(graph, "labels", None)
+    return result

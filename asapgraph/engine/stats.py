@@ -1,0 +1,90 @@
+"""Per-rank accounting shared by both engines, and its gathering to rank 0.
+
+Every rank counts data messages and bytes sent (payload + header; ACKs and gossip are
+counted separately and included in the totals), rounds or supersteps, and splits its
+wall time into computing (local sweeps), communicating (packing, posting, applying
+received buffers, collectives that return at once) and waiting (blocked on messages or
+reductions, idle backoff).  Emulated delays and straggler sleeps are reported on their
+own so the real numbers stay visible.  A trace of ``(seconds, l1_bound)`` samples lets
+callers draw error-vs-time curves.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["RankStats", "gather_stats"]
+
+
+class RankStats:
+    def __init__(self, rank):
+        self.rank = rank
+        self.messages_sent = 0
+        self.bytes_sent = 0
+        self.acks_sent = 0
+        self.gossip_sent = 0
+        self.messages_received = 0
+        self.rounds = 0
+        self.compute_s = 0.0
+        self.comm_s = 0.0
+        self.wait_s = 0.0
+        self.edges_visited = 0
+        self.t0 = time.perf_counter()
+        self.trace = []  # (seconds since start, global L1 bound) -- rank 0 only matters
+        self.extra = {}
+        self.ref = None  # local slice of a reference solution (see track_error)
+        self.err_trace = []
+
+    def sample(self, bound):
+        self.trace.append((time.perf_counter() - self.t0, float(bound)))
+
+    def track_error(self, x, scale):
+        """Record ``(seconds, sum |x * scale - ref|, bytes sent)`` for this rank's vertices.
+
+        Benchmarks only (``ref`` set): the L1 error is additive over ranks, so the sum of
+        the ranks' records at the same protocol event (termination waves complete in the
+        same order everywhere) is the true error of the whole vector at that moment.
+        """
+        if self.ref is not None:
+            from asapgraph.kernels import _local
+
+            self.err_trace.append((time.perf_counter() - self.t0,
+                                   _local.l1_diff_scaled(x, scale, self.ref), self.bytes_sent))
+
+    def as_dict(self):
+        d = {"rank": self.rank, "messages_sent": self.messages_sent, "bytes_sent": self.bytes_sent,
+             "acks_sent": self.acks_sent, "gossip_sent": self.gossip_sent,
+             "messages_received": self.messages_received, "rounds": self.rounds,
+             "compute_seconds": self.compute_s, "comm_seconds": self.comm_s,
+             "wait_seconds": self.wait_s, "edges_visited": self.edges_visited}
+        d.update(self.extra)
+        return d
+
+
+def gather_stats(comm, st, layout_stats, mode, seconds, extra=None):
+    """Gather every rank's record to rank 0 and add totals; returns the dict (rank 0) or None."""
+    rec = st.as_dict()
+    rec.update(layout_stats)
+    recs = comm.gather(rec, root=0)
+    if comm.Get_rank() != 0:
+        return None
+    tot = {"mode": mode, "ranks": comm.Get_size(), "seconds": seconds,
+           "rounds": max(r["rounds"] for r in recs),
+           "messages_sent": int(sum(r["messages_sent"] + r["acks_sent"] + r["gossip_sent"]
+                                    for r in recs)),
+           "data_messages_sent": int(sum(r["messages_sent"] for r in recs)),
+           "bytes_sent": int(sum(r["bytes_sent"] for r in recs)),
+           "wait_seconds": float(sum(r["wait_seconds"] for r in recs)),
+           "compute_seconds": float(sum(r["compute_seconds"] for r in recs)),
+           "comm_seconds": float(sum(r["comm_seconds"] for r in recs)),
+           "edges_visited": int(sum(r["edges_visited"] for r in recs)),
+           "trace": [list(t) for t in st.trace]}
+    if extra:
+        tot.update(extra)
+    tot["per_rank"] = recs
+    return tot
+
+
+def np_float(x):
+    return float(np.asarray(x))

@@ -1,0 +1,481 @@
+"""Accumulative sum programs on the tuned BSP/ASAP engine (the PageRank solver, generalised).
+
+Rationale
+---------
+An accumulative sum program (``accumulative = True``, combiner ``"sum"``, edge op
+``"copy"`` or ``"mul"``; see :mod:`asapgraph.engine.program`) is the linear fixed point
+``v = v0 + d0 + A_c^T v`` with ``A_c[u, w] = coef_u * w_uw`` (``w_uw = 1`` for ``copy`` or
+without weights).  The Maiter delta form pushes a pending delta ``r_u`` as ``coef_u r_u
+w_uw`` along the out-edges -- exactly what the PageRank solvers of :mod:`.asap` push,
+``alpha r_u w_uw / outw_u``, with the coefficient vector in place of ``alpha / outw`` and
+without the teleport and dangling pools.  So this module only *compiles* a program to
+that solver's input, once per run:
+
+* ``coef(ctx)`` and ``init_delta(ctx)`` are evaluated ONCE, as numpy arrays over the
+  rank's vertices (``setup`` before them); the coefficient is folded into the local
+  out-CSR (``vcoef[u] = coef_u`` per vertex, or ``coef[e] = coef_u w_e`` per edge for
+  ``mul`` on weighted graphs), so a sweep costs what PageRank's sweep costs per edge;
+* the local graph is the program engine's push side (:class:`.programs._Side`: rows owned,
+  columns owned or per-peer slots ordered by peer then vertex -- the layout of
+  :class:`.loader.LocalGraph`), viewed without copying except for the int32 targets;
+* ASAP is :class:`.asap._Solver` itself (``jacobi`` form with ``alpha = 1``, no pools,
+  ``delta0`` as the initial residual): NOTIFY-ACK with the window, the stochastic reduce
+  on the circulant expander, the approximation knob, 16-bit messages with error
+  feedback, counting-wave termination, the work limit, traffic accounting and the
+  network/straggler emulation are PageRank's, unchanged;
+* BSP is the same local kernel (:func:`._local.jacobi_push` with threshold 0, i.e. every
+  pending delta is pushed: synchronous Jacobi, the delta form of power iteration) with
+  PageRank's exchange (one message per out-peer per superstep, dense or sparse float64,
+  whichever is smaller, with the emulation header) and one ``Allreduce`` per superstep.
+
+Termination and ``tol``: the measured quantity is the certified *pending mass*
+``sum |r|`` over residuals, buffered slots and (ASAP) messages in flight -- the solver's
+own bound with ``1 - alpha`` replaced by 1, i.e. the program API's rule "stop when the
+pending mass ``sum |delta|`` is at most ``tol``".  It is returned as ``error_bound``.
+(For a contraction ``||A_c||_1 = c < 1`` the L1 error of the values is at most
+``error_bound * c / (1 - c)``.)  The values returned fold the residuals still pending in
+(they are part of the next round's sum).
+
+What is not compiled (runs on the older engine of :mod:`.programs`, which calls every
+hook): programs that override ``aggregate`` or ``post_delta`` (global terms such as
+PageRank-as-a-program's dangling mass), ``direction_at`` (a direction per superstep),
+non-float64 values, a custom ``message()``, or an ``edge_op`` other than copy/mul.
+:func:`reason_not_compiled` names the reason; the result's ``stats["engine"]`` says which
+engine ran.
+
+References: Zhang, Gao, Gao, Wang, "Maiter", IEEE TPDS 25(8), 2014; the rationale of
+:mod:`.asap` (NOTIFY-ACK, stochastic reduce, Mattern's counting waves).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from asapgraph.engine.program import VertexProgram, program_class
+from asapgraph.kernels import _local
+from asapgraph.comm.mpi import TAG_DATA, mpi
+from asapgraph.engine.emulation import HEADER
+
+__all__ = ["reason_not_compiled", "prepare", "run_sum_program", "run_local", "is_plain_pagerank",
+           "run_pagerank_program", "ENGINE"]
+
+#: ``stats["engine"]`` of runs compiled here
+ENGINE = "tuned-sum"
+
+_BLOCK = 16
+
+
+def _overrides(program, name):
+    return getattr(type(program), name, None) is not getattr(VertexProgram, name)
+
+
+def reason_not_compiled(program):
+    """Why ``program`` cannot run on the tuned engine (None: it can)."""
+    if not program.accumulative or program.combiner != "sum":
+        return "not an accumulative sum program"
+    if program.edge_op not in ("copy", "mul"):
+        return f"edge_op {program.edge_op!r}"
+    if np.dtype(program.value_dtype) != np.float64:
+        return "value_dtype is not float64"
+    for hook in ("aggregate", "post_delta", "direction_at"):
+        if _overrides(program, hook):
+            return f"it defines {hook}()"
+    return None
+
+
+class _SumGraph:
+    """A :class:`.loader.LocalGraph` view of a program engine side with folded coefficients."""
+
+    dangling = None
+
+    def __init__(self, g, sd, coef, w):
+        nloc = sd.nloc
+        self.n, self.nloc, self.nslots = g.n, nloc, sd.nslots
+        tgt = getattr(sd, "_tgt_narrow", None)
+        if tgt is None:  # the kernels take int32 targets when they fit (half the bytes)
+            tgt = sd.col.astype(np.int32) if nloc + sd.nslots < 2**31 - 1 else sd.col
+            sd._tgt_narrow = tgt
+        self.indptr, self.tgt = sd.indptr, tgt
+        self.mloc = len(tgt)
+        self.m = g.m
+        c = np.ones(nloc) if coef is None else coef
+        if w is None:
+            self.coef, self.vcoef = None, np.ascontiguousarray(c, dtype=np.float64)
+        else:  # per-edge coefficient coef_u * w_e
+            self.coef = np.repeat(c, np.diff(sd.indptr)) * w
+            self.vcoef = np.ones(nloc)
+        self.dangling = np.zeros(nloc, dtype=np.uint8)  # no pools: an edgeless vertex absorbs
+        self.out_peers, self.out_off = sd.out_peers, sd.out_off
+        self.in_peers, self.in_maps = sd.in_peers, sd.in_maps
+
+
+class _Extrapolation:
+    """Power-series extrapolation of the synchronous delta form (the BSP engines).
+
+    In the delta form the pending deltas evolve as ``r <- A_c^T r``; once ``r`` is aligned
+    with the dominant eigenvector (``A_c^T r ~ lam r``, seen as a stable ratio of the
+    global signed sums of two rounds, with no cancellation in them), the rest of the
+    series is ``r / (1 - lam)``.  The next round then pushes ``s r``, ``s = 1 / (1 -
+    lam)``, and leaves ``-(s - 1) r`` pending: ``x += s r``, ``r <- s A_c^T r - (s - 1) r``.
+    Any ``s`` keeps the invariant ``x + (I - A_c^T)^-1 r`` (so the fixed point, whatever
+    the estimate), and with a good one the residual becomes a signed remainder that
+    decays at the *subdominant* rate: on rmat:14 a seeded PPR needs 20 rounds instead of
+    123 to a pending mass of 1e-10 (what the value form of PageRank gets from a uniform
+    start).  Rules: ``0 < lam < 0.999``, two consecutive ratios within 1%, ``|sum r| >
+    0.99 sum |r|``, at least 3 rounds since the last step.  Off with
+    ``ASAPGRAPH_EXTRAPOLATE=0``.
+
+    ASAP (:meth:`wave_factor`): the ratio is the produced over the pushed signed mass of
+    all sweeps since the last termination wave (two extra wave fields); when stable,
+    every rank pushes ``s r`` of its own residual in its next sweep.  Any rank may do so
+    at any time (the invariant holds per vertex), but ranks do it at different moments
+    with part of the residual still in buffers, so the cancellation is partial: on
+    rmat:16, 4 ranks, seeded PPR to 1e-6, 110-116 sweeps and 12-13 MB instead of
+    144-148 and 17 MB (BSP: 13 rounds instead of 70).  Extrapolating at a consistent
+    cut instead (all ranks passive, nothing in flight) was tried and was worse (1.06 s,
+    26 MB): at rest the ranks' residuals are not aligned with the global eigenvector.
+    """
+
+    def __init__(self):
+        self.on = os.environ.get("ASAPGRAPH_EXTRAPOLATE", "1") != "0"
+        self.prev_sum = self.prev_lam = None
+        self.last = -10
+        self.steps = 0
+
+    def wave_factor(self, k, lam, signed, mass):
+        """ASAP: observe wave ``k`` (``lam``: produced / pushed signed mass since the last
+        wave, over all ranks); returns ``s`` for every rank's next sweep (1: none)."""
+        s = 1.0
+        if self.on and abs(signed) > 0.99 * mass and np.isfinite(lam):
+            if (self.prev_lam is not None and 0.0 < lam < 0.999 and k - self.last > 2
+                    and abs(lam - self.prev_lam) < 0.01 * lam):
+                s = 1.0 / (1.0 - lam)
+                self.last = k
+                self.steps += 1
+            self.prev_lam = lam
+        else:
+            self.prev_lam = None
+        return s
+
+    def factor(self, k, signed, mass):
+        """Observe round ``k``'s global sums; returns ``s`` for the next round (1: none)."""
+        s = 1.0
+        if self.on and self.prev_sum and abs(signed) > 0.99 * mass:
+            lam = signed / self.prev_sum
+            if (self.prev_lam is not None and 0.0 < lam < 0.999 and k - self.last > 2
+                    and abs(lam - self.prev_lam) < 0.01 * lam):
+                s = 1.0 / (1.0 - lam)
+                self.last = k + 1
+                self.steps += 1
+            self.prev_lam = lam
+        else:
+            self.prev_lam = None
+        self.prev_sum = signed
+        return s
+
+
+def _delta_jacobi(lg, delta0, tol, max_iter, reduce2, exchange, on_round=None, compute=None):
+    """The synchronous delta rounds (BSP on ranks or one process).
+
+    ``reduce2(signed, mass)`` sums over ranks; ``exchange(acc)`` ships the slots and adds
+    what arrives.  Returns ``(values, rounds, converged, pending mass, extrapolations,
+    edges visited)``.
+    """
+    perf = time.perf_counter
+    nloc = lg.nloc
+    x = np.zeros(nloc)
+    acc = np.zeros(nloc + lg.nslots)
+    acc[:nloc] = delta0
+    rs = np.zeros(nloc)
+    act = np.zeros(-(-nloc // _BLOCK), dtype=np.int32)
+    bsum = np.zeros(len(act))
+    zero = np.zeros(nloc)
+    ex = _Extrapolation()
+    signed, mass = reduce2(float(acc[:nloc].sum()), _local.abs_sum(acc, 0, nloc))
+    it, converged, s, edges = 0, mass <= tol, 1.0, 0
+    while not converged and it < max_iter:
+        it += 1
+        t0 = perf()
+        if s != 1.0:
+            acc[:nloc] *= s
+        edges += _local.jacobi_push(lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum,
+                                    lg.dangling, 1.0, 0.0, zero, 0.0, zero, 0.0, _BLOCK)[0]
+        if s != 1.0:  # leave -(s - 1) r pending (rs holds s r)
+            acc[:nloc] -= ((s - 1.0) / s) * rs
+        if compute is not None:
+            compute(perf() - t0)
+        exchange(acc)
+        signed, mass = reduce2(float(acc[:nloc].sum()), _local.abs_sum(acc, 0, nloc))
+        if on_round is not None:
+            on_round(it, mass)
+        if not np.isfinite(mass):
+            break
+        converged = mass <= tol
+        s = ex.factor(it, signed, mass)
+    x += acc[:nloc]
+    return x, it, bool(converged), float(mass), ex.steps, edges
+
+
+class _Channel:
+    """PageRank's BSP exchange on ranks, for any message format (sum and min/max programs).
+
+    One message per out-peer per superstep (``[header | payload]`` bytes, the emulation
+    header of :mod:`.emulation`: delivery time, payload form), one ``Irecv`` per in-peer;
+    received buffers are applied no earlier than their delivery time.  ``encode(j, buf)``
+    fills out-peer ``j``'s message after the header and returns ``(bytes, form)``;
+    ``decode(j, buf, nbytes)`` applies in-peer ``j``'s.  Traffic and time go to ``st``.
+    """
+
+    def __init__(self, comm, lg, emu, st):
+        self.MPI = mpi()
+        self.comm, self.lg, self.emu, self.st = comm, lg, emu, st
+        offs = lg.out_off
+        sizes = [int(offs[j + 1] - offs[j]) for j in range(len(lg.out_peers))]
+        self.sbufs = [np.zeros(8 * (HEADER + 1 + s), dtype=np.uint8) for s in sizes]
+        self.rbufs = [np.zeros(8 * (HEADER + 1 + len(mp)), dtype=np.uint8) for mp in lg.in_maps]
+        cap = max(sizes, default=0)
+        self.s64, self.s32 = np.zeros(cap), np.zeros(cap, dtype=np.float32)
+        self.sidx = np.zeros(cap, dtype=np.int32)
+        self.statuses = [self.MPI.Status() for _ in self.rbufs]
+        self.c0 = time.thread_time()
+
+    def compute(self, seconds):
+        """Account ``seconds`` of local work; a straggler sleeps after it (CPU time)."""
+        self.st.compute_s += seconds
+        self.emu.after_compute(time.thread_time() - self.c0)
+
+    def exchange(self, encode, decode):
+        MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
+        perf = time.perf_counter
+        t1 = perf()
+        rbufs = self.rbufs
+        reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=int(q), tag=TAG_DATA)
+                for j, q in enumerate(lg.in_peers)]
+        sreqs = []
+        for j, q in enumerate(lg.out_peers):
+            b = self.sbufs[j]
+            nbytes, form = encode(j, b)
+            f = b[:8 * HEADER].view(np.float64)
+            f[1] = form
+            f[0] = emu.stamp(int(q), nbytes)
+            sreqs.append(comm.Isend([b[:nbytes], MPI.BYTE], dest=int(q), tag=TAG_DATA))
+            st.messages_sent += 1
+            st.bytes_sent += nbytes
+        t2 = perf()
+        MPI.Request.Waitall(reqs, self.statuses)
+        latest = max((float(b[:8].view(np.float64)[0]) for b in rbufs), default=0.0)
+        if emu.cfg.network and latest:
+            emu.wait_until(latest)
+        t4 = perf()
+        for j, b in enumerate(rbufs):
+            decode(j, b, self.statuses[j].Get_count(MPI.BYTE))
+        st.messages_received += len(rbufs)
+        MPI.Request.Waitall(sreqs)
+        st.comm_s += (t2 - t1) + (perf() - t4)
+        st.wait_s += t4 - t2
+
+    def reduce(self, *vals):
+        """Global sums of ``vals`` (one ``Allreduce``); restarts the straggler's CPU clock."""
+        t = time.perf_counter()
+        red = np.array(vals, dtype=np.float64)
+        out = np.zeros_like(red)
+        self.comm.Allreduce(red, out, op=self.MPI.SUM)
+        self.st.wait_s += time.perf_counter() - t
+        self.c0 = time.thread_time()
+        return out
+
+
+def _bsp(comm, lg, delta0, tol, max_iter, emu, st, progress):
+    """Synchronous delta Jacobi on ranks; returns ``(values, supersteps, converged, mass)``."""
+    from asapgraph.engine.asap import _Solver
+
+    nloc, offs = lg.nloc, lg.out_off
+    ch = _Channel(comm, lg, emu, st)
+
+    def exchange(acc):
+        ch.exchange(lambda j, b: _Solver._encode(acc[nloc + offs[j]: nloc + offs[j + 1]], b,
+                                                 ch.s64, ch.s32, ch.sidx, False),
+                    lambda j, b, nb: _Solver._decode(acc, lg.in_maps[j], b, nb))
+
+    def reduce2(signed, mass):
+        out = ch.reduce(signed, mass)
+        return float(out[0]), float(out[1])
+
+    def on_round(it, mass):
+        st.rounds = it
+        st.sample(mass)
+        if progress is not None:
+            progress(it, mass)
+
+    x, it, conv, mass, steps, edges = _delta_jacobi(lg, delta0, tol, max_iter, reduce2, exchange,
+                                                    on_round, ch.compute)
+    st.edges_visited += edges
+    st.extra["extrapolations"] = steps
+    return x, it, conv, mass
+
+
+class _Whole:
+    """The single-process graph in the :class:`.loader.LocalGraph` layout (no slots)."""
+
+    nslots = 0
+
+    def __init__(self, graph, direction, coef, use_w):
+        from asapgraph.engine.single import _topology
+
+        indptr, tgt, w = _topology(graph).push(direction)
+        self.n = self.nloc = graph.n
+        self.indptr = np.ascontiguousarray(indptr, dtype=np.int64)
+        self.tgt = tgt if tgt.dtype in (np.int32, np.int64) else tgt.astype(np.int64)
+        c = np.ones(graph.n) if coef is None else coef
+        if use_w and w is not None:
+            self.coef, self.vcoef = np.repeat(c, np.diff(self.indptr)) * w, np.ones(graph.n)
+        else:
+            self.coef, self.vcoef = None, np.ascontiguousarray(c, dtype=np.float64)
+        self.dangling = np.zeros(graph.n, dtype=np.uint8)
+
+
+def run_local(program, ctx, graph, tol, max_iter, progress=None):
+    """One process (no MPI): the BSP engine's rounds with no exchange, for both modes.
+
+    Returns ``(values, rounds, converged, error_bound, stats)``.  On one process there is
+    nothing to overlap, so ASAP runs the same extrapolated Jacobi rounds as BSP.
+    """
+    v0, d0, coef = prepare(program, ctx)
+    use_w = program.edge_op == "mul" and program.use_weights
+    lg = _Whole(graph, program.direction, coef, use_w)
+    on_round = None if progress is None else (lambda it, m: progress.iteration(it, m))
+    x, it, conv, mass, steps, edges = _delta_jacobi(lg, d0, tol, max_iter, lambda a, b: (a, b),
+                                                    lambda acc: None, on_round)
+    return v0 + x, it, conv, mass, {"edges_scanned": int(edges), "error_bound": mass,
+                                    "extrapolations": steps, "engine": ENGINE}
+
+
+def prepare(program, ctx):
+    """``(values0, deltas0, coef)``: the program's callbacks, evaluated once (their shapes
+    and dtypes are checked by the program contract, :func:`.program.validate_program`)."""
+    v0, d0 = program.init_delta(ctx)
+    v0 = np.asarray(v0, dtype=np.float64)
+    d0 = np.ascontiguousarray(d0, dtype=np.float64)
+    coef = program.coef(ctx)
+    coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+    return v0, d0, coef
+
+
+def is_plain_pagerank(program):
+    """True for the built-in :class:`~asapgraph.programs.PageRankProgram` itself (not a
+    subclass): its dangling hook is exactly PageRank's pools, so it runs on the PageRank
+    solvers (:func:`run_pagerank_program`)."""
+    return program_class(program).__dict__.get("engine_solver") == "pagerank"
+
+
+def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=None):
+    """PageRank-as-a-program on :func:`.bsp.run_bsp` / :func:`.asap.run_asap` (collective).
+
+    ``program.setup`` has run (its ``p``, ``q`` are the rank's normalised teleport and
+    dangling vectors).  ``tol`` means what it means for the built-in distributed PageRank:
+    BSP, the L1 change of a superstep; ASAP, the certified L1 error bound (reported as
+    ``error_bound`` in both).  Returns what :func:`run_sum_program` returns.
+    """
+    from asapgraph.engine.emulation import Emulator
+    from asapgraph.engine.stats import RankStats
+
+    opts = dict(options or {})
+    sd = g.side("out", "push")
+    out = np.asarray(g.out_weight if g.weighted else g.out_degree, dtype=np.float64)
+    inv = np.where(out > 0, 1.0 / np.where(out > 0, out, 1.0), 0.0)
+    lg = _SumGraph(g, sd, inv, sd.w if g.weighted else None)
+    lg.dangling = (out == 0).astype(np.uint8)
+    K, me = comm.Get_size(), comm.Get_rank()
+    emu = Emulator(opts.get("emulation"), me, K)
+    st = RankStats(me)
+    p = np.ascontiguousarray(program.p, dtype=np.float64)
+    q = None if program.dangling is None else np.ascontiguousarray(program.q, dtype=np.float64)
+    extra = {}
+    if mode == "bsp":
+        from asapgraph.engine.bsp import run_bsp
+
+        x, iters, conv, bound = run_bsp(comm, lg, p, p if q is None else q, program.alpha, tol,
+                                        max_iter, emu, st)
+    else:
+        from asapgraph.engine.asap import run_asap
+
+        x, iters, conv, bound, extra = run_asap(
+            comm, lg, p, q, program.alpha, tol, emu, st, fanout=opts.get("fanout", 2),
+            window=opts.get("window", 1), approx=opts.get("approx", 0.0),
+            seed=opts.get("seed", 0), max_iter=max_iter)
+    return x, int(iters), bool(conv), float(bound), _totals(comm, st, emu, bound, extra)
+
+
+def _totals(comm, st, emu, bound, extra, engine=ENGINE):
+    MPI = mpi()
+    tot = np.array([st.edges_visited, st.messages_sent, st.bytes_sent, st.acks_sent,
+                    st.messages_received], dtype=np.int64)
+    comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
+    times = np.array([st.compute_s, st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
+    comm.Allreduce(MPI.IN_PLACE, times, op=MPI.SUM)
+    return {"edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
+            "data_messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
+            "acks_sent": int(tot[3]), "compute_seconds": float(times[0]),
+            "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
+            "emulated_delay_seconds": float(times[3]), "straggler_sleep_seconds": float(times[4]),
+            "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
+            "error_bound": float(bound), "engine": engine, **extra}
+
+
+def asap_extra(comm, sol, st):
+    """The ASAP figures of a program run on :class:`.asap._Solver` (schedule, waves, sweeps)."""
+    return {"spectral_gap": sol.sched.spectral_gap(0), "spectral_gap_mean": sol.sched.mean_gap(),
+            "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx,
+            "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
+            "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=mpi().MAX)),
+            "extrapolations": st.extra.get("extrapolations", 0)}
+
+
+def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, progress=None,
+                    inputs=None):
+    """Run a compiled sum program (collective; :func:`reason_not_compiled` must be None).
+
+    ``inputs``: the result of :func:`prepare` (evaluated here when None).
+
+    ``options``: ``fanout``, ``window``, ``approx``, ``seed`` (ASAP) and ``emulation``
+    (an :class:`.emulation.Emulation`, a dict or None), as :func:`asapgraph.engine.pagerank`.
+    Returns ``(values over the owned vertices, iterations, converged, error_bound,
+    stats)``: ``stats`` holds totals over the ranks (edges, messages, bytes) and the ASAP
+    schedule's figures; ``error_bound`` is the certified pending mass.
+    """
+    from asapgraph.engine.emulation import Emulator
+    from asapgraph.engine.stats import RankStats
+
+    MPI = mpi()
+    opts = dict(options or {})
+    v0, d0, coef = inputs if inputs is not None else prepare(program, ctx)
+    direction = program.direction
+    ctx.direction = direction
+    sd = g.side(direction, "push")
+    w = sd.w if (program.edge_op == "mul" and program.use_weights and sd.w is not None) else None
+    lg = _SumGraph(g, sd, coef, w)
+    K, me = comm.Get_size(), comm.Get_rank()
+    emu = Emulator(opts.get("emulation"), me, K)
+    st = RankStats(me)
+    extra = {}
+    report = None
+    if progress is not None and me == 0:
+        def report(it, mass):
+            progress.iteration(it, mass)
+    if mode == "bsp":
+        x, iters, conv, bound = _bsp(comm, lg, d0, tol, max_iter, emu, st, report)
+        extra = {"extrapolations": st.extra.get("extrapolations", 0)}
+    else:
+        from asapgraph.engine.asap import _Solver
+
+        sol = _Solver(comm, lg, 1.0, emu, st, opts.get("fanout", 2), opts.get("window", 1),
+                      opts.get("approx", 0.0), opts.get("seed", 0), False, "jacobi", max_iter)
+        x, bound, rounds = sol.solve(np.zeros(lg.nloc), tol, relative=False, delta0=d0)
+        iters = int(comm.allreduce(rounds, op=MPI.MAX))
+        conv = bool(bound <= tol)
+        extra = asap_extra(comm, sol, st)
+    values = v0 + x
+    stats = _totals(comm, st, emu, bound, extra)
+    return values, int(iters), bool(conv), float(bound), stats

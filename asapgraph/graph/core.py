@@ -1,0 +1,320 @@
+"""The in-memory graph: dense vertex ids, in-CSR for pull kernels, original-id map.
+
+Semantics (the same as networkx's MultiDiGraph and igraph's): every input edge is one
+edge.  Duplicate ``(u, v)`` pairs are parallel edges (their weights add up in PageRank,
+Katz and HITS; shortest paths use the lightest parallel edge), self-loops are kept.
+Vertex ids seen in the input are remapped to dense internal ids ``0..n-1``;
+``Graph.ids[i]`` is the original id of internal vertex ``i``
+(``None`` when the two coincide), and every output is reported with original ids.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from asapgraph.kernels._typedefs import EID, WEIGHT, vid_dtype
+
+
+class Graph:
+    """A directed graph stored as an in-CSR (for each vertex, its in-edges).
+
+    Attributes
+    ----------
+    n, m : int
+        Number of vertices and edges (parallel edges and self-loops count).
+    indptr : int64 array, shape (n+1,)
+        In-edges of ``v`` are ``indices[indptr[v]:indptr[v+1]]``.
+    indices : int32 (or int64 when n >= 2**31) array, shape (m,)
+        Source vertex of each in-edge.
+    weights : float64 array, shape (m,), or None
+        Edge weights aligned with ``indices`` (None: unweighted, every weight 1).
+    out_degree : int64 array, shape (n,)
+        Number of out-edges of each vertex.
+    out_weight : float64 array, shape (n,), or None
+        Sum of out-edge weights (weighted graphs only).
+    ids : int64 array, shape (n,), or None
+        Original id of each internal vertex (None: ids are 0..n-1).
+    labels : array, shape (n,), or None
+        Original label of each internal vertex when the input named vertices by strings or
+        other hashable objects (:mod:`asapgraph.interop`); ``ids`` is then None and every
+        result reports these labels (``to_dict``, ``to_pandas``).
+    """
+
+    __slots__ = ("n", "m", "indptr", "indices", "weights", "out_degree", "out_weight",
+                 "ids", "_out_csr", "source", "labels")
+
+    def __init__(self, indptr, indices, weights=None, out_degree=None, out_weight=None,
+                 ids=None, source=None):
+        self.indptr = np.asarray(indptr, dtype=EID)
+        self.n = int(self.indptr.shape[0] - 1)
+        self.indices = np.asarray(indices)
+        self.m = int(self.indices.shape[0])
+        self.weights = None if weights is None else np.asarray(weights, dtype=WEIGHT)
+        if out_degree is None:
+            out_degree = np.bincount(self.indices, minlength=self.n).astype(np.int64)
+        self.out_degree = np.asarray(out_degree, dtype=np.int64)
+        if self.weights is not None and out_weight is None:
+            out_weight = np.bincount(self.indices, weights=self.weights, minlength=self.n)
+        self.out_weight = out_weight
+        self.ids = ids
+        self.source = source
+        self._out_csr = None
+        self.labels = None
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_edges(cls, src, dst, n=None, weights=None, ids=None, source=None,
+                   undirected=False, _trusted=False):
+        """Build from dense-id edge arrays ``src[i] -> dst[i]`` (ids in ``0..n-1``).
+
+        Parameters
+        ----------
+        src, dst : int arrays, shape (m,)
+            Dense ids (int32 or int64; other integer dtypes are converted).
+        n : int, optional
+            Number of vertices (default: largest id + 1).
+        weights : float array, shape (m,), optional
+        ids : int64 array, shape (n,), optional
+            Original id of each dense vertex (None: the dense ids are the ids).
+        undirected : bool
+            Also add ``dst -> src`` for every non-loop edge (a self-loop once).
+
+        Construction is a stable counting sort by destination (``_graph.build_in_csr``),
+        O(n + m) time, no argsort.
+        """
+        from asapgraph.kernels import _graph
+
+        src = _as_vid(src)
+        dst = _as_vid(dst)
+        if src.shape != dst.shape or src.ndim != 1:
+            raise ValueError("src and dst must be 1-d arrays of the same length")
+        if dst.dtype != src.dtype:
+            src, dst = src.astype(np.int64), dst.astype(np.int64)
+        m = src.shape[0]
+        if m and not _trusted:
+            (lo1, hi1), (lo2, hi2) = _graph.minmax(src), _graph.minmax(dst)
+            lo, hi = min(lo1, lo2), max(hi1, hi2)
+            if lo < 0:
+                raise ValueError(f"dense vertex ids must be >= 0, got {lo}")
+        else:
+            hi = -1
+        if _trusted:
+            pass
+        elif n is None:
+            n = int(hi) + 1
+        elif hi >= n:
+            raise ValueError(f"vertex id {hi} out of range for n={n}")
+        n = int(n)
+        w = None
+        if weights is not None:
+            w = np.ascontiguousarray(weights, dtype=WEIGHT)
+            if w.shape != (m,):
+                raise ValueError("weights must have the same length as src")
+        if undirected:
+            loops = int(np.count_nonzero(src == dst)) if m else 0
+            mm = 2 * m - loops
+        else:
+            mm = m
+        indices = np.empty(mm, dtype=vid_dtype(n))
+        wout = None if w is None else np.empty(mm, dtype=WEIGHT)
+        indptr, out_degree, out_weight = _graph.build_in_csr(
+            src, dst, n, indices, w, wout, bool(undirected))
+        return cls(indptr, indices, wout, out_degree, out_weight, ids, source)
+
+    @classmethod
+    def from_original_ids(cls, src, dst, weights=None, undirected=False, source=None,
+                          inplace=False, max_id=None):
+        """Build from edges given with arbitrary non-negative int64 ids (remapped densely).
+
+        Dense ids follow the order of the original ids.  With ``inplace=True`` the
+        (int32/int64) ``src``/``dst`` arrays are overwritten by dense ids when
+        possible, saving a copy (the caller must not use them afterwards).
+        """
+        src = np.asarray(src)
+        dst = np.asarray(dst)
+        if src.dtype not in (np.int32, np.int64):
+            src = src.astype(np.int64)
+        if dst.dtype != src.dtype:
+            dst = dst.astype(src.dtype)
+        ids, (s, d) = remap_ids(src, dst, inplace=inplace, max_id=max_id)
+        del src, dst
+        if ids is not None:
+            n = len(ids)
+        elif max_id is not None:
+            n = int(max_id) + 1
+        else:
+            n = 0 if s.size == 0 else int(max(_minmax(s)[1], _minmax(d)[1])) + 1
+        # remap_ids guarantees 0 <= ids < n: skip the range check
+        return cls.from_edges(s, d, n=n, weights=weights, ids=ids, source=source,
+                              undirected=undirected, _trusted=True)
+
+    @classmethod
+    def from_scipy(cls, matrix, *, weighted=None, source=None):
+        """Graph of a scipy sparse matrix ``A[u, v]`` = weight of ``u -> v``; see
+        :func:`asapgraph.interop.from_scipy`."""
+        from asapgraph.interop import from_scipy
+
+        return from_scipy(matrix, weighted=weighted, source=source)
+
+    @classmethod
+    def from_pandas(cls, df, source="source", target="target", weight=None, *,
+                    undirected=False):
+        """Graph of a pandas edge DataFrame; see :func:`asapgraph.interop.from_pandas`."""
+        from asapgraph.interop import from_pandas
+
+        return from_pandas(df, source=source, target=target, weight=weight,
+                           undirected=undirected)
+
+    @classmethod
+    def from_arrow(cls, table, source=None, target=None, weight=None, *, undirected=False):
+        """Graph of a pyarrow Table of edges; see :func:`asapgraph.interop.from_arrow`."""
+        from asapgraph.interop import from_arrow
+
+        return from_arrow(table, source=source, target=target, weight=weight,
+                          undirected=undirected)
+
+    @classmethod
+    def from_labels(cls, src, dst, weights=None, *, undirected=False, source=None):
+        """Graph of edges between arbitrary hashable labels (strings, tuples, ...); see
+        :func:`asapgraph.interop.from_labels`."""
+        from asapgraph.interop import from_labels
+
+        return from_labels(src, dst, weights, undirected=undirected, source=source)
+
+    # ------------------------------------------------------------------ views
+    def vertex_labels(self):
+        """Original label of every internal vertex: ``labels`` when set, else the ids."""
+        return self.original_ids() if self.labels is None else self.labels
+
+    def original_ids(self):
+        """Original id of every internal vertex (int64 array of length n)."""
+        return np.arange(self.n, dtype=np.int64) if self.ids is None else self.ids
+
+    def out_csr(self):
+        """``(indptr, indices, weights)`` of the out-CSR (built once, cached)."""
+        if self._out_csr is None:
+            from asapgraph.kernels import _graph
+
+            indices = np.ascontiguousarray(self.indices)
+            out_idx = np.empty(self.m, dtype=indices.dtype)
+            w = None if self.weights is None else np.ascontiguousarray(self.weights)
+            wout = None if w is None else np.empty(self.m, dtype=WEIGHT)
+            indptr = _graph.transpose_csr(np.ascontiguousarray(self.indptr), indices,
+                                          np.ascontiguousarray(self.out_degree, dtype=np.int64),
+                                          out_idx, w, wout)
+            self._out_csr = (indptr, out_idx, wout)
+        return self._out_csr
+
+    def edges(self):
+        """``(src, dst, weights)`` dense-id arrays of all edges (in-CSR order)."""
+        dst = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
+        return self.indices.astype(np.int64), dst, self.weights
+
+    def to_scipy(self):
+        """The adjacency matrix ``A[u, v] = sum of weights of edges u->v`` (CSR, float64)."""
+        import scipy.sparse as sp
+
+        data = np.ones(self.m) if self.weights is None else self.weights
+        # in-CSR of A is the CSR of A.T
+        at = sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
+        return at.T.tocsr()
+
+    @property
+    def weighted(self):
+        return self.weights is not None
+
+    def nbytes(self):
+        tot = self.indptr.nbytes + self.indices.nbytes + self.out_degree.nbytes
+        for a in (self.weights, self.out_weight, self.ids):
+            if a is not None:
+                tot += a.nbytes
+        return tot
+
+    def __repr__(self):
+        return f"Graph(n={self.n}, m={self.m}, weighted={self.weighted})"
+
+
+def _as_vid(a):
+    a = np.asarray(a)
+    if a.dtype == np.int32 or a.dtype == np.int64:
+        return np.ascontiguousarray(a)
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"vertex ids must be integers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def _minmax(a):
+    from asapgraph.kernels import _graph
+
+    return _graph.minmax(_as_vid(a))
+
+
+#: Use the dense lookup when ``max_id + 1 <= DENSE_FACTOR * (number of endpoints)``
+#: or below DENSE_MIN (5 bytes per slot).
+DENSE_FACTOR = 4
+DENSE_MIN = 1 << 20
+
+
+def remap_ids(src, dst, inplace=False, max_id=None):
+    """Map original non-negative ids to dense ids ``0..n-1`` (ordered by original id).
+
+    Parameters
+    ----------
+    src, dst : int32 or int64 arrays of original ids (>= 0)
+    inplace : bool
+        Write the dense ids into ``src``/``dst`` when they are int32 (no copy).
+    max_id : int, optional
+        The largest id, when already known (skips a pass; ids are then trusted
+        to be in ``0..max_id``).
+
+    Returns
+    -------
+    ids : int64 array (n,) or None
+        Original id of each dense id; None when the ids already are exactly
+        ``0..n-1`` (then ``src``/``dst`` are returned unchanged).
+    (src_dense, dst_dense) : int32 arrays (int64 when n >= 2**31 - 1)
+
+    Dense path (small ids): byte map + prefix scan + parallel lookup.  Sparse path
+    (ids much larger than the edge count): sorted unique ids + parallel binary search.
+    """
+    from asapgraph.kernels import _graph
+
+    src = _as_vid(src)
+    dst = _as_vid(dst)
+    if dst.dtype != src.dtype:
+        src, dst = src.astype(np.int64), dst.astype(np.int64)
+    if src.size == 0:
+        return np.zeros(0, dtype=np.int64), (src, dst)
+    if max_id is not None:  # known from the parser (which only produces ids >= 0)
+        lo, hi = 0, int(max_id)
+    else:
+        lo1, hi1 = _graph.minmax(src)
+        lo2, hi2 = _graph.minmax(dst)
+        lo, hi = min(lo1, lo2), max(hi1, hi2)
+    if lo < 0:
+        raise ValueError(f"vertex ids must be >= 0, got {lo}")
+    if hi + 1 <= max(DENSE_FACTOR * 2 * src.size, DENSE_MIN):
+        present = np.zeros(hi + 1, dtype=np.uint8)
+        _graph.mark_present(src, present)
+        _graph.mark_present(dst, present)
+        lookup, n = _graph.dense_lookup(present)
+        if n == hi + 1:
+            del present, lookup
+            if src.dtype == vid_dtype(n):
+                return None, (src, dst)
+            return None, (src.astype(vid_dtype(n)), dst.astype(vid_dtype(n)))
+        ids = np.flatnonzero(present).astype(np.int64)
+        del present
+        out = []
+        for a in (src, dst):
+            o = a if (inplace and a.dtype == np.int32) else np.empty(a.size, dtype=np.int32)
+            _graph.map_dense(a, lookup, o)
+            out.append(o)
+        return ids, (out[0], out[1])
+    ids = np.union1d(np.unique(src), np.unique(dst)).astype(np.int64)
+    vdt = vid_dtype(len(ids))
+    out = []
+    for a in (src, dst):
+        o = a if (inplace and a.dtype == vdt) else np.empty(a.size, dtype=vdt)
+        _graph.map_sorted(a, ids, o)
+        out.append(o)
+    return ids, (out[0], out[1])

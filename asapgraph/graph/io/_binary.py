@@ -1,0 +1,203 @@
+"""The asapgraph binary graph format (``.asg``): a versioned header + raw CSR arrays.
+
+Layout (all integers little-endian)::
+
+    offset  size  field
+    0       8     magic  b"ASAPGRPH"
+    8       4     u32 format version (FORMAT_VERSION)
+    12      4     u32 header size in bytes (HEADER_SIZE)
+    16      8     u64 flags: bit 0 weighted, bit 1 has original ids
+    24      8     u64 n (vertices)
+    32      8     u64 m (edges)
+    40      4     u32 itemsize of indices (4: int32, 8: int64)
+    44      4     u32 reserved (0)
+    48      96    6 sections x (u64 offset, u64 nbytes): indptr (int64, n+1),
+                  indices (m), weights (float64, m), out_degree (int64, n),
+                  out_weight (float64, n), ids (int64, n); nbytes 0 = absent
+    144     112   zero padding
+    256     ...   sections, each starting at a multiple of 64 bytes
+
+Loading maps the sections copy-on-write (``np.memmap(mode="c")``): no parsing, no
+copy, pages come from the page cache on first touch and the arrays are writable
+(private) for kernels that want mutable buffers.  A file with another magic is
+"not an asapgraph binary graph"; a version newer than FORMAT_VERSION is refused
+with a message naming both versions.
+"""
+from __future__ import annotations
+
+import os
+import struct
+import sys
+import tempfile
+
+import numpy as np
+
+from asapgraph.errors import InputError
+
+MAGIC = b"ASAPGRPH"
+FORMAT_VERSION = 1
+HEADER_SIZE = 256
+EXTENSION = ".asg"
+_ALIGN = 64
+_HEAD = struct.Struct("<8sIIQQQII")
+_SECTIONS = ("indptr", "indices", "weights", "out_degree", "out_weight", "ids")
+_SEC = struct.Struct("<" + "QQ" * len(_SECTIONS))
+
+
+def is_binary_graph(head):
+    """True when ``head`` (the first bytes of a file) starts with the magic."""
+    return head[:8] == MAGIC
+
+
+def _le(a, dtype):
+    return np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<"))
+
+
+def save_binary(graph, path):
+    """Write ``graph`` to ``path`` in the binary format, atomically.
+
+    The data goes to a temporary file in the same directory, which replaces
+    ``path`` (``os.replace``) only once complete, so a failure never leaves a
+    partial file behind.
+    """
+    path = os.fspath(path)
+    idx = graph.indices
+    isz = idx.dtype.itemsize
+    arrays = [
+        _le(graph.indptr, np.int64),
+        _le(idx, np.int32 if isz == 4 else np.int64),
+        None if graph.weights is None else _le(graph.weights, np.float64),
+        _le(graph.out_degree, np.int64),
+        None if graph.out_weight is None else _le(graph.out_weight, np.float64),
+        None if graph.ids is None else _le(graph.ids, np.int64),
+    ]
+    table = []
+    pos = HEADER_SIZE
+    for a in arrays:
+        if a is None:
+            table += [0, 0]
+            continue
+        table += [pos, a.nbytes]
+        pos += -(-a.nbytes // _ALIGN) * _ALIGN
+    flags = (1 if graph.weights is not None else 0) | (2 if graph.ids is not None else 0)
+    header = _HEAD.pack(MAGIC, FORMAT_VERSION, HEADER_SIZE, flags, graph.n, graph.m, isz, 0)
+    header += _SEC.pack(*table)
+    header += b"\0" * (HEADER_SIZE - len(header))
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".asapgraph-", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(header)
+            at = HEADER_SIZE
+            for a, off in zip(arrays, table[0::2]):
+                if a is None:
+                    continue
+                if off > at:
+                    f.write(b"\0" * (off - at))
+                    at = off
+                # large arrays: write in pieces to avoid a temporary bytes copy
+                mv = memoryview(a.view(np.uint8).reshape(-1))
+                step = 64 << 20
+                for k in range(0, len(mv), step):
+                    f.write(mv[k:k + step])
+                at += a.nbytes
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def read_header(path):
+    """Parse and validate the header: dict with n, m, flags, itemsize, sections."""
+    name = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_SIZE)
+            size = os.fstat(f.fileno()).st_size
+    except FileNotFoundError:
+        raise InputError(name, None, "file not found") from None
+    except PermissionError:
+        raise InputError(name, None, "permission denied") from None
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    if head[:8] != MAGIC:
+        raise InputError(name, None, "not an asapgraph binary graph (bad magic bytes)")
+    if len(head) < _HEAD.size + _SEC.size:
+        raise InputError(name, None, "truncated asapgraph binary graph (short header)")
+    magic, version, hsize, flags, n, m, isz, _ = _HEAD.unpack_from(head)
+    if version > FORMAT_VERSION:
+        raise InputError(name, None,
+                         f"binary graph format version {version} is newer than this "
+                         f"asapgraph supports (version {FORMAT_VERSION}); upgrade asapgraph")
+    if version < 1 or hsize < _HEAD.size + _SEC.size or isz not in (4, 8):
+        raise InputError(name, None, "corrupt asapgraph binary graph header")
+    vals = _SEC.unpack_from(head, _HEAD.size)
+    secs = {}
+    expect = {"indptr": (n + 1) * 8, "indices": m * isz, "weights": m * 8 if flags & 1 else 0,
+              "out_degree": n * 8, "out_weight": n * 8 if flags & 1 else 0,
+              "ids": n * 8 if flags & 2 else 0}
+    for i, s in enumerate(_SECTIONS):
+        off, nb = vals[2 * i], vals[2 * i + 1]
+        if nb != expect[s] or (nb and off < hsize):
+            raise InputError(name, None, f"corrupt asapgraph binary graph header (section {s})")
+        if nb and off + nb > size:
+            raise InputError(name, None, "truncated asapgraph binary graph "
+                             f"(file has {size} bytes, section {s} ends at {off + nb})")
+        secs[s] = (off, nb)
+    return {"version": version, "flags": flags, "n": n, "m": m, "itemsize": isz,
+            "sections": secs, "size": size}
+
+
+def load_binary(path, mmap=True):
+    """Load a graph written by :func:`save_binary`.
+
+    Parameters
+    ----------
+    path : str or path-like
+    mmap : bool
+        Map the arrays copy-on-write (default, near-instant); False reads them
+        into memory.
+
+    Raises
+    ------
+    InputError
+        Missing/unreadable file, foreign magic, newer version, truncation.
+    """
+    from asapgraph.graph.core import Graph
+
+    if sys.byteorder != "little":  # pragma: no cover
+        raise InputError(os.fspath(path), None, "binary graphs need a little-endian machine")
+    h = read_header(path)
+    n = h["n"]
+    dtypes = {"indptr": np.int64, "indices": np.int32 if h["itemsize"] == 4 else np.int64,
+              "weights": np.float64, "out_degree": np.int64, "out_weight": np.float64,
+              "ids": np.int64}
+    out = {}
+    with open(path, "rb") as f:
+        for s, (off, nb) in h["sections"].items():
+            if nb == 0:
+                out[s] = None if s in ("weights", "out_weight", "ids") else \
+                    np.zeros(0, dtype=dtypes[s])
+                continue
+            count = nb // np.dtype(dtypes[s]).itemsize
+            if mmap:
+                out[s] = np.memmap(f, dtype=dtypes[s], mode="c", offset=off, shape=(count,))
+            else:
+                f.seek(off)
+                a = np.empty(count, dtype=dtypes[s])
+                f.readinto(memoryview(a).cast("B"))
+                out[s] = a
+    if out["indptr"].shape[0] != n + 1:
+        raise InputError(os.fspath(path), None, "corrupt asapgraph binary graph (indptr)")
+    return Graph(out["indptr"], out["indices"], out["weights"], out["out_degree"],
+                 out["out_weight"], out["ids"], source=os.fspath(path))

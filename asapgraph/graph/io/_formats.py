@@ -1,0 +1,189 @@
+"""Matrix Market (``.mtx``) and ``.npy`` edge arrays.
+
+Matrix Market: ``coordinate`` matrices, field ``pattern``, ``integer`` or ``real``,
+symmetry ``general``, ``symmetric`` or ``skew-symmetric``.  Entry ``(i, j)`` is the
+edge ``i -> j`` (row = source, as in ``scipy.io.mmread(...)[i-1, j-1]``).  Vertices
+are the ``N = max(rows, cols)`` matrix indices; their original ids are the 1-based
+indices of the file (``Graph.ids == 1..N``), isolated vertices included.  A
+symmetric file stores one triangle: the mirror of every off-diagonal entry is added
+(negated for skew-symmetric).  The body is streamed through the same C parser as
+text edge lists.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from asapgraph.errors import InputError
+from asapgraph.kernels import _parse
+from asapgraph.graph.io._text import CHUNK_BYTES, display_name, open_binary, parse_stream
+
+
+def _mtx_header(stream, name):
+    """Read the banner, comments and size line; ``(info, lines_read, leftover_bytes)``."""
+    # read a first block and split lines in Python (the header is tiny)
+    data = b""
+    lines = 0
+    banner = None
+    while True:
+        nl = data.find(b"\n")
+        while nl < 0:
+            more = stream.read(1 << 16)
+            if not more:
+                break
+            data += more
+            nl = data.find(b"\n")
+        if nl < 0:
+            line, data = data, b""
+            if not line.strip():
+                raise InputError(name, None, "Matrix Market file has no size line")
+        else:
+            line, data = data[:nl], data[nl + 1:]
+        lines += 1
+        text = line.decode("ascii", "replace").strip()
+        if banner is None:
+            parts = text.lower().split()
+            if len(parts) != 5 or parts[0] != "%%matrixmarket":
+                raise InputError(name, 1, "not a Matrix Market file (expected "
+                                 "'%%MatrixMarket matrix coordinate <field> <symmetry>')")
+            _, obj, fmt, field, sym = parts
+            if obj != "matrix" or fmt != "coordinate":
+                raise InputError(name, 1, f"only 'matrix coordinate' Matrix Market files are "
+                                 f"supported, not '{obj} {fmt}'")
+            if field not in ("pattern", "real", "integer", "double"):
+                raise InputError(name, 1, f"unsupported Matrix Market field '{field}'")
+            if sym not in ("general", "symmetric", "skew-symmetric"):
+                raise InputError(name, 1, f"unsupported Matrix Market symmetry '{sym}'")
+            banner = (field, sym)
+            continue
+        if not text or text.startswith("%"):
+            continue
+        parts = text.split()
+        try:
+            rows, cols, nnz = (int(x) for x in parts)
+            if min(rows, cols, nnz) < 0:
+                raise ValueError
+        except ValueError:
+            raise InputError(name, lines, f"bad Matrix Market size line {text!r} "
+                             "(expected 'rows cols entries')") from None
+        return {"field": banner[0], "symmetry": banner[1], "rows": rows, "cols": cols,
+                "nnz": nnz}, lines, data
+
+
+class _Prefixed:
+    """A stream with some bytes put back in front."""
+
+    def __init__(self, head, stream):
+        self.head = memoryview(head)
+        self.stream = stream
+
+    def readinto(self, b):
+        if len(self.head):
+            k = min(len(b), len(self.head))
+            b[:k] = self.head[:k]
+            self.head = self.head[k:]
+            return k
+        return self.stream.readinto(b)
+
+
+def read_mtx(path, *, weighted=False, progress=None, chunk_bytes=CHUNK_BYTES):
+    """Read a Matrix Market coordinate file.
+
+    Returns ``(src, dst, weights, n)`` with 0-based dense ids (``n`` = max(rows,
+    cols); original ids are ``1..n``) and the symmetric mirror entries added.
+    """
+    name = display_name(path)
+    stream, kind, total = open_binary(path)
+    try:
+        try:
+            info, hlines, rest = _mtx_header(stream, name)
+        except (EOFError, OSError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(name, None, f"corrupt or truncated {kind} data") from None
+        wcol = 3 if (weighted and info["field"] != "pattern") else 0
+        acc = _parse.EdgeAccumulator(1, 2, wcol, True)
+        parse_stream(_Prefixed(rest, stream), acc, path, kind, chunk_bytes, total, progress,
+                     line_offset=hlines)
+    finally:
+        if path != "-":
+            stream.close()
+    if acc.m != info["nnz"]:
+        raise InputError(name, None, f"Matrix Market size line announces {info['nnz']} entries, "
+                         f"found {acc.m}")
+    n = max(info["rows"], info["cols"])
+    src, dst, w = acc.take()
+    if acc.m == 0 and n == 0:
+        raise InputError(name, None, "no edges found")
+    if src.size:
+        from asapgraph.kernels import _graph
+
+        lo = min(_graph.minmax(src)[0], _graph.minmax(dst)[0])
+        if lo < 1 or _graph.minmax(src)[1] > info["rows"] or _graph.minmax(dst)[1] > info["cols"]:
+            raise InputError(name, None, "Matrix Market entry index out of range "
+                             f"(rows 1..{info['rows']}, columns 1..{info['cols']})")
+        src -= 1
+        dst -= 1
+    if info["symmetry"] != "general":
+        off = src != dst
+        s2, d2 = dst[off], src[off]
+        if w is not None:
+            w2 = w[off]
+            if info["symmetry"] == "skew-symmetric":
+                w2 = -w2
+            w = np.concatenate([w, w2])
+        src, dst = np.concatenate([src, s2]), np.concatenate([dst, d2])
+    return src, dst, w, n
+
+
+def read_npy(path, *, weighted=False, weight_col=None):
+    """Read an ``(m, 2)`` or ``(m, k>=3)`` ``.npy`` array: ``(src, dst, weights)``.
+
+    Columns 0 and 1 are the original ids (integers, or integral floats), the
+    weight is column 2 (or ``weight_col - 1``) when ``weighted``.
+    """
+    name = os.fspath(path)
+    try:
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise InputError(name, None, "file not found") from None
+    except PermissionError:
+        raise InputError(name, None, "permission denied") from None
+    except (ValueError, OSError) as exc:
+        raise InputError(name, None, f"not a valid .npy array: {exc}") from None
+    if a.ndim != 2 or a.shape[1] < 2:
+        raise InputError(name, None, f".npy edge array must have shape (m, 2) or (m, 3), "
+                         f"got {a.shape}")
+    if a.shape[0] == 0:
+        raise InputError(name, None, "no edges found")
+    wc = None
+    if weighted or weight_col is not None:
+        wc = (weight_col or 3) - 1
+        if wc < 2 or wc >= a.shape[1]:
+            raise InputError(name, None, f"no weight column {wc + 1} in an array of shape {a.shape}")
+    cols = []
+    for c in (0, 1):
+        col = np.ascontiguousarray(a[:, c])
+        if col.dtype.kind == "f":
+            bad = ~np.isfinite(col) | (col != np.floor(col))
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InputError(name, None, f"row {i}: vertex id {col[i]!r} is not an integer")
+            if (col >= 2.0 ** 63).any():
+                raise InputError(name, None, "vertex id does not fit in int64")
+        elif col.dtype.kind not in "iu":
+            raise InputError(name, None, f"vertex ids must be integers, got dtype {col.dtype}")
+        if col.dtype.kind == "u" and col.dtype.itemsize == 8 and (col >= 2 ** 63).any():
+            raise InputError(name, None, "vertex id does not fit in int64")
+        if (col < 0).any():
+            i = int(np.flatnonzero(col < 0)[0])
+            raise InputError(name, None, f"row {i}: negative vertex id {col[i]}")
+        cols.append(col.astype(np.int64))
+    w = None
+    if wc is not None:
+        w = np.ascontiguousarray(a[:, wc], dtype=np.float64)
+        if not np.isfinite(w).all():
+            i = int(np.flatnonzero(~np.isfinite(w))[0])
+            raise InputError(name, None, f"row {i}: weight {w[i]!r} is not a finite number")
+    return cols[0], cols[1], w

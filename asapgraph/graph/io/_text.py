@@ -1,0 +1,384 @@
+"""Text edge lists: opening (plain, .gz, .bz2, .xz, stdin), streaming, error messages.
+
+The heavy lifting is in :mod:`asapgraph.kernels._parse` (C parser, OpenMP); this module
+reads blocks, carries partial lines over, and turns parser error codes and OS /
+decompression failures into :class:`asapgraph.errors.InputError`.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import sys
+import zlib
+
+import numpy as np
+
+from asapgraph.errors import InputError
+from asapgraph.progress import get as _get_progress
+from asapgraph.kernels import _parse
+
+#: Default size of the blocks read and parsed at a time.
+CHUNK_BYTES = 32 << 20
+
+GZIP_MAGIC = b"\x1f\x8b"
+BZ2_MAGIC = b"BZh"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+
+
+
+class EdgeList:
+    """Edges as parsed from an input, with the original vertex ids.
+
+    Attributes
+    ----------
+    src, dst : int64 arrays, shape (m,)
+        Original ids of the endpoints of each edge, in file order.
+    weights : float64 array, shape (m,), or None
+        Weight of each edge (None when the input was read unweighted).
+    path : str
+        Where the edges came from (for messages).
+    first_line : int
+        1-based physical line number at which this piece starts (chunks, ranges).
+    """
+
+    __slots__ = ("src", "dst", "weights", "path", "first_line")
+
+    def __init__(self, src, dst, weights=None, path=None, first_line=1):
+        self.src = src
+        self.dst = dst
+        self.weights = weights
+        self.path = path
+        self.first_line = first_line
+
+    def __len__(self):
+        return int(self.src.shape[0])
+
+    @property
+    def m(self):
+        return len(self)
+
+    def __repr__(self):
+        return (f"EdgeList(m={len(self)}, weighted={self.weights is not None}, "
+                f"path={self.path!r})")
+
+
+# ---------------------------------------------------------------------- errors
+def _plural(k, word):
+    return f"{k} {word}" if k == 1 else f"{k} {word}s"
+
+
+def error_message(err):
+    """``(line, message)`` for an ``EdgeAccumulator.error`` tuple."""
+    code, line, col, ncols, tok = err
+    t = tok.decode("utf-8", "backslashreplace")
+    if code == _parse.BAD_ID:
+        return line, f"expected an integer vertex id in column {col}, got {t!r}"
+    if code == _parse.NEG_ID:
+        return line, f"negative vertex id {t!r} in column {col} (ids must be >= 0)"
+    if code == _parse.SIGNED_ID:
+        return line, f"vertex id {t!r} in column {col} has a sign (ids are plain digits)"
+    if code == _parse.DECIMAL_ID:
+        return line, f"vertex id {t!r} in column {col} is not an integer"
+    if code == _parse.ID_OVERFLOW:
+        return line, f"vertex id {t} does not fit in int64"
+    if code == _parse.MISSING_COL:
+        return line, f"missing column {col} (line has {_plural(ncols, 'column')})"
+    if code == _parse.BAD_WEIGHT:
+        return line, f"expected a number for the weight in column {col}, got {t!r}"
+    if code == _parse.NONFINITE:
+        return line, f"weight {t!r} is not a finite number"
+    if code == _parse.BINARY:
+        return None, "binary data, not a text edge list"
+    return line, f"parse error (code {code})"
+
+
+def os_error(path, exc):
+    """InputError for an OSError raised while opening/reading ``path``."""
+    if isinstance(exc, FileNotFoundError):
+        return InputError(path, None, "file not found")
+    if isinstance(exc, PermissionError):
+        return InputError(path, None, "permission denied")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(path, None, "is a directory, not a file")
+    return InputError(path, None, f"cannot read: {exc.strerror or exc}")
+
+
+def display_name(path):
+    return "<stdin>" if path == "-" else os.fspath(path)
+
+
+# ---------------------------------------------------------------------- opening
+def sniff(path):
+    """First 16 bytes of ``path`` (raises InputError for OS errors)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16)
+    except OSError as exc:
+        raise os_error(display_name(path), exc) from None
+
+
+def compression_of(head, path=None):
+    """``'gzip'``, ``'bz2'``, ``'xz'`` or None, by magic bytes (then by extension)."""
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(BZ2_MAGIC) and len(head) >= 4 and head[3:4].isdigit():
+        return "bz2"
+    if head.startswith(XZ_MAGIC):
+        return "xz"
+    return None
+
+
+class _StdinPeek:
+    """stdin (binary) with its first bytes already read, for magic sniffing."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.head = raw.read(16) or b""
+        self.pos = 0
+
+    def readinto(self, b):
+        mv = memoryview(b)
+        k = 0
+        if self.pos < len(self.head):
+            k = min(len(mv), len(self.head) - self.pos)
+            mv[:k] = self.head[self.pos:self.pos + k]
+            self.pos += k
+            if k == len(mv):
+                return k
+        r = self.raw.readinto(mv[k:])
+        return k + (r or 0)
+
+    def read(self, n=-1):
+        buf = bytearray(n if n >= 0 else 1 << 20)
+        k = self.readinto(buf)
+        return bytes(buf[:k])
+
+    def readable(self):
+        return True
+
+    def close(self):
+        pass
+
+
+def open_binary(path):
+    """Open ``path`` (or ``'-'``) for reading decompressed bytes.
+
+    Returns ``(stream, kind, total)``: ``kind`` is the compression (None for
+    plain), ``total`` the file size for plain files (None otherwise).
+    """
+    name = display_name(path)
+    if path == "-":
+        peek = _StdinPeek(sys.stdin.buffer)
+        kind = compression_of(peek.head)
+        if kind == "gzip":
+            return gzip.GzipFile(fileobj=peek, mode="rb"), kind, None
+        if kind == "bz2":
+            return bz2.BZ2File(peek, mode="rb"), kind, None
+        if kind == "xz":
+            return lzma.LZMAFile(peek, mode="rb"), kind, None
+        return peek, None, None
+    try:
+        f = open(path, "rb", buffering=0)
+    except OSError as exc:
+        raise os_error(name, exc) from None
+    try:
+        head = f.read(16)
+        f.seek(0)
+        total = os.fstat(f.fileno()).st_size
+    except OSError as exc:
+        f.close()
+        raise os_error(name, exc) from None
+    kind = compression_of(head)
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=f, mode="rb"), kind, None
+    if kind == "bz2":
+        return bz2.BZ2File(f, mode="rb"), kind, None
+    if kind == "xz":
+        return lzma.LZMAFile(f, mode="rb"), kind, None
+    return f, None, total
+
+
+class ReadAhead:
+    """Decompress in a background thread while the caller parses (zlib, bz2 and lzma
+    release the GIL while they work).  ``readinto`` re-raises the reader's exception.
+    At most ``depth`` blocks of ``block`` bytes wait in the queue.
+    """
+
+    def __init__(self, stream, block=4 << 20, depth=2):
+        import queue
+        import threading
+
+        self.stream = stream
+        self.block = block
+        self.q = queue.Queue(maxsize=depth)
+        self.cur = memoryview(b"")
+        self.eof = False
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self._run, name="asapgraph-readahead", daemon=True)
+        self.t.start()
+
+    def _run(self):
+        import queue
+
+        while not self.stop.is_set():
+            try:
+                data = self.stream.read(self.block)
+            except BaseException as exc:  # handed to the consumer
+                item = exc
+            else:
+                item = data
+            while not self.stop.is_set():
+                try:
+                    self.q.put(item, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+            if not isinstance(item, bytes) or not item:
+                return
+
+    def readinto(self, b):
+        mv = memoryview(b)
+        got = 0
+        while got < len(mv):
+            if not len(self.cur):
+                if self.eof:
+                    break
+                item = self.q.get()
+                if isinstance(item, BaseException):
+                    self.eof = True
+                    raise item
+                if not item:
+                    self.eof = True
+                    break
+                self.cur = memoryview(item)
+            k = min(len(self.cur), len(mv) - got)
+            mv[got:got + k] = self.cur[:k]
+            self.cur = self.cur[k:]
+            got += k
+        return got
+
+    def close(self):
+        self.stop.set()
+        self.t.join(timeout=5)
+        self.stream.close()
+
+
+_DECOMP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError)
+
+
+def _read_fill(stream, mv, path, kind):
+    """Fill ``mv`` from ``stream`` as far as possible; bytes read (0 at EOF)."""
+    got = 0
+    n = len(mv)
+    while got < n:
+        try:
+            r = stream.readinto(mv[got:])
+        except _DECOMP_ERRORS:
+            raise InputError(display_name(path), None,
+                             f"corrupt or truncated {kind} data") from None
+        except OSError as exc:
+            if kind is not None:
+                raise InputError(display_name(path), None,
+                                 f"corrupt or truncated {kind} data") from None
+            raise os_error(display_name(path), exc) from None
+        if not r:
+            break
+        got += r
+    return got
+
+
+def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=None,
+                progress=None, line_offset=0):
+    """Feed all of ``stream`` to the accumulator ``acc``, block by block (a generator).
+
+    Yields ``acc`` after each block has been parsed (the consumer may ``take()``
+    the edges, which bounds memory for chunked reading).  ``line_offset`` is
+    added to error line numbers (lines consumed before the stream was handed
+    over, e.g. .mtx headers).  Raises InputError on the first problem.
+    """
+    prog = _get_progress(progress)
+    name = display_name(path)
+    chunk_bytes = max(int(chunk_bytes), 1 << 12)
+    # start small (small files, unknown sizes) and grow up to chunk_bytes
+    start = min(chunk_bytes, total + 1 if total is not None else 1 << 20)
+    buf = bytearray(max(start, 1 << 12))
+    carry = 0
+    done = 0
+    first = True
+    while True:
+        mv = memoryview(buf)
+        got = _read_fill(stream, mv[carry:], path, kind)
+        filled = carry + got
+        if first:
+            first = False
+            if b"\x00" in buf[: min(filled, 1 << 16)]:
+                mv.release()
+                raise InputError(name, None, "binary data, not a text edge list")
+            if buf[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark: blank it out
+                buf[:3] = b"   "
+        if filled == 0:
+            mv.release()
+            break
+        consumed = acc.feed(mv[:filled], got == 0)
+        if consumed < 0:
+            line, msg = error_message(acc.error)
+            mv.release()
+            raise InputError(name, None if line is None else line + line_offset, msg)
+        done += consumed
+        rest = filled - consumed
+        if got == 0:
+            mv.release()
+            yield acc
+            break
+        if rest == len(buf):  # one line longer than the buffer: grow it
+            mv.release()
+            buf.extend(bytes(len(buf)))
+            carry = rest
+            continue
+        if rest:
+            mv[:rest] = mv[consumed:filled]
+        mv.release()
+        carry = rest
+        if filled == len(buf) and len(buf) < chunk_bytes:
+            buf.extend(bytes(min(len(buf) * 3, chunk_bytes - len(buf))))
+        prog.bytes(done, total, edges=acc.m)
+        yield acc
+
+
+def parse_stream(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=None,
+                 progress=None, line_offset=0):
+    """Parse all of ``stream`` into ``acc`` (see :func:`feed_blocks`)."""
+    for _ in feed_blocks(stream, acc, path, kind, chunk_bytes, total, progress, line_offset):
+        pass
+
+
+def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
+              chunk_bytes=CHUNK_BYTES, id32=True):
+    """Parse a whole text edge list; returns ``(src, dst, weights, info)``.
+
+    ``info`` holds ``lines`` (physical lines read) and ``max_id`` (largest id).
+
+    Ids come back as int32 when all fit (``id32``), else int64.
+    """
+    stream, kind, total = open_binary(path)
+    if kind is not None:
+        stream = ReadAhead(stream)
+    acc = _parse.EdgeAccumulator(src_col, dst_col, weight_col, id32)
+    try:
+        prog = _get_progress(progress)
+        prog.stage(f"reading {display_name(path)}")
+        parse_stream(stream, acc, path, kind, chunk_bytes, total, progress)
+    finally:
+        if path != "-" or isinstance(stream, ReadAhead):
+            stream.close()
+    if acc.m == 0:
+        raise InputError(display_name(path), None, "no edges found")
+    info = {"lines": acc.lines, "max_id": acc.max_id}
+    src, dst, w = acc.take()
+    return src, dst, w, info
+
+
+def as_int64(a):
+    return a if a.dtype == np.int64 else a.astype(np.int64)

@@ -1,0 +1,164 @@
+"""The program API's contract (engine/program.py): checked callback return values,
+value_dtype, exactly-k-steps runs; on one process and on MPI ranks."""
+import numpy as np
+import pytest
+
+import asapgraph.programs as P
+from asapgraph import Graph
+from asapgraph.engine.program import ProgramError
+from asapgraph.programs import VertexProgram
+
+
+def _graph():
+    src = np.array([0, 1, 2, 3, 3, 4, 5], dtype=np.int64)
+    dst = np.array([1, 2, 0, 4, 5, 5, 3], dtype=np.int64)
+    return Graph.from_edges(src, dst, n=7)   # vertex 6 isolated
+
+
+class Hops(VertexProgram):
+    """Hops from vertex 0 (value form, int64)."""
+    name = "hops"
+    value_dtype = np.int64
+    combiner = "min"
+    edge_op = "add_one"
+    default_max_iter = 100
+
+    def init(self, ctx):
+        x = np.full(ctx.n_local, 1 << 40, dtype=np.int64)
+        x[ctx.vertices == 0] = 0
+        return x, ctx.vertices == 0
+
+    def apply(self, ctx, state, combined, has_msg):
+        new = np.minimum(state, combined)
+        return new, new < state
+
+
+class BadShapeInit(Hops):
+    def init(self, ctx):
+        return np.zeros(ctx.n_local + 1, dtype=np.int64)
+
+
+class FloatScatter(Hops):
+    def scatter(self, ctx, state):
+        return state * 0.5
+
+
+class BadDeltas(VertexProgram):
+    name = "baddeltas"
+    accumulative = True
+    edge_op = "copy"
+
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local), np.ones(3)
+
+
+#: x <- 2 x every step: never converges on its own (the residual only grows); also
+#: written to a file for the command-line tests
+DOUBLER_FILE = '''
+import numpy as np
+from asapgraph.programs import VertexProgram
+
+
+class Doubler(VertexProgram):
+    name = "x"
+    edge_op = "copy"
+
+    def init(self, ctx):
+        return np.ones(ctx.n_local)
+
+    def apply(self, ctx, state, combined, has_msg):
+        return state * 2.0
+
+    def residual(self, ctx, old, new):
+        return float(np.abs(new - old).sum())
+'''
+_ns = {}
+exec(DOUBLER_FILE, _ns)
+Doubler = _ns["Doubler"]
+
+
+class Scalar(Doubler):
+    name = "scalar"
+
+    def apply(self, ctx, state, combined, has_msg):
+        return 1.0
+
+
+@pytest.mark.parametrize("prog, cb, words", [
+    (BadShapeInit(), "init", "8 rows, expected 7"),
+    (FloatScatter(), "scatter", "dtype float64"),
+    (BadDeltas(), "init_delta", "shape (3,), expected (7,)"),
+    (Scalar(), "apply", None),
+])
+def test_wrong_return_value_names_the_callback(prog, cb, words):
+    with pytest.raises(ProgramError) as e:
+        P.run(prog, _graph())
+    msg = str(e.value)
+    assert f"{type(prog).__name__}.{cb}()" in msg
+    assert "\n" not in msg
+    if words:
+        assert words in msg
+
+
+def test_user_object_is_not_modified_and_checks_pass_on_good_program():
+    prog = Hops()
+    res = P.run(prog, _graph())
+    assert type(prog) is Hops and "init" not in vars(prog)  # the user object is unchanged
+    assert res.converged
+    assert res.values.tolist()[:6] == [0, 1, 2, 1 << 40, 1 << 40, 1 << 40]
+
+
+def test_value_dtype_must_be_a_kernel_dtype_with_builtin_ops():
+    class F32(Hops):
+        value_dtype = np.float32
+
+    with pytest.raises(ProgramError, match="float64 or int64"):
+        P.run(F32(), _graph())
+
+
+def test_exactly_k_steps_is_converged():
+    g = _graph()
+    for k in (0, 1, 5):
+        res = P.run(Doubler(), g, steps=k)
+        assert res.converged and res.iterations == k
+        assert np.array_equal(res.values, np.full(7, 2.0 ** k))
+    # without steps the same program hits max_iter and is not converged
+    assert not P.run(Doubler(), g, max_iter=5).converged
+
+
+def test_steps_stop_early_only_at_a_fixpoint():
+    res = P.run(Hops(), _graph(), steps=50)
+    assert res.converged and res.iterations < 50
+
+
+def test_steps_refused_in_asap_and_when_not_whole():
+    with pytest.raises(ProgramError, match="mode='bsp'"):
+        P.run(P.KatzProgram(alpha=0.01), _graph(), mode="asap", steps=3)
+    with pytest.raises(ProgramError, match="whole number"):
+        P.run(Doubler(), _graph(), steps=2.5)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_cli_steps_same_on_one_and_two_ranks(tmp_path, ranks):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    f = tmp_path / "dbl.py"
+    f.write_text(DOUBLER_FILE)
+    exe = os.path.join(os.path.dirname(sys.executable), "asapgraph")
+    base = [exe, "run", f"{f}:Doubler", "rmat:6", "-q", "--np", str(ranks)]
+    r = subprocess.run(base + ["--steps", "3", "--json", "-o", str(tmp_path / "o.csv")],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout)
+    assert (js["iterations"], js["converged"], js["steps"]) == (3, True, 3)
+    vals = np.loadtxt(tmp_path / "o.csv", delimiter=",", skiprows=1)[:, 1]
+    assert np.all(vals == 8.0)
+    for extra in (["--tol", "1"], ["--max-iter", "9"], ["--mode", "asap"]):
+        r = subprocess.run(base + ["--steps", "3"] + extra, cwd=tmp_path, capture_output=True,
+                           text=True, timeout=240)
+        assert r.returncode == 2, (extra, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
