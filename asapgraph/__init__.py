@@ -27,13 +27,14 @@ __all__ = [
     "run",
     "save_binary",
     "write_values",
+    "from_networkx",
 ]
 
 #: Names imported on first use (PEP 562): output formatting and the vertex programs
 #: are not needed to load a graph and iterate (an MPI rank does only that), and cost
 #: about 2 MB resident to import.
 _LAZY = {"write_values": "graph.io.output", "ProgramResult": "programs", "VertexProgram": "programs",
-         "run": "programs"}
+         "run": "programs", "from_networkx": "interop"}
 
 
 def __getattr__(name):

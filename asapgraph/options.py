@@ -435,6 +435,9 @@ RULES = {
                     "the MPI engines run one thread per rank"),
     "method": Rule(("pagerank",), ("bsp", "asap"), "single",
                    "it selects the sweep of the single-process kernel"),
+    "labels": Rule(RUN_COMMANDS, ("bsp", "asap"), "single",
+                   "the distributed loader reads integer vertex ids only (map the names to "
+                   "integers first, or run on one process)"),
 }
 
 _OPTION_NAMES = {"asap_form": "--asap-form", "emulate_seed": "--emulate-seed",
@@ -489,7 +492,9 @@ def check_cli(args, distributed, ranks=None):
     command = getattr(args, "command", None)
     if command not in RUN_COMMANDS:
         return
-    given = getattr(args, "_given", None) or set()
+    given = set(getattr(args, "_given", None) or ())
+    if getattr(args, "labels", False):  # a store_true flag: given when set
+        given.add("labels")
     for dest in sorted(given):
         why = refusal(dest, command, getattr(args, "mode", "bsp"), distributed, given, args,
                       ranks)

@@ -215,6 +215,7 @@ def test_negative_weights_refused_by_every_pagerank(tmp_path, capsys):
     ["hits", "rmat:8", "--np", "2", "--straggler", "1:20"],
     ["wcc", "rmat:8", "--np", "2", "--mode", "asap", "--approx", "0.5"],
     ["hits", "rmat:8", "--mode", "asap"],
+    ["pagerank", "rmat:8", "--np", "2", "--labels"],
     ["run", "asapgraph.programs.components:WCCProgram", "rmat:8", "--seed", "2"],
 ])
 def test_inapplicable_options_are_refused(capsys, argv):

@@ -136,7 +136,15 @@ def add_input_options(p, positional=True):
                    help="treat every edge u v as the two arcs u->v and v->u")
     g.add_argument("--weight-col", type=_positive_int, default=None, metavar="K",
                    help="1-based column holding the weight (implies --weighted)")
+    g.add_argument("--labels", action="store_true",
+                   help="vertices are named by arbitrary tokens (strings), not integers; "
+                        "outputs use the names")
     return g
+
+
+def _node(x):
+    """A vertex id or label as a plain Python value (int for ids, str for text labels)."""
+    return int(x) if isinstance(x, (int, np.integer)) else (x.item() if hasattr(x, "item") else x)
 
 
 def add_output_options(p, value_name="value"):
@@ -301,7 +309,8 @@ def load_input(args, progress=None):
     weighted = bool(args.weighted or args.weight_col is not None)
     t0 = time.perf_counter()
     g = _io.load_graph(args.input, weighted=weighted, undirected=args.undirected,
-                       weight_col=args.weight_col, progress=progress)
+                       weight_col=args.weight_col, progress=progress,
+                       labels=getattr(args, "labels", False))
     return g, time.perf_counter() - t0
 
 
@@ -365,7 +374,7 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
     if args.json:
         if args.top:
             sel = top_order(ids, values, args.top)
-            summary["top"] = [[int(i), float(v)] for i, v in zip(ids[sel], values[sel])]
+            summary["top"] = [[_node(i), float(v)] for i, v in zip(ids[sel], values[sel])]
         summary["peak_rss_bytes"] = peak_rss_bytes()
         out.write(json_dumps(summary) + "\n")
     elif args.top is not None:
@@ -452,7 +461,7 @@ def cmd_pagerank(args):
         "compute_seconds": res.compute_seconds, "mode": args.mode, "engine": "single-process",
         "ranks": 1, "method": res.method, "threads": res.threads,
     }
-    emit_results(args, res.ids, res.ranks, "rank", summary, score_name="score")
+    emit_results(args, res.vertices(), res.ranks, "rank", summary, score_name="score")
     return EXIT_OK
 
 
@@ -588,8 +597,8 @@ def _top_rows(algo, ids, columns, k):
         idx = idx[np.isfinite(first) & (first >= 0)]
     sel = idx[top_order(ids[idx], first[idx].astype(np.float64), k)]
     head = ("rank", "node", *names)
-    js = [[int(ids[i]), *(np.asarray(columns[c])[i].item() for c in names)] for i in sel]
-    rows = [(str(r + 1), str(int(ids[i])), *(_fmt(np.asarray(columns[c])[i]) for c in names))
+    js = [[_node(ids[i]), *(np.asarray(columns[c])[i].item() for c in names)] for i in sel]
+    rows = [(str(r + 1), str(_node(ids[i])), *(_fmt(np.asarray(columns[c])[i]) for c in names))
             for r, i in enumerate(sel)]
     return head, js, rows
 
@@ -671,7 +680,7 @@ def _run_program_command(args, algo):
     }
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, graph, cols))
-    _emit_program(args, algo, res.ids, cols, summary)
+    _emit_program(args, algo, res.vertices(), cols, summary)
     return EXIT_OK
 
 

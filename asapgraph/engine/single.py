@@ -73,6 +73,8 @@ class ProgramResult:
         self.converged = converged
         self.stats = stats
         self.name = name
+        #: vertex labels (strings, tuples, ...) when the graph had them (``Graph.labels``)
+        self.labels = None
 
     def columns(self):
         """``{column name: array}`` of the result (one column named after the program)."""
@@ -80,11 +82,22 @@ class ProgramResult:
             return dict(self.values)
         return {self.name: self.values}
 
+    def vertices(self):
+        """Original label (or id) of every vertex, aligned with the values."""
+        return self.ids if self.labels is None else self.labels
+
     def to_dict(self):
-        """``{original id: value}`` (single-column results only)."""
+        """``{original id or label: value}`` (single-column results only)."""
         if isinstance(self.values, dict):
             raise ValueError("result has several columns; use columns()")
-        return dict(zip(self.ids.tolist(), self.values.tolist()))
+        return dict(zip(self.vertices().tolist(), self.values.tolist()))
+
+    def to_pandas(self):
+        """A DataFrame: column ``node`` (original ids or labels), then the result columns."""
+        from asapgraph.interop.convert import require
+
+        pd = require("pandas")
+        return pd.DataFrame({"node": self.vertices(), **self.columns()})
 
     def __repr__(self):
         return (f"ProgramResult({self.name}, n={len(self.ids)}, iterations={self.iterations}, "
@@ -600,6 +613,10 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     ProgramResult
     """
     program = validate_program(program, mode)
+    if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
+        from asapgraph.interop.convert import as_graph
+
+        graph = as_graph(graph)
     if steps is not None:
         max_iter, tol = exact_steps(program, steps, mode)
         return finish_steps(run(program, graph, mode, max_iter, tol, comm, progress, threads), steps)
@@ -648,8 +665,10 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
                  "sparse_steps": 0, "residual": residual, "threads": 1, **extra, "tol": tol,
                  "error_bound": _options.error_bound(program, ctx, residual, converged)}
         progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
-        return ProgramResult(values, ctx.ids, iters, bool(converged), stats,
-                             name=getattr(program, "name", "program"))
+        result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
+                               name=getattr(program, "name", "program"))
+        result.labels = getattr(graph, "labels", None)
+        return result
     if program.accumulative:
         if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
             raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
@@ -667,5 +686,7 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
              "threads": K.num_threads(), "tol": tol,
              "error_bound": _options.error_bound(program, ctx, residual, converged)}
     progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
-    return ProgramResult(values, ctx.ids, iters, bool(converged), stats,
-                         name=getattr(program, "name", "program"))
+    result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
+                           name=getattr(program, "name", "program"))
+    result.labels = getattr(graph, "labels", None)
+    return result

@@ -33,10 +33,14 @@ class Graph:
         Sum of out-edge weights (weighted graphs only).
     ids : int64 array, shape (n,), or None
         Original id of each internal vertex (None: ids are 0..n-1).
+    labels : array, shape (n,), or None
+        Original label of each internal vertex when the input named vertices by strings or
+        other hashable objects (:mod:`asapgraph.interop`); ``ids`` is then None and every
+        result reports these labels (``to_dict``, ``to_pandas``).
     """
 
     __slots__ = ("n", "m", "indptr", "indices", "weights", "out_degree", "out_weight",
-                 "ids", "_out_csr", "source")
+                 "ids", "_out_csr", "source", "labels")
 
     def __init__(self, indptr, indices, weights=None, out_degree=None, out_weight=None,
                  ids=None, source=None):
@@ -54,6 +58,7 @@ class Graph:
         self.ids = ids
         self.source = source
         self._out_csr = None
+        self.labels = None
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -142,7 +147,44 @@ class Graph:
         return cls.from_edges(s, d, n=n, weights=weights, ids=ids, source=source,
                               undirected=undirected, _trusted=True)
 
+    @classmethod
+    def from_scipy(cls, matrix, *, weighted=None, source=None):
+        """Graph of a scipy sparse matrix ``A[u, v]`` = weight of ``u -> v``; see
+        :func:`asapgraph.interop.from_scipy`."""
+        from asapgraph.interop import from_scipy
+
+        return from_scipy(matrix, weighted=weighted, source=source)
+
+    @classmethod
+    def from_pandas(cls, df, source="source", target="target", weight=None, *,
+                    undirected=False):
+        """Graph of a pandas edge DataFrame; see :func:`asapgraph.interop.from_pandas`."""
+        from asapgraph.interop import from_pandas
+
+        return from_pandas(df, source=source, target=target, weight=weight,
+                           undirected=undirected)
+
+    @classmethod
+    def from_arrow(cls, table, source=None, target=None, weight=None, *, undirected=False):
+        """Graph of a pyarrow Table of edges; see :func:`asapgraph.interop.from_arrow`."""
+        from asapgraph.interop import from_arrow
+
+        return from_arrow(table, source=source, target=target, weight=weight,
+                          undirected=undirected)
+
+    @classmethod
+    def from_labels(cls, src, dst, weights=None, *, undirected=False, source=None):
+        """Graph of edges between arbitrary hashable labels (strings, tuples, ...); see
+        :func:`asapgraph.interop.from_labels`."""
+        from asapgraph.interop import from_labels
+
+        return from_labels(src, dst, weights, undirected=undirected, source=source)
+
     # ------------------------------------------------------------------ views
+    def vertex_labels(self):
+        """Original label of every internal vertex: ``labels`` when set, else the ids."""
+        return self.original_ids() if self.labels is None else self.labels
+
     def original_ids(self):
         """Original id of every internal vertex (int64 array of length n)."""
         return np.arange(self.n, dtype=np.int64) if self.ids is None else self.ids

@@ -8,6 +8,12 @@ from asapgraph.errors import InputError
 
 def dense_id(graph, source, what="source"):
     """Dense id of the vertex whose original id is ``source``; InputError when absent."""
+    labels = getattr(graph, "labels", None)
+    if labels is not None:   # vertices named by strings, tuples, ...
+        try:
+            return labels.tolist().index(source)
+        except ValueError:
+            raise InputError(graph.source, None, f"{what} vertex {source!r} is not in the graph") from None
     try:
         s = int(source)
     except (TypeError, ValueError):

@@ -97,10 +97,23 @@ class PageRankResult:
     alpha: float = 0.85
     iteration_seconds: list = field(default_factory=list, repr=False)
     error_bound: float = 0.0
+    #: Vertex labels (strings, tuples, ...) when the graph had them (``Graph.labels``).
+    labels: object = field(default=None, repr=False)
+
+    def vertices(self):
+        """Original label (or id) of every vertex, aligned with ``ranks``."""
+        return self.ids if self.labels is None else self.labels
 
     def to_dict(self):
-        """``{original_id: rank}`` (meant for small graphs)."""
-        return dict(zip(self.ids.tolist(), self.ranks.tolist()))
+        """``{original id or label: rank}`` (meant for small graphs)."""
+        return dict(zip(self.vertices().tolist(), self.ranks.tolist()))
+
+    def to_pandas(self):
+        """A DataFrame with columns ``node`` (original ids or labels) and ``rank``."""
+        from asapgraph.interop.convert import require
+
+        pd = require("pandas")
+        return pd.DataFrame({"node": self.vertices(), "rank": self.ranks})
 
     def top(self, k=10):
         """The ``k`` highest-ranked vertices as ``[(original_id, rank), ...]``, best first.
@@ -119,6 +132,8 @@ class PageRankResult:
             cand = np.arange(self.ranks.shape[0])
         order = np.lexsort((self.ids[cand], -self.ranks[cand]))[:k]
         sel = cand[order]
+        if self.labels is not None:
+            return list(zip(self.labels[sel].tolist(), self.ranks[sel].tolist()))
         return [(int(i), float(r)) for i, r in zip(self.ids[sel], self.ranks[sel])]
 
     def as_json(self, top=10):
@@ -251,7 +266,7 @@ def _scatter(vals, pos):
 # ---------------------------------------------------------------------------- API
 def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT_TOL,
              max_iter=DEFAULT_MAX_ITER, weighted=None, threads=None, method="auto", progress=None,
-             reorder=None):
+             reorder=None, nstart=None, change_tol=None):
     """PageRank of a :class:`~asapgraph.graph.Graph` (networkx semantics, see module doc).
 
     Parameters
@@ -270,6 +285,10 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         Bound on the L1 error of the result: stop when ``alpha / (1 - alpha)`` times the
         L1 change between iterates is ``<= tol`` (networkx's ``tol`` is
         ``tol * (1 - alpha) / (alpha * n)``).
+    change_tol : float, optional
+        networkx's own stop rule instead of ``tol``: stop when the L1 change of a sweep is
+        ``<= change_tol`` (the networkx backend passes ``n * tol_nx`` minus one ulp).  The
+        result's ``error_bound`` is still the certified bound of the last change.
     max_iter : int, default 1000
         Maximum number of sweeps; when reached, ``converged`` is False (no exception).
         The change shrinks by about ``alpha`` per sweep in the worst case, so ``tol=1e-10``
@@ -298,6 +317,9 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         Default: when ``m >= REORDER_MIN_EDGES`` and the given order does not already keep
         most in-edges near their destination (a crawl-ordered web graph such as cnr-2000
         is 3x slower per sweep after a degree relabelling).
+    nstart : dict or array-like, optional
+        Starting vector (same forms as ``personalization``, normalised to sum 1); default
+        uniform ``1/n`` (networkx's ``nstart``).
 
     Returns
     -------
@@ -310,6 +332,10 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ValueError
         Bad ``alpha``, ``tol``, ``max_iter``, ``threads`` or ``method``.
     """
+    if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
+        from asapgraph.interop.convert import as_graph
+
+        graph = as_graph(graph)
     prog = _progress.get(progress)
     alpha = _options.check_alpha(alpha)
     tol = _options.check_tol(tol)
@@ -330,12 +356,15 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     n = graph.n
     ids = graph.original_ids() if hasattr(graph, "original_ids") else (
         np.arange(n, dtype=np.int64) if graph.ids is None else np.asarray(graph.ids))
+    labels = getattr(graph, "labels", None)
     if n == 0:
         return PageRankResult(np.zeros(0), np.asarray(ids, dtype=np.int64), 0, True, 0.0,
-                              time.perf_counter() - t0, method, nthreads, tol, alpha)
+                              time.perf_counter() - t0, method, nthreads, tol, alpha,
+                              labels=labels)
     if weighted and graph.m and np.min(graph.weights) < 0:
         raise _options.negative_weights_error(_where(graph))
     P = _distribution(graph, personalization, "personalization")
+    X0 = _distribution(graph, nstart, "nstart")
     D = _distribution(graph, dangling, "dangling")
     if D is None:
         D = P  # networkx: dangling mass follows the personalization vector
@@ -370,10 +399,11 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         indptr, indices, w = nptr, nind, (nw if w.shape[0] else w)
         inv_out = inv_out[new2old]
         Pk = Pk[new2old] if Pk.shape[0] else Pk
+        X0 = None if X0 is None else X0[new2old]
         Dk = Dk[new2old] if Dk.shape[0] else Dk
     # prefetch pays once the contributions spill out of L2 (and needs the padded copy)
     prefetch = bool(reorder) and n * 8 > PREFETCH_MIN_BYTES
-    x = np.full(n, 1.0 / n)
+    x = np.full(n, 1.0 / n) if X0 is None else np.array(X0, dtype=np.float64)
     delta = float(x[inv_out == 0.0].sum())
     c = x * inv_out                      # contributions x * inv_out of the current x
     cbuf = None                          # second buffer for Jacobi sweeps
@@ -387,6 +417,8 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     gs = method == "gauss-seidel"
     a = float(alpha)
     stop = _options.pagerank_change_tol(a, tol)   # L1 change certifying error <= tol
+    if change_tol is not None:
+        stop = _options.check_tol(change_tol)
     while it < max_iter:
         ts = time.perf_counter()
         if gs:
@@ -419,4 +451,4 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ranks = x / tot if tot > 0 else x
     return PageRankResult(ranks, np.asarray(ids, dtype=np.int64), it, converged, res,
                           time.perf_counter() - t0, method, nthreads, float(tol), float(alpha),
-                          it_times, _options.pagerank_error_bound(a, res))
+                          it_times, _options.pagerank_error_bound(a, res), labels)

@@ -156,7 +156,7 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
 
 
 def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progress=None,
-               seed=None, src_col=1, dst_col=2, chunk_bytes=CHUNK_BYTES):
+               seed=None, src_col=1, dst_col=2, chunk_bytes=CHUNK_BYTES, labels=False):
     """Load a graph from a file, standard input or a generator spec.
 
     Parameters
@@ -174,6 +174,13 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     progress : asapgraph.progress.Progress, optional
     seed : int, optional
         Seed for generator specs without one.
+    labels : bool
+        Text edge lists name vertices by arbitrary tokens (strings); they are mapped once
+        to dense ids and kept in ``Graph.labels`` (see :mod:`asapgraph.interop.text`).
+
+    A ``.parquet`` file is read with pyarrow (columns ``source``/``target``/``weight`` when
+    present, else by position); a networkx graph, scipy sparse matrix, pandas DataFrame,
+    pyarrow Table or ``(m, 2|3)`` array is converted (:func:`asapgraph.interop.as_graph`).
 
     Returns
     -------
@@ -185,6 +192,10 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     """
     from asapgraph.graph.core import Graph
 
+    if not isinstance(spec, (str, bytes, os.PathLike)):
+        from asapgraph.interop.convert import as_graph
+
+        return as_graph(spec, weighted=None if weighted else False, undirected=undirected)
     prog = _get_progress(progress)
     wc = _weight_col(weighted, weight_col)
     if isinstance(spec, str) and spec != "-" and not os.path.exists(spec):
@@ -201,6 +212,15 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     path = spec if spec == "-" else os.fspath(spec)
     name = display_name(path)
     _check_cols(path, src_col, dst_col, wc)
+    if path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet"):
+        return _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected)
+    if labels:
+        from asapgraph.interop.convert import from_labels
+        from asapgraph.interop.text import read_labelled
+
+        s, d, w = read_labelled(path, weight_col=wc, src_col=src_col, dst_col=dst_col)
+        prog.stage(f"building CSR ({s.size:,} edges)")
+        return from_labels(s, d, w, undirected=undirected, source=name)
     fmt = detect_format(path)
     if fmt == "binary":
         prog.stage(f"mapping {name}")
@@ -228,6 +248,28 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     prog.stage(f"building CSR ({s.size:,} edges)")
     return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
                                    inplace=True, max_id=info["max_id"])
+
+
+def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
+    """A Parquet edge table (needs pyarrow: ``pip install 'asapgraph[arrow]'``)."""
+    from asapgraph.interop.convert import from_arrow, require
+
+    pq = require("pyarrow.parquet")
+    try:
+        table = pq.read_table(path)
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read Parquet: {exc}") from None
+    cols = table.column_names
+    named = src_col == 1 and dst_col == 2 and {"source", "target"} <= set(cols)
+    src, dst = ("source", "target") if named else (src_col - 1, dst_col - 1)
+    w = None
+    if wc:
+        w = "weight" if (weight_col is None and "weight" in cols) else wc - 1
+    try:
+        return from_arrow(table, source=src, target=dst, weight=w, undirected=undirected,
+                          origin=name)
+    except (KeyError, ValueError) as exc:
+        raise InputError(name, None, str(exc).strip("'\"")) from None
 
 
 def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_col=None,

@@ -597,7 +597,9 @@ def write_values(path, ids, columns, fsync=False):
     are written with ``%.17g`` so they read back bit-for-bit.
     """
     fmt, gz = output_format(path)
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "US":   # text labels stay strings (``--labels``)
+        ids = ids.astype(np.int64)
     cols = {k: np.asarray(v) for k, v in columns.items()}
     for k, v in cols.items():
         if v.shape != ids.shape:
@@ -613,12 +615,16 @@ def write_values(path, ids, columns, fsync=False):
                 data = [ids, *cols.values()]
                 step = 1 << 20
                 for s in range(0, ids.shape[0], step):
-                    f.write(format_rows([c[s:s + step] for c in data], sep=sep))
+                    if ids.dtype.kind in "iu":
+                        f.write(format_rows([c[s:s + step] for c in data], sep=sep))
+                    else:
+                        f.write(_labelled_rows(ids[s:s + step], [c[s:s + step] for c in data[1:]],
+                                               sep))
             finally:
                 if gz:
                     f.close()
     elif fmt == "npy":
-        dt = np.dtype([("node", np.int64)] + [(k, v.dtype) for k, v in cols.items()])
+        dt = np.dtype([("node", ids.dtype)] + [(k, v.dtype) for k, v in cols.items()])
         rec = np.empty(ids.shape[0], dtype=dt)
         rec["node"] = ids
         for k, v in cols.items():
@@ -634,6 +640,19 @@ def write_values(path, ids, columns, fsync=False):
             pq.write_table(table, f)
 
 
+def _labelled_rows(labels, cols, sep):
+    """CSV/TSV lines ``label<sep>values...`` (labels as text; no per-row Python code)."""
+    vals = format_rows(cols, sep=sep).decode().split("\n")[:-1] if cols else [""] * len(labels)
+    lines = map(sep.join, zip(labels.astype(str).tolist(), vals)) if cols else map(str, labels)
+    return ("\n".join(lines) + "\n").encode() if len(labels) else b""
+
+
+def _tie_keys(ids):
+    """Tie-break keys for ordering: the ids, or the labels when vertices are named by text."""
+    ids = np.asarray(ids)
+    return ids if ids.dtype.kind in "iuUS" else np.arange(ids.shape[0])
+
+
 # ----------------------------------------------------------------------------- tables, JSON
 
 
@@ -642,7 +661,7 @@ def top_order(ids, values, k):
 
     Uses ``argpartition`` (O(n)) and sorts only the candidates.
     """
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = _tie_keys(ids)
     values = np.asarray(values, dtype=np.float64)
     n = values.shape[0]
     k = max(0, min(int(k), n))
@@ -677,12 +696,12 @@ def format_top(ids, values, k, name="rank"):
         The table, ending with a newline (empty when ``k == 0``); values printed with
         ``%.10g``.
     """
-    ids = np.asarray(ids, dtype=np.int64)
+    ids = np.asarray(ids)
     values = np.asarray(values, dtype=np.float64)
     order = top_order(ids, values, k)
     if order.size == 0:
         return ""
-    rows = [(str(i + 1), str(int(ids[o])), "%.10g" % values[o]) for i, o in enumerate(order)]
+    rows = [(str(i + 1), str(ids[o]), "%.10g" % values[o]) for i, o in enumerate(order)]
     head = ("rank", "node", name)
     w = [max(len(head[c]), *(len(r[c]) for r in rows)) for c in range(3)]
     lines = ["  ".join(h.rjust(w[c]) for c, h in enumerate(head))]

@@ -1,0 +1,14 @@
+"""Graphs in and out of the Python ecosystem: networkx (a dispatch backend), scipy sparse
+matrices, pandas DataFrames, pyarrow Tables and hashable vertex labels.
+
+``asapgraph.from_networkx(G)`` converts once and returns a graph that networkx functions
+dispatch on directly; ``nx.pagerank(G, backend="asapgraph")`` converts on the fly (see
+:mod:`.nx_backend`).  pandas and pyarrow are optional extras (``asapgraph[pandas]``,
+``asapgraph[arrow]``).
+"""
+from asapgraph.interop.convert import (as_graph, from_arrow, from_edge_array, from_labels,
+                                       from_pandas, from_scipy, require)
+from asapgraph.interop.nxgraph import NxGraph, from_networkx
+
+__all__ = ["as_graph", "from_networkx", "NxGraph", "from_scipy", "from_pandas", "from_arrow",
+           "from_labels", "from_edge_array", "require"]

@@ -1,0 +1,464 @@
+"""The ``asapgraph`` networkx backend: ``nx.pagerank(G, backend="asapgraph")``.
+
+Rationale
+---------
+networkx (3.2+) dispatches a function to an installed backend named by the
+``networkx.backends`` entry point; the backend converts the graph (``convert_from_nx``),
+runs its implementation with networkx's exact signature, and returns networkx's result
+types (dicts keyed by node objects, generators of sets).  Semantics here are networkx's, to
+its own stop rules: PageRank stops when the L1 change is ``< n * tol`` (the engine's rule is
+``<= tol``, so it is given ``n * tol`` rounded down one ulp), Katz runs networkx's Jacobi
+iteration with its ``< n * tol`` rule, HITS makes networkx's ARPACK ``svds`` call on the
+converted CSR, and an unreached ``max_iter`` raises ``PowerIterationFailedConvergence``.
+Arguments the engine cannot honour exactly (negative weights or vector entries, a callable
+``weight``, zero-sum ``dangling``/``nstart``) are declined in ``can_run`` so networkx runs its
+own code (``nx.config.fallback_to_nx``) instead of a different answer.
+
+Configuration: ``nx.config.backends.asapgraph.threads`` (OpenMP threads; None: all cores),
+``nx.config.backends.asapgraph.hits_method`` (``"svds"``, networkx's ARPACK call, default;
+``"power"``, networkx's power iteration on the engine's kernel).
+
+Counting for tests: with ``ASAPGRAPH_NX_CALL_LOG=<file>`` every call that runs the
+asapgraph implementation appends ``<PYTEST_CURRENT_TEST>\\t<function>`` to that file, so a
+test run can count the networkx tests that exercised the backend (not the fallback).
+"""
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+
+from asapgraph.interop.nxgraph import NxGraph, from_networkx
+
+__all__ = ["BackendInterface", "get_info", "FUNCTIONS"]
+
+#: name -> implementation (filled by ``_implements``)
+FUNCTIONS = {}
+
+_DOCS = {
+    "pagerank": "The engine's OpenMP pull kernel (Jacobi sweeps) with networkx's stop rule "
+                "(L1 change < n * tol); negative weights or vector entries, a zero-sum "
+                "``dangling`` or ``nstart`` and ``alpha`` outside [0, 1) fall back to networkx.",
+    "hits": "By default networkx's own ARPACK ``svds`` call on the converted CSR (identical "
+            "semantics; the gain is the conversion).  ``nx.config.backends.asapgraph."
+            "hits_method = 'power'`` runs networkx's ``_hits_python`` iteration instead "
+            "(max-normalised power iteration, stop at L1 change of the hubs < tol) on the "
+            "engine's OpenMP kernel: same vectors to about tol, much faster.",
+    "katz_centrality": "networkx's Jacobi iteration (stop at L1 change < n * tol) with the "
+                       "engine's OpenMP pull kernel for ``A^T x``.",
+    "weakly_connected_components": "Union-find (the engine's WCC); components are yielded "
+                                   "in the order of their first node.",
+    "number_weakly_connected_components": "Union-find (the engine's WCC).",
+    "is_weakly_connected": "Union-find (the engine's WCC).",
+    "connected_components": "Union-find (the engine's WCC) on the symmetric adjacency.",
+    "number_connected_components": "Union-find (the engine's WCC).",
+    "is_connected": "Union-find (the engine's WCC).",
+    "node_connected_component": "Union-find (the engine's WCC).",
+    "single_source_shortest_path_length": "The engine's direction-optimising BFS; the dict "
+                                          "is ordered by distance.",
+    "single_source_dijkstra_path_length": "The engine's SSSP (Bellman-Ford supersteps, "
+                                          "lightest parallel edge); distances are floats; a "
+                                          "callable ``weight`` or negative weights fall back.",
+}
+
+
+def _log_call(name):
+    path = os.environ.get("ASAPGRAPH_NX_CALL_LOG")
+    if path:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        with open(path, "a") as f:
+            f.write(f"{test}\t{name}\n")
+
+
+def _implements(func):
+    name = func.__name__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        _log_call(name)
+        return func(*args, **kwargs)
+
+    FUNCTIONS[name] = wrapper
+    return wrapper
+
+
+def _config(key, default=None):
+    try:
+        import networkx as nx
+
+        return getattr(nx.config.backends.asapgraph, key, default)
+    except AttributeError:
+        return default
+
+
+def _threads():
+    t = _config("threads")
+    return None if t is None else int(t)
+
+
+def _nx():
+    import networkx as nx
+
+    return nx
+
+
+def _nonneg_finite(vec):
+    return bool(np.all(np.isfinite(vec)) and np.all(vec >= 0))
+
+
+# ---------------------------------------------------------------------- link analysis
+@_implements
+def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
+             weight="weight", dangling=None):
+    from asapgraph.programs.pagerank import pagerank as _pagerank
+
+    nx = _nx()
+    n = len(G)
+    if n == 0:
+        return {}
+    g = G.engine_graph(weight)
+    if g.weights is not None and not _nonneg_finite(g.weights):
+        raise NotImplementedError("pagerank: negative or non-finite edge weights")
+    P = D = X0 = None
+    if personalization is not None:
+        P = G.vector(personalization)
+        if P.sum() == 0:
+            raise ZeroDivisionError
+        if not _nonneg_finite(P):
+            raise NotImplementedError("pagerank: negative personalization values")
+    if dangling is not None:
+        D = G.vector(dangling)
+        if not (_nonneg_finite(D) and D.sum() > 0):
+            raise NotImplementedError("pagerank: dangling must be >= 0 with a positive sum")
+    if nstart is not None:
+        X0 = G.vector(nstart)
+        if not (_nonneg_finite(X0) and X0.sum() > 0):
+            raise NotImplementedError("pagerank: nstart must be >= 0 with a positive sum")
+    limit = n * float(tol)
+    # networkx stops at err < n*tol, the engine at residual <= its tol
+    etol = float(np.nextafter(limit, 0.0)) if limit > 0 else 0.0
+    res = _pagerank(g, alpha=alpha, personalization=P, dangling=D, change_tol=etol,
+                    max_iter=max_iter, weighted=g.weights is not None, threads=_threads(),
+                    method="jacobi", nstart=X0)
+    if not res.converged or not (limit > 0):
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    return dict(zip(G.nodes, res.ranks.tolist()))
+
+
+def _hits_power(G, max_iter, tol, nstart, normalized):
+    """networkx's ``_hits_python`` iteration (max-normalised, stop at L1 change of the hubs
+    ``< tol``) with the engine's OpenMP pull kernel for ``A^T h`` and ``A a``."""
+    from asapgraph.kernels import _programs as K
+    from asapgraph.engine.program import COMBINERS, EDGE_OPS
+
+    n = len(G)
+    wname = "weight" if "weight" in G.edge_data else None
+    g = G.engine_graph(wname)
+    iptr, iind, iw = g.indptr, g.indices, g.weights
+    optr, oind, ow = G.out_csr(wname)
+    oind = np.ascontiguousarray(oind, dtype=iind.dtype)
+    iw = np.empty(0) if iw is None else iw
+    ow = np.empty(0) if ow is None else ow
+    h = np.full(n, 1.0 / n) if nstart is None else G.vector(nstart)
+    if nstart is not None:
+        h /= h.sum()
+    a, hn = np.empty(n), np.empty(n)
+    has, empty = np.empty(n, dtype=np.uint8), np.empty(0, dtype=np.uint8)
+    op, comb = EDGE_OPS["mul"], COMBINERS["sum"]
+    for _ in range(max_iter):
+        K.gather_pull(iptr, iind, iw, h, empty, op, comb, 0.0, a, has)     # a = A^T h
+        K.gather_pull(optr, oind, ow, a, empty, op, comb, 0.0, hn, has)    # h = A a
+        hmax, amax = hn.max(), a.max()
+        hn /= hmax if hmax != 0 else 1.0
+        a /= amax if amax != 0 else 1.0
+        err = float(np.abs(hn - h).sum())
+        h, hn = hn, h
+        if err < tol:
+            break
+    else:
+        raise _nx().PowerIterationFailedConvergence(max_iter)
+    if normalized:
+        h /= h.sum()
+        a /= a.sum()
+    return dict(zip(G.nodes, h.tolist())), dict(zip(G.nodes, a.tolist()))
+
+
+@_implements
+def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
+    import scipy as sp
+    import scipy.sparse.linalg  # noqa: F401
+
+    nx = _nx()
+    if len(G) == 0:
+        return {}, {}
+    if _config("hits_method", "svds") == "power":
+        if max_iter <= 0:
+            raise nx.PowerIterationFailedConvergence(max_iter)
+        return _hits_power(G, max_iter, tol, nstart, normalized)
+    n = len(G)
+    indptr, indices, w = G.out_csr("weight" if "weight" in G.edge_data else None)
+    data = np.ones(indices.shape[0]) if w is None else w
+    A = sp.sparse.csr_array((data, indices, indptr), shape=(n, n))
+    if nstart is not None:
+        nstart = np.array(list(nstart.values()))
+    if max_iter <= 0:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    try:
+        _, _, vt = sp.sparse.linalg.svds(A, k=1, v0=nstart, maxiter=max_iter, tol=tol)
+    except sp.sparse.linalg.ArpackNoConvergence as exc:
+        raise nx.PowerIterationFailedConvergence(max_iter) from exc
+    a = vt.flatten().real
+    h = A @ a
+    if normalized:
+        h /= h.sum()
+        a /= a.sum()
+    return dict(zip(G.nodes, h.tolist())), dict(zip(G.nodes, a.tolist()))
+
+
+@_implements
+def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=None,
+                    normalized=True, weight=None):
+    from asapgraph.kernels import _programs as K
+    from asapgraph.engine.program import COMBINERS, EDGE_OPS
+
+    nx = _nx()
+    n = len(G)
+    if n == 0:
+        return {}
+    try:
+        b = np.full(n, float(beta))
+    except (TypeError, ValueError, AttributeError) as err:
+        if set(beta) != set(G.nodes):
+            raise nx.NetworkXError("beta dictionary must have a value for every node") from err
+        b = np.fromiter(map(beta.__getitem__, G.nodes), dtype=np.float64, count=n)
+    if nstart is None:
+        x = np.zeros(n)
+    else:
+        x = np.fromiter(map(nstart.__getitem__, G.nodes), dtype=np.float64, count=n)
+    g = G.engine_graph(weight)
+    w = np.empty(0) if g.weights is None else g.weights
+    empty = np.empty(0, dtype=np.uint8)
+    y = np.empty(n)
+    has = np.empty(n, dtype=np.uint8)
+    op, comb = EDGE_OPS["mul"], COMBINERS["sum"]
+    threads = _threads()
+    old = K.set_num_threads(threads) if threads else None
+    try:
+        for _ in range(max_iter):
+            K.gather_pull(g.indptr, g.indices, w, x, empty, op, comb, 0.0, y, has)
+            xnew = alpha * y + b
+            err = float(np.abs(xnew - x).sum())
+            x = xnew
+            if err < n * tol:
+                s = 1.0
+                if normalized:
+                    norm = float(np.linalg.norm(x))
+                    s = 1.0 / norm if norm > 0 else 1.0
+                return dict(zip(G.nodes, (x * s).tolist()))
+    finally:
+        if old is not None:
+            K.set_num_threads(old)
+    raise nx.PowerIterationFailedConvergence(max_iter)
+
+
+# ---------------------------------------------------------------------- components
+def _component_labels(G):
+    """Per dense id, the smallest dense id of its (weak) component."""
+    from asapgraph.programs.components import wcc
+
+    g = G.engine_graph(None)
+    if g.n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(wcc(g, threads=_threads()).values, dtype=np.int64)
+
+
+def _component_sets(G):
+    labels = _component_labels(G)
+    if labels.size == 0:
+        return
+    order = np.argsort(labels, kind="stable")
+    bounds = np.flatnonzero(np.diff(labels[order])) + 1
+    members = G.node_array()[order].tolist()
+    starts = [0] + bounds.tolist()
+    ends = bounds.tolist() + [len(members)]
+    for a, z in zip(starts, ends):
+        yield set(members[a:z])
+
+
+def _n_components(G):
+    labels = _component_labels(G)
+    return int(np.count_nonzero(labels == np.arange(labels.shape[0])))
+
+
+def _check_null(G):
+    if len(G) == 0:
+        raise _nx().NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+
+
+@_implements
+def weakly_connected_components(G):
+    return _component_sets(G)
+
+
+@_implements
+def number_weakly_connected_components(G):
+    return _n_components(G)
+
+
+@_implements
+def is_weakly_connected(G):
+    _check_null(G)
+    return _n_components(G) == 1
+
+
+def _undirected_twin(name, func):
+    """Register ``func`` under the undirected name too (same code, symmetric adjacency)."""
+    def twin(G):
+        return func(G)
+
+    twin.__name__ = twin.__qualname__ = name
+    return _implements(twin)
+
+
+connected_components = _undirected_twin("connected_components",
+                                        weakly_connected_components.__wrapped__)
+number_connected_components = _undirected_twin("number_connected_components",
+                                               number_weakly_connected_components.__wrapped__)
+is_connected = _undirected_twin("is_connected", is_weakly_connected.__wrapped__)
+
+
+@_implements
+def node_connected_component(G, n):
+    i = G.index[n]
+    labels = _component_labels(G)
+    return set(G.node_array()[labels == labels[i]].tolist())
+
+
+# ---------------------------------------------------------------------- shortest paths
+def _by_distance(G, dist, keep, as_int=False):
+    idx = np.flatnonzero(keep)
+    idx = idx[np.argsort(dist[idx], kind="stable")]
+    d = dist[idx].astype(np.int64) if as_int else dist[idx]
+    return dict(zip(G.node_array()[idx].tolist(), d.tolist()))
+
+
+@_implements
+def single_source_shortest_path_length(G, source, cutoff=None):
+    from asapgraph.programs.sssp import bfs
+
+    if source not in G:
+        raise _nx().NodeNotFound(f"Source {source} is not in G")
+    s = G.index[source]
+    lv = np.asarray(bfs(G.engine_graph(None), s, threads=_threads()).values)
+    keep = lv >= 0
+    if cutoff is not None:
+        keep &= lv <= cutoff
+        keep[s] = True
+    return _by_distance(G, lv, keep)
+
+
+@_implements
+def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
+    from asapgraph.programs.sssp import sssp
+
+    if source not in G:
+        raise _nx().NodeNotFound(f"Node {source} not found in graph")
+    g = G.engine_graph(weight)
+    if g.weights is not None and not _nonneg_finite(g.weights):
+        raise NotImplementedError("single_source_dijkstra_path_length: negative weights")
+    s = G.index[source]
+    d = np.asarray(sssp(g, s, threads=_threads()).values)
+    keep = np.isfinite(d)
+    if cutoff is not None:
+        keep &= d <= cutoff
+    # integral weights: integer distances, as networkx gives for int attributes
+    integral = g.weights is None or bool(np.all(g.weights == np.round(g.weights)))
+    return _by_distance(G, d, keep, as_int=integral)
+
+
+# ---------------------------------------------------------------------- the interface
+def _bind(name, args, kwargs):
+    import inspect
+
+    bound = inspect.signature(FUNCTIONS[name]).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.arguments
+
+
+def _vec_ok(d):
+    if d is None:
+        return True
+    try:
+        v = np.fromiter(d.values(), dtype=np.float64, count=len(d))
+    except (TypeError, ValueError):
+        return False
+    return bool(np.all(np.isfinite(v)) and np.all(v >= 0))
+
+
+class BackendInterface:
+    """What the ``networkx.backends`` entry point loads."""
+
+    @staticmethod
+    def convert_from_nx(graph, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
+                        preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
+                        graph_name=None):
+        if isinstance(graph, NxGraph):
+            return graph
+        if node_attrs:
+            raise NotImplementedError("asapgraph does not convert node attributes")
+        if preserve_edge_attrs is True:
+            edge_attrs = True
+        elif isinstance(edge_attrs, str):
+            edge_attrs = {edge_attrs: 1}
+        elif edge_attrs is None:
+            edge_attrs = {}
+        return from_networkx(graph, weight=None, edge_attrs=edge_attrs)
+
+    @staticmethod
+    def convert_to_nx(obj, *, name=None):
+        if isinstance(obj, NxGraph):
+            return obj.to_networkx()
+        return obj
+
+    @staticmethod
+    def can_run(name, args, kwargs):
+        if name not in FUNCTIONS:
+            return False
+        a = _bind(name, args, kwargs)
+        if name == "pagerank":
+            if not 0 <= a["alpha"] < 1:
+                return "alpha outside [0, 1)"
+            for k in ("personalization", "nstart", "dangling"):
+                if not _vec_ok(a[k]):
+                    return f"{k} has negative or non-numeric values"
+        if name in ("single_source_dijkstra_path_length", "katz_centrality", "pagerank"):
+            if callable(a.get("weight")):
+                return "a callable weight"
+        return True
+
+    @staticmethod
+    def should_run(name, args, kwargs):
+        return True
+
+    @staticmethod
+    def on_start_tests(items):
+        """Nothing to skip: every test either runs our implementation or falls back."""
+
+
+for _name, _f in FUNCTIONS.items():
+    setattr(BackendInterface, _name, staticmethod(_f))
+
+
+def get_info():
+    """The ``networkx.backend_info`` entry point."""
+    return {
+        "backend_name": "asapgraph",
+        "project": "asapgraph",
+        "package": "asapgraph",
+        "url": "https://github.com/asapgraph/asapgraph",
+        "short_summary": "OpenMP graph kernels (PageRank, Katz, WCC, BFS, SSSP) over CSR arrays.",
+        "default_config": {"threads": None,
+                           "hits_method": os.environ.get("ASAPGRAPH_NX_HITS_METHOD", "svds")},
+        "functions": {name: {"additional_docs": doc} for name, doc in _DOCS.items()},
+    }

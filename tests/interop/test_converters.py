@@ -1,0 +1,270 @@
+"""Every converter against networkx on awkward graphs: string and tuple node keys, isolated
+nodes, self-loops, multigraph parallel edges (weights add), missing weights, empty graphs.
+
+Tolerances: PageRank and Katz full vectors by max abs difference <= 1e-12 (the backend runs
+networkx's own stop rule, so the iterates agree to rounding); HITS by max abs <= 1e-8
+(ARPACK); components and path lengths exactly.
+"""
+import numpy as np
+import pytest
+
+nx = pytest.importorskip("networkx")
+sp = pytest.importorskip("scipy.sparse")
+
+import asapgraph
+from asapgraph import Graph
+from asapgraph.interop import from_networkx
+from asapgraph.programs import wcc
+
+ATOL = 1e-12
+pytestmark = pytest.mark.filterwarnings("ignore:Note. conversions to backend graphs")
+
+
+def _awkward(kind, keys):
+    """A graph of class ``kind`` with the given node keys: parallel edges (multigraphs),
+    self-loops, an isolated node, a missing weight, a dangling node."""
+    G = kind()
+    a, b, c, d, e, f = keys
+    G.add_node(f)                       # isolated
+    G.add_edge(a, b, weight=2.0)
+    G.add_edge(b, c, weight=0.5)
+    G.add_edge(c, a)                    # missing weight -> 1
+    G.add_edge(c, c, weight=3.0)        # self-loop
+    G.add_edge(a, d, weight=1.5)
+    G.add_edge(d, e, weight=1.0)        # e dangling in directed graphs
+    if G.is_multigraph():
+        G.add_edge(a, b, weight=4.0)    # parallel: weights add (2 + 4)
+        G.add_edge(c, c, weight=1.0)
+    return G
+
+
+KEYS = {
+    "str": ["a", "b", "c", "d", "e", "f"],
+    "tuple": [(0, "x"), (1, "y"), (2, "x"), (3, 3), (4,), ("f", 5)],
+    "mixed": [1, "b", (2, 2), 3.5, frozenset({1}), b"raw"],
+}
+KINDS = [nx.DiGraph, nx.MultiDiGraph, nx.Graph, nx.MultiGraph]
+
+
+def _close(d1, d2, atol=ATOL):
+    assert d1.keys() == d2.keys()
+    diff = max((abs(d1[k] - d2[k]) for k in d1), default=0.0)
+    assert diff <= atol, diff
+
+
+def test_backend_keeps_networkx_stop_rule_at_default_tol():
+    """At networkx's default tol (1e-6, L1 change < n * tol) the iterates are far from the
+    fixed point: the backend must stop at the same sweep, not at asapgraph's tighter bound."""
+    G = nx.gnp_random_graph(300, 0.03, directed=True, seed=7)
+    ref = nx.pagerank(G)
+    exact = nx.pagerank(G, tol=1e-14, max_iter=1000)
+    assert max(abs(ref[k] - exact[k]) for k in ref) > 1e-9  # the stop rule matters here
+    _close(ref, nx.pagerank(G, backend="asapgraph"))
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+@pytest.mark.parametrize("keys", KEYS, ids=str)
+def test_backend_matches_networkx(kind, keys):
+    G = _awkward(kind, KEYS[keys])
+    for weight in ("weight", None):
+        _close(nx.pagerank(G, weight=weight, tol=1e-12),
+               nx.pagerank(G, weight=weight, tol=1e-12, backend="asapgraph"))
+    pers = {KEYS[keys][0]: 1.0, KEYS[keys][3]: 2.0}
+    _close(nx.pagerank(G, personalization=pers, nstart=pers, dangling=pers),
+           nx.pagerank(G, personalization=pers, nstart=pers, dangling=pers,
+                       backend="asapgraph"))
+    if not G.is_multigraph():
+        _close(nx.katz_centrality(G, alpha=0.05, weight="weight"),
+               nx.katz_centrality(G, alpha=0.05, weight="weight", backend="asapgraph"))
+        h1, a1 = nx.hits(G, tol=1e-12)
+        for method in ("svds", "power"):
+            nx.config.backends.asapgraph.hits_method = method
+            try:
+                h2, a2 = nx.hits(G, tol=1e-12, backend="asapgraph")
+            finally:
+                nx.config.backends.asapgraph.hits_method = "svds"
+            _close(h1, h2, 1e-8)
+            _close(a1, a2, 1e-8)
+    comps = (nx.weakly_connected_components if G.is_directed() else nx.connected_components)
+    assert sorted(map(sorted, map(lambda s: map(repr, s), comps(G)))) == sorted(
+        map(sorted, map(lambda s: map(repr, s), comps(G, backend="asapgraph"))))
+    src = KEYS[keys][0]
+    assert (nx.single_source_shortest_path_length(G, src)
+            == nx.single_source_shortest_path_length(G, src, backend="asapgraph"))
+    d1 = nx.single_source_dijkstra_path_length(G, src)
+    d2 = nx.single_source_dijkstra_path_length(G, src, backend="asapgraph")
+    _close(d1, d2, 0.0)
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+def test_from_networkx_reused_and_round_trip(kind):
+    G = _awkward(kind, KEYS["tuple"])
+    A = from_networkx(G)
+    assert len(A) == len(G) and A.number_of_edges() == G.number_of_edges()
+    # networkx functions dispatch on the converted object directly
+    _close(nx.pagerank(G), nx.pagerank(A))
+    back = A.to_networkx()
+    assert set(back.nodes) == set(G.nodes)
+    assert back.number_of_edges() == G.number_of_edges()
+    assert type(back) is type(G)
+    _close(nx.pagerank(G), nx.pagerank(back))
+
+
+def test_empty_and_errors():
+    for kind in KINDS:
+        E = kind()
+        assert nx.pagerank(E, backend="asapgraph") == {}
+        assert nx.hits(E, backend="asapgraph") == ({}, {})
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        nx.pagerank(nx.path_graph(5, create_using=nx.DiGraph), max_iter=1, backend="asapgraph")
+    with pytest.raises(nx.NodeNotFound):
+        nx.single_source_shortest_path_length(nx.path_graph(3), 7, backend="asapgraph")
+    with pytest.raises(ZeroDivisionError):
+        nx.pagerank(nx.path_graph(3), personalization={0: 0}, backend="asapgraph")
+
+
+def test_config_threads():
+    G = nx.gnp_random_graph(200, 0.05, directed=True, seed=3)
+    ref = nx.pagerank(G, tol=1e-12)
+    nx.config.backends.asapgraph.threads = 1
+    try:
+        _close(ref, nx.pagerank(G, tol=1e-12, backend="asapgraph"))
+    finally:
+        nx.config.backends.asapgraph.threads = None
+    info = nx.utils.backends.backend_info["asapgraph"]
+    assert "pagerank" in info["functions"]
+
+
+# ---------------------------------------------------------------------- scipy / pandas / arrow
+def _nx_pagerank_vec(G, nodes, weight="weight"):
+    pr = nx.pagerank(G, weight=weight, tol=1e-14, max_iter=1000)
+    return np.array([pr[v] for v in nodes])
+
+
+def _mdg(edges, nodes=()):
+    G = nx.MultiDiGraph()
+    G.add_nodes_from(nodes)
+    G.add_weighted_edges_from(edges)
+    return G
+
+
+@pytest.mark.parametrize("fmt", ["csr_array", "csc_array", "coo_array", "csr_matrix",
+                                 "coo_matrix"])
+def test_from_scipy(fmt):
+    rng = np.random.default_rng(5)
+    n, m = 60, 300
+    r, c = rng.integers(0, n - 2, m), rng.integers(0, n - 2, m)   # n-2, n-1 isolated
+    r[:5] = c[:5] = 7                                                 # self-loops
+    w = rng.random(m) + 0.1
+    A = getattr(sp, fmt)((w, (r, c)), shape=(n, n))                   # duplicates summed
+    g = Graph.from_scipy(A)
+    assert g.n == n
+    res = asapgraph.pagerank(g, tol=1e-14)
+    ref = _nx_pagerank_vec(_mdg(zip(r.tolist(), c.tolist(), w.tolist()), range(n)), range(n))
+    assert np.abs(res.ranks - ref).max() <= 1e-12
+    np.testing.assert_allclose(g.to_scipy().toarray(), A.toarray(), rtol=1e-15)
+    u = Graph.from_scipy(getattr(sp, fmt)((np.ones(3), ([0, 1, 2], [1, 2, 0])), shape=(4, 4)))
+    assert u.weights is None and u.n == 4
+    assert Graph.from_scipy(sp.csr_array((0, 0))).n == 0
+    with pytest.raises(ValueError, match="square"):
+        Graph.from_scipy(sp.csr_array((2, 3)))
+
+
+EDGES = [("a", "b", 2.0), ("b", "c", 0.5), ("c", "a", 1.0), ("c", "c", 3.0), ("a", "b", 4.0),
+         ("a", "d", 1.5)]
+
+
+def test_from_pandas_strings_and_ints():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame(EDGES, columns=["source", "target", "w"])
+    g = Graph.from_pandas(df, weight="w")
+    res = asapgraph.pagerank(g, tol=1e-14)
+    ref = _nx_pagerank_vec(_mdg(EDGES), list(g.labels))
+    assert np.abs(res.ranks - ref).max() <= 1e-12
+    out = res.to_pandas()
+    assert list(out.columns) == ["node", "rank"] and set(out["node"]) == {"a", "b", "c", "d"}
+    assert res.to_dict()["a"] == pytest.approx(dict(zip(g.labels, ref))["a"], abs=1e-12)
+    # integer ids keep their values; no weight column: unweighted
+    di = pd.DataFrame({"s": [10, 20, 20], "t": [20, 30, 10]})
+    gi = Graph.from_pandas(di, source="s", target="t")
+    assert gi.labels is None and gi.original_ids().tolist() == [10, 20, 30]
+    # tuples as labels
+    dt = pd.DataFrame({"source": [(1, 2), (3, 4)], "target": [(3, 4), (1, 2)]})
+    gt = Graph.from_pandas(dt)
+    assert set(asapgraph.pagerank(gt).to_dict()) == {(1, 2), (3, 4)}
+    assert Graph.from_pandas(pd.DataFrame({"source": [], "target": []})).n == 0
+    with pytest.raises(KeyError, match="weight column 'x'"):
+        Graph.from_pandas(df, weight="x")
+
+
+def test_from_arrow_and_parquet(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    s, d, w = zip(*EDGES)
+    t = pa.table({"source": list(s), "target": list(d), "weight": list(w)})
+    g = Graph.from_arrow(t, weight="weight")
+    ref = _nx_pagerank_vec(_mdg(EDGES), list(g.labels))
+    assert np.abs(asapgraph.pagerank(g, tol=1e-14).ranks - ref).max() <= 1e-12
+    ti = pa.table({"a": np.array([0, 1, 2, 2], dtype=np.int64), "b": np.array([1, 2, 0, 3])})
+    gi = Graph.from_arrow(ti)
+    assert gi.n == 4 and gi.labels is None
+    path = tmp_path / "edges.parquet"
+    pq.write_table(t, path)
+    gp = asapgraph.load_graph(str(path), weighted=True)
+    assert np.abs(asapgraph.pagerank(gp, tol=1e-14).ranks - ref).max() <= 1e-12
+    gu = asapgraph.load_graph(str(path))
+    assert gu.weights is None and gu.m == len(EDGES)
+
+
+def test_labelled_text(tmp_path):
+    p = tmp_path / "e.txt"
+    p.write_text("# comment\n" + "".join(f"{u}\t{v}\t{w}\n" for u, v, w in EDGES))
+    g = asapgraph.load_graph(str(p), labels=True, weighted=True)
+    ref = _nx_pagerank_vec(_mdg(EDGES), list(g.labels))
+    assert np.abs(asapgraph.pagerank(g, tol=1e-14).ranks - ref).max() <= 1e-12
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a b 1\nc\n")
+    with pytest.raises(asapgraph.InputError, match=r"bad.txt:2:"):
+        asapgraph.load_graph(str(bad), labels=True)
+
+
+def test_program_results_carry_labels():
+    g = Graph.from_labels(["x", "y", "z", "w"], ["y", "z", "x", "w"])
+    r = wcc(g)   # component label: the smallest dense id of the component
+    assert r.to_dict() == {"w": 0, "x": 1, "y": 1, "z": 1}
+    from asapgraph.programs import bfs
+    assert bfs(g, "y").to_dict() == {"w": -1, "x": 2, "y": 0, "z": 1}
+    pytest.importorskip("pandas")
+    assert set(r.to_pandas()["node"]) == {"w", "x", "y", "z"}
+
+
+@pytest.mark.parametrize("obj", ["nx", "scipy", "ndarray", "pandas", "arrow", "list"])
+def test_first_contact(obj):
+    """A foreign object either works or raises one line naming the converter."""
+    G = nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+    make = {"nx": lambda: G, "scipy": lambda: nx.to_scipy_sparse_array(G),
+            "ndarray": lambda: np.array([[0, 1], [1, 2], [2, 0]]),
+            "pandas": lambda: pytest.importorskip("pandas").DataFrame(
+                {"source": [0, 1, 2], "target": [1, 2, 0]}),
+            "arrow": lambda: pytest.importorskip("pyarrow").table(
+                {"source": [0, 1, 2], "target": [1, 2, 0]}),
+            "list": lambda: [(0, 1), (1, 2)]}
+    o = make[obj]()
+    if obj == "list":
+        with pytest.raises(TypeError) as e:
+            asapgraph.pagerank(o)
+        assert "\n" not in str(e.value) and "from_" in str(e.value)
+        return
+    g = asapgraph.load_graph(o)
+    assert g.n == 3
+    r = asapgraph.pagerank(o, tol=1e-14)
+    assert np.allclose(r.ranks, 1 / 3)
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+def test_graph_views(kind):
+    """Subgraph and reverse views (FilterAtlas/FilterAdjacency, not dicts) convert too."""
+    G = _awkward(kind, KEYS["str"])
+    for V in ([G.subgraph(["a", "b", "c", "f"])]
+              + ([G.reverse(copy=False)] if G.is_directed() else [])):
+        _close(nx.pagerank(V, tol=1e-12), nx.pagerank(V, tol=1e-12, backend="asapgraph"))
