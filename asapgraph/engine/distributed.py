@@ -129,8 +129,8 @@ from asapgraph.errors import InputError
 from asapgraph.kernels import _programs as K
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, Context, VertexProgram, \
     combiner_identity, exact_steps, finish_steps, validate_program
-from asapgraph.engine.single import ProgramResult, _better, _count, _reduce_aggregates, combine_rows, \
-    value_form_loop
+from asapgraph.engine.single import ProgramResult, _better, _count, _reduce_aggregates, \
+    generic_edge_map, value_form_loop
 from asapgraph.comm.mpi import agree, alltoallv, gatherv, mpi, oversubscribed
 from asapgraph.engine import minmax_program as MM  # (imported here: not part of a run's time)
 from asapgraph.engine import sum_program as SP
@@ -536,28 +536,13 @@ class _BSPMapper:
         return self._generic(ctx, sd, xe, ae)
 
     def _generic(self, ctx, sd, x, active):
-        """As the single-process numpy path (runner._EdgeMapper._generic), locally."""
+        """The single-process numpy path (:func:`.single.generic_edge_map`), locally."""
         prog = self.p
-        comb, op = prog.combiner, prog.edge_op
-        indptr, indices, w = sd.indptr, sd.col, sd.w
-        n = sd.nloc
-        keep = active[indices]
-        counts = np.bincount(np.repeat(np.arange(n), np.diff(indptr))[keep], minlength=n)
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        src = indices[keep]
-        if w is not None:
-            w = w[keep]
-        self.edges += int(src.shape[0])
+        out, edges = generic_edge_map(prog, ctx, prog.combiner, prog.edge_op, sd.indptr, sd.col,
+                                      sd.w, x, active, sd.nloc)
+        self.edges += edges
         self.dense_steps += 1
-        x_src = x[src]
-        ww = w if (w is not None and prog.use_weights) else np.ones(src.shape[0])
-        if op is None:
-            msgs = np.asarray(prog.message(ctx, x_src, ww))
-        else:
-            from asapgraph.engine.single import _numpy_edge_op
-            msgs = _numpy_edge_op(op, x_src, ww)
-        return combine_rows(comb, indptr, msgs, n)
+        return out
 
 
 # ============================================================================ BSP engines

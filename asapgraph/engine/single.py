@@ -263,32 +263,39 @@ class _EdgeMapper:
 
     def _generic(self, direction, x, active, comb, op):
         """Vectorised numpy path: custom message(), custom ufunc combiner, collect."""
-        prog = self.program
         indptr, indices, w = self.topo.pull(direction)
-        n = self.ctx.n_local
-        src = indices
-        if active is not None:
-            keep = np.asarray(active, dtype=bool)[indices]
-            counts = np.add.reduceat(keep.astype(np.int64), indptr[:-1]) if indices.size else np.zeros(n, np.int64)
-            counts[np.diff(indptr) == 0] = 0
-            indptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(counts, out=indptr[1:])
-            src = indices[keep]
-            if w is not None:
-                w = w[keep]
-        self.edges += int(src.shape[0])
+        out, edges = generic_edge_map(self.program, self.ctx, comb, op, indptr, indices, w, x,
+                                      active, self.ctx.n_local)
+        self.edges += edges
         self.dense_steps += 1
-        x = np.asarray(x)
-        x_src = x[src]
-        ww = w if (w is not None and prog.use_weights) else np.ones(src.shape[0])
-        if op is None:
-            msgs = np.asarray(prog.message(self.ctx, x_src, ww))
-        else:
-            msgs = _numpy_edge_op(op, x_src, ww)
-        return combine_rows(comb, indptr, msgs, n)
+        return out
 
 
 # ---------------------------------------------------------------------- helpers
+def generic_edge_map(prog, ctx, comb, op, indptr, indices, w, x, active, n):
+    """The numpy edge map (``op`` None: the program's ``message()``; ufunc or COLLECT
+    combiner ``comb``) over CSR rows
+    ``indptr``/``indices`` (sources of each row) with weights ``w``, restricted to the
+    sources where ``active`` is True (None: all).  Shared by the single-process and MPI
+    engines.  Returns ``((combined, has), edges scanned)``."""
+    src = indices
+    if active is not None:
+        keep = np.asarray(active, dtype=bool)[indices]
+        kept = np.zeros(keep.shape[0] + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        indptr = kept[indptr]            # kept edges before each row start
+        src = indices[keep]
+        if w is not None:
+            w = w[keep]
+    x_src = np.asarray(x)[src]
+    ww = w if (w is not None and prog.use_weights) else np.ones(src.shape[0])
+    if op is None:
+        msgs = np.asarray(prog.message(ctx, x_src, ww))
+    else:
+        msgs = _numpy_edge_op(op, x_src, ww)
+    return combine_rows(comb, indptr, msgs, n), int(src.shape[0])
+
+
 def combine_rows(comb, indptr, msgs, n):
     """Combine per-edge ``msgs`` grouped in CSR rows ``indptr`` into one value per row.
 
