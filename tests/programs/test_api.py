@@ -190,6 +190,23 @@ def test_custom_message_and_ufunc_combiner(rng):
     assert np.array_equal(res.values, expect)
 
 
+def test_custom_message_when_last_vertices_get_no_edges(rng):
+    """The numpy edge map with a frontier, when the last rows of the pull CSR are empty
+    (vertices 150..199 only send): the same answer as the reference above."""
+    n = 200
+    src = rng.integers(0, n, 800)
+    dst = rng.integers(0, 150, 800)
+    g = Graph.from_edges(src, dst, n=n)
+    res = P.run(MessageOr(), g)
+    A = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+    reach = csgraph.shortest_path(A, unweighted=True)
+    expect = np.zeros(n, dtype=np.int64)
+    for c in range(8):
+        has = ((reach[np.arange(n) % 8 == c] <= 2)).any(axis=0)
+        expect |= np.where(has, 1 << c, 0)
+    assert np.array_equal(res.values, expect)
+
+
 class InDegreeAgg(VertexProgram):
     """Aggregators: global edge and vertex counts visible next superstep."""
     name = "agg"
