@@ -46,10 +46,11 @@ class Progress:
             parts.append(f"{edges:,} edges ({edges / el / 1e6:,.1f} M edges/s)")
         self._emit(", ".join(parts))
 
-    def iteration(self, it, residual, force=False, **extra):
-        """One iteration of an iterative algorithm."""
+    def iteration(self, it, residual, force=False, what=("iteration", "residual"), **extra):
+        """One iteration of an iterative algorithm (``what``: the names of the step and
+        of the quantity, e.g. ``("wave", "bound")``)."""
         more = "".join(f", {k} {v}" for k, v in extra.items())
-        self._emit(f"iteration {it}, residual {residual:.3e}{more}", force=force)
+        self._emit(f"{what[0]} {it}, {what[1]} {residual:.3e}{more}", force=force)
 
     def done(self, text):
         self._emit(text, force=True)

@@ -90,6 +90,7 @@ def run_on_world(fn, args):
 def _run(args, comm):
     from asapgraph.cli import emit_results, _check_output_path
     from asapgraph.engine.api import pagerank
+    from asapgraph.progress import Progress
     from asapgraph.comm.mpi import agree
 
     me = comm.Get_rank()
@@ -112,7 +113,8 @@ def _run(args, comm):
                    undirected=args.undirected, fanout=args.fanout, window=args.window,
                    approx=args.approx, emulation=emu, seed=args.seed,
                    weight_col=getattr(args, "weight_col", None),
-                   asap_form=getattr(args, "asap_form", "jacobi"))
+                   asap_form=getattr(args, "asap_form", "jacobi"),
+                   progress=Progress(quiet=args.quiet) if me == 0 else None)
     total = time.perf_counter() - t0
     if me != 0:
         if not (res.converged or args.allow_unconverged):

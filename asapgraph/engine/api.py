@@ -187,6 +187,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         ``rmat:S:EF:SEED``, default 0, as on one process).
     debug_mass : bool
         ASAP: check mass conservation on consistent snapshots during the run.
+    progress : :class:`asapgraph.progress.Progress`, optional
+        Used on rank 0 only: a line per loading phase and, throttled, per superstep (BSP)
+        or termination wave (ASAP) with the residual or bound and rank 0's bytes sent.
     asap_form : {"jacobi", "push"}
         ASAP local solver (see :mod:`asapgraph.engine.asap`): signed delta Jacobi sweeps
         of the Google matrix (default; converges like power iteration) or the leaky
@@ -222,12 +225,15 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     max_iter = _options.check_max_iter(max_iter)
     wcol = _options.weight_col_index(weight_col)
     K, me = comm.Get_size(), comm.Get_rank()
+    prog = progress if me == 0 else None  # lines from rank 0 only
     if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
         lg, part, idmap, t_load = source.lg, source.part, source.idmap, source.load_seconds
     else:
         t_load = time.perf_counter()
+        if prog is not None:
+            prog.stage(f"loading {source} on {K} ranks")
         lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
-                                           wcol, chunk_bytes, None)
+                                           wcol, chunk_bytes, None, prog)
         t_load = time.perf_counter() - t_load
     n = lg.n
     where = source if isinstance(source, str) else (
@@ -239,6 +245,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     dvec = _local_vector(comm, dangling, lg.orig, "dangling", where)
     emu = Emulator(emulation, me, K)
     st = RankStats(me)
+    st.progress = prog
+    st.progress_what = ("superstep", "L1 change") if mode == "bsp" else ("wave", "error bound")
     if error_reference is not None and mode == "asap":
         rids, rvals = error_reference
         pos = np.minimum(np.searchsorted(rids, lg.orig), max(len(rids) - 1, 0))

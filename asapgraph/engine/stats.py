@@ -35,9 +35,17 @@ class RankStats:
         self.extra = {}
         self.ref = None  # local slice of a reference solution (see track_error)
         self.err_trace = []
+        #: rank 0's :class:`asapgraph.progress.Progress` (None elsewhere): a throttled line
+        #: per superstep / termination wave, so a long run shows it is moving
+        self.progress = None
+        self.progress_what = ("iteration", "residual")
 
     def sample(self, bound):
+        """The global residual or bound after a superstep (BSP) or a wave (ASAP)."""
         self.trace.append((time.perf_counter() - self.t0, float(bound)))
+        if self.progress is not None:
+            self.progress.iteration(len(self.trace), float(bound), what=self.progress_what,
+                                    sent=f"{self.bytes_sent / 1e6:,.1f} MB from rank 0")
 
     def track_error(self, x, scale):
         """Record ``(seconds, sum |x * scale - ref|, bytes sent)`` for this rank's vertices.

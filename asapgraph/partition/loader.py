@@ -32,6 +32,7 @@ import io
 import lzma
 import os
 import re
+import time
 
 import numpy as np
 
@@ -50,6 +51,12 @@ def _peak_mb():
     from asapgraph._rss import peak_rss_bytes
 
     return peak_rss_bytes() / 2**20
+
+
+def _phase(progress, text, t0):
+    """A loader phase on rank 0's progress stream (nothing when ``progress`` is None)."""
+    if progress is not None:
+        progress.stage(f"{text} ({time.perf_counter() - t0:.1f} s)")
 
 
 def _mem(label):
@@ -574,15 +581,19 @@ def map_ids(comm, edges):
     return s, d, n, IdMap(comm, block, base, n)
 
 
-def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes, seed):
+def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes, seed,
+                     progress=None):
     """This rank's edges with global dense ids (collective): ``(src, dst, w, n, idmap)``.
 
     Reads the rank's share (:func:`read_local_edges`), adds reverse edges when
     ``undirected`` (self-loops once), maps original ids to dense ones (generator specs
-    already have them), and refuses a graph with no edges on every rank.
+    already have them), and refuses a graph with no edges on every rank.  ``progress``
+    (rank 0's :class:`asapgraph.progress.Progress`, None elsewhere) gets a line per phase.
     """
+    t0 = time.perf_counter()
     src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed)
     _mem("read")
+    _phase(progress, f"read {len(src):,} edges on rank 0", t0)
     if undirected:
         nl = src != dst
         src, dst = np.concatenate([src, dst[nl]]), np.concatenate([dst, src[nl]])
@@ -593,6 +604,7 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
         del src, dst
         src, dst, n, idmap = map_ids(comm, held)
         _mem("map_ids")
+        _phase(progress, f"mapped ids: {n:,} vertices", t0)
     else:
         n, idmap = int(n_spec), _SpecIds(int(n_spec))
     if n == 0:
@@ -707,7 +719,7 @@ def _shuffle(comm, part, arrays, chunk=_BLOCK):
     return out
 
 
-def build_local(comm, part, edges, n, weighted):
+def build_local(comm, part, edges, n, weighted, progress=None):
     """Shuffle edges to the owner of their source and build the :class:`LocalGraph`.
 
     ``edges`` is a list ``[src, dst, w]`` that is emptied here, so the arrays can be
@@ -718,6 +730,7 @@ def build_local(comm, part, edges, n, weighted):
     alive at the peak are: local sources and targets (ids), the sorted ``tgt`` and (weighted)
     ``coef``.
     """
+    t_bl = time.perf_counter()
     from asapgraph.kernels import _graph
 
     build_in_csr = _graph.build_in_csr
@@ -733,6 +746,7 @@ def build_local(comm, part, edges, n, weighted):
     ww = got[2] if weighted else None
     del got
     _mem("bl:shuffled")
+    _phase(progress, "shuffled the edges to their owners", t_bl)
     lg = LocalGraph()
     lg.n = n
     lg.mloc = mloc = len(s)
@@ -766,6 +780,7 @@ def build_local(comm, part, edges, n, weighted):
         del x, loc, t
     del d, ukey, slot_of
     _mem("bl:slots")
+    _phase(progress, "mapped boundary vertices to slots", t_bl)
     _trim_malloc()  # the blocks' temporaries: not resident under the CSR build (the peak)
     deg = np.bincount(s, minlength=nloc).astype(np.int64)
     coef_u = None
@@ -811,8 +826,9 @@ def build_local(comm, part, edges, n, weighted):
 
 
 def load_partitioned(source, comm, partition="range", weighted=False, undirected=False,
-                     weight_col=2, chunk_bytes=1 << 21, seed=None):
-    """Read, map ids, partition and shuffle; collective over ``comm``.
+                     weight_col=2, chunk_bytes=1 << 21, seed=None, progress=None):
+    """Read, map ids, partition and shuffle; collective over ``comm``.  ``progress``: rank
+    0's :class:`asapgraph.progress.Progress` (None elsewhere), a line per phase.
 
     Returns
     -------
@@ -823,10 +839,11 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     MPI = mpi()
     K = comm.Get_size()
     _tune_malloc()
+    t0 = time.perf_counter()
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
-                                             chunk_bytes, seed)
+                                             chunk_bytes, seed, progress)
     if weighted:  # PageRank's loader: the check of the single-process pagerank, on all ranks
-        from ..options import negative_weights_error
+        from asapgraph.options import negative_weights_error
 
         neg = comm.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0), op=MPI.MAX)
         if neg:
@@ -840,9 +857,12 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
         src, dst = src.astype(np.int32, copy=False), dst.astype(np.int32, copy=False)
     edges = [src, dst, w]
     del src, dst, w
-    lg = build_local(comm, part, edges, n, weighted)
+    _phase(progress, f"partitioned ({part.kind}) over {K} ranks", t0)
+    lg = build_local(comm, part, edges, n, weighted, progress)
     _trim_malloc()
     _mem("build_local")
+    _phase(progress, f"built the local graphs: rank 0 holds {lg.nloc:,} vertices, "
+                     f"{lg.mloc:,} edges", t0)
     lg.orig = idmap.original(lg.owned)
     _mem("orig")
     comm.Barrier()

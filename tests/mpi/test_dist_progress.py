@@ -1,0 +1,35 @@
+"""Distributed runs report progress on stderr from rank 0 only, and nothing with --quiet.
+
+The loader's phases are always printed (one line each, from rank 0: never once per rank);
+supersteps / waves are throttled to a few lines per second, so a long run shows a line at
+least every second or so (a short one may show none).  Answers are checked elsewhere.
+"""
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.mpi
+
+
+def _run(args, cwd):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("mode", ["bsp", "asap"])
+def test_rank0_reports_loading_phases_once(mode, tmp_path):
+    r = _run(["pagerank", "rmat:12", "--np", "3", "--mode", mode, "-o", str(tmp_path / "r.csv")],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    for phase in ("loading rmat:12 on 3 ranks", "read ", "partitioned (range) over 3 ranks",
+                  "shuffled the edges", "built the local graphs"):
+        hits = [ln for ln in lines if phase in ln]
+        assert len(hits) == 1, (phase, r.stderr)
+    step = "superstep" if mode == "bsp" else "wave"
+    assert all(ln.startswith("asapgraph: ") for ln in lines), r.stderr
+    assert not [ln for ln in lines if "iteration" in ln and step not in ln], r.stderr
+    q = _run(["pagerank", "rmat:12", "--np", "3", "--mode", mode, "-q",
+              "-o", str(tmp_path / "q.csv")], tmp_path)
+    assert q.returncode == 0 and q.stderr == "", q.stderr
