@@ -6,8 +6,8 @@ dispatch on directly; ``nx.pagerank(G, backend="asapgraph")`` converts on the fl
 :mod:`.nx_backend`).  pandas and pyarrow are optional extras (``asapgraph[pandas]``,
 ``asapgraph[arrow]``).
 """
-from asapgraph.interop.convert import (as_graph, from_arrow, from_edge_array, from_labels,
-                                       from_pandas, from_scipy, require)
+from asapgraph.graph.convert import (as_graph, from_arrow, from_edge_array, from_labels,
+                                     from_pandas, from_scipy, require)
 from asapgraph.interop.nxgraph import NxGraph, from_networkx
 
 __all__ = ["as_graph", "from_networkx", "NxGraph", "from_scipy", "from_pandas", "from_arrow",

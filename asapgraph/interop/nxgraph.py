@@ -26,7 +26,7 @@ from operator import methodcaller
 import numpy as np
 
 from asapgraph.graph.core import Graph
-from asapgraph.interop._labels import object_array
+from asapgraph.graph.labels import object_array
 
 __all__ = ["NxGraph", "from_networkx"]
 

@@ -11,8 +11,8 @@ weights add up, self-loops are kept.  A scipy matrix is an adjacency matrix: ``A
 the (summed) weight of ``u -> v``; duplicate COO entries are summed by scipy.
 
 Vertex labels: non-negative integer columns keep their ids (``Graph.ids``); any other
-column (strings, floats, tuples, ...) is factorized once (:mod:`._labels`) and the labels are
-kept in ``Graph.labels``.
+column (strings, floats, tuples, ...) is factorized once (:mod:`asapgraph.graph.labels`) and
+the labels are kept in ``Graph.labels``.
 
 pandas and pyarrow are optional: a missing one raises ``ImportError`` with one line naming
 the extra to install.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.graph.core import Graph
-from asapgraph.interop._labels import factorize_pair
+from asapgraph.graph.labels import factorize_pair, object_array
 
 __all__ = ["from_scipy", "from_pandas", "from_arrow", "from_labels", "from_edge_array",
            "require"]
@@ -105,8 +105,6 @@ def from_labels(src, dst, weights=None, *, undirected=False, source=None):
     src = np.asarray(src) if not isinstance(src, np.ndarray) else src
     dst = np.asarray(dst) if not isinstance(dst, np.ndarray) else dst
     if src.ndim != 1 or dst.ndim != 1:   # e.g. tuples turned into rows by np.asarray
-        from asapgraph.interop._labels import object_array
-
         src, dst = object_array(src.tolist()), object_array(dst.tolist())
     if src.shape != dst.shape:
         raise ValueError(f"source and target have different lengths ({src.shape[0]} and "
@@ -142,8 +140,6 @@ def from_pandas(df, source="source", target="target", weight=None, *, undirected
         if (codes < 0).any():
             raise ValueError("source/target columns contain missing values")
         codes = codes.astype(np.int64, copy=False)
-        from asapgraph.interop._labels import object_array
-
         labels = uniques.to_numpy() if uniques.dtype != object else object_array(
             uniques.tolist())
         wa = None if w is None else np.asarray(w, dtype=np.float64)
