@@ -1,4 +1,5 @@
-"""Graphs in from scipy sparse matrices, pandas DataFrames, pyarrow Tables and label arrays.
+"""Graphs in from scipy sparse matrices, pandas DataFrames, pyarrow Tables, label arrays and
+networkx graphs (:func:`as_graph`, what every public entry point accepts as a graph).
 
 Rationale
 ---------
@@ -23,9 +24,10 @@ import numpy as np
 
 from asapgraph.graph.core import Graph
 from asapgraph.graph.labels import factorize_pair, object_array
+from asapgraph.graph.nxcsr import LabelledCSR, nodes_are_range, read_networkx
 
 __all__ = ["from_scipy", "from_pandas", "from_arrow", "from_labels", "from_edge_array",
-           "require"]
+           "as_graph", "require"]
 
 _EXTRA = {"pandas": "pandas", "pyarrow": "arrow", "networkx": "networkx"}
 
@@ -254,16 +256,14 @@ def as_graph(obj, *, weighted=None, undirected=False):
     """
     if isinstance(obj, Graph):
         return obj
-    from asapgraph.interop.nxgraph import NxGraph, from_networkx
-
     mod = _module(obj)
     g = None
-    if isinstance(obj, NxGraph) or (mod == "networkx" and hasattr(obj, "_adj")):
-        nxg = obj if isinstance(obj, NxGraph) else from_networkx(
+    if isinstance(obj, LabelledCSR) or (mod == "networkx" and hasattr(obj, "_adj")):
+        nxg = obj if isinstance(obj, LabelledCSR) else read_networkx(
             obj, weight=None if weighted is False else "weight")
         use = "weight" if (weighted is not False and nxg.edge_data.get("weight") is not None) else None
         g = nxg.engine_graph(use)
-        if not _nodes_range(nxg):
+        if not nodes_are_range(nxg.nodes):
             g.labels = nxg.node_array()
         if undirected and nxg.is_directed():
             s, d, w = g.edges()
@@ -297,9 +297,3 @@ def as_graph(obj, *, weighted=None, undirected=False):
         s, d, w = g.edges()
         g = Graph.from_edges(s, d, n=g.n, weights=w, undirected=True, source=g.source)
     return g
-
-
-def _nodes_range(nxg):
-    from asapgraph.interop.nxgraph import _nodes_are_range
-
-    return _nodes_are_range(nxg.nodes)
