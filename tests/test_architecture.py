@@ -1,7 +1,7 @@
 """The layering of the package (ARCHITECTURE.md), checked by import-linter.
 
 Contracts live in ``pyproject.toml`` (``[tool.importlinter]``): imports go one way,
-cli > bench > programs > engine > partition > comm > graph > kernels, and only
+cli > interop > bench > programs > engine > partition > comm > graph > kernels, and only
 ``asapgraph.comm`` imports mpi4py.  Function-level (lazy) imports count too.
 """
 import os

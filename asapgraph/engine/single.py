@@ -94,7 +94,7 @@ class ProgramResult:
 
     def to_pandas(self):
         """A DataFrame: column ``node`` (original ids or labels), then the result columns."""
-        from asapgraph.interop.convert import require
+        from asapgraph.graph.convert import require
 
         pd = require("pandas")
         return pd.DataFrame({"node": self.vertices(), **self.columns()})
@@ -621,7 +621,7 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     """
     program = validate_program(program, mode)
     if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
-        from asapgraph.interop.convert import as_graph
+        from asapgraph.graph.convert import as_graph
 
         graph = as_graph(graph)
     if steps is not None:

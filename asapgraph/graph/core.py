@@ -35,7 +35,7 @@ class Graph:
         Original id of each internal vertex (None: ids are 0..n-1).
     labels : array, shape (n,), or None
         Original label of each internal vertex when the input named vertices by strings or
-        other hashable objects (:mod:`asapgraph.interop`); ``ids`` is then None and every
+        other hashable objects (:mod:`asapgraph.graph.convert`); ``ids`` is then None and every
         result reports these labels (``to_dict``, ``to_pandas``).
     """
 
@@ -150,24 +150,24 @@ class Graph:
     @classmethod
     def from_scipy(cls, matrix, *, weighted=None, source=None):
         """Graph of a scipy sparse matrix ``A[u, v]`` = weight of ``u -> v``; see
-        :func:`asapgraph.interop.from_scipy`."""
-        from asapgraph.interop import from_scipy
+        :func:`asapgraph.graph.convert.from_scipy`."""
+        from asapgraph.graph.convert import from_scipy
 
         return from_scipy(matrix, weighted=weighted, source=source)
 
     @classmethod
     def from_pandas(cls, df, source="source", target="target", weight=None, *,
                     undirected=False):
-        """Graph of a pandas edge DataFrame; see :func:`asapgraph.interop.from_pandas`."""
-        from asapgraph.interop import from_pandas
+        """Graph of a pandas edge DataFrame; see :func:`asapgraph.graph.convert.from_pandas`."""
+        from asapgraph.graph.convert import from_pandas
 
         return from_pandas(df, source=source, target=target, weight=weight,
                            undirected=undirected)
 
     @classmethod
     def from_arrow(cls, table, source=None, target=None, weight=None, *, undirected=False):
-        """Graph of a pyarrow Table of edges; see :func:`asapgraph.interop.from_arrow`."""
-        from asapgraph.interop import from_arrow
+        """Graph of a pyarrow Table of edges; see :func:`asapgraph.graph.convert.from_arrow`."""
+        from asapgraph.graph.convert import from_arrow
 
         return from_arrow(table, source=source, target=target, weight=weight,
                           undirected=undirected)
@@ -175,8 +175,8 @@ class Graph:
     @classmethod
     def from_labels(cls, src, dst, weights=None, *, undirected=False, source=None):
         """Graph of edges between arbitrary hashable labels (strings, tuples, ...); see
-        :func:`asapgraph.interop.from_labels`."""
-        from asapgraph.interop import from_labels
+        :func:`asapgraph.graph.convert.from_labels`."""
+        from asapgraph.graph.convert import from_labels
 
         return from_labels(src, dst, weights, undirected=undirected, source=source)
 

@@ -110,7 +110,7 @@ class PageRankResult:
 
     def to_pandas(self):
         """A DataFrame with columns ``node`` (original ids or labels) and ``rank``."""
-        from asapgraph.interop.convert import require
+        from asapgraph.graph.convert import require
 
         pd = require("pandas")
         return pd.DataFrame({"node": self.vertices(), "rank": self.ranks})
@@ -333,7 +333,7 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         Bad ``alpha``, ``tol``, ``max_iter``, ``threads`` or ``method``.
     """
     if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
-        from asapgraph.interop.convert import as_graph
+        from asapgraph.graph.convert import as_graph
 
         graph = as_graph(graph)
     prog = _progress.get(progress)

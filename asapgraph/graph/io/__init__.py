@@ -176,11 +176,11 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         Seed for generator specs without one.
     labels : bool
         Text edge lists name vertices by arbitrary tokens (strings); they are mapped once
-        to dense ids and kept in ``Graph.labels`` (see :mod:`asapgraph.interop.text`).
+        to dense ids and kept in ``Graph.labels`` (see :mod:`asapgraph.graph.io.labelled`).
 
     A ``.parquet`` file is read with pyarrow (columns ``source``/``target``/``weight`` when
     present, else by position); a networkx graph, scipy sparse matrix, pandas DataFrame,
-    pyarrow Table or ``(m, 2|3)`` array is converted (:func:`asapgraph.interop.as_graph`).
+    pyarrow Table or ``(m, 2|3)`` array is converted (:func:`asapgraph.graph.convert.as_graph`).
 
     Returns
     -------
@@ -193,7 +193,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     from asapgraph.graph.core import Graph
 
     if not isinstance(spec, (str, bytes, os.PathLike)):
-        from asapgraph.interop.convert import as_graph
+        from asapgraph.graph.convert import as_graph
 
         return as_graph(spec, weighted=None if weighted else False, undirected=undirected)
     prog = _get_progress(progress)
@@ -215,8 +215,8 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     if path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet"):
         return _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected)
     if labels:
-        from asapgraph.interop.convert import from_labels
-        from asapgraph.interop.text import read_labelled
+        from asapgraph.graph.convert import from_labels
+        from asapgraph.graph.io.labelled import read_labelled
 
         s, d, w = read_labelled(path, weight_col=wc, src_col=src_col, dst_col=dst_col)
         prog.stage(f"building CSR ({s.size:,} edges)")
@@ -252,7 +252,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
 
 def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
     """A Parquet edge table (needs pyarrow: ``pip install 'asapgraph[arrow]'``)."""
-    from asapgraph.interop.convert import from_arrow, require
+    from asapgraph.graph.convert import from_arrow, require
 
     pq = require("pyarrow.parquet")
     try:

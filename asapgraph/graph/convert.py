@@ -1,4 +1,5 @@
-"""Graphs in from scipy sparse matrices, pandas DataFrames, pyarrow Tables and label arrays.
+"""Graphs in from scipy sparse matrices, pandas DataFrames, pyarrow Tables, label arrays and
+networkx graphs (:func:`as_graph`, what every public entry point accepts as a graph).
 
 Rationale
 ---------
@@ -11,8 +12,8 @@ weights add up, self-loops are kept.  A scipy matrix is an adjacency matrix: ``A
 the (summed) weight of ``u -> v``; duplicate COO entries are summed by scipy.
 
 Vertex labels: non-negative integer columns keep their ids (``Graph.ids``); any other
-column (strings, floats, tuples, ...) is factorized once (:mod:`._labels`) and the labels are
-kept in ``Graph.labels``.
+column (strings, floats, tuples, ...) is factorized once (:mod:`asapgraph.graph.labels`) and
+the labels are kept in ``Graph.labels``.
 
 pandas and pyarrow are optional: a missing one raises ``ImportError`` with one line naming
 the extra to install.
@@ -22,10 +23,11 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.graph.core import Graph
-from asapgraph.interop._labels import factorize_pair
+from asapgraph.graph.labels import factorize_pair, object_array
+from asapgraph.graph.nxcsr import LabelledCSR, nodes_are_range, read_networkx
 
 __all__ = ["from_scipy", "from_pandas", "from_arrow", "from_labels", "from_edge_array",
-           "require"]
+           "as_graph", "require"]
 
 _EXTRA = {"pandas": "pandas", "pyarrow": "arrow", "networkx": "networkx"}
 
@@ -105,8 +107,6 @@ def from_labels(src, dst, weights=None, *, undirected=False, source=None):
     src = np.asarray(src) if not isinstance(src, np.ndarray) else src
     dst = np.asarray(dst) if not isinstance(dst, np.ndarray) else dst
     if src.ndim != 1 or dst.ndim != 1:   # e.g. tuples turned into rows by np.asarray
-        from asapgraph.interop._labels import object_array
-
         src, dst = object_array(src.tolist()), object_array(dst.tolist())
     if src.shape != dst.shape:
         raise ValueError(f"source and target have different lengths ({src.shape[0]} and "
@@ -142,8 +142,6 @@ def from_pandas(df, source="source", target="target", weight=None, *, undirected
         if (codes < 0).any():
             raise ValueError("source/target columns contain missing values")
         codes = codes.astype(np.int64, copy=False)
-        from asapgraph.interop._labels import object_array
-
         labels = uniques.to_numpy() if uniques.dtype != object else object_array(
             uniques.tolist())
         wa = None if w is None else np.asarray(w, dtype=np.float64)
@@ -258,16 +256,14 @@ def as_graph(obj, *, weighted=None, undirected=False):
     """
     if isinstance(obj, Graph):
         return obj
-    from asapgraph.interop.nxgraph import NxGraph, from_networkx
-
     mod = _module(obj)
     g = None
-    if isinstance(obj, NxGraph) or (mod == "networkx" and hasattr(obj, "_adj")):
-        nxg = obj if isinstance(obj, NxGraph) else from_networkx(
+    if isinstance(obj, LabelledCSR) or (mod == "networkx" and hasattr(obj, "_adj")):
+        nxg = obj if isinstance(obj, LabelledCSR) else read_networkx(
             obj, weight=None if weighted is False else "weight")
         use = "weight" if (weighted is not False and nxg.edge_data.get("weight") is not None) else None
         g = nxg.engine_graph(use)
-        if not _nodes_range(nxg):
+        if not nodes_are_range(nxg.nodes):
             g.labels = nxg.node_array()
         if undirected and nxg.is_directed():
             s, d, w = g.edges()
@@ -301,9 +297,3 @@ def as_graph(obj, *, weighted=None, undirected=False):
         s, d, w = g.edges()
         g = Graph.from_edges(s, d, n=g.n, weights=w, undirected=True, source=g.source)
     return g
-
-
-def _nodes_range(nxg):
-    from asapgraph.interop.nxgraph import _nodes_are_range
-
-    return _nodes_are_range(nxg.nodes)

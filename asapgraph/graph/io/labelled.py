@@ -14,13 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
+from asapgraph.graph.io._text import display_name, open_binary, os_error
 
 __all__ = ["read_labelled"]
 
 
 def _read_all(path):
-    from asapgraph.graph.io._text import display_name, open_binary, os_error
-
     name = display_name(path)
     try:
         stream, _kind, _total = open_binary(path)
@@ -38,8 +37,6 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
 
     ``weight_col``: 1-based column of the weight, 0 for none.
     """
-    from asapgraph.graph.io._text import display_name
-
     name = display_name(path)
     data = _read_all(path)
     lines = data.replace(b",", b" ").splitlines()

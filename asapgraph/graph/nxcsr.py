@@ -1,0 +1,208 @@
+"""A networkx graph read into an in-CSR with node labels and edge attributes.
+
+Rationale
+---------
+networkx stores a graph as dicts of dicts; the engine wants an in-CSR.  For a ``DiGraph``
+the predecessor dicts ``G._pred`` *are* the in-adjacency, and for an undirected graph the
+symmetric ``G._adj`` is, so the in-CSR is read straight off them in node order without any
+sort: per-node degrees with ``map(len, ...)``, neighbour ids with
+``np.fromiter(map(index.__getitem__, chain.from_iterable(...)))`` (skipped when the nodes
+are already ``0..n-1``) and each weight attribute with
+``np.fromiter(map(methodcaller("get", attr, default), <edge data dicts>))``.  All of that
+iterates in C (``map``, ``chain``, dict lookups), so no Python bytecode runs per edge.
+Multigraph parallel edges become parallel CSR entries (their weights add up in PageRank,
+Katz and HITS; shortest paths take the lightest), self-loops are kept (once, as networkx's
+adjacency matrix has them).
+
+Nothing here imports networkx: the graph's dicts are read through the attributes every
+networkx graph class has.  :func:`asapgraph.graph.convert.as_graph` turns the result into a
+:class:`Graph`; the networkx backend (:mod:`asapgraph.interop.nxgraph`) subclasses
+:class:`LabelledCSR` into the graph object networkx dispatches on.
+"""
+from __future__ import annotations
+
+from itertools import chain, repeat
+from operator import methodcaller
+
+import numpy as np
+
+from asapgraph.graph.core import Graph
+from asapgraph.graph.labels import object_array
+
+__all__ = ["LabelledCSR", "read_networkx", "nodes_are_range"]
+
+_VALUES = methodcaller("values")
+
+
+def _get(mapping, key, default):
+    return mapping.get(key, default)
+
+
+class LabelledCSR:
+    """An in-CSR over arbitrary node objects, with per-edge attribute arrays.
+
+    Attributes
+    ----------
+    nodes : list
+        The node objects in order; dense id ``i`` is ``nodes[i]``.
+    indptr, indices : arrays
+        In-CSR (for each node, its in-neighbours; undirected graphs: all neighbours).
+    edge_data : dict
+        ``{attribute: float64 array aligned with indices, or None when every value is 1}``.
+    graph : dict
+        Graph-level attributes of the source graph.
+    """
+
+    def __init__(self, nodes, indptr, indices, edge_data, directed, multigraph,
+                 graph_attrs=None):
+        self.nodes = nodes
+        self.indptr = indptr
+        self.indices = indices
+        self.edge_data = edge_data
+        self._directed = bool(directed)
+        self._multigraph = bool(multigraph)
+        self.graph = dict(graph_attrs or {})
+        self._index = None
+        self._node_array = None
+        self._graphs = {}
+
+    def is_directed(self):
+        return self._directed
+
+    def is_multigraph(self):
+        return self._multigraph
+
+    def number_of_nodes(self):
+        return len(self.nodes)
+
+    def number_of_edges(self):
+        m = int(self.indices.shape[0])
+        if self._directed:
+            return m
+        loops = int(np.count_nonzero(self.indices == np.repeat(
+            np.arange(len(self.nodes), dtype=self.indices.dtype), np.diff(self.indptr))))
+        return (m - loops) // 2 + loops
+
+    # -- lookups
+    @property
+    def index(self):
+        """``{node: dense id}`` (built on first use)."""
+        if self._index is None:
+            self._index = dict(zip(self.nodes, range(len(self.nodes))))
+        return self._index
+
+    def node_array(self):
+        """Nodes as a 1-d object array (for fancy indexing)."""
+        if self._node_array is None:
+            self._node_array = object_array(self.nodes, len(self.nodes))
+        return self._node_array
+
+    def vector(self, mapping, default=0.0):
+        """float64 vector over nodes from ``{node: value}`` (missing nodes: ``default``)."""
+        get = mapping.get
+        return np.fromiter(map(get, self.nodes, [default] * len(self.nodes)),
+                           dtype=np.float64, count=len(self.nodes))
+
+    def engine_graph(self, weight=None):
+        """The :class:`asapgraph.Graph` using edge attribute ``weight`` (None: unweighted).
+
+        Cached per attribute; graphs share ``indptr``/``indices``.
+        """
+        if weight is not None and weight not in self.edge_data:
+            raise ValueError(f"edge attribute {weight!r} was not converted; use "
+                             f"asapgraph.from_networkx(G, weight={weight!r})")
+        w = None if weight is None else self.edge_data[weight]
+        key = None if w is None else weight
+        g = self._graphs.get(key)
+        if g is None:
+            g = Graph(self.indptr, self.indices, w, source="<networkx>")
+            self._graphs[key] = g
+        return g
+
+    def out_csr(self, weight=None):
+        """``(indptr, indices, weights or None)`` of the out-adjacency."""
+        g = self.engine_graph(weight)
+        if not self._directed:
+            return g.indptr, g.indices, g.weights
+        return g.out_csr()
+
+
+def nodes_are_range(nodes):
+    """True when ``nodes`` is exactly ``[0, 1, ..., n-1]`` (plain ints)."""
+    n = len(nodes)
+    if n == 0:
+        return True
+    if set(map(type, nodes)) != {int}:
+        return False
+    arr = np.fromiter(nodes, dtype=np.int64, count=n)
+    return bool(np.array_equal(arr, np.arange(n, dtype=np.int64)))
+
+
+def _edge_attr_names(datas):
+    names = set()
+    for d in datas:
+        if d:
+            names.update(d)
+    return names
+
+
+def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=LabelledCSR):
+    """Read a networkx graph (any of its four classes) into ``cls`` (a :class:`LabelledCSR`).
+
+    ``weight``: edge attribute to convert (missing on an edge: ``default``), None for none;
+    ``edge_attrs``: ``{attribute: default}`` for several attributes (overrides ``weight``),
+    or True for every attribute found on some edge.  A non-numeric attribute raises
+    ``NotImplementedError``.
+    """
+    nodes = list(G)
+    n = len(nodes)
+    directed = G.is_directed()
+    multi = G.is_multigraph()
+    adj = G._pred if directed else G._adj
+    nbrs = list(map(adj.__getitem__, nodes))
+    deg = np.fromiter(map(len, nbrs), dtype=np.int64, count=n)
+    m_pairs = int(deg.sum())
+    vdt = np.int32 if n < 2**31 - 1 else np.int64
+    keys = chain.from_iterable(nbrs)
+    if nodes_are_range(nodes):
+        ids = np.fromiter(keys, dtype=vdt, count=m_pairs)
+    else:
+        index = dict(zip(nodes, range(n)))
+        ids = np.fromiter(map(index.__getitem__, keys), dtype=vdt, count=m_pairs)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(deg, out=indptr[1:])
+
+    values = dict.values if all(type(d) is dict for d in nbrs[:1]) else _VALUES
+
+    def datadicts():
+        per_pair = chain.from_iterable(map(values, nbrs))
+        return chain.from_iterable(map(values, per_pair)) if multi else per_pair
+
+    if multi:
+        mult = np.fromiter(map(len, chain.from_iterable(map(values, nbrs))), dtype=np.int64,
+                           count=m_pairs)
+        ids = np.repeat(ids, mult)
+        eptr = np.zeros(m_pairs + 1, dtype=np.int64)
+        np.cumsum(mult, out=eptr[1:])
+        indptr = eptr[indptr]
+    m = int(ids.shape[0])
+    if edge_attrs is None:
+        edge_attrs = {} if weight is None else {weight: default}
+    elif edge_attrs is True:
+        edge_attrs = dict.fromkeys(_edge_attr_names(datadicts()), default)
+    data = {}
+    # one cheap pass first: most graphs carry no edge data at all (then no attribute pass)
+    bare = bool(edge_attrs) and not any(map(len, datadicts()))
+    for attr, dflt in edge_attrs.items():
+        if bare:
+            data[attr] = None if dflt in (None, 1) else np.full(m, float(dflt))
+            continue
+        try:
+            get = dict.get if values is dict.values else _get
+            w = np.fromiter(map(get, datadicts(), repeat(attr),
+                                repeat(np.nan if dflt is None else dflt)),
+                            dtype=np.float64, count=m)
+        except (TypeError, ValueError):
+            raise NotImplementedError(f"edge attribute {attr!r} is not numeric") from None
+        data[attr] = None if bool(np.all(w == 1.0)) else w
+    return cls(nodes, indptr, ids, data, directed, multi, getattr(G, "graph", None))
