@@ -55,17 +55,11 @@ def run_distributed_program(args):
 def _refuse_engine_options(args, prog):
     """``asapgraph run``: refuse the ASAP and emulation options its program's engine
     does not use (the command-level table cannot know the program)."""
-    from asapgraph.engine import minmax_program as MM
-    from asapgraph.engine import sum_program as SP
+    from asapgraph.engine.distributed import engine_kind
     from asapgraph.errors import InputError
     from asapgraph.options import engine_option_refusal
 
-    if SP.reason_not_compiled(prog) is None or SP.is_plain_pagerank(prog):
-        engine = "sum"
-    elif MM.reason_not_compiled(prog) is None:
-        engine = "minmax"
-    else:
-        engine = SP.reason_not_compiled(prog)
+    engine = engine_kind(prog)
     for dest in sorted(getattr(args, "_given", None) or ()):
         why = engine_option_refusal(dest, getattr(prog, "name", "program"), engine)
         if why is not None:
@@ -170,7 +164,8 @@ def _cli_run(args, comm):
         "weighted": g.weighted, "tol": tol if tol is not None else getattr(prog, "default_tol", None),
         "max_iter": getattr(args, "max_iter", None),
         "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
-        "error_bound": st.get("error_bound"), "load_seconds": load_s, "compute_seconds": st["seconds"], "mode": mode,
+        "error_bound": st.get("error_bound"), "load_seconds": load_s,
+        "compute_seconds": st["seconds"], "mode": mode,
         "engine": "distributed", "ranks": comm.Get_size(), "partition": g.part.kind,
         "edges_scanned": st["edges_scanned"], "messages_sent": st["messages_sent"],
         "bytes_sent": st["bytes_sent"], "columns": list(cols),

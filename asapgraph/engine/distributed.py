@@ -1004,6 +1004,17 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         rc.Free()
 
 
+def engine_kind(program):
+    """Which engine runs ``program`` on ranks: "minmax", "sum" (the tuned loops), or the
+    reason it runs on the general program engine."""
+    if MM.reason_not_compiled(program) is None:
+        return "minmax"
+    reason = SP.reason_not_compiled(program)
+    if reason is None or SP.is_plain_pagerank(program):
+        return "sum"
+    return reason
+
+
 def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=None):
     ctx = _context(g, comm, mode, tol, max_iter)
     comm.Barrier()
@@ -1021,9 +1032,9 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
 def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0, engine_options):
     emap = _BSPMapper(program, g, comm)
     extra, bound = {}, None
-    tuned = SP.reason_not_compiled(program) is None or SP.is_plain_pagerank(program)
-    minmax = (MM.reason_not_compiled(program) is None
-              and not (engine_options or {}).get("hop_supersteps"))
+    kind = engine_kind(program)
+    tuned = kind in ("sum", "minmax")
+    minmax = kind == "minmax" and not (engine_options or {}).get("hop_supersteps")
     if minmax:  # min/max programs: the same loops with the min/max state and messages
         tuned = True
         inputs = _collective(comm, program.init_delta, ctx)
