@@ -208,8 +208,9 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
     st = RankStats(me)
     report = None
     if progress is not None and me == 0:
-        def report(it, left):
+        def rank0_report(it, left):
             progress.iteration(it, float(left))
+        report = rank0_report
     if mode == "bsp":
         iters, conv, left = _bsp(comm, lg, state, max_iter, emu, st, report)
         extra = {}

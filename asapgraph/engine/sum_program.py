@@ -468,8 +468,9 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
     extra = {}
     report = None
     if progress is not None and me == 0:
-        def report(it, mass):
+        def rank0_report(it, mass):
             progress.iteration(it, mass)
+        report = rank0_report
     if mode == "bsp":
         x, iters, conv, bound = _bsp(comm, lg, d0, tol, max_iter, emu, st, report)
         extra = {"extrapolations": st.extra.get("extrapolations", 0)}
