@@ -406,7 +406,7 @@ def test_internal_error_and_interrupt(capsys, monkeypatch):
     def bug(graph):
         raise ZeroDivisionError("oops")
 
-    monkeypatch.setattr(cli, "graph_stats", bug)
+    monkeypatch.setattr(cli.graphs, "graph_stats", bug)
     monkeypatch.delenv("ASAPGRAPH_DEBUG", raising=False)
     code, out, err = run_main(capsys, "info", TINY / "graph.txt", "-q")
     assert code == 1
@@ -419,7 +419,7 @@ def test_internal_error_and_interrupt(capsys, monkeypatch):
     def interrupted(graph):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "graph_stats", interrupted)
+    monkeypatch.setattr(cli.graphs, "graph_stats", interrupted)
     code, out, err = run_main(capsys, "info", TINY / "graph.txt", "-q")
     assert code == 130 and "Traceback" not in err
 

@@ -41,10 +41,10 @@ def _err(msg):
 
 def run_distributed(args):
     """Run ``asapgraph pagerank`` on several ranks; returns the exit status."""
-    from asapgraph.cli import mpi_world_size_from_env
+    from asapgraph.cli.common import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
-        from asapgraph.cli import check_output_path
+        from asapgraph.cli.common import check_output_path
         from asapgraph.comm.launch import launch
 
         check_output_path(args.output)  # as on one process: one line, before any rank starts
@@ -88,7 +88,8 @@ def run_on_world(fn, args):
 
 
 def _run(args, comm):
-    from asapgraph.cli import emit_results, _check_output_path
+    from asapgraph.cli.common import check_output_path
+    from asapgraph.cli.emit import emit_results
     from asapgraph.engine.api import pagerank
     from asapgraph.progress import Progress
     from asapgraph.comm.mpi import agree
@@ -97,7 +98,7 @@ def _run(args, comm):
     err = None
     if me == 0:
         try:
-            _check_output_path(args.output)
+            check_output_path(args.output)
         except Exception as e:  # noqa: BLE001
             err = e
     agree(comm, err)

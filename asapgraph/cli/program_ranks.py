@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
-from asapgraph.cli import _err
+from asapgraph.cli.common import err as _err
 from asapgraph.comm.mpi import agree
 from asapgraph.engine.distributed import load, run
 from asapgraph.errors import InputError
@@ -39,7 +39,7 @@ def run_distributed_program(args):
     single-process command.  Bad input: one line ``FILE:LINE: message`` from rank 0,
     exit status 2; any other failure of one rank aborts the job.  Returns the exit status.
     """
-    from asapgraph.cli import mpi_world_size_from_env
+    from asapgraph.cli.common import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
         from asapgraph.comm.launch import find_mpiexec, run_ranks
@@ -67,42 +67,43 @@ def _refuse_engine_options(args, prog):
 
 
 def _cli_program(args, g):
-    from asapgraph import cli
+    from asapgraph.cli import programs as commands
     from asapgraph.programs import (BFSProgram, KatzProgram, LabelPropProgram, SSSPProgram,
                                     WCCProgram)
     from asapgraph.programs.hits import HITSProgram
 
     c = args.command
     if c == "katz":
-        return cli._KATZ, KatzProgram(alpha=args.alpha, beta=args.beta,
-                                      normalized=args.normalized, weighted=g.weighted)
+        return commands.KATZ, KatzProgram(alpha=args.alpha, beta=args.beta,
+                                           normalized=args.normalized, weighted=g.weighted)
     if c == "wcc":
-        return cli._WCC, WCCProgram()
+        return commands.WCC, WCCProgram()
     if c == "sssp":
-        return cli._SSSP, SSSPProgram(g.dense_id(args.source))
+        return commands.SSSP, SSSPProgram(g.dense_id(args.source))
     if c == "bfs":
-        return cli._BFS, BFSProgram(g.dense_id(args.source))
+        return commands.BFS, BFSProgram(g.dense_id(args.source))
     if c == "labelprop":
-        return cli._LABELPROP, LabelPropProgram()
+        return commands.LABELPROP, LabelPropProgram()
     if c == "hits":
-        return cli._HITS, HITSProgram()
+        return commands.HITS, HITSProgram()
     if c == "run":
-        prog = getattr(args, "_program_obj", None) or cli._load_user_program(args)
-        cli._check_steps(args)
-        algo = cli._Algo("run", None, True, None, top="values", extra_summary=cli._run_summary)
+        prog = getattr(args, "_program_obj", None) or commands.load_user_program(args)
+        commands.check_steps(args)
+        algo = commands.Algo("run", None, True, None, top="values", extra_summary=commands.run_summary)
         return algo, prog
     raise InputError(f"asapgraph {c}", None, "no distributed version of this command")
 
 
 def _cli_run(args, comm):
-    from asapgraph import cli
+    from asapgraph.cli.common import check_output_path
     from asapgraph.cli.distributed import emit_agreed
+    from asapgraph.cli.emit import emit_program, result_columns
 
     me = comm.Get_rank()
     err = None
     if me == 0:
         try:
-            cli.check_output_path(args.output)
+            check_output_path(args.output)
         except Exception as e:  # noqa: BLE001
             err = e
     agree(comm, err)
@@ -157,7 +158,7 @@ def _cli_run(args, comm):
     if me != 0:
         agree(comm, None)  # rank 0 writes the results
         return 0
-    cols = cli._result_columns(algo, res)
+    cols = result_columns(algo, res)
     st = res.stats
     summary = {
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
@@ -177,5 +178,5 @@ def _cli_run(args, comm):
             summary[k] = st[k]
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, g, cols))
-    emit_agreed(comm, cli._emit_program, args, algo, res.ids, cols, summary)
+    emit_agreed(comm, emit_program, args, algo, res.ids, cols, summary)
     return 0

@@ -14,8 +14,8 @@ or combining of the offers.  So it runs on the same machinery as the sum program
   weighted ``add``, ``mul`` and ``copy`` -- Dijkstra's order, a flood from the best label
   -- a FIFO for unit steps, ``add_one`` or unweighted ``add``: the same order without the
   heap, 1.5x faster on cnr-2000), over the push side of
-  :class:`.distributed.ProgramGraph` (rows owned, columns owned or per-peer *slots*
-  ordered by peer then vertex).  An offer to a slot is
+  :class:`asapgraph.partition.program_graph.ProgramGraph` (rows owned, columns owned or
+  per-peer *slots* ordered by peer then vertex).  An offer to a slot is
   combined into it with the combiner and never queued.  ``max_pops`` bounds one call (a
   divergent user program, e.g. max with positive ``add`` on a cycle, stays responsive and
   is stopped by ``max_iter``).
@@ -208,8 +208,9 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
     st = RankStats(me)
     report = None
     if progress is not None and me == 0:
-        def report(it, left):
+        def rank0_report(it, left):
             progress.iteration(it, float(left))
+        report = rank0_report
     if mode == "bsp":
         iters, conv, left = _bsp(comm, lg, state, max_iter, emu, st, report)
         extra = {}

@@ -15,7 +15,8 @@ that solver's input, once per run:
   rank's vertices (``setup`` before them); the coefficient is folded into the local
   out-CSR (``vcoef[u] = coef_u`` per vertex, or ``coef[e] = coef_u w_e`` per edge for
   ``mul`` on weighted graphs), so a sweep costs what PageRank's sweep costs per edge;
-* the local graph is the program engine's push side (:class:`.programs._Side`: rows owned,
+* the local graph is the program engine's push side
+  (:class:`asapgraph.partition.program_graph._Side`: rows owned,
   columns owned or per-peer slots ordered by peer then vertex -- the layout of
   :class:`.loader.LocalGraph`), viewed without copying except for the int32 targets;
 * ASAP is :class:`.asap._Solver` itself (``jacobi`` form with ``alpha = 1``, no pools,
@@ -467,8 +468,9 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
     extra = {}
     report = None
     if progress is not None and me == 0:
-        def report(it, mass):
+        def rank0_report(it, mass):
             progress.iteration(it, mass)
+        report = rank0_report
     if mode == "bsp":
         x, iters, conv, bound = _bsp(comm, lg, d0, tol, max_iter, emu, st, report)
         extra = {"extrapolations": st.extra.get("extrapolations", 0)}

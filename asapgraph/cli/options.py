@@ -1,0 +1,194 @@
+"""Argument types and the option groups shared by the ``asapgraph`` subcommands.
+
+A command's parser is built from :func:`add_input_options` (``INPUT``, ``--weighted``
+...), :func:`add_output_options` (``-o``, ``--top``, ``--json``, ``--quiet``),
+:func:`add_iteration_options` (``--tol``, ``--max-iter`` ...) and
+:func:`add_distributed_options` (``--np``, ``--mode``, network emulation), with the
+argparse types below (one line "expected ..." on a bad value, exit status 2).
+"""
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["Formatter", "positive_int", "nonneg_int", "nonneg_float", "positive_float", "alpha",
+           "add_input_options", "add_output_options", "add_iteration_options",
+           "add_distributed_options"]
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    pass
+
+
+# ----------------------------------------------------------------------------- arg types
+
+
+def _checked(convert, ok, what):
+    """An argparse type: ``convert(text)`` that must satisfy ``ok``, else "expected WHAT"."""
+    def parse(text):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return v
+    return parse
+
+
+positive_int = _checked(int, lambda v: v >= 1, "a positive integer")
+nonneg_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
+nonneg_float = _checked(float, lambda v: 0.0 <= v < float("inf"), "a finite number >= 0")
+positive_float = _checked(float, lambda v: 0.0 < v < float("inf"), "a finite number > 0")
+
+
+def alpha(text):
+    from asapgraph.options import check_alpha
+
+    try:
+        return check_alpha(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+_SUFFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+
+
+def _bandwidth(text):
+    """Bytes per second: a number with an optional decimal suffix k, M, G, T (``1.25G``)."""
+    t = text.strip()
+    suffix = t[-1:].lower() if t[-1:].isalpha() else ""
+    try:
+        v = float(t[:-1] if suffix else t) * _SUFFIX[suffix]
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(
+            f"expected bytes/s such as 1e9 or 1.25G, got {text!r}") from None
+    if not (v >= 0.0) or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"bandwidth must be >= 0, got {text!r}")
+    return v
+
+
+def _straggler(text):
+    """``RANK:FACTOR`` (rank >= 0, factor >= 1), or a comma list of them: those ranks
+    compute FACTOR times slower."""
+    try:
+        for part in text.split(","):
+            r, f = part.split(":")
+            if int(r) < 0 or not (float(f) >= 1.0):
+                raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected RANK:FACTOR with RANK >= 0 and FACTOR >= 1, got {text!r}") from None
+    return text
+
+
+
+# ----------------------------------------------------------------------------- shared options
+
+
+def add_input_options(p, positional=True):
+    """``INPUT`` plus ``--weighted``, ``--undirected``, ``--weight-col``."""
+    if positional:
+        p.add_argument("input", metavar="INPUT",
+                       help="edge list (text, .gz/.bz2/.xz, .mtx, .npy, .asg), '-' for stdin, "
+                            "or a generator spec such as rmat:20 or er:1000:5000")
+    g = p.add_argument_group("input options")
+    g.add_argument("--weighted", action="store_true",
+                   help="read edge weights (third column unless --weight-col)")
+    g.add_argument("--undirected", action="store_true",
+                   help="treat every edge u v as the two arcs u->v and v->u")
+    g.add_argument("--weight-col", type=positive_int, default=None, metavar="K",
+                   help="1-based column holding the weight (implies --weighted)")
+    g.add_argument("--labels", action="store_true",
+                   help="vertices are named by arbitrary tokens (strings), not integers; "
+                        "outputs use the names")
+    return g
+
+
+
+def add_output_options(p, value_name="value"):
+    """``-o``, ``--top``, ``--json``, ``--quiet``."""
+    g = p.add_argument_group("output options")
+    g.add_argument("-o", "--output", metavar="OUT", default=None,
+                   help=f"write every vertex as 'node,{value_name}' (original ids); format by "
+                        "extension: .csv, .tsv (+ .gz), .npy, .parquet (needs pyarrow); the "
+                        "file appears atomically")
+    g.add_argument("--top", type=nonneg_int, default=None, metavar="K",
+                   help=f"print the K vertices with the highest {value_name} as a table")
+    g.add_argument("--json", action="store_true",
+                   help="print one JSON object with the run's figures on stdout (nothing else)")
+    g.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    return g
+
+
+def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, threads=True,
+                          tol_help=None, max_iter_help=None):
+    """``--tol``, ``--max-iter``, ``--allow-unconverged``, ``--threads``.
+
+    ``tol=False`` / ``threads=False`` leave out ``--tol`` / ``--threads`` (programs with
+    no tolerance, kernels without a thread knob); ``tol_help``/``max_iter_help`` replace
+    the default help texts (``max_iter_default=None`` means "no cap").
+    """
+    g = p.add_argument_group("iteration options")
+    if tol:
+        g.add_argument("--tol", type=nonneg_float, default=tol_default, metavar="T",
+                       help=tol_help or "bound on the L1 error of the result: stop when the "
+                                        "certified bound (--json: error_bound) is <= T "
+                                        "(absolute, not scaled by n; BSP: alpha/(1-alpha) "
+                                        "times the L1 change of a sweep)")
+    g.add_argument("--max-iter", type=nonneg_int, default=max_iter_default, metavar="N",
+                   help=max_iter_help or "give up after N iterations (exit status 3 unless "
+                                         "--allow-unconverged)")
+    g.add_argument("--allow-unconverged", action="store_true",
+                   help="write the results and exit 0 even when --max-iter was reached")
+    if threads:
+        from asapgraph.options import Given
+
+        g.add_argument("--threads", action=Given, type=positive_int, default=None, metavar="N",
+                       help="OpenMP threads per process (default: all cores / OMP_NUM_THREADS)")
+    return g
+
+
+def add_distributed_options(p):
+    """MPI options (``--np``, ``--mode`` ...) and network emulation, for run_distributed."""
+    from asapgraph.options import Given, GivenAppend
+
+    g = p.add_argument_group("distributed options (MPI)")
+    g.add_argument("--np", type=positive_int, default=1, metavar="P",
+                   help="number of MPI processes; > 1 launches mpiexec (or runs under your "
+                        "own mpiexec)")
+    g.add_argument("--mode", choices=("bsp", "asap"), default="bsp",
+                   help="bsp: synchronous supersteps; asap: asynchronous approximate "
+                        "(with --np 1 both run the single-process kernel)")
+    g.add_argument("--partition", action=Given, choices=("range", "hash"), default="range",
+                   help="how vertices are assigned to processes")
+    g.add_argument("--fanout", action=Given, type=positive_int, default=2, metavar="F",
+                   help="asap: fan-out of the stochastic reduction")
+    g.add_argument("--window", action=Given, type=positive_int, default=1, metavar="W",
+                   help="asap: un-ACKed messages allowed per peer (NOTIFY-ACK flow control)")
+    g.add_argument("--approx", action=Given, type=nonneg_float, default=0.0, metavar="EPS",
+                   help="asap: a peer's buffer holding less than EPS x the residual per peer "
+                        "waits (fewer, larger messages; flushed before the end, so the answer "
+                        "does not change; 0: send at once)")
+    g.add_argument("--asap-form", action=Given, choices=("jacobi", "push"), default="jacobi",
+                   help="asap PageRank local solver: jacobi (signed delta sweeps, teleport and "
+                        "dangling mass spread by the messages; default) or push (leaky "
+                        "Gauss-Seidel residual push)")
+    g.add_argument("--seed", action=Given, type=nonneg_int, default=0, metavar="S",
+                   help="seed of the randomised parts (asap reduction order)")
+    g.add_argument("--mpiexec", action=Given, default=None, metavar="PATH",
+                   help="mpiexec to launch with (default: the one next to this Python, then PATH)")
+    e = p.add_argument_group("network emulation (distributed runs)")
+    e.add_argument("--latency", action=Given, type=nonneg_float, default=0.0, metavar="SEC",
+                   help="added one-way latency per message, in seconds")
+    e.add_argument("--bandwidth", action=Given, type=_bandwidth, default=0.0, metavar="BYTES_PER_S",
+                   help="link bandwidth in bytes/s, decimal suffixes k M G allowed "
+                        "(1.25G = 10 Gbit/s); 0 = unlimited")
+    e.add_argument("--jitter", action=Given, type=nonneg_float, default=0.0, metavar="SEC",
+                   help="random extra latency, uniform in [0, SEC]")
+    e.add_argument("--straggler", type=_straggler, action=GivenAppend, default=[],
+                   metavar="RANK:FACTOR",
+                   help="make RANK compute FACTOR times slower (repeatable)")
+    e.add_argument("--emulate-seed", action=Given, type=nonneg_int, default=0, metavar="S",
+                   help="seed of the emulated jitter")
+    return g
+
