@@ -5,11 +5,11 @@ Rationale
 networkx stores a graph as dicts of dicts; the engine wants an in-CSR.  For a ``DiGraph``
 the predecessor dicts ``G._pred`` *are* the in-adjacency, and for an undirected graph the
 symmetric ``G._adj`` is, so the in-CSR is read straight off them in node order without any
-sort: per-node degrees with ``map(len, ...)``, neighbour ids with
-``np.fromiter(map(index.__getitem__, chain.from_iterable(...)))`` (skipped when the nodes
-are already ``0..n-1``) and each weight attribute with
-``np.fromiter(map(methodcaller("get", attr, default), <edge data dicts>))``.  All of that
-iterates in C (``map``, ``chain``, dict lookups), so no Python bytecode runs per edge.
+sort: per-node degrees with ``map(len, ...)``, then the neighbour ids and each weight
+attribute by the loops of :mod:`asapgraph.kernels._nxread` (``PyDict_Next`` over the plain
+dicts networkx uses; ~4x faster than ``np.fromiter`` over ``chain.from_iterable``), or, for
+other mapping types and multigraphs, by ``np.fromiter`` over ``map``/``chain`` pipelines
+that also iterate in C.  No Python bytecode runs per edge on either path.
 Multigraph parallel edges become parallel CSR entries (their weights add up in PageRank,
 Katz and HITS; shortest paths take the lightest), self-loops are kept (once, as networkx's
 adjacency matrix has them).
@@ -28,6 +28,7 @@ import numpy as np
 
 from asapgraph.graph.core import Graph
 from asapgraph.graph.labels import object_array
+from asapgraph.kernels import _nxread
 
 __all__ = ["LabelledCSR", "read_networkx", "nodes_are_range"]
 
@@ -163,12 +164,20 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
     deg = np.fromiter(map(len, nbrs), dtype=np.int64, count=n)
     m_pairs = int(deg.sum())
     vdt = np.int32 if n < 2**31 - 1 else np.int64
-    keys = chain.from_iterable(nbrs)
-    if nodes_are_range(nodes):
-        ids = np.fromiter(keys, dtype=vdt, count=m_pairs)
+    plain = all(type(d) is dict for d in nbrs)   # networkx's default factories: read in C
+    index = None if nodes_are_range(nodes) else dict(zip(nodes, range(n)))
+    wants = bool(edge_attrs) if edge_attrs is not None else weight is not None
+    some_data = None    # some edge data dict non-empty (None: not known)
+    if plain:
+        ids = np.empty(m_pairs, dtype=vdt)
+        check = wants and not multi
+        found = _nxread.adjacency_ids(nbrs, index, ids, check_data=check)[1]
+        some_data = found if check else None
+    elif index is None:
+        ids = np.fromiter(chain.from_iterable(nbrs), dtype=vdt, count=m_pairs)
     else:
-        index = dict(zip(nodes, range(n)))
-        ids = np.fromiter(map(index.__getitem__, keys), dtype=vdt, count=m_pairs)
+        ids = np.fromiter(map(index.__getitem__, chain.from_iterable(nbrs)), dtype=vdt,
+                          count=m_pairs)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(deg, out=indptr[1:])
 
@@ -192,16 +201,24 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
         edge_attrs = dict.fromkeys(_edge_attr_names(datadicts()), default)
     data = {}
     # one cheap pass first: most graphs carry no edge data at all (then no attribute pass)
-    bare = bool(edge_attrs) and not any(map(len, datadicts()))
+    flat = plain and not multi    # one level of edge data dicts: the C loops apply
+    if edge_attrs:
+        bare = not (some_data if some_data is not None else any(map(len, datadicts())))
+    else:
+        bare = False
     for attr, dflt in edge_attrs.items():
         if bare:
             data[attr] = None if dflt in (None, 1) else np.full(m, float(dflt))
             continue
+        fill = np.nan if dflt is None else dflt
         try:
-            get = dict.get if values is dict.values else _get
-            w = np.fromiter(map(get, datadicts(), repeat(attr),
-                                repeat(np.nan if dflt is None else dflt)),
-                            dtype=np.float64, count=m)
+            if flat:
+                w = np.empty(m)
+                _nxread.edge_attribute(nbrs, attr, float(fill), w)
+            else:
+                get = dict.get if values is dict.values else _get
+                w = np.fromiter(map(get, datadicts(), repeat(attr), repeat(fill)),
+                                dtype=np.float64, count=m)
         except (TypeError, ValueError):
             raise NotImplementedError(f"edge attribute {attr!r} is not numeric") from None
         data[attr] = None if bool(np.all(w == 1.0)) else w

@@ -268,3 +268,55 @@ def test_graph_views(kind):
     for V in ([G.subgraph(["a", "b", "c", "f"])]
               + ([G.reverse(copy=False)] if G.is_directed() else [])):
         _close(nx.pagerank(V, tol=1e-12), nx.pagerank(V, tol=1e-12, backend="asapgraph"))
+
+
+class _Adj(dict):
+    """A dict subclass as networkx's inner adjacency factory: forces the generic
+    (np.fromiter) reading path instead of the C loops of kernels/_nxread."""
+
+
+@pytest.mark.parametrize("keys", [list(range(6)), KEYS["str"], KEYS["mixed"]], ids=str)
+@pytest.mark.parametrize("directed", [True, False])
+def test_c_reader_equals_generic_path(keys, directed):
+    from asapgraph.graph.nxcsr import read_networkx
+
+    base = nx.DiGraph if directed else nx.Graph
+
+    class Custom(base):
+        adjlist_inner_dict_factory = _Adj
+
+    G1, G2 = _awkward(base, keys), _awkward(Custom, keys)
+    G1.add_edge(keys[4], keys[1], other=7)      # an edge with data but no weight
+    G2.add_edge(keys[4], keys[1], other=7)
+    for kw in ({"weight": None}, {"weight": "weight"}, {"edge_attrs": True},
+               {"edge_attrs": {"weight": None, "other": 0.0}}):
+        a, b = read_networkx(G1, **kw), read_networkx(G2, **kw)
+        assert a.nodes == b.nodes
+        np.testing.assert_array_equal(a.indptr, b.indptr)
+        np.testing.assert_array_equal(a.indices, b.indices)
+        assert a.edge_data.keys() == b.edge_data.keys()
+        for k, w in a.edge_data.items():
+            if w is None:
+                assert b.edge_data[k] is None
+            else:
+                np.testing.assert_array_equal(w, b.edge_data[k])   # NaN == NaN here
+    # the dense ids are right, not merely equal on both paths
+    a = read_networkx(G1, weight="weight")
+    idx = {v: i for i, v in enumerate(a.nodes)}
+    pred = G1.pred if directed else G1.adj
+    for v in a.nodes:
+        row = a.indices[a.indptr[idx[v]]:a.indptr[idx[v] + 1]].tolist()
+        assert row == [idx[u] for u in pred[v]]
+        want = [pred[v][u].get("weight", 1.0) for u in pred[v]]
+        got = a.edge_data["weight"]
+        assert (want == [1.0] * len(want) if got is None
+                else got[a.indptr[idx[v]]:a.indptr[idx[v] + 1]].tolist() == want)
+
+
+def test_c_reader_non_numeric_weight():
+    from asapgraph.graph.nxcsr import read_networkx
+
+    G = nx.DiGraph()
+    G.add_edge(0, 1, weight="heavy")
+    with pytest.raises(NotImplementedError, match="weight"):
+        read_networkx(G, weight="weight")
