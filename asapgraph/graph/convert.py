@@ -63,7 +63,10 @@ def from_scipy(matrix, *, weighted=None, source=None):
     is 1; ``False`` drops them.
 
     No Python loop: a CSC matrix is used as the in-CSR as it is (indices narrowed to int32
-    when they fit); other formats go through scipy's compiled ``tocsc``.
+    when they fit); a CSR matrix is transposed by the engine's counting sort
+    (:func:`asapgraph.kernels._graph.transpose_csr`), which moves 4-byte ids and the
+    weights only when there are some (scipy's ``tocsc`` moves int64 ids and the data:
+    measured 2-4x slower on 16M entries); other formats go through scipy's ``tocsc``.
     """
     import scipy.sparse as sp
 
@@ -74,6 +77,8 @@ def from_scipy(matrix, *, weighted=None, source=None):
         raise ValueError(f"from_scipy needs a square adjacency matrix, got shape {matrix.shape}")
     # out-degrees are the row lengths of a CSR: free here, a bincount pass otherwise
     out_degree = np.diff(matrix.indptr).astype(np.int64) if matrix.format == "csr" else None
+    if matrix.format == "csr":
+        return _from_csr(matrix, out_degree, weighted, source)
     csc = matrix if matrix.format == "csc" else matrix.tocsc()
     if matrix.format == "coo":
         csc.sum_duplicates()
@@ -89,6 +94,25 @@ def from_scipy(matrix, *, weighted=None, source=None):
                              weighted)
     return Graph(indptr, np.ascontiguousarray(indices), w, out_degree,
                  source=source or "<scipy>")
+
+
+def _from_csr(A, out_degree, weighted, source):
+    """:func:`from_scipy` of a CSR (the out-CSR): its in-CSR by one counting sort."""
+    from asapgraph.kernels import _graph
+
+    n = A.shape[0]
+    vdt = np.int32 if n < 2**31 - 1 else np.int64
+    idx = np.ascontiguousarray(A.indices, dtype=vdt)
+    w = None
+    if weighted is not False:
+        data = A.data if A.data.dtype == np.float64 else A.data.astype(np.float64)
+        w = _weights_or_none(np.ascontiguousarray(data), weighted)
+    counts = np.bincount(idx, minlength=n).astype(np.int64, copy=False)
+    indices = np.empty(idx.shape[0], dtype=vdt)
+    wout = None if w is None else np.empty(idx.shape[0])
+    indptr = _graph.transpose_csr(np.ascontiguousarray(A.indptr, dtype=np.int64), idx,
+                                  counts, indices, weights=w, wout=wout)
+    return Graph(indptr, indices, wout, out_degree, source=source or "<scipy>")
 
 
 def _column(df, name, what):

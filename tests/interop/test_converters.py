@@ -170,6 +170,37 @@ def test_from_scipy(fmt):
         Graph.from_scipy(sp.csr_array((2, 3)))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("idx_dtype", [np.int32, np.int64])
+def test_from_scipy_csr_keeps_every_entry(weighted, idx_dtype):
+    """A non-canonical CSR (duplicate and unsorted entries in a row): every stored entry is
+    one edge; the in-CSR equals the one scipy's own transposition gives."""
+    rng = np.random.default_rng(11)
+    n, m = 50, 400
+    rows = np.sort(rng.integers(0, n - 1, m))               # vertex n-1: no out-edge
+    cols = rng.integers(0, n, m).astype(idx_dtype)
+    cols[:6] = cols[0]                                      # repeated entries in one row
+    indptr = np.zeros(n + 1, dtype=idx_dtype)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    data = rng.random(m) + 0.5 if weighted else np.ones(m)
+    A = sp.csr_array((data, cols, indptr), shape=(n, n))
+    g = Graph.from_scipy(A)
+    assert g.m == m and g.n == n
+    assert (g.weights is not None) == weighted
+    np.testing.assert_array_equal(g.out_degree, np.diff(indptr))
+    C = A.tocsc()                                           # scipy keeps duplicates here
+    np.testing.assert_array_equal(g.indptr, C.indptr)
+    for v in range(n):                                      # same multiset per column
+        a, b = g.indptr[v], g.indptr[v + 1]
+        got = sorted(zip(g.indices[a:b].tolist(),
+                         (g.weights[a:b] if weighted else np.ones(b - a)).tolist()))
+        want = sorted(zip(C.indices[a:b].tolist(), C.data[a:b].tolist()))
+        assert got == want
+    ref = Graph.from_scipy(C)
+    np.testing.assert_allclose(asapgraph.pagerank(g, tol=1e-13).ranks,
+                               asapgraph.pagerank(ref, tol=1e-13).ranks, atol=1e-13)
+
+
 EDGES = [("a", "b", 2.0), ("b", "c", 0.5), ("c", "a", 1.0), ("c", "c", 3.0), ("a", "b", 4.0),
          ("a", "d", 1.5)]
 
