@@ -147,29 +147,53 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     return dict(zip(G.nodes, res.ranks.tolist()))
 
 
-def _hits_power(G, max_iter, tol, nstart, normalized):
-    """networkx's ``_hits_python`` iteration (max-normalised, stop at L1 change of the hubs
-    ``< tol``) with the engine's OpenMP pull kernel for ``A^T h`` and ``A a``."""
-    from asapgraph.kernels import _programs as K
+def _adjacency_products(G, wname):
+    """``(A x, A^T x)`` as two functions over the engine's OpenMP pull kernel
+    (``A[u, v]`` = weight of ``u -> v``): ``A x`` gathers over the out-CSR, ``A^T x`` over
+    the in-CSR the graph already holds (scipy's ``csr.T @ x`` scatters instead: measured
+    2.4x the gather on rmat:18).  ``nx.config.backends.asapgraph.threads`` applies."""
     from asapgraph.engine.program import COMBINERS, EDGE_OPS
+    from asapgraph.kernels import _programs as K
 
     n = len(G)
-    wname = "weight" if "weight" in G.edge_data else None
     g = G.engine_graph(wname)
     iptr, iind, iw = g.indptr, g.indices, g.weights
     optr, oind, ow = G.out_csr(wname)
     oind = np.ascontiguousarray(oind, dtype=iind.dtype)
     iw = np.empty(0) if iw is None else iw
     ow = np.empty(0) if ow is None else ow
+    has, empty = np.empty(n, dtype=np.uint8), np.empty(0, dtype=np.uint8)
+    op, comb = EDGE_OPS["mul"], COMBINERS["sum"]
+    threads = _threads()
+
+    def product(ptr, ind, w):
+        def f(x, out=None):
+            x = np.ascontiguousarray(np.asarray(x).real.reshape(-1), dtype=np.float64)
+            y = np.empty(n) if out is None else out
+            old = K.set_num_threads(threads) if threads else None
+            try:
+                K.gather_pull(ptr, ind, w, x, empty, op, comb, 0.0, y, has)
+            finally:
+                if old is not None:
+                    K.set_num_threads(old)
+            return y
+        return f
+
+    return product(optr, oind, ow), product(iptr, iind, iw)
+
+
+def _hits_power(G, max_iter, tol, nstart, normalized):
+    """networkx's ``_hits_python`` iteration (max-normalised, stop at L1 change of the hubs
+    ``< tol``) with the engine's pull kernel for ``A^T h`` and ``A a``."""
+    n = len(G)
+    A, AT = _adjacency_products(G, "weight" if "weight" in G.edge_data else None)
     h = np.full(n, 1.0 / n) if nstart is None else G.vector(nstart)
     if nstart is not None:
         h /= h.sum()
     a, hn = np.empty(n), np.empty(n)
-    has, empty = np.empty(n, dtype=np.uint8), np.empty(0, dtype=np.uint8)
-    op, comb = EDGE_OPS["mul"], COMBINERS["sum"]
     for _ in range(max_iter):
-        K.gather_pull(iptr, iind, iw, h, empty, op, comb, 0.0, a, has)     # a = A^T h
-        K.gather_pull(optr, oind, ow, a, empty, op, comb, 0.0, hn, has)    # h = A a
+        AT(h, a)        # a = A^T h
+        A(a, hn)        # h = A a
         hmax, amax = hn.max(), a.max()
         hn /= hmax if hmax != 0 else 1.0
         a /= amax if amax != 0 else 1.0
@@ -186,42 +210,15 @@ def _hits_power(G, max_iter, tol, nstart, normalized):
 
 
 def _adjacency_operator(G, wname):
-    """The adjacency matrix ``A`` (``A[u, v]`` = weight of ``u -> v``) as a scipy
-    ``LinearOperator`` whose products are the engine's pull kernel: ``A x`` over the
-    out-CSR, ``A^T x`` over the in-CSR the graph already holds.  scipy's ``csr.T @ x``
-    scatters (measured 2.4x the gather on rmat:18), and ARPACK's ``svds`` does one of
-    each per step; the operator gives the same products up to summation order."""
+    """The adjacency matrix as a scipy ``LinearOperator`` over
+    :func:`_adjacency_products` (ARPACK's ``svds`` does one ``A x`` and one ``A^T x`` per
+    step; the operator gives scipy's products up to summation order)."""
     import scipy as sp
     import scipy.sparse.linalg  # noqa: F401
-    from asapgraph.engine.program import COMBINERS, EDGE_OPS
-    from asapgraph.kernels import _programs as K
 
     n = len(G)
-    g = G.engine_graph(wname)
-    iptr, iind, iw = g.indptr, g.indices, g.weights
-    optr, oind, ow = G.out_csr(wname)
-    oind = np.ascontiguousarray(oind, dtype=iind.dtype)
-    iw = np.empty(0) if iw is None else iw
-    ow = np.empty(0) if ow is None else ow
-    has, empty = np.empty(n, dtype=np.uint8), np.empty(0, dtype=np.uint8)
-    op, comb = EDGE_OPS["mul"], COMBINERS["sum"]
-    threads = _threads()
-
-    def product(ptr, ind, w):
-        def f(x):
-            x = np.ascontiguousarray(np.asarray(x).real.reshape(-1), dtype=np.float64)
-            y = np.empty(n)
-            old = K.set_num_threads(threads) if threads else None
-            try:
-                K.gather_pull(ptr, ind, w, x, empty, op, comb, 0.0, y, has)
-            finally:
-                if old is not None:
-                    K.set_num_threads(old)
-            return y
-        return f
-
-    return sp.sparse.linalg.LinearOperator((n, n), matvec=product(optr, oind, ow),
-                                           rmatvec=product(iptr, iind, iw), dtype=np.float64)
+    A, AT = _adjacency_products(G, wname)
+    return sp.sparse.linalg.LinearOperator((n, n), matvec=A, rmatvec=AT, dtype=np.float64)
 
 
 @_implements
