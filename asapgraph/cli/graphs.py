@@ -12,6 +12,7 @@ from asapgraph._version import __version__
 from asapgraph.cli.common import EXIT_OK, load_input, progress_for
 from asapgraph.cli.options import Formatter, add_input_options, nonneg_int, positive_int
 from asapgraph.errors import InputError
+from asapgraph.graph import io as _io
 
 __all__ = ["graph_stats", "write_edge_list", "register_info", "cmd_info", "register_convert",
            "cmd_convert", "register_generate", "cmd_generate"]
@@ -101,23 +102,6 @@ def cmd_info(args):
 # ----------------------------------------------------------------------------- convert
 
 
-def _atomic_save_binary(graph, out):
-    """``io.save_binary`` to a temporary name next to ``out``, then rename."""
-    from asapgraph.graph import io as _io
-
-    d = os.path.dirname(os.path.abspath(out))
-    tmp = os.path.join(d, f".{os.path.basename(out)}.{os.getpid()}.tmp.asg")
-    try:
-        _io.save_binary(graph, tmp)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def register_convert(sub):
     p = sub.add_parser("convert", help="convert a graph to the binary .asg format",
                        formatter_class=Formatter,
@@ -140,7 +124,7 @@ def cmd_convert(args):
     prog = progress_for(args)
     graph, load_s = load_input(args, prog)
     t0 = time.perf_counter()
-    _atomic_save_binary(graph, args.out)
+    _io.save_binary(graph, args.out)   # temporary file + rename: never half-written
     prog.done(f"wrote {args.out}: {graph.n:,} vertices, {graph.m:,} edges "
               f"(load {load_s:.2f} s, write {time.perf_counter() - t0:.2f} s)")
     return EXIT_OK
@@ -255,7 +239,7 @@ def cmd_generate(args):
         raise InputError(f"generate {args.model}", None, str(exc)) from None
     prog.stage(f"generated {len(src):,} edges in {time.perf_counter() - t0:.2f} s; writing {out}")
     if binary:
-        _atomic_save_binary(Graph.from_edges(src, dst, n=n, source=out), out)
+        _io.save_binary(Graph.from_edges(src, dst, n=n, source=out), out)
     else:
         header = [
             f"Directed graph: {what}",
