@@ -61,7 +61,7 @@ class _Exchange:
         pg, e = self.pg, 0
         for j in self.combined:
             e += _pull.combine(c, pg.comb_ptr[j], pg.comb_src[j], pg.comb_w[j],
-                               self.sbufs[j][HEADER:])
+                               self.sbufs[j][HEADER:], pg.prefetch)
         return e
 
     def __call__(self, c):

@@ -15,8 +15,7 @@ software prefetch, L1 change and dangling mass fused) over a :class:`PullGraph`:
   segment is ``HEADER`` slots followed by that peer's values.  The peer's message is
   received straight into its segment: no copy, no scatter-add, no per-superstep
   allocation;
-* each (sender, receiver) pair uses one of two message forms, whichever ships fewer
-  values (a tie: pull, which costs no extra work):
+* each (sender, receiver) pair uses one of two message forms:
 
   - *pull*: one value ``c'[u]`` per distinct source ``u`` of the pair's cut edges (the
     send list, in the sender's label order: its hubs first), packed with one gather
@@ -29,9 +28,14 @@ software prefetch, L1 change and dangling mass fused) over a :class:`PullGraph`:
     ONE in-edge from it into ``v``'s row (coefficient 1.0; unweighted rows read
     ``c[col]`` as is).
 
-  Web graphs have about 3x more distinct cut sources than cut targets (cnr-2000, 4 ranks:
-  combined cuts the bytes per superstep about 3x), R-MAT about as many.  The sender
-  counts its distinct sources per out-peer before anything is built
+  A pair combines when that ships fewer values and the values saved pay for the combine
+  (``(sources - targets) * COMBINE_EDGES_PER_VALUE >= cut edges``,
+  :mod:`asapgraph.kernels.tuning`): the combine moves its cut edges' work from the
+  receiver's sweep to the sender's, and BSP waits for the slowest rank.  Web graphs have
+  about 3x more distinct cut sources than cut targets (cnr-2000, 4 ranks: 11 of 12
+  pairs combine, 164.9 -> 58.2 KB per superstep); R-MAT about as many (rmat:20: the two
+  forms within 5 %, a million cut edges per pair: every pair pulls).  The sender counts
+  its distinct sources and cut edges per out-peer before anything is built
   (:func:`asapgraph.kernels._pull.peer_sources`) and tells each receiver the form and
   length of its message (one ``Alltoall``); the choice depends only on the graph and the
   partition.  The combine is work: its edges count as swept edges.
@@ -66,8 +70,8 @@ from asapgraph.comm.mpi import alltoallv, mpi
 from asapgraph.engine.emulation import HEADER
 from asapgraph.kernels import _pagerank as _k
 from asapgraph.kernels import _graph, _pull
-from asapgraph.kernels.tuning import (LOCALITY_MIN_FRACTION, LOCALITY_WINDOW, PREFETCH_MIN_BYTES,
-                                      REORDER_MIN_EDGES)
+from asapgraph.kernels.tuning import (COMBINE_EDGES_PER_VALUE, LOCALITY_MIN_FRACTION,
+                                      LOCALITY_WINDOW, PREFETCH_MIN_BYTES, REORDER_MIN_EDGES)
 
 __all__ = ["PullGraph", "pull_graph", "PAD"]
 
@@ -75,8 +79,8 @@ __all__ = ["PullGraph", "pull_graph", "PAD"]
 PAD = 64
 #: sampled edges per rank for the locality test (the single process samples 2**16)
 _SAMPLES = 1 << 16
-#: message forms of a (sender, receiver) pair; ``FORM`` None ships per pair the shorter
-#: one, "pull" or "combined" forces one for every pair (tests set it)
+#: message forms of a (sender, receiver) pair; ``FORM`` None chooses per pair (see the
+#: module doc), "pull" or "combined" forces one for every pair (tests set it)
 FORMS = ("pull", "combined")
 FORM = None
 
@@ -101,11 +105,15 @@ class PullGraph:
         form, False for pull.
     sent : int64 array
         Per out-peer, the values of its message (headers excluded).
+    pull_len, combined_len, cut_edges : int64 arrays
+        Per out-peer, the values each form would ship (distinct sources, slots) and the
+        cut edges into it (what the choice weighs).
     send_idx : list of int32 arrays
         Per out-peer, the new labels it reads (pull form; empty when combined).
     comb_ptr, comb_src, comb_w : lists
         Per out-peer, its slot-CSR (combined form; None when pull): offsets (int64, one
-        row per slot), new source labels (int32) and coefficients (empty: unweighted).
+        row per slot), new source labels (int32, :data:`PAD` zeros after the last) and
+        coefficients (empty: unweighted).
     mcomb : int
         Cut edges the sender combines per superstep (over all combined pairs).
     recv_seg : list of (int, int)
@@ -158,7 +166,7 @@ def pull_graph(comm, lg, threads=1, reorder=None, prefetch=None, form=None):
 
     ``reorder`` / ``prefetch``: None follows the single-process policy; True or False
     forces the choice (tests exercise the relabelled, prefetching layout on small graphs).
-    ``form``: None (then :data:`FORM`) ships per pair the shorter message; "pull" or
+    ``form``: None (then :data:`FORM`) chooses per pair (module doc); "pull" or
     "combined" forces that form for every pair.
     """
     form = FORM if form is None else form
@@ -221,13 +229,18 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
     nout = len(lg.out_peers)
     nq = np.diff(lg.out_off).astype(np.int64)      # slots (distinct targets) per out-peer
     ng = np.zeros(nout, dtype=np.int64)            # distinct sources per out-peer
+    ne = np.zeros(nout, dtype=np.int64)            # cut edges per out-peer
     if nout:
         _pull.peer_sources(lg.indptr, lg.tgt, nloc,
                            np.repeat(np.arange(nout, dtype=np.int32), nq),
-                           np.full(nout, -1, dtype=np.int64), ng)
-    pg.combined = nq < ng if form is None else np.full(nout, form == "combined")
+                           np.full(nout, -1, dtype=np.int64), ng, ne)
+    if form is None:
+        pg.combined = (nq < ng) & ((ng - nq) * COMBINE_EDGES_PER_VALUE >= ne)
+    else:
+        pg.combined = np.full(nout, form == "combined")
     pg.sent = np.where(pg.combined, nq, ng)
     pg.if_pull, pg.if_combined = int(ng.sum()), int(nq.sum())
+    pg.pull_len, pg.combined_len, pg.cut_edges = ng, nq, ne
     plan = np.zeros((K, 2), dtype=np.int64)        # (values, combined) per destination
     plan[lg.out_peers, 0] = pg.sent
     plan[lg.out_peers, 1] = pg.combined
@@ -290,7 +303,9 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
             ptr = np.zeros(s1 - s0 + 1, dtype=np.int64)
             np.cumsum(slotcnt[s0:s1], out=ptr[1:])
             pg.comb_ptr.append(ptr)
-            pg.comb_src.append(comb[a:b].astype(np.int32))
+            src = np.zeros(b - a + PAD, dtype=np.int32)   # padded: combine's prefetch
+            src[:b - a] = comb[a:b]
+            pg.comb_src.append(src)
             pg.comb_w.append(wcomb[a:b].copy() if weighted else empty)
             pg.send_idx.append(np.zeros(0, dtype=np.int32))
         else:
@@ -310,7 +325,7 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
             top += b - a
         a = b
     del mark, slotcnt
-    pg.mcomb = int(sum(len(s) for s in pg.comb_src if s is not None))
+    pg.mcomb = int(sum(p[-1] for p in pg.comb_ptr if p is not None))
     rgpos, rec = alltoallv(comm, comb[m + PAD:top], ecount)
     rw = alltoallv(comm, wcomb[m + PAD:top], ecount)[0] if weighted else empty
     held = [comb, wcomb]
