@@ -14,7 +14,9 @@ timed from outside -- wall clock and this thread's CPU time -- by wrapping the m
 attribute the engine calls:
 
 * single process and pull-layout ranks: ``asapgraph.kernels._pagerank.sweep`` (ranks also pack
-  their boundary values, ``asapgraph.kernels._pull.gather``);
+  their boundary values, ``asapgraph.kernels._pull.gather``, and combine the partial sums
+  of the peers that take the combined form, ``asapgraph.kernels._pull.combine``, whose
+  edges count as the rank's edges);
 * push-layout ranks (before the pull layout): ``_local.push_sweep``, ``_local.scatter_add``
   (received values) and ``_local.apply_update``.
 
@@ -72,6 +74,7 @@ import json, sys
 from mpi4py import MPI
 import asapgraph.engine as ad
 for m, f in (("asapgraph.kernels._pagerank", "sweep"), ("asapgraph.kernels._pull", "gather"),
+             ("asapgraph.kernels._pull", "combine"),
              ("asapgraph.kernels._local", "push_sweep"), ("asapgraph.kernels._local", "scatter_add"),
              ("asapgraph.kernels._local", "apply_update")):
     _wrap(m, f)
@@ -82,7 +85,7 @@ first = ad.pagerank(L, comm, mode="bsp", tol=tol, max_iter=1000)
 T.update(wall=0.0, cpu=0.0, calls=0)
 r = ad.pagerank(L, comm, mode="bsp", tol=tol, max_iter=1000)
 pg = getattr(L.lg, "_pull", None)
-edges = getattr(pg, "m", L.lg.mloc)
+edges = getattr(pg, "m", L.lg.mloc) + getattr(pg, "mcomb", 0)
 own = L.lg.owned
 rows = None  # the rank's rows as one range of the single process's (same order)
 if pg is not None and not pg.reordered and len(own) and own[-1] - own[0] + 1 == len(own):

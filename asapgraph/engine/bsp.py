@@ -9,22 +9,28 @@ contribution array ``c`` = owned values followed by one segment per in-peer).  S
 
 1. sweep (Jacobi, ``c`` read, ``c'`` written): ``x'[v] = alpha (sum c[u] w_uv + delta
    D[v]) + (1 - alpha) P[v]`` over the owned rows; it also returns the local L1 change
-   and dangling mass of ``x'``;
+   and dangling mass of ``x'``; then, unless this is the last allowed superstep, the
+   partial sums of the out-peers that take the combined form (:mod:`.pull`: one sum of
+   ``c'[u] w_uv`` per remote target, over the rank's cut edges into it) are computed
+   into their send buffers -- part of the superstep's compute, its edges counted;
 2. one ``Allreduce`` of ``(L1 change, dangling mass)``; stop when the global change is
    ``<= tol`` (networkx semantics) or after ``max_iter`` supersteps;
-3. exchange: each out-peer's boundary values of ``c'`` are packed with one gather and
-   sent (one typed ``Isend`` per out-peer), each in-peer's message is received straight
-   into its segment of ``c'`` (one ``Irecv`` per in-peer, both lists fixed at setup);
-   then ``c, c' = c', c``.
+3. exchange: each pull out-peer's boundary values of ``c'`` are packed with one gather,
+   and every out-peer's buffer is sent (one typed ``Isend`` per out-peer), each in-peer's
+   message is received straight into its segment of ``c'`` (one ``Irecv`` per in-peer,
+   both lists and the per-pair forms fixed at setup); then ``c, c' = c', c``.
 
 Invariant: the iterates equal single-process power iteration started from the uniform
-vector, up to floating-point summation order (each row gathers the same terms).  With
+vector, up to floating-point summation order (each row sums the same terms ``c[u] w_uv``,
+those of a combined pair grouped into the partial sum its sender shipped).  With
 emulation on, each received buffer is used no earlier than its ``deliver_at`` header,
 and stragglers sleep after their sweep (in proportion to its CPU time), exactly as in
-ASAP.  Timing: ``compute`` is the sweeps (their wall and CPU time and the median ns per
-edge of one sweep are reported per rank) plus the layout's build (``pull_setup_seconds``;
-0 when an earlier run on the same loaded graph built it), ``comm`` the packing and
-posting, ``wait`` the blocking receives and the reductions.
+ASAP.  Timing: ``compute`` is the sweeps and combines (their wall and CPU time and the
+median ns per edge of one superstep's sweep + combine are reported per rank, with the
+combine's share apart) plus the layout's build (``pull_setup_seconds``; 0 when an earlier
+run on the same loaded graph built it), ``comm`` the packing and posting, ``wait`` the
+blocking receives and the reductions.  The combine of the superstep that converges is
+wasted (its partial sums are never sent): at most ``combine_edges`` per run.
 """
 from __future__ import annotations
 
@@ -46,7 +52,17 @@ class _Exchange:
 
     def __init__(self, comm, lg, pg, emu, st):
         self.comm, self.lg, self.pg, self.emu, self.st = comm, lg, pg, emu, st
-        self.sbufs = [np.zeros(HEADER + len(ix)) for ix in pg.send_idx]
+        self.sbufs = [np.zeros(HEADER + int(v)) for v in pg.sent]
+        self.combined = np.flatnonzero(pg.combined).tolist()
+
+    def combine(self, c):
+        """The combined out-peers' partial sums of ``c`` into their buffers; returns the
+        edges visited."""
+        pg, e = self.pg, 0
+        for j in self.combined:
+            e += _pull.combine(c, pg.comb_ptr[j], pg.comb_src[j], pg.comb_w[j],
+                               self.sbufs[j][HEADER:], pg.prefetch)
+        return e
 
     def __call__(self, c):
         MPI = mpi()
@@ -55,8 +71,9 @@ class _Exchange:
         reqs = [comm.Irecv([c[lo:hi], MPI.DOUBLE], source=int(q), tag=TAG_DATA)
                 for (lo, hi), q in zip(pg.recv_seg, lg.in_peers)]
         sreqs = []
-        for b, ix, q in zip(self.sbufs, pg.send_idx, lg.out_peers):
-            _pull.gather(c, ix, b[HEADER:])
+        for b, ix, comb, q in zip(self.sbufs, pg.send_idx, pg.combined, lg.out_peers):
+            if not comb:                # combined: filled by combine() after the sweep
+                _pull.gather(c, ix, b[HEADER:])
             b[0] = emu.stamp(int(q), b.nbytes)
             sreqs.append(comm.Isend([b, MPI.DOUBLE], dest=int(q), tag=TAG_DATA))
             st.messages_sent += 1
@@ -97,7 +114,11 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
     dmass = out[1]
     stats = np.zeros((len(pg.bounds) - 1, _k.NSTATS))
     sweep_wall, sweep_cpu = [], []
+    sweep_edges, comb_wall, comb_cpu = [], [], []
     if max_iter > 0:
+        t0 = perf()
+        st.edges_visited += exchange.combine(c)
+        st.compute_s += perf() - t0
         exchange(c)
     it, l1, converged = 0, np.inf, False
     while it < max_iter:
@@ -105,11 +126,18 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
         t0, c0 = perf(), cpu()
         _k.sweep(pg.indptr, pg.indices, pg.w, pg.inv_out, x, c, c2, P, D, alpha, dmass,
                  pg.bounds, stats, pg.prefetch, lg.n)
+        e = pg.m
+        if exchange.combined and it < max_iter:
+            t1, c1 = perf(), cpu()
+            e += exchange.combine(c2)
+            comb_wall.append(perf() - t1)
+            comb_cpu.append(cpu() - c1)
         dt, dc = perf() - t0, cpu() - c0
         sweep_wall.append(dt)
         sweep_cpu.append(dc)
+        sweep_edges.append(e)
         st.compute_s += dt
-        st.edges_visited += pg.m
+        st.edges_visited += e
         emu.after_compute(dc)
         red[0] = stats[:, _k.STAT_CHANGE].sum()
         red[1] = stats[:, _k.STAT_DANGLING].sum()
@@ -127,15 +155,20 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
             exchange(c)
     st.extra.update(pg.layout())
     st.extra["pull_setup_seconds"] = pg.setup_seconds if built else 0.0
-    st.extra.update(_sweep_stats(sweep_wall, sweep_cpu, pg.m))
+    st.extra.update(_sweep_stats(sweep_wall, sweep_cpu, sweep_edges, comb_wall, comb_cpu))
     return pg.unpermute(x), it, converged, l1
 
 
-def _sweep_stats(wall, cpu, m):
-    """Per-rank sweep figures: totals and the median ns per in-edge of one sweep."""
+def _sweep_stats(wall, cpu, edges, comb_wall, comb_cpu):
+    """Per-rank superstep compute figures: totals, and the median over supersteps of the
+    ns per edge of one sweep plus its combine (edges: the sweep's in-edges plus the
+    combined cut edges); the combine's totals apart."""
     def ns(ts):
-        return float(np.median(ts) / m * 1e9) if ts and m else None
+        r = [t / e * 1e9 for t, e in zip(ts, edges) if e]
+        return float(np.median(r)) if r else None
 
     return {"sweeps": len(wall), "sweep_seconds": float(sum(wall)),
             "sweep_cpu_seconds": float(sum(cpu)), "sweep_ns_per_edge": ns(wall),
-            "sweep_cpu_ns_per_edge": ns(cpu)}
+            "sweep_cpu_ns_per_edge": ns(cpu), "combines": len(comb_wall),
+            "combine_seconds": float(sum(comb_wall)),
+            "combine_cpu_seconds": float(sum(comb_cpu))}

@@ -12,18 +12,42 @@ software prefetch, L1 change and dangling mass fused) over a :class:`PullGraph`:
   already has locality, agreed by all ranks), so the hot contributions are one compact
   block and the per-vertex writes sequential;
 * sources index one contribution array ``c = [owned | peer segments]``; each in-peer's
-  segment is ``HEADER`` slots followed by that peer's send list in its own label order
-  (its hubs first).  The peer's message is received straight into its segment: no copy,
-  no scatter-add, no per-superstep allocation;
-* the boundary values (owned vertices some peer reads) are packed once per superstep
-  per out-peer with one gather (:func:`asapgraph.kernels._pull.gather`).
+  segment is ``HEADER`` slots followed by that peer's values.  The peer's message is
+  received straight into its segment: no copy, no scatter-add, no per-superstep
+  allocation;
+* each (sender, receiver) pair uses one of two message forms:
+
+  - *pull*: one value ``c'[u]`` per distinct source ``u`` of the pair's cut edges (the
+    send list, in the sender's label order: its hubs first), packed with one gather
+    (:func:`asapgraph.kernels._pull.gather`); the receiver's rows read those ghost
+    columns once per cut edge, with the edge's coefficient;
+  - *combined*: one partial sum ``s_v = sum_{u->v} c'[u] w_uv`` per distinct remote
+    target ``v`` (the loader's slots), computed by the sender after its sweep
+    (:func:`asapgraph.kernels._pull.combine` over a slot-CSR it keeps: new source labels
+    and coefficients of its cut edges); the receiver has one ghost column per slot and
+    ONE in-edge from it into ``v``'s row (coefficient 1.0; unweighted rows read
+    ``c[col]`` as is).
+
+  A pair combines when that ships fewer values and the values saved pay for the combine
+  (``(sources - targets) * COMBINE_EDGES_PER_VALUE >= cut edges``,
+  :mod:`asapgraph.kernels.tuning`): the combine moves its cut edges' work from the
+  receiver's sweep to the sender's, and BSP waits for the slowest rank.  Web graphs have
+  about 3x more distinct cut sources than cut targets (cnr-2000, 4 ranks: 11 of 12
+  pairs combine, 164.9 -> 58.2 KB per superstep); R-MAT about as many (rmat:20: the two
+  forms within 5 %, a million cut edges per pair: every pair pulls).  The sender counts
+  its distinct sources and cut edges per out-peer before anything is built
+  (:func:`asapgraph.kernels._pull.peer_sources`) and tells each receiver the form and
+  length of its message (one ``Alltoall``); the choice depends only on the graph and the
+  partition.  The combine is work: its edges count as swept edges.
 
 Built once per :class:`~asapgraph.partition.loader.LocalGraph` (cached on it, so a graph loaded
 once serves several runs) from the push layout the loader builds: the remote out-edges
-are grouped by slot, each out-peer's sources get ghost positions, and ``(slot counts,
-ghost positions[, coefficients])`` go to their owners in two or three ``Alltoallv``;
+are grouped by slot; for a pull pair each out-peer's sources get ghost positions, and
+``(slot counts, ghost positions[, coefficients])`` go to their owners in two or three
+``Alltoallv`` (a combined pair ships no edges: its receiver adds one edge per slot);
 every rank then counting-sorts its local and received edges into the in-CSR.  Memory:
-4 bytes per in-edge (8 above 2**31 columns), 4 (12 weighted) per cut edge while building.
+4 bytes per in-edge (8 above 2**31 columns), 4 (12 weighted) per cut edge while building,
+and 4 (12 weighted) per cut edge of a combined pair kept for the combine.
 
 Weights: ``w`` holds ``w_uv / outw[u]`` (the loader's coefficient) and ``inv_out`` is 1
 (0 for dangling vertices), so ``c = x`` for non-dangling owned vertices; unweighted, ``w``
@@ -31,7 +55,10 @@ is empty and ``inv_out = 1 / outdeg``, exactly the single-process inputs.
 
 Invariants: ``indices`` has ``PAD`` zero entries after the last edge (prefetch
 look-ahead); every source is below ``nloc`` or inside one in-peer segment past its
-header; the layout depends only on the graph and the partition (deterministic).
+header; every edge ``u -> v`` of the graph is summed into ``v``'s row exactly once, pulled
+(``c[u] w_uv``) or inside one combined partial sum, so the iterates equal single-process
+power iteration up to summation order; the layout (forms included) depends only on the
+graph and the partition (deterministic).
 """
 from __future__ import annotations
 
@@ -43,8 +70,8 @@ from asapgraph.comm.mpi import alltoallv, mpi
 from asapgraph.engine.emulation import HEADER
 from asapgraph.kernels import _pagerank as _k
 from asapgraph.kernels import _graph, _pull
-from asapgraph.kernels.tuning import (LOCALITY_MIN_FRACTION, LOCALITY_WINDOW, PREFETCH_MIN_BYTES,
-                                      REORDER_MIN_EDGES)
+from asapgraph.kernels.tuning import (COMBINE_EDGES_PER_VALUE, LOCALITY_MIN_FRACTION,
+                                      LOCALITY_WINDOW, PREFETCH_MIN_BYTES, REORDER_MIN_EDGES)
 
 __all__ = ["PullGraph", "pull_graph", "PAD"]
 
@@ -52,6 +79,10 @@ __all__ = ["PullGraph", "pull_graph", "PAD"]
 PAD = 64
 #: sampled edges per rank for the locality test (the single process samples 2**16)
 _SAMPLES = 1 << 16
+#: message forms of a (sender, receiver) pair; ``FORM`` None chooses per pair (see the
+#: module doc), "pull" or "combined" forces one for every pair (tests set it)
+FORMS = ("pull", "combined")
+FORM = None
 
 
 class PullGraph:
@@ -62,14 +93,29 @@ class PullGraph:
     nloc, ncols : int
         Owned rows; length of the contribution arrays (owned + every in-peer segment).
     m : int
-        In-edges of the owned rows (what one sweep visits).
+        In-edges of the owned rows (what one sweep visits; one per slot of a combined
+        in-peer).
     indptr, indices, w, inv_out : arrays
         The sweep's in-CSR (``indices`` padded by :data:`PAD` zeros), edge coefficients
         (empty: unweighted) and ``1 / out-weight`` by new row label.
     new2old : int64 array or None
         Owned vertex (local index of the push layout) of each new row; None: identity.
+    combined : bool array
+        Per out-peer (``LocalGraph.out_peers`` order): True when the pair uses the combined
+        form, False for pull.
+    sent : int64 array
+        Per out-peer, the values of its message (headers excluded).
+    pull_len, combined_len, cut_edges : int64 arrays
+        Per out-peer, the values each form would ship (distinct sources, slots) and the
+        cut edges into it (what the choice weighs).
     send_idx : list of int32 arrays
-        Per out-peer (``LocalGraph.out_peers`` order), the new labels it reads.
+        Per out-peer, the new labels it reads (pull form; empty when combined).
+    comb_ptr, comb_src, comb_w : lists
+        Per out-peer, its slot-CSR (combined form; None when pull): offsets (int64, one
+        row per slot), new source labels (int32, :data:`PAD` zeros after the last) and
+        coefficients (empty: unweighted).
+    mcomb : int
+        Cut edges the sender combines per superstep (over all combined pairs).
     recv_seg : list of (int, int)
         Per in-peer (``LocalGraph.in_peers`` order), its segment ``[lo, hi)`` of ``c``
         (``HEADER`` slots, then its values).
@@ -98,18 +144,35 @@ class PullGraph:
         return int(sum(hi - lo - HEADER for lo, hi in self.recv_seg))
 
     def layout(self):
-        """JSON-ready description (per-rank stats)."""
-        return {"sweep_edges": int(self.m), "ghost_values": self.ghosts(),
+        """JSON-ready description (per-rank stats).
+
+        ``sweep_edges`` the in-edges of one sweep, ``combine_edges`` the cut edges combined
+        per superstep; ``pull_peers`` / ``combined_peers`` the out-peers of each form and
+        ``pull_values`` / ``combined_values`` the values shipped to them per superstep;
+        ``values_if_pull`` / ``values_if_combined`` what every pair in one form would ship.
+        """
+        comb = self.combined
+        return {"sweep_edges": int(self.m), "combine_edges": int(self.mcomb),
+                "ghost_values": self.ghosts(),
+                "pull_peers": int((~comb).sum()), "combined_peers": int(comb.sum()),
+                "pull_values": int(self.sent[~comb].sum()),
+                "combined_values": int(self.sent[comb].sum()),
+                "values_if_pull": int(self.if_pull), "values_if_combined": int(self.if_combined),
                 "reordered": bool(self.reordered), "prefetch": bool(self.prefetch)}
 
 
-def pull_graph(comm, lg, threads=1, reorder=None, prefetch=None):
+def pull_graph(comm, lg, threads=1, reorder=None, prefetch=None, form=None):
     """The :class:`PullGraph` of ``lg`` (built on first use, collective; cached on ``lg``).
 
     ``reorder`` / ``prefetch``: None follows the single-process policy; True or False
     forces the choice (tests exercise the relabelled, prefetching layout on small graphs).
+    ``form``: None (then :data:`FORM`) chooses per pair (module doc); "pull" or
+    "combined" forces that form for every pair.
     """
-    key = (max(1, int(threads)), reorder, prefetch)
+    form = FORM if form is None else form
+    if form is not None and form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS} or None, not {form!r}")
+    key = (max(1, int(threads)), reorder, prefetch, form)
     pg = getattr(lg, "_pull", None)
     if pg is None or pg.key != key:
         pg = _build(comm, lg, *key)
@@ -140,7 +203,7 @@ def _wants_reorder(comm, lg):
     return lg.m >= REORDER_MIN_EDGES and not local
 
 
-def _build(comm, lg, threads, reorder=None, prefetch=None):
+def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
     t0 = time.perf_counter()
     MPI = mpi()
     K = comm.Get_size()
@@ -161,6 +224,29 @@ def _build(comm, lg, threads, reorder=None, prefetch=None):
     weighted = lg.coef is not None
     empty = np.zeros(0)
 
+    # the form of each (this rank, out-peer) pair: pull ships one value per distinct
+    # source, combined one per slot; each receiver learns form and length (one Alltoall)
+    nout = len(lg.out_peers)
+    nq = np.diff(lg.out_off).astype(np.int64)      # slots (distinct targets) per out-peer
+    ng = np.zeros(nout, dtype=np.int64)            # distinct sources per out-peer
+    ne = np.zeros(nout, dtype=np.int64)            # cut edges per out-peer
+    if nout:
+        _pull.peer_sources(lg.indptr, lg.tgt, nloc,
+                           np.repeat(np.arange(nout, dtype=np.int32), nq),
+                           np.full(nout, -1, dtype=np.int64), ng, ne)
+    if form is None:
+        pg.combined = (nq < ng) & ((ng - nq) * COMBINE_EDGES_PER_VALUE >= ne)
+    else:
+        pg.combined = np.full(nout, form == "combined")
+    pg.sent = np.where(pg.combined, nq, ng)
+    pg.if_pull, pg.if_combined = int(ng.sum()), int(nq.sum())
+    pg.pull_len, pg.combined_len, pg.cut_edges = ng, nq, ne
+    plan = np.zeros((K, 2), dtype=np.int64)        # (values, combined) per destination
+    plan[lg.out_peers, 0] = pg.sent
+    plan[lg.out_peers, 1] = pg.combined
+    rplan = np.empty((K, 2), dtype=np.int64)
+    comm.Alltoall([plan, MPI.INT64_T], [rplan, MPI.INT64_T])
+
     # edges per target: owned vertex (local in-degree) or slot (edges to that remote vertex)
     cnt = np.zeros(nloc + nslots, dtype=np.int64)
     _pull.count_targets(lg.tgt, cnt)
@@ -170,8 +256,14 @@ def _build(comm, lg, threads, reorder=None, prefetch=None):
     rslot, rsc = alltoallv(comm, cnt[nloc:], scount)
     soff = np.concatenate([[0], np.cumsum(rsc)])
     rows = cnt[:nloc].copy()                       # in-degree by old label
-    for i, q in enumerate(lg.in_peers):
-        rows[lg.in_maps[i]] += rslot[soff[q]:soff[q + 1]]
+    for i, q in enumerate(lg.in_peers):            # a slot's targets are distinct
+        if rplan[q, 1]:                            # combined: one edge per slot
+            if rplan[q, 0] != len(lg.in_maps[i]):
+                raise RuntimeError(f"rank {q} combines {rplan[q, 0]} values, "
+                                   f"{len(lg.in_maps[i])} slots expected")
+            rows[lg.in_maps[i]] += 1
+        else:
+            rows[lg.in_maps[i]] += rslot[soff[q]:soff[q + 1]]
     pg.indptr = np.zeros(nloc + 1, dtype=np.int64)
     np.cumsum(rows if pg.new2old is None else rows[pg.new2old], out=pg.indptr[1:])
     del rows
@@ -185,6 +277,7 @@ def _build(comm, lg, threads, reorder=None, prefetch=None):
         pos[nloc] = m + PAD
         np.cumsum(cnt[nloc:-1], out=pos[nloc + 1:])
         pos[nloc + 1:] += m + PAD
+    slotcnt = cnt[nloc:]                           # edges per slot (combined pairs' rows)
     del cnt
     # columns < nloc + ghosts + headers <= n + K HEADER: one dtype on every rank
     # (and the targets' dtype, which the transposition writes: int64 on any rank -> all)
@@ -196,41 +289,69 @@ def _build(comm, lg, threads, reorder=None, prefetch=None):
     _graph.transpose_csr(lg.indptr, lg.tgt.astype(idt, copy=False), empty.astype(np.int64), comb,
                   weights=lg.coef, wout=wcomb, pos=pos, labels=old2new)
     wcomb = empty if wcomb is None else wcomb
-    # per out-peer: its send list; each bucket entry becomes a position in that list
+    # per out-peer: combined, its slot-CSR (a copy of its buckets); pull, its send list,
+    # each bucket entry becoming a position in that list, and the buckets moved down so
+    # that the pull pairs' edges are contiguous (what the Alltoallv ships)
     mark = np.zeros(nloc, dtype=np.int32)
-    pg.send_idx = []
+    pg.send_idx, pg.comb_ptr, pg.comb_src, pg.comb_w = [], [], [], []
     ecount = np.zeros(K, dtype=np.int64)           # edges (ghost positions) per peer
-    gcount = np.zeros(K, dtype=np.int64)           # send-list length per peer
-    a = m + PAD
+    a = top = m + PAD
     for j, q in enumerate(lg.out_peers):
-        b = int(pos[nloc + lg.out_off[j + 1] - 1])  # the peer's last bucket's end
-        send = np.empty(min(b - a, nloc), dtype=np.int32)
-        ng = _pull.ghost_positions(comb[a:b], mark, send)
-        pg.send_idx.append(send[:ng].copy())
-        ecount[q], gcount[q] = b - a, ng
+        s0, s1 = int(lg.out_off[j]), int(lg.out_off[j + 1])
+        b = int(pos[nloc + s1 - 1])                # the peer's last bucket's end
+        if pg.combined[j]:
+            ptr = np.zeros(s1 - s0 + 1, dtype=np.int64)
+            np.cumsum(slotcnt[s0:s1], out=ptr[1:])
+            pg.comb_ptr.append(ptr)
+            src = np.zeros(b - a + PAD, dtype=np.int32)   # padded: combine's prefetch
+            src[:b - a] = comb[a:b]
+            pg.comb_src.append(src)
+            pg.comb_w.append(wcomb[a:b].copy() if weighted else empty)
+            pg.send_idx.append(np.zeros(0, dtype=np.int32))
+        else:
+            send = np.empty(min(b - a, nloc), dtype=np.int32)
+            ns = _pull.ghost_positions(comb[a:b], mark, send)
+            if ns != pg.sent[j]:
+                raise RuntimeError(f"{ns} distinct sources for rank {q}, {pg.sent[j]} counted")
+            pg.send_idx.append(send[:ns].copy())
+            pg.comb_ptr.append(None)
+            pg.comb_src.append(None)
+            pg.comb_w.append(None)
+            if top != a:
+                comb[top:top + b - a] = comb[a:b]
+                if weighted:
+                    wcomb[top:top + b - a] = wcomb[a:b]
+            ecount[q] = b - a
+            top += b - a
         a = b
-    del mark
-    rgpos, rec = alltoallv(comm, comb[m + PAD:], ecount)
-    rw = alltoallv(comm, wcomb[m + PAD:], ecount)[0] if weighted else empty
-    rg = np.empty(K, dtype=np.int64)
-    comm.Alltoall([gcount, MPI.INT64_T], [rg, MPI.INT64_T])
+    del mark, slotcnt
+    pg.mcomb = int(sum(p[-1] for p in pg.comb_ptr if p is not None))
+    rgpos, rec = alltoallv(comm, comb[m + PAD:top], ecount)
+    rw = alltoallv(comm, wcomb[m + PAD:top], ecount)[0] if weighted else empty
     held = [comb, wcomb]
     del comb, wcomb
     pg.indices = _shrink(held, 0, m + PAD)
     pg.indices[m:] = 0
     pg.w = _shrink(held, 1, m) if weighted else empty
 
-    # columns: owned, then per in-peer HEADER slots and its send list; its edges appended
+    # columns: owned, then per in-peer HEADER slots and its values (pull: its send list,
+    # its edges appended; combined: one column and one edge per slot)
     pg.recv_seg = []
     col = nloc
     eoff = np.concatenate([[0], np.cumsum(rec)])
     for i, q in enumerate(lg.in_peers):
-        pg.recv_seg.append((col, col + HEADER + int(rg[q])))
-        a, b = int(eoff[q]), int(eoff[q + 1])
-        _pull.place_remote(lg.in_maps[i], rslot[soff[q]:soff[q + 1]], rgpos[a:b],
-                           rw[a:b] if weighted else empty, col + HEADER, pos, pg.indices,
-                           pg.w)
-        col += HEADER + int(rg[q])
+        nv = int(rplan[q, 0])
+        pg.recv_seg.append((col, col + HEADER + nv))
+        if rplan[q, 1]:
+            _pull.place_remote(lg.in_maps[i], np.ones(nv, dtype=np.int64),
+                               np.arange(nv, dtype=idt), np.ones(nv) if weighted else empty,
+                               col + HEADER, pos, pg.indices, pg.w)
+        else:
+            a, b = int(eoff[q]), int(eoff[q + 1])
+            _pull.place_remote(lg.in_maps[i], rslot[soff[q]:soff[q + 1]], rgpos[a:b],
+                               rw[a:b] if weighted else empty, col + HEADER, pos,
+                               pg.indices, pg.w)
+        col += HEADER + nv
     pg.ncols = col
     del pos, rgpos, rw, rslot
     dang = lg.dangling.astype(bool)

@@ -25,14 +25,28 @@ local or per-peer slots) and pack the boundary values each superstep:
   send list) and, per edge, the source's position in it;
 * :func:`place_remote`: one in-peer's received edges (slot counts and ghost positions)
   appended to their rows;
-* :func:`gather`: ``out[i] = c[idx[i]]``, the boundary values packed into a message.
+* :func:`peer_sources`: per out-peer, how many distinct owned sources have an edge into
+  it (the length of its send list in the pull form), one pass over the out-CSR before
+  anything is built, so that the form of every (sender, receiver) pair is agreed first;
+* :func:`gather`: ``out[i] = c[idx[i]]``, the boundary values packed into a message (pull
+  form);
+* :func:`combine`: ``out[s] = sum c[src[k]] (* w[k])`` over slot ``s``'s cut edges, the
+  partial sums of one peer's remote targets packed into a message (combined form).
+
+A pair ships one of the two: pull, one value per distinct source (the receiver's in-CSR
+reads it as a ghost column, once per cut edge), or combined, one partial sum per distinct
+remote target (slot), which the receiver reads through ONE in-edge of weight 1 (the
+engine's choice: :data:`asapgraph.kernels.tuning.COMBINE_EDGES_PER_VALUE`).  Web graphs
+have about 3x more distinct cut sources than cut targets; R-MAT about as many.
 
 The pass counting targets scatters into an array of a few MB: it software-prefetches
 the counter of the edge ``PF_FAR`` edges ahead, as :func:`asapgraph.kernels._graph.build_in_csr`
 does.  Every loop runs over
 arrays without the GIL; the Python side loops over peers only.
 Invariant: new labels come from ``old2new`` (a permutation of ``0..nloc-1``); every
-source written is below ``nloc`` (owned) or inside one peer's ghost segment.
+source written is below ``nloc`` (owned) or inside one peer's ghost segment; combined and
+pulled, a row sums the same terms ``c[u] w_uv`` (grouped per sending peer and target when
+combined: only the summation order differs).
 """
 from libc.stdint cimport int32_t, int64_t
 
@@ -53,6 +67,7 @@ cdef extern from *:
 
 cdef enum:
     PF_FAR = 32   # prefetch distance (edges) for the counter of a target
+    PF_DIST = 32  # prefetch distance (edges) of the combine (as the sweep's)
 
 
 def count_targets(const vid_t[::1] tgt, int64_t[::1] cnt):
@@ -120,3 +135,61 @@ def gather(const double[::1] c, const int32_t[::1] idx, double[::1] out):
     with nogil:
         for i in range(idx.shape[0]):
             out[i] = c[idx[i]]
+
+
+def peer_sources(const int64_t[::1] indptr, const vid_t[::1] tgt, int64_t nloc,
+                 const int32_t[::1] slot_peer, int64_t[::1] last, int64_t[::1] ng,
+                 int64_t[::1] ne):
+    """``ng[j] +=`` the number of distinct sources with an edge into a slot of out-peer
+    ``j`` (``slot_peer[s]``: the out-peer of slot ``s``), ``ne[j] +=`` the number of those
+    edges.  ``last`` (one entry per out-peer) must hold -1 and is left holding the last
+    source seen.  Out-CSR order: a source's edges are consecutive, so one pass with a
+    last-seen mark per peer counts them."""
+    cdef int64_t u, k, t, j, n = indptr.shape[0] - 1
+    with nogil:
+        for u in range(n):
+            for k in range(indptr[u], indptr[u + 1]):
+                t = tgt[k]
+                if t >= nloc:
+                    j = slot_peer[t - nloc]
+                    ne[j] += 1
+                    if last[j] != u:
+                        last[j] = u
+                        ng[j] += 1
+
+
+def combine(const double[::1] c, const int64_t[::1] ptr, const int32_t[::1] src,
+            const double[::1] w, double[::1] out, bint prefetch=False):
+    """``out[s] = sum_{ptr[s] <= k < ptr[s+1]} c[src[k]] * w[k]`` (``w`` empty: ``* 1``):
+    one partial sum per slot (remote target) of one peer, the combined form's message.
+
+    ``prefetch``: software-prefetch ``c[src[k + PF_DIST]]`` as the sweep does; needs
+    ``len(src) >= ptr[-1] + PF_DIST`` (zero padding), else ignored.
+
+    Returns
+    -------
+    int
+        Edges visited (``ptr[-1]``).
+    """
+    cdef Py_ssize_t s, ns = ptr.shape[0] - 1
+    cdef int64_t k
+    cdef double acc
+    cdef bint hasw = w.shape[0] > 0
+    if ns < 0:
+        return 0
+    cdef bint pf = prefetch and src.shape[0] >= ptr[ns] + PF_DIST
+    with nogil:
+        for s in range(ns):
+            acc = 0.0
+            if hasw:
+                for k in range(ptr[s], ptr[s + 1]):
+                    if pf:
+                        asap_prefetch_r(&c[src[k + PF_DIST]])
+                    acc = acc + c[src[k]] * w[k]
+            else:
+                for k in range(ptr[s], ptr[s + 1]):
+                    if pf:
+                        asap_prefetch_r(&c[src[k + PF_DIST]])
+                    acc = acc + c[src[k]]
+            out[s] = acc
+    return int(ptr[ns])

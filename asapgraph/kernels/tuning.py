@@ -15,3 +15,14 @@ LOCALITY_MIN_FRACTION = 0.5
 PARALLEL_MIN_EDGES = 1 << 20
 #: software prefetch when the contribution array is larger than this (about L2).
 PREFETCH_MIN_BYTES = 1 << 20
+#: a BSP (sender, receiver) pair takes the combined message form (one partial sum per
+#: remote target instead of one value per distinct source) when it ships fewer values AND
+#: every value it saves pays for at least 1/``COMBINE_EDGES_PER_VALUE`` of the cut edges it
+#: makes the sender combine each superstep: ``(sources - targets) * K >= cut edges``.  The
+#: combine moves those edges' work from the receiver's sweep to the sender (same total,
+#: but a superstep waits for the slowest rank), so a pair whose two forms ship about as
+#: many values (R-MAT: within 5 %, a million cut edges per pair on rmat:20 with 4 ranks)
+#: stays pulled; 32 edges (about 1.5-2 ns each) is what 8 bytes cost on a 1 Gb/s link
+#: (64 ns).  cnr-2000, 4 ranks: every pair that ships fewer values combined saves 13-750
+#: values per 32 edges.
+COMBINE_EDGES_PER_VALUE = 32
