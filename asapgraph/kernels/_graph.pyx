@@ -272,6 +272,55 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
     return indptr_arr, outdeg_arr, outw_arr
 
 
+def count_ids(const vid_t[::1] a, int64_t[::1] cnt):
+    """``cnt[a[i]] += 1`` for every ``i`` (``cnt`` zeroed by the caller, ids checked to be in
+    range by the caller).  ``np.bincount`` first widens int32 ids to a temporary int64
+    array; this counts in place with the counters prefetched (measured 0.58-1.14 s ->
+    ~0.2 s on 67M ids)."""
+    cdef int64_t i, m = a.shape[0]
+    with nogil:
+        for i in range(m):
+            if i + PF_FAR < m:
+                asapg_prefetch_w(&cnt[a[i + PF_FAR]])
+            cnt[a[i]] += 1
+
+
+def transpose_csr_par(const int64_t[::1] indptr, const vid_t[::1] indices,
+                      const int64_t[::1] optr, vid_t[::1] out_indices,
+                      const double[::1] weights=None, double[::1] wout=None, int threads=0):
+    """:func:`transpose_csr` (no relabelling) with the result's rows split between threads.
+
+    ``optr`` is the result's ``indptr``.  Thread ``t`` owns the result rows ``[r_t,
+    r_{t+1})`` (equal shares of entries) and scans every input row, writing only the
+    entries whose column it owns: reads grow T-fold (sequential, cheap), the random writes,
+    which bound the serial version, are divided.  Each result row receives its entries in
+    input-row order, exactly as in the serial version (same output).
+    """
+    cdef int64_t n = indptr.shape[0] - 1, nout = optr.shape[0] - 1, m = indices.shape[0]
+    cdef int64_t v, e, s, k, t, lo, hi, T
+    cdef bint weighted = weights is not None
+    T = threads if threads > 0 else omp_get_max_threads()
+    T = max(<int64_t>1, min(T, <int64_t>64, m // (1 << 20) + 1))
+    cuts = np.searchsorted(np.asarray(optr), np.linspace(0, m, T + 1)).astype(np.int64)
+    cuts[0], cuts[T] = 0, nout
+    cdef int64_t[::1] cut = cuts
+    pos_arr = np.asarray(optr[:nout]).copy()
+    cdef int64_t[::1] pos = pos_arr
+    with nogil:
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = cut[t]
+            hi = cut[t + 1]
+            for v in range(n):
+                for e in range(indptr[v], indptr[v + 1]):
+                    s = indices[e]
+                    if s >= lo and s < hi:
+                        k = pos[s]
+                        pos[s] = k + 1
+                        out_indices[k] = <vid_t>v
+                        if weighted:
+                            wout[k] = weights[e]
+
+
 def transpose_csr(const int64_t[::1] indptr, const vid_t[::1] indices, const int64_t[::1] counts,
                   vid_t[::1] out_indices, const double[::1] weights=None, double[::1] wout=None,
                   int64_t[::1] pos=None, const int64_t[::1] labels=None):

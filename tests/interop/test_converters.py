@@ -201,6 +201,37 @@ def test_from_scipy_csr_keeps_every_entry(weighted, idx_dtype):
                                asapgraph.pagerank(ref, tol=1e-13).ranks, atol=1e-13)
 
 
+def test_from_scipy_csr_threaded_transpose_equals_scipy():
+    """Above 2**20 entries the transposition runs on several threads (rows of the result
+    split between them); the result is scipy's stable transposition, entry for entry."""
+    from asapgraph.kernels import _graph
+
+    rng = np.random.default_rng(3)
+    n, m = 5000, 2_500_000
+    rows = np.sort(rng.integers(0, n, m))
+    cols = (rng.zipf(1.3, m) % n).astype(np.int32)          # skewed columns, like graphs
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    data = rng.random(m) + 0.5
+    A = sp.csr_array((data, cols, indptr), shape=(n, n))
+    C = A.tocsc()
+    g = Graph.from_scipy(A)
+    np.testing.assert_array_equal(g.indptr, C.indptr)
+    np.testing.assert_array_equal(g.indices, C.indices)
+    np.testing.assert_array_equal(g.weights, C.data)
+    out = np.empty(m, dtype=np.int32)                         # 1 thread: the same output
+    _graph.transpose_csr_par(indptr, cols, np.asarray(C.indptr, dtype=np.int64), out,
+                             threads=1)
+    np.testing.assert_array_equal(out, C.indices)
+
+
+def test_from_scipy_refuses_out_of_range_indices():
+    A = sp.csr_array((np.ones(3), np.array([0, 5, 1], dtype=np.int32), np.array([0, 1, 2, 3])),
+                     shape=(3, 3))
+    with pytest.raises(ValueError, match="out of range"):
+        Graph.from_scipy(A)
+
+
 EDGES = [("a", "b", 2.0), ("b", "c", 0.5), ("c", "a", 1.0), ("c", "c", 3.0), ("a", "b", 4.0),
          ("a", "d", 1.5)]
 
