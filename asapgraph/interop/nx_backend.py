@@ -8,15 +8,17 @@ runs its implementation with networkx's exact signature, and returns networkx's 
 types (dicts keyed by node objects, generators of sets).  Semantics here are networkx's, to
 its own stop rules: PageRank stops when the L1 change is ``< n * tol`` (the engine's rule is
 ``<= tol``, so it is given ``n * tol`` rounded down one ulp), Katz runs networkx's Jacobi
-iteration with its ``< n * tol`` rule, HITS makes networkx's ARPACK ``svds`` call on the
-converted CSR, and an unreached ``max_iter`` raises ``PowerIterationFailedConvergence``.
+iteration with its ``< n * tol`` rule, HITS runs the power iteration networkx documents
+(ARPACK where it does not converge), and an unreached ``max_iter`` raises
+``PowerIterationFailedConvergence``.
 Arguments the engine cannot honour exactly (negative weights or vector entries, a callable
 ``weight``, zero-sum ``dangling``/``nstart``) are declined in ``can_run`` so networkx runs its
 own code (``nx.config.fallback_to_nx``) instead of a different answer.
 
 Configuration: ``nx.config.backends.asapgraph.threads`` (OpenMP threads; None: all cores),
-``nx.config.backends.asapgraph.hits_method`` (``"svds"``, networkx's ARPACK call, default;
-``"power"``, networkx's power iteration on the engine's kernel).
+``nx.config.backends.asapgraph.hits_method`` (``"auto"``, the default: networkx's power
+iteration on the engine's kernel, networkx's ARPACK call where that does not converge;
+``"power"``; ``"svds"``: always the ARPACK call).
 
 Counting for tests: with ``ASAPGRAPH_NX_CALL_LOG=<file>`` every call that runs the
 asapgraph implementation appends ``<PYTEST_CURRENT_TEST>\\t<function>`` to that file, so a
@@ -34,6 +36,9 @@ from asapgraph.interop.nxgraph import NxGraph, from_networkx
 
 __all__ = ["BackendInterface", "get_info", "FUNCTIONS"]
 
+#: ``nx.config.backends.asapgraph.hits_method`` values (see ``_DOCS["hits"]``)
+HITS_METHODS = ("auto", "power", "svds")
+
 #: name -> implementation (filled by ``_implements``)
 FUNCTIONS = {}
 
@@ -41,11 +46,15 @@ _DOCS = {
     "pagerank": "The engine's OpenMP pull kernel (Jacobi sweeps) with networkx's stop rule "
                 "(L1 change < n * tol); negative weights or vector entries, a zero-sum "
                 "``dangling`` or ``nstart`` and ``alpha`` outside [0, 1) fall back to networkx.",
-    "hits": "By default networkx's own ARPACK ``svds`` call on the converted CSR (identical "
-            "semantics; the gain is the conversion).  ``nx.config.backends.asapgraph."
-            "hits_method = 'power'`` runs networkx's ``_hits_python`` iteration instead "
-            "(max-normalised power iteration, stop at L1 change of the hubs < tol) on the "
-            "engine's OpenMP kernel: same vectors to about tol, much faster.",
+    "hits": "By default (``hits_method = 'auto'``) the iteration networkx's docstring "
+            "describes and its ``_hits_python`` runs: max-normalised power iteration, "
+            "stopping when the L1 change of the hubs is < tol, on the engine's OpenMP pull "
+            "kernel (same vectors as networkx's ARPACK call to about tol where the top "
+            "singular value is simple: 3e-13 L1 on rmat:18; where it is repeated both "
+            "answers are arbitrary vectors of that subspace); if it does not converge within ``max_iter`` (a small spectral gap), "
+            "networkx's own ARPACK ``svds`` call decides, so a graph networkx solves is "
+            "solved.  ``'svds'`` always makes networkx's ARPACK call (products by the "
+            "engine's kernel); ``'power'`` never falls back.",
     "katz_centrality": "networkx's Jacobi iteration (stop at L1 change < n * tol) with the "
                        "engine's OpenMP pull kernel for ``A^T x``.",
     "weakly_connected_components": "Union-find (the engine's WCC); components are yielded "
@@ -229,15 +238,23 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
     nx = _nx()
     if len(G) == 0:
         return {}, {}
-    if _config("hits_method", "svds") == "power":
-        if max_iter <= 0:
-            raise nx.PowerIterationFailedConvergence(max_iter)
-        return _hits_power(G, max_iter, tol, nstart, normalized)
+    method = _config("hits_method", "auto")
+    if method not in HITS_METHODS:
+        raise ValueError(f"nx.config.backends.asapgraph.hits_method must be one of "
+                         f"{', '.join(HITS_METHODS)}, not {method!r}")
+    if max_iter <= 0:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    if method != "svds":
+        try:
+            return _hits_power(G, max_iter, tol, nstart, normalized)
+        except nx.PowerIterationFailedConvergence:
+            if method == "power":
+                raise
+            # "auto": the power method's rate is (sigma2 / sigma1)^2 per iteration; where
+            # that is too slow for max_iter, networkx's ARPACK call decides, as in networkx
     A = _adjacency_operator(G, "weight" if "weight" in G.edge_data else None)
     if nstart is not None:
         nstart = np.array(list(nstart.values()))
-    if max_iter <= 0:
-        raise nx.PowerIterationFailedConvergence(max_iter)
     try:
         _, _, vt = sp.sparse.linalg.svds(A, k=1, v0=nstart, maxiter=max_iter, tol=tol)
     except sp.sparse.linalg.ArpackNoConvergence as exc:
@@ -507,6 +524,6 @@ def get_info():
         "url": "https://github.com/asapgraph/asapgraph",
         "short_summary": "OpenMP graph kernels (PageRank, Katz, WCC, BFS, SSSP) over CSR arrays.",
         "default_config": {"threads": None,
-                           "hits_method": os.environ.get("ASAPGRAPH_NX_HITS_METHOD", "svds")},
+                           "hits_method": os.environ.get("ASAPGRAPH_NX_HITS_METHOD", "auto")},
         "functions": {name: {"additional_docs": doc} for name, doc in _DOCS.items()},
     }

@@ -77,12 +77,12 @@ def test_backend_matches_networkx(kind, keys):
         _close(nx.katz_centrality(G, alpha=0.05, weight="weight"),
                nx.katz_centrality(G, alpha=0.05, weight="weight", backend="asapgraph"))
         h1, a1 = nx.hits(G, tol=1e-12)
-        for method in ("svds", "power"):
+        for method in ("auto", "svds", "power"):
             nx.config.backends.asapgraph.hits_method = method
             try:
                 h2, a2 = nx.hits(G, tol=1e-12, backend="asapgraph")
             finally:
-                nx.config.backends.asapgraph.hits_method = "svds"
+                nx.config.backends.asapgraph.hits_method = "auto"
             _close(h1, h2, 1e-8)
             _close(a1, a2, 1e-8)
     comps = (nx.weakly_connected_components if G.is_directed() else nx.connected_components)
@@ -94,6 +94,29 @@ def test_backend_matches_networkx(kind, keys):
     d1 = nx.single_source_dijkstra_path_length(G, src)
     d2 = nx.single_source_dijkstra_path_length(G, src, backend="asapgraph")
     _close(d1, d2, 0.0)
+
+
+def test_hits_auto_falls_back_to_arpack():
+    """Two out-stars with 50 and 51 leaves: sigma2^2 / sigma1^2 = 50/51, so the power
+    iteration needs ~700 steps for tol 1e-8; with max_iter 100 'power' gives up, 'auto'
+    hands over to networkx's ARPACK call and returns networkx's answer."""
+    G = nx.DiGraph()
+    G.add_edges_from(("a", f"a{i}") for i in range(50))
+    G.add_edges_from(("b", f"b{i}") for i in range(51))
+    h1, a1 = nx.hits(G)
+    assert nx.config.backends.asapgraph.hits_method == "auto"
+    h2, a2 = nx.hits(G, backend="asapgraph")
+    _close(h1, h2, 1e-8)
+    _close(a1, a2, 1e-8)
+    nx.config.backends.asapgraph.hits_method = "power"
+    try:
+        with pytest.raises(nx.PowerIterationFailedConvergence):
+            nx.hits(G, backend="asapgraph")
+        nx.config.backends.asapgraph.hits_method = "bogus"
+        with pytest.raises(ValueError, match="hits_method"):
+            nx.hits(G, backend="asapgraph")
+    finally:
+        nx.config.backends.asapgraph.hits_method = "auto"
 
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
