@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from asapgraph.engine.asap import Schedule
+from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.emulation import Emulation, Emulator, parse_straggler
 from asapgraph.partition.partitioners import Partition
 
