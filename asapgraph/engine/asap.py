@@ -80,26 +80,19 @@ float64 engine.  Measured (4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.0
 spectral gap is reported).  A push-sum pair ``(s, w)`` rides on the data messages and
 estimates the global residual (used by the approximation knob).
 
-*Exact termination* (four-counter waves, Mattern 1987).  A rank contributes
-``(sent, received, R_local, sum x, changed, passive)`` to a non-blocking
-``Iallreduce`` when it is passive (no residual above the threshold, buffers empty, all
-messages ACKed, no held delivery) or periodically while active (this also yields the
-error-vs-time trace).  Waves complete in the same order everywhere, so all ranks take
-the same decision: stop after wave ``k`` iff in waves ``k-1`` and ``k`` every rank was
-passive, no rank's counters changed between its two contributions, total sent equals
-total received, and the bound of wave ``k-1`` is ``<= tol``.  Proof sketch: wave ``k``
-contributions start after wave ``k-1`` completed everywhere, so there is an instant
-``T`` at which no rank has communication events and, counts being balanced, nothing is
-in flight: the state at ``T`` is a consistent cut with no message in flight and
-residuals no larger than reported in wave ``k-1``; the residual mass never increases
-and passive ranks with no input stay passive, so the run ends with every buffer
-flushed.  If all ranks are passive but the bound is still above ``tol``, the push
-threshold is lowered (identically everywhere).  There is no barrier and no blocking
-collective in the main loop.
+*Exact termination* (:mod:`.termination`: counting waves, Mattern 1987).  A rank
+contributes ``(sent, received, busy, dirty, capped)`` and its residual mass and ``sum x``
+to a non-blocking ``Iallreduce`` when it is passive (no residual above the threshold,
+buffers empty, all messages ACKed, no held delivery) or periodically while active (this
+also yields the error-vs-time trace and the global residual ``R``).  The rule's
+parameters here: two consecutive waves with every rank passive, ``dirty`` from the
+message counters, and the bound of the earlier wave ``<= tol``; if all ranks are passive
+but the bound is still above ``tol``, the push threshold is lowered (identically
+everywhere).  There is no barrier and no blocking collective in the main loop.
 ``max_iter`` bounds each rank's edge work (in sweeps of its local edges): a rank over it
-stops sweeping and reports it in its wave contribution; after that wave every rank only
-flushes, and the run ends at the next two quiet waves with the bound reached, reported
-as not converged (so a limit never leaves a message in flight).
+stops sweeping and reports itself capped; after that wave every rank only flushes (the
+drain), and the run ends at the next two quiet waves with the bound reached, reported as
+not converged (so a limit never leaves a message in flight).
 
 *Local work and passivity.*  ``jacobi``: see above.  ``push``: each round runs one
 Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual exceeds
@@ -161,6 +154,7 @@ from asapgraph.kernels import _local
 from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi, oversubscribed
 from asapgraph.engine.emulation import HEADER, now
 from asapgraph.engine.reduce import Schedule
+from asapgraph.engine.termination import EXTRA, Waves
 
 __all__ = ["run_asap", "FORMS"]
 
@@ -169,6 +163,9 @@ __all__ = ["run_asap", "FORMS"]
 FORMS = ("jacobi", "push")
 
 _NOIDX = np.zeros(0, dtype=np.int32)
+# the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
+# x, pushed and produced signed mass (sum programs' extrapolation), signed residual
+_R, _SX, _F0, _F1, _SG = range(EXTRA, EXTRA + 5)
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
 
 
@@ -387,20 +384,13 @@ class _Solver:
         n_sent = n_recv = 0
         gs, gw = _local.abs_sum(acc, 0, nloc), 1.0  # push-sum pair for the global residual
         r_prev = gs
-        # termination waves
-        wsend = np.zeros(11)
-        wrecv = np.zeros(11)
         from asapgraph.engine.sum_program import _Extrapolation
         extra_ex = _Extrapolation() if prog else None
         # work limit (max_iter sweep-equivalents of this rank's edges, the warm start
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
         # waves with the bound it has (not converged)
-        draining, drain_wave = False, None
-        wave_req = None
-        waves = 0
-        last_counts = None
-        prev = None
+        wv = Waves(comm, nextra=5, passive_waves=2, tol=tol, drain=True)
         last_contrib = -1.0
         wave_interval = 0.005
         rounds = 0
@@ -421,7 +411,6 @@ class _Solver:
         last_sweep_end, last_sweep_len = -np.inf, 0.0
         t_start = perf()
         done = False
-        bound = np.inf
 
         def apply_data(j, buf, nbytes):
             nonlocal n_recv, gs, gw
@@ -550,7 +539,7 @@ class _Solver:
                     ref = min(ref, float(peer_len.max()))
                 ready = t1 - last_sweep_end > max(self.patience * ref, 2e-4)
             over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
-            if rl > target * share and ready and not (draining or over):
+            if rl > target * share and ready and not (wv.draining or over):
                 c0 = time.thread_time()
                 if mm is not None:
                     pushed, nedge, rl = mm.sweep(dirty)
@@ -585,7 +574,7 @@ class _Solver:
                 rloc = _local.abs_sum(acc, 0, nloc + lg.nslots)
                 gs += rloc - r_prev
                 r_prev = rloc
-            out_work = draining or over or rl <= target * share
+            out_work = wv.draining or over or rl <= target * share
             sent = flush(out_work)
             t3 = perf()
             st.comm_s += t3 - t2
@@ -597,65 +586,51 @@ class _Solver:
             # periodic waves (trace, global residual) at most once per sweep: between
             # sweeps the residual hardly changes, and a wave costs two passes over the
             # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
-            if wave_req is None and (passive or tn - last_contrib > max(wave_interval,
-                                                                        last_sweep_len)):
-                counts = (n_sent, n_recv)
-                changed = 1.0 if counts != last_counts else 0.0
-                last_counts = counts
+            if wv.idle and (passive or tn - last_contrib > max(wave_interval, last_sweep_len)):
                 if mm is not None:  # improving deltas pending, peers with unsent slots
                     racc = float(mm.pending() + np.count_nonzero(dirty))
                 else:
                     racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
                             + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
-                wsend[:] = (n_sent, n_recv, racc, float(x.sum()), changed,
-                            1.0 if passive else 0.0, leaked,
-                            1.0 if over else 0.0, flow[0], flow[1],
-                            float(acc.sum()) if prog else 0.0)
+                wv.contribute(n_sent, n_recv, not passive, capped=over,
+                              extra=(racc, float(x.sum()), flow[0], flow[1],
+                                     float(acc.sum()) if prog else 0.0))
                 flow[:] = 0.0
-                wave_req = comm.Iallreduce(wsend, wrecv, op=MPI.SUM)
                 last_contrib = tn
-            if wave_req is not None and wave_req.Test():
-                wave_req = None
-                waves += 1
-                res = wrecv.copy()
-                r_global = float(res[2])
-                if relative and not jac and res[3] > 0:
+            res = wv.test()
+            if res is not None:
+                r_global = float(res[_R])
+                sx = res[_SX]
+                if relative and not jac and sx > 0:
                     # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
                     # half of tol for the current S instead of the worst case S = beta
-                    target = max(target, tfac * 0.25 * tol * beta * float(res[3]))
+                    target = max(target, tfac * 0.25 * tol * beta * float(sx))
                 if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
-                    cur = res[2]
+                    cur = res[_R]
                 elif jac:  # E / sum(x) bounds the error of x / sum(x)
-                    cur = res[2] / beta / res[3] if res[3] > 0 else np.inf
+                    cur = res[_R] / beta / sx if sx > 0 else np.inf
                 else:
-                    cur = (2.0 * res[2] / beta / res[3] if res[3] > 0 else np.inf) if relative \
-                        else res[2] / beta
+                    cur = (2.0 * res[_R] / beta / sx if sx > 0 else np.inf) if relative \
+                        else res[_R] / beta
                 if me == 0:
                     st.sample(cur)
-                if res[3] > 0 and st.ref is not None:
-                    st.track_error(x, 1.0 / res[3])
-                quiet = (prev is not None and res[4] == 0 and res[0] == res[1] and res[5] == K
-                         and prev[5] == K)
-                if quiet and (prev[-1] <= tol or (draining and waves >= drain_wave + 2)):
-                    done = True
-                    bound = prev[-1]
-                elif res[5] == K and res[4] == 0 and res[0] == res[1] and cur > tol \
-                        and not draining:
+                if sx > 0 and st.ref is not None:
+                    st.track_error(x, 1.0 / sx)
+                done = wv.decide(res, cur)
+                if wv.stalled:  # every rank passive, bound above tol: lower the threshold
                     target /= 10.0
                     tfac /= 10.0
-                if prog and not done and res[8] != 0.0:  # every rank decides the same
-                    relax[0] = extra_ex.wave_factor(waves, res[9] / res[8], res[10], res[2])
+                if prog and not done and res[_F0] != 0.0:  # every rank decides the same
+                    lam = res[_F1] / res[_F0]
+                    relax[0] = extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
                     st.extra["extrapolations"] = extra_ex.steps
                     if _TRACE and me == 0:
                         import sys
-                        print(f"[asap] wave {waves} lam {res[9] / res[8]:.4f} signed {res[10]:.3g} "
-                              f"mass {res[2]:.3g} relax {relax[0]:.3f}", file=sys.stderr)
-                if prog and not np.isfinite(cur) and not draining:  # diverged: stop now
-                    draining, drain_wave = True, waves
-                if res[7] > 0 and not draining:  # some rank hit the work limit
-                    draining, drain_wave = True, waves
-                prev = np.append(res, cur)
-                if self.debug_mass and not done and waves % 3 == 0:
+                        print(f"[asap] wave {wv.waves} lam {lam:.4f} signed {res[_SG]:.3g} "
+                              f"mass {res[_R]:.3g} relax {relax[0]:.3f}", file=sys.stderr)
+                if prog and not np.isfinite(cur):  # diverged: stop now
+                    wv.drain()
+                if self.debug_mass and not done and wv.waves % 3 == 0:
                     self._snapshot(x, acc, lambda: leaked + pend.sum() + dbuf.sum(), reqs, rbufs,
                                    sent_to, recv_from, apply_data, in_peers)
             t4 = perf()
@@ -665,8 +640,8 @@ class _Solver:
                 import sys
                 print(f"[asap r{me}] rounds {rounds} rl {rl:.3g} target {target * share:.3g} "
                       f"inflight {inflight.tolist()} queue {len(emu.queue)} sent {n_sent} "
-                      f"recv {n_recv} obuf {bool(nout and acc[nloc:].any())} waves {waves} "
-                      f"wave_req {wave_req is not None} prev {None if prev is None else prev.tolist()}",
+                      f"recv {n_recv} obuf {bool(nout and acc[nloc:].any())} waves {wv.waves} "
+                      f"wave {not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()}",
                       file=sys.stderr, flush=True)
             if not (ev or pushed or sent):
                 idle += 1
@@ -690,11 +665,11 @@ class _Solver:
         if self.debug_mass:
             self._check_mass(x, acc, leaked + pend.sum() + dbuf.sum())
         st.rounds += rounds
-        st.extra["waves"] = st.extra.get("waves", 0) + waves
+        st.extra["waves"] = st.extra.get("waves", 0) + wv.waves
         st.extra["asap_seconds_solve"] = perf() - t_start
         if prog:
             x += acc[:nloc]  # the residuals left (their mass is in the bound)
-        return x, bound, rounds
+        return x, wv.bound, rounds
 
     @staticmethod
     def _encode(seg, buf, s64, s32, sidx, quant, s16=None):
