@@ -56,23 +56,16 @@ leaked) / (1 - alpha) = 1``.
 ``||x / sum(x) - x*||_1 <= E / sum(x)``.  ``push`` (all quantities non-negative):
 ``||y - x_abs||_1 <= E`` and the error of the normalised vector is ``<= 2 E / sum(x_abs)``.
 
-*NOTIFY-ACK.*  Flushing the buffer of peer ``q`` is one ``Isend`` of
-``[header | payload]`` (header, float64: emulated delivery time, payload form, push-sum
-pair, pool shares, the sender's last sweep duration); the receiver applies it (scatter-add) and
-then sends a tiny ACK.  At most ``window`` un-ACKed messages per peer; while waiting the
-sender keeps computing and combining into the buffer.
-
-*Message encoding* (per message, :meth:`_Solver._encode`).  While the sender still has
-local work, values travel quantised with *error feedback*: by default as 16-bit integers
-of a per-message step ``max|v| / 32767`` (:func:`._local.pack_q16`; env
-``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for float64), rounded toward zero, the
-remainder staying in the slot where it keeps combining, so no mass is created or lost
-and (push form) residuals stay non-negative; slots below one step simply wait.  The
-payload is dense or sparse (values + int32 slot indices), whichever is smaller.  Once
-the rank is out of work (the final flushes before termination) buffers go out in
+*NOTIFY-ACK and messages* (:mod:`.exchange`).  Flushing the buffer of peer ``q`` is one
+``Isend`` of ``[header | payload]`` (the header carries the emulated delivery time, the
+payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's last
+sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``window``
+un-ACKed messages per peer; while waiting the sender keeps computing and combining into
+the buffer.  While the sender still has local work, values travel quantised with error
+feedback (16-bit integers of a per-message step by default: :func:`.exchange.encode`),
+the remainder staying in the slot; once the rank is out of work buffers go out in
 float64, exactly, so the fixed point, the bound and the final accuracy are those of the
-float64 engine.  Measured (4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06 MB
-(16-bit), rmat:19 38.8 -> 27.4 MB; BSP sends 3.8 and 70.9 MB.
+float64 engine.
 
 *Stochastic reduce* (:mod:`.reduce`).  In round ``t`` a rank flushes only to its
 ``fanout`` out-neighbours on the seeded rotating circulant expander of
@@ -151,8 +144,9 @@ import time
 import numpy as np
 
 from asapgraph.kernels import _local
-from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi, oversubscribed
-from asapgraph.engine.emulation import HEADER, now
+from asapgraph.comm.mpi import mpi, oversubscribed
+from asapgraph.engine import exchange as ex
+from asapgraph.engine.emulation import now
 from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
 
@@ -276,7 +270,7 @@ class _Solver:
         mm = minmax
         if (prog or mm is not None) and not jac:
             raise ValueError("programs run in the jacobi form")
-        MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
+        comm, lg, emu, st = self.comm, self.lg, self.emu, self.st
         e_start = st.edges_visited
         perf = time.perf_counter
         K, me, alpha = self.K, self.me, self.alpha
@@ -359,29 +353,13 @@ class _Solver:
         target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
         share = nloc / max(lg.n, 1)
         tfac = 1.0
-        # receive side
-        rbufs = [np.zeros(8 * (HEADER + 1 + len(mp)), dtype=np.uint8) for mp in in_maps]
-        reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=q, tag=TAG_DATA)
-                for j, q in enumerate(in_peers)]
-        abufs = [np.zeros(1) for _ in range(nout)]
-        reqs += [comm.Irecv([abufs[j], MPI.DOUBLE], source=q, tag=TAG_ACK)
-                 for j, q in enumerate(out_peers)]
-        stats = [MPI.Status() for _ in reqs]
-        # send side: byte buffers holding either form of a message (see _encode)
+        # NOTIFY-ACK windows; scratch of the encoder (any form of a message, see .exchange)
         sizes = [seg_hi[j] - seg_lo[j] for j in range(nout)]
-        pool = [[np.zeros(8 * (HEADER + 1 + sizes[j]), dtype=np.uint8) for _ in range(self.window)]
-                for j in range(nout)]
         cap = max(sizes, default=0)
         s64 = np.zeros(cap)
         s32 = np.zeros(cap, dtype=np.float32)
         s16 = np.zeros(cap, dtype=np.int16) if self.qmode == "q16" else None
         sidx = np.zeros(cap, dtype=np.int32)
-        pool_req = [[None] * self.window for _ in range(nout)]
-        inflight = np.zeros(nout, dtype=np.int64)
-        ack_pending = []
-        sent_to = np.zeros(K, dtype=np.int64)
-        recv_from = np.zeros(K, dtype=np.int64)
-        n_sent = n_recv = 0
         gs, gw = _local.abs_sum(acc, 0, nloc), 1.0  # push-sum pair for the global residual
         r_prev = gs
         from asapgraph.engine.sum_program import _Extrapolation
@@ -413,64 +391,25 @@ class _Solver:
         done = False
 
         def apply_data(j, buf, nbytes):
-            nonlocal n_recv, gs, gw
-            f = buf[:8 * HEADER].view(np.float64)
-            got = (self._decode(acc, in_maps[j], buf, nbytes) if mm is None
+            nonlocal gs, gw
+            f = ex.header(buf)
+            got = (ex.decode(acc, in_maps[j], buf, nbytes) if mm is None
                    else mm.decode(in_maps[j], buf, nbytes))
             if jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
-                rin[0] += abs(got) + abs(f[4]) + abs(f[5])
-                pend[0] += f[4]
-                pend[1] += f[5]
+                rin[0] += abs(got) + abs(f[ex.POOL_B]) + abs(f[ex.POOL_D])
+                pend[0] += f[ex.POOL_B]
+                pend[1] += f[ex.POOL_D]
             else:
                 rin[0] += got
-            gs += f[2]
-            gw += f[3]
-            n_recv += 1
+            gs += f[ex.GOSSIP_S]
+            gw += f[ex.GOSSIP_W]
             fresh[j] = True
-            peer_len[j] = f[6]
-            recv_from[in_peers[j]] += 1
-            st.messages_received += 1
-            a = np.array([emu.stamp(in_peers[j], 8)])
-            ack_pending.append(comm.Isend([a, MPI.DOUBLE], dest=in_peers[j], tag=TAG_ACK))
-            st.acks_sent += 1
-            st.bytes_sent += 8
+            peer_len[j] = f[ex.SWEEP_LEN]
 
-        def poll():
-            """Receive everything that has arrived; returns the number of events."""
-            ev = 0
-            while True:
-                idx = MPI.Request.Testsome(reqs, stats)
-                if not idx:
-                    break
-                for pos, i in enumerate(idx):  # statuses come in completion order
-                    ev += 1
-                    if i < nin:
-                        buf = rbufs[i]
-                        nb = stats[pos].Get_count(MPI.BYTE)
-                        da = float(buf[:8].view(np.float64)[0])
-                        # hold() declines when the delivery time has passed meanwhile
-                        if not (emu.cfg.network and emu.hold(da, ("d", i, (buf[:nb].copy(), nb)))):
-                            apply_data(i, buf, nb)
-                        reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=in_peers[i],
-                                             tag=TAG_DATA)
-                    else:
-                        j = i - nin
-                        if not (emu.cfg.network and emu.hold(abufs[j][0], ("a", j, None))):
-                            inflight[j] -= 1
-                        reqs[i] = comm.Irecv([abufs[j], MPI.DOUBLE], source=out_peers[j],
-                                             tag=TAG_ACK)
-            for kind, j, item in emu.due():
-                ev += 1
-                if kind == "d":
-                    apply_data(j, item[0], item[1])
-                else:
-                    inflight[j] -= 1
-            if ack_pending and len(ack_pending) > 64:
-                ack_pending[:] = [r for r in ack_pending if not r.Test()]
-            return ev
-
+        na = ex.NotifyAck(comm, out_peers, sizes, in_peers, [len(mp) for mp in in_maps],
+                          self.window, emu, st, apply_data)
         def flush(force):
-            nonlocal n_sent, gs, gw
+            nonlocal gs, gw
             sent = 0
             if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
                 return 0
@@ -478,7 +417,7 @@ class _Solver:
             r_est = max(K * gs / gw, 0.0) if gw > 0 else 0.0
             for q in nb:
                 j = peer_index.get(int(q))
-                if j is None or inflight[j] >= self.window:
+                if j is None or na.full(j):
                     continue
                 pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
                 # a buffer holding only float32 remainders waits for new mass (or the end)
@@ -496,32 +435,25 @@ class _Solver:
                         continue
                     if self.approx > 0 and not force and mass < self.approx * r_est / nout:
                         continue
-                slot = next(s for s in range(self.window)
-                            if pool_req[j][s] is None or pool_req[j][s].Test())
-                buf = pool[j][slot]
+                buf = na.open(j)
                 quant = self.quantize and not force and mm is None
-                nbytes, form = (self._encode(acc[lo:hi], buf, s64, s32, sidx, quant, s16)
+                nbytes, form = (ex.encode(acc[lo:hi], buf, s64, s32, sidx, quant, s16)
                                 if mm is None else mm.encode(lo, hi, buf))
                 dirty[j], rem[j] = False, quant
-                f = buf[:8 * HEADER].view(np.float64)
-                gs, gw = gs / 2.0, gw / 2.0
-                f[1], f[2], f[3], f[4], f[5] = form, gs, gw, dbuf[j, 0], dbuf[j, 1]
-                f[6] = last_sweep_len
+                f = ex.header(buf)
+                gs, gw = gs / 2.0, gw / 2.0  # push-sum: half of the pair travels
+                f[ex.GOSSIP_S], f[ex.GOSSIP_W] = gs, gw
+                f[ex.POOL_B], f[ex.POOL_D] = dbuf[j, 0], dbuf[j, 1]
+                f[ex.SWEEP_LEN] = last_sweep_len
                 dbuf[j] = 0.0
-                f[0] = emu.stamp(int(q), nbytes)
-                pool_req[j][slot] = comm.Isend([buf[:nbytes], MPI.BYTE], dest=int(q), tag=TAG_DATA)
-                inflight[j] += 1
-                sent_to[q] += 1
-                n_sent += 1
-                st.messages_sent += 1
-                st.bytes_sent += nbytes
+                na.send(j, buf, nbytes, form)
                 sent += 1
             return sent
 
         while not done:
             rounds += 1
             t0 = perf()
-            ev = poll()
+            ev = na.poll()
             t1 = perf()
             st.comm_s += t1 - t0
             pushed = 0
@@ -579,7 +511,7 @@ class _Solver:
             t3 = perf()
             st.comm_s += t3 - t2
             # termination waves (non-blocking)
-            passive = (out_work and not inflight.any() and not emu.queue
+            passive = (out_work and na.acked() and not emu.queue
                        and not (nout and (dirty.any() or rem.any() or dbuf.any()))
                        and not acc[nloc:].any())  # (the last test runs only when all else holds)
             tn = perf()
@@ -592,7 +524,7 @@ class _Solver:
                 else:
                     racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
                             + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
-                wv.contribute(n_sent, n_recv, not passive, capped=over,
+                wv.contribute(na.n_sent, na.n_recv, not passive, capped=over,
                               extra=(racc, float(x.sum()), flow[0], flow[1],
                                      float(acc.sum()) if prog else 0.0))
                 flow[:] = 0.0
@@ -631,16 +563,16 @@ class _Solver:
                 if prog and not np.isfinite(cur):  # diverged: stop now
                     wv.drain()
                 if self.debug_mass and not done and wv.waves % 3 == 0:
-                    self._snapshot(x, acc, lambda: leaked + pend.sum() + dbuf.sum(), reqs, rbufs,
-                                   sent_to, recv_from, apply_data, in_peers)
+                    na.settle()  # debug: a blocking consistent snapshot
+                    self._check_mass(x, acc, leaked + pend.sum() + dbuf.sum())
             t4 = perf()
             st.comm_s += t4 - t3
             if _TRACE and tn - _last_dbg[0] > 2.0:
                 _last_dbg[0] = tn
                 import sys
                 print(f"[asap r{me}] rounds {rounds} rl {rl:.3g} target {target * share:.3g} "
-                      f"inflight {inflight.tolist()} queue {len(emu.queue)} sent {n_sent} "
-                      f"recv {n_recv} obuf {bool(nout and acc[nloc:].any())} waves {wv.waves} "
+                      f"inflight {na.inflight.tolist()} queue {len(emu.queue)} sent {na.n_sent} "
+                      f"recv {na.n_recv} obuf {bool(nout and acc[nloc:].any())} waves {wv.waves} "
                       f"wave {not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()}",
                       file=sys.stderr, flush=True)
             if not (ev or pushed or sent):
@@ -654,14 +586,7 @@ class _Solver:
                     st.wait_s += d
             else:
                 idle = 0
-        # clean up: cancel the posted receives, complete every send
-        for r in reqs:
-            r.Cancel()
-        MPI.Request.Waitall(reqs)
-        MPI.Request.Waitall(ack_pending)
-        MPI.Request.Waitall([r for row in pool_req for r in row if r is not None])
-        # a fast rank must not start a next solve while a peer still polls this one
-        comm.Barrier()
+        na.close()  # cancel the posted receives, complete every send, barrier
         if self.debug_mass:
             self._check_mass(x, acc, leaked + pend.sum() + dbuf.sum())
         st.rounds += rounds
@@ -670,72 +595,6 @@ class _Solver:
         if prog:
             x += acc[:nloc]  # the residuals left (their mass is in the bound)
         return x, wv.bound, rounds
-
-    @staticmethod
-    def _encode(seg, buf, s64, s32, sidx, quant, s16=None):
-        """Move a peer's slot buffer ``seg`` into message ``buf``; returns ``(bytes, form)``.
-
-        Forms (header field 1): 0 dense float64 ``[header | all slot values]``, 1 sparse
-        float64 ``[header | k values | k int32 slot indices]``, 2 dense float32, 3 sparse
-        float32; the smaller of dense/sparse is chosen per message.  ``quant``: float32
-        with error feedback (:func:`._local.pack_f32`: the remainder stays in ``seg``);
-        otherwise ``seg`` is left zeroed.  ``s64``, ``s32``, ``sidx``: scratch arrays.
-        """
-        m = seg.shape[0]
-        h = 8 * HEADER
-        if quant and s16 is not None:  # 16-bit integers of a per-message step
-            if 3 * _local.count_q16(seg) < m:
-                k, step = _local.pack_q16(seg, s16, sidx, True)
-                buf[h:h + 8].view(np.float64)[0] = step
-                buf[h + 8:h + 8 + 4 * k].view(np.int32)[:] = sidx[:k]
-                buf[h + 8 + 4 * k:h + 8 + 6 * k].view(np.int16)[:] = s16[:k]
-                return h + 8 + 6 * k, 5
-            k, step = _local.pack_q16(seg, s16, sidx, False)
-            buf[h:h + 8].view(np.float64)[0] = step
-            buf[h + 8:h + 8 + 2 * m].view(np.int16)[:] = s16[:m]
-            return h + 8 + 2 * m, 4
-        nnz = int(np.count_nonzero(seg))
-        if quant:
-            if 2 * nnz < m:
-                k = _local.pack_f32(seg, s32, sidx, True)
-                buf[h:h + 4 * k].view(np.float32)[:] = s32[:k]
-                buf[h + 4 * k:h + 8 * k].view(np.int32)[:] = sidx[:k]
-                return h + 8 * k, 3
-            _local.pack_f32(seg, s32, sidx, False)
-            buf[h:h + 4 * m].view(np.float32)[:] = s32[:m]
-            return h + 4 * m, 2
-        if 12 * nnz < 8 * m:
-            k = _local.pack_sparse(seg, s64, sidx, 0.0)[0]
-            buf[h:h + 8 * k].view(np.float64)[:] = s64[:k]
-            buf[h + 8 * k:h + 12 * k].view(np.int32)[:] = sidx[:k]
-            return h + 12 * k, 1
-        buf[h:h + 8 * m].view(np.float64)[:] = seg
-        seg.fill(0.0)
-        return h + 8 * m, 0
-
-    @staticmethod
-    def _decode(acc, mp, buf, nbytes):
-        """Scatter-add a message made by :meth:`_encode` through ``mp``; returns its mass."""
-        form, h = int(buf[:8 * HEADER].view(np.float64)[1]), 8 * HEADER
-        if form == 0:
-            return _local.scatter_add(acc, mp, buf[h:nbytes].view(np.float64))
-        if form == 1:
-            k = (nbytes - h) // 12
-            return _local.scatter_add_sparse(acc, mp, buf[h + 8 * k:nbytes].view(np.int32),
-                                             buf[h:h + 8 * k].view(np.float64))
-        if form == 2:
-            return _local.scatter_add_f32(acc, mp, _NOIDX, buf[h:nbytes].view(np.float32), False)
-        if form in (4, 5):
-            step = float(buf[h:h + 8].view(np.float64)[0])
-            if form == 4:
-                return _local.scatter_add_q16(acc, mp, _NOIDX, buf[h + 8:nbytes].view(np.int16),
-                                              step, False)
-            k = (nbytes - h - 8) // 6
-            return _local.scatter_add_q16(acc, mp, buf[h + 8:h + 8 + 4 * k].view(np.int32),
-                                          buf[h + 8 + 4 * k:nbytes].view(np.int16), step, True)
-        k = (nbytes - h) // 8
-        return _local.scatter_add_f32(acc, mp, buf[h + 4 * k:nbytes].view(np.int32),
-                                      buf[h:h + 4 * k].view(np.float32), True)
 
     # ------------------------------------------------------------------ debug
     def _check_mass(self, x, acc, leaked):
@@ -761,31 +620,6 @@ class _Solver:
         if err > 1e-9:
             raise RuntimeError(f"PageRank mass not conserved: {what} = {total!r} "
                                f"(expected {0 if self.form == 'jacobi' else 1})")
-
-    def _snapshot(self, x, acc, leaked, reqs, rbufs, sent_to, recv_from, apply_data, in_peers):
-        """Blocking consistent snapshot (debug only): drain in-flight data, check the mass.
-
-        ``leaked()``: mass outside ``x`` and ``acc`` (leaked, or dangling mass owed).
-        """
-        MPI, comm = self.MPI, self.comm
-        expect = np.zeros(self.K, dtype=np.int64)
-        comm.Alltoall([sent_to, MPI.INT64_T], [expect, MPI.INT64_T])
-        held = [it for it in self.emu.queue if it[2][0] == "d"]
-        self.emu.queue[:] = [it for it in self.emu.queue if it[2][0] != "d"]
-        import heapq
-
-        heapq.heapify(self.emu.queue)
-        for _, _, (_, j, item) in held:
-            apply_data(j, item[0], item[1])
-        nin = len(in_peers)
-        status = MPI.Status()
-        while (recv_from < expect).any():
-            i = MPI.Request.Waitany(reqs[:nin], status) if nin else MPI.UNDEFINED
-            if i == MPI.UNDEFINED:
-                break
-            apply_data(i, rbufs[i], status.Get_count(MPI.BYTE))
-            reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=in_peers[i], tag=TAG_DATA)
-        self._check_mass(x, acc, leaked())
 
 
 def same_vec(comm, a, b):

@@ -70,15 +70,15 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
     What is delivered plus what stays buffered equals the sent buffer exactly (no mass
     created or lost), leftovers are non-negative and tiny, and the smaller form is used.
     """
-    from asapgraph.engine.asap import _Solver
-    from asapgraph.engine.emulation import HEADER
+    from asapgraph.engine import exchange
+    from asapgraph.engine.exchange import HEADER
 
     m = 5000
     orig = np.where(rng.random(m) < density, rng.random(m) * 10.0 ** rng.uniform(-12, 0, m), 0.0)
     seg = orig.copy()
     buf = np.zeros(8 * (HEADER + m), dtype=np.uint8)
     s64, s32, sidx = np.zeros(m), np.zeros(m, np.float32), np.zeros(m, np.int32)
-    nbytes, form = _Solver._encode(seg, buf, s64, s32, sidx, quant)
+    nbytes, form = exchange.encode(seg, buf, s64, s32, sidx, quant)
     buf[:8 * HEADER].view(np.float64)[1] = form
     nnz = int(np.count_nonzero(orig))
     per = (4 if quant else 8)
@@ -88,7 +88,7 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
     assert nbytes == expect
     mp = rng.permutation(m).astype(np.int64)  # slot -> receiver-local index
     acc = np.zeros(m)
-    _Solver._decode(acc, mp, buf, nbytes)
+    exchange.decode(acc, mp, buf, nbytes)
     got = np.zeros(m)
     got[:] = acc[mp]
     assert (seg >= 0).all()
@@ -109,8 +109,8 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     remainders keep the sign of the value and are below one step; sparse or dense form,
     whichever is smaller; a buffer of zero slots (a pool-only peer) still encodes.
     """
-    from asapgraph.engine.asap import _Solver
-    from asapgraph.engine.emulation import HEADER
+    from asapgraph.engine import exchange
+    from asapgraph.engine.exchange import HEADER
 
     m = 4000
     mag = 10.0 ** rng.uniform(-14, 0, m)
@@ -120,12 +120,12 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     buf = np.zeros(8 * (HEADER + 1 + m), dtype=np.uint8)
     s64, s32, sidx = np.zeros(m), np.zeros(m, np.float32), np.zeros(m, np.int32)
     s16 = np.zeros(m, np.int16)
-    nbytes, form = _Solver._encode(seg, buf, s64, s32, sidx, True, s16)
+    nbytes, form = exchange.encode(seg, buf, s64, s32, sidx, True, s16)
     assert form in (4, 5)
     buf[:8 * HEADER].view(np.float64)[1] = form
     mp = rng.permutation(m).astype(np.int64)
     acc = np.zeros(m)
-    mass = _Solver._decode(acc, mp, buf, nbytes)
+    mass = exchange.decode(acc, mp, buf, nbytes)
     got = acc[mp]
     np.testing.assert_array_equal(got + seg, orig)  # exact, bit for bit
     assert mass == pytest.approx(got.sum(), rel=1e-12, abs=1e-300)
@@ -140,7 +140,7 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     assert sent <= _local.count_q16(orig)
     # an empty buffer (peer that only receives pool mass)
     e = np.zeros(0)
-    nb, fe = _Solver._encode(e, np.zeros(8 * (HEADER + 1), np.uint8), s64, s32, sidx, True, s16)
+    nb, fe = exchange.encode(e, np.zeros(8 * (HEADER + 1), np.uint8), s64, s32, sidx, True, s16)
     assert nb == 8 * HEADER + 8
 
 
