@@ -156,11 +156,11 @@ __all__ = ["run_asap", "FORMS"]
 #: Gauss-Seidel residual push, normalised at the end)
 FORMS = ("jacobi", "push")
 
-_NOIDX = np.zeros(0, dtype=np.int32)
 # the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
 # x, pushed and produced signed mass (sum programs' extrapolation), signed residual
 _R, _SX, _F0, _F1, _SG = range(EXTRA, EXTRA + 5)
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
+_WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
 
 
 class _Solver:
@@ -265,336 +265,10 @@ class _Solver:
         absorbed, so the residual sum stays 0 and ``x / sum(x)`` is the answer; the bound
         is ``E / sum(x)``, ``E`` the residual L1 norm over ``(1 - alpha)``.
         """
-        jac = self.form == "jacobi"
-        prog = delta0 is not None
-        mm = minmax
-        if (prog or mm is not None) and not jac:
+        if (delta0 is not None or minmax is not None) and self.form != "jacobi":
             raise ValueError("programs run in the jacobi form")
-        comm, lg, emu, st = self.comm, self.lg, self.emu, self.st
-        e_start = st.edges_visited
-        perf = time.perf_counter
-        K, me, alpha = self.K, self.me, self.alpha
-        nloc = lg.nloc
-        if bdang is None:
-            bdang = b
-        out_peers, seg_lo, seg_hi, in_peers, in_maps, Bq = self._peers(b, bdang)
-        nout, nin = len(out_peers), len(in_peers)
-        peer_index = {q: j for j, q in enumerate(out_peers)}
-        # per out-peer buffer state: new contributions since the last send (dirty), float32
-        # remainders left by the last send (rem); graph peers come first
-        ngraph = len(lg.out_peers)
-        dirty = np.zeros(nout, dtype=bool)
-        rem = np.zeros(nout, dtype=bool)
-        x = np.zeros(nloc)
-        acc = np.zeros(nloc + lg.nslots)
-        leaked = 0.0
-        beta = 1.0 - alpha
-        bnorm = 1.0 if prog else beta  # what the residual mass is divided by in the bound
-        # jacobi form: pool mass (along b, along bdang) waiting to be spread over this
-        # rank's vertices (pend) or owed to each out-peer (dbuf, sent in the header)
-        two = bdang is not b
-        pend = np.zeros(2)
-        dbuf = np.zeros((nout, 2))
-        bq_p = b / Bq[me, 0] if Bq[me, 0] > 0 else np.zeros(nloc)
-        bq_d = (bdang / Bq[me, 1] if Bq[me, 1] > 0 else np.zeros(nloc)) if two else bq_p
-        bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
-        rs = np.zeros(nloc) if jac else None
-        # sweep scratch: pushed block numbers, block sums of |r|
-        act = np.zeros(-(-nloc // self.block) if jac else 0, dtype=np.int32)
-        bsum = np.zeros(len(act))
-
-        # sum programs: pushed and produced signed mass since the last wave contribution
-        # (their ratio estimates the dominant eigenvalue for the extrapolation step)
-        flow = np.zeros(2)
-        relax = [1.0]  # > 1: the next sweep is an extrapolation step (every rank, once)
-
-        def sweep(theta):
-            """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
-            s_ = relax[0]
-            if prog:
-                before = float(acc.sum())
-                if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
-                    acc[:nloc] *= s_
-                    theta = 0.0
-            nedge, dm, tot, _, left = _local.jacobi_push(
-                lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum, lg.dangling, alpha,
-                pend[0], bq_p, pend[1], bq_d, theta, self.block)
-            if prog:
-                if s_ != 1.0:
-                    acc[:nloc] -= ((s_ - 1.0) / s_) * rs
-                    left = _local.abs_sum(acc, 0, nloc)
-                    relax[0] = 1.0
-                else:
-                    flow[0] += tot
-                    flow[1] += tot + float(acc.sum()) - before
-            pend[:] = 0.0
-            pool = np.array([beta * tot + (0.0 if two else dm), dm if two else 0.0])
-            pend[:] += pool * Bq[me]
-            if nout:
-                dbuf[:] += pool * bshare
-            st.edges_visited += nedge
-            return left + float(np.abs(pend).sum())
-
-        if prog:
-            acc[:nloc] = delta0
-        elif mm is not None:
-            pass  # the program's state lives in ``mm``
-        elif jac:
-            # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
-            acc[:nloc] = 1.0 / lg.n
-            sweep(0.0)
-            acc[:nloc] -= x
-            dirty[:ngraph] = True
-        else:
-            acc[:nloc] = (1.0 - alpha) * b
-        # passivity: the local residual sum is below this rank's share of a global target
-        # small enough for the bound (sum(x) >= 1-alpha in relative mode); lowered 10x
-        # (identically everywhere) whenever a wave shows it is not enough
-        target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
-        share = nloc / max(lg.n, 1)
-        tfac = 1.0
-        # NOTIFY-ACK windows; scratch of the encoder (any form of a message, see .exchange)
-        sizes = [seg_hi[j] - seg_lo[j] for j in range(nout)]
-        cap = max(sizes, default=0)
-        s64 = np.zeros(cap)
-        s32 = np.zeros(cap, dtype=np.float32)
-        s16 = np.zeros(cap, dtype=np.int16) if self.qmode == "q16" else None
-        sidx = np.zeros(cap, dtype=np.int32)
-        gs, gw = _local.abs_sum(acc, 0, nloc), 1.0  # push-sum pair for the global residual
-        r_prev = gs
-        from asapgraph.engine.sum_program import _Extrapolation
-        extra_ex = _Extrapolation() if prog else None
-        # work limit (max_iter sweep-equivalents of this rank's edges, the warm start
-        # included): a rank over it stops sweeping; once any rank is, every rank stops
-        # after the same wave, flushes its buffers, and the run ends at the next quiet
-        # waves with the bound it has (not converged)
-        wv = Waves(comm, nextra=5, passive_waves=2, tol=tol, drain=True)
-        last_contrib = -1.0
-        wave_interval = 0.005
-        rounds = 0
-        # initial total residual (b sums to 1); refreshed by every wave
-        r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
-        _last_dbg = [perf()]
-        rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
-        # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
-        deg = np.diff(lg.indptr).astype(np.float64)
-        mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
-        scale = np.maximum(deg, 1.0) / mean_deg if self.degree_rule else np.ones(nloc)
-        idle = 0
-        sent = 0
-        rmax_c = None
-        rin = [0.0]
-        fresh = np.zeros(nin, dtype=bool)
-        peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
-        last_sweep_end, last_sweep_len = -np.inf, 0.0
-        t_start = perf()
-        done = False
-
-        def apply_data(j, buf, nbytes):
-            nonlocal gs, gw
-            f = ex.header(buf)
-            got = (ex.decode(acc, in_maps[j], buf, nbytes) if mm is None
-                   else mm.decode(in_maps[j], buf, nbytes))
-            if jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
-                rin[0] += abs(got) + abs(f[ex.POOL_B]) + abs(f[ex.POOL_D])
-                pend[0] += f[ex.POOL_B]
-                pend[1] += f[ex.POOL_D]
-            else:
-                rin[0] += got
-            gs += f[ex.GOSSIP_S]
-            gw += f[ex.GOSSIP_W]
-            fresh[j] = True
-            peer_len[j] = f[ex.SWEEP_LEN]
-
-        na = ex.NotifyAck(comm, out_peers, sizes, in_peers, [len(mp) for mp in in_maps],
-                          self.window, emu, st, apply_data)
-        def flush(force):
-            nonlocal gs, gw
-            sent = 0
-            if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
-                return 0
-            nb = self.sched.neighbours(me, rounds)
-            r_est = max(K * gs / gw, 0.0) if gw > 0 else 0.0
-            for q in nb:
-                j = peer_index.get(int(q))
-                if j is None or na.full(j):
-                    continue
-                pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
-                # a buffer holding only float32 remainders waits for new mass (or the end)
-                if not (dirty[j] or pooled or (force and rem[j])):
-                    continue
-                lo, hi = seg_lo[j], seg_hi[j]
-                if mm is not None:
-                    if not mm.changed(lo, hi):
-                        dirty[j] = False
-                        continue
-                elif dirty[j] or self.approx > 0:
-                    mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
-                    if mass <= 0.0:
-                        dirty[j] = rem[j] = False
-                        continue
-                    if self.approx > 0 and not force and mass < self.approx * r_est / nout:
-                        continue
-                buf = na.open(j)
-                quant = self.quantize and not force and mm is None
-                nbytes, form = (ex.encode(acc[lo:hi], buf, s64, s32, sidx, quant, s16)
-                                if mm is None else mm.encode(lo, hi, buf))
-                dirty[j], rem[j] = False, quant
-                f = ex.header(buf)
-                gs, gw = gs / 2.0, gw / 2.0  # push-sum: half of the pair travels
-                f[ex.GOSSIP_S], f[ex.GOSSIP_W] = gs, gw
-                f[ex.POOL_B], f[ex.POOL_D] = dbuf[j, 0], dbuf[j, 1]
-                f[ex.SWEEP_LEN] = last_sweep_len
-                dbuf[j] = 0.0
-                na.send(j, buf, nbytes, form)
-                sent += 1
-            return sent
-
-        while not done:
-            rounds += 1
-            t0 = perf()
-            ev = na.poll()
-            t1 = perf()
-            st.comm_s += t1 - t0
-            pushed = 0
-            rl += rin[0]  # residual mass that arrived (jacobi: an upper bound of its |.|)
-            rin[0] = 0.0
-            # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
-            # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
-            # for), so a sweep works on combined input; the wait is counted in sweeps of
-            # this rank or of its slowest in-peer, whichever are shorter: a straggler
-            # waits no longer than its peers take to answer
-            ready = self.patience <= 0 or (jac and not nin) or fresh.all()
-            if not ready:
-                ref = last_sweep_len
-                if nin and peer_len.min() > 0:
-                    ref = min(ref, float(peer_len.max()))
-                ready = t1 - last_sweep_end > max(self.patience * ref, 2e-4)
-            over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
-            if rl > target * share and ready and not (wv.draining or over):
-                c0 = time.thread_time()
-                if mm is not None:
-                    pushed, nedge, rl = mm.sweep(dirty)
-                    st.edges_visited += nedge
-                elif jac:
-                    rl = sweep(self.jgamma * r_global / lg.n)
-                    pushed = 1
-                else:
-                    if ev or rmax_c is None:  # else the last sweep's value is current
-                        rmax_c = float((acc[:nloc] / scale).max(initial=0.0))
-                    # work threshold tied to the global residual of the last wave: a rank
-                    # does not solve its own part far below the global error (it would
-                    # redo that work whenever new mass arrives); small residuals wait.
-                    tw = max(min(rmax_c * 0.5, self.gamma * r_global / lg.n),
-                             self.prio * rmax_c)
-                    pushed, nedge, leak, rmax_c, rl = _local.residual_push(
-                        lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, lg.dangling, alpha, tw,
-                        scale)
-                    leaked += leak
-                    st.edges_visited += nedge
-                if pushed and mm is None:
-                    dirty[:ngraph] = True
-                tc = perf() - t1
-                st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
-                st.compute_s += tc
-                emu.after_compute(time.thread_time() - c0)
-                fresh[:] = False
-                last_sweep_end = perf()
-                last_sweep_len = last_sweep_end - t1
-            t2 = perf()
-            if self.approx > 0 and (ev or pushed or sent):  # push-sum: only the knob uses it
-                rloc = _local.abs_sum(acc, 0, nloc + lg.nslots)
-                gs += rloc - r_prev
-                r_prev = rloc
-            out_work = wv.draining or over or rl <= target * share
-            sent = flush(out_work)
-            t3 = perf()
-            st.comm_s += t3 - t2
-            # termination waves (non-blocking)
-            passive = (out_work and na.acked() and not emu.queue
-                       and not (nout and (dirty.any() or rem.any() or dbuf.any()))
-                       and not acc[nloc:].any())  # (the last test runs only when all else holds)
-            tn = perf()
-            # periodic waves (trace, global residual) at most once per sweep: between
-            # sweeps the residual hardly changes, and a wave costs two passes over the
-            # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
-            if wv.idle and (passive or tn - last_contrib > max(wave_interval, last_sweep_len)):
-                if mm is not None:  # improving deltas pending, peers with unsent slots
-                    racc = float(mm.pending() + np.count_nonzero(dirty))
-                else:
-                    racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
-                            + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
-                wv.contribute(na.n_sent, na.n_recv, not passive, capped=over,
-                              extra=(racc, float(x.sum()), flow[0], flow[1],
-                                     float(acc.sum()) if prog else 0.0))
-                flow[:] = 0.0
-                last_contrib = tn
-            res = wv.test()
-            if res is not None:
-                r_global = float(res[_R])
-                sx = res[_SX]
-                if relative and not jac and sx > 0:
-                    # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
-                    # half of tol for the current S instead of the worst case S = beta
-                    target = max(target, tfac * 0.25 * tol * beta * float(sx))
-                if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
-                    cur = res[_R]
-                elif jac:  # E / sum(x) bounds the error of x / sum(x)
-                    cur = res[_R] / beta / sx if sx > 0 else np.inf
-                else:
-                    cur = (2.0 * res[_R] / beta / sx if sx > 0 else np.inf) if relative \
-                        else res[_R] / beta
-                if me == 0:
-                    st.sample(cur)
-                if sx > 0 and st.ref is not None:
-                    st.track_error(x, 1.0 / sx)
-                done = wv.decide(res, cur)
-                if wv.stalled:  # every rank passive, bound above tol: lower the threshold
-                    target /= 10.0
-                    tfac /= 10.0
-                if prog and not done and res[_F0] != 0.0:  # every rank decides the same
-                    lam = res[_F1] / res[_F0]
-                    relax[0] = extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
-                    st.extra["extrapolations"] = extra_ex.steps
-                    if _TRACE and me == 0:
-                        import sys
-                        print(f"[asap] wave {wv.waves} lam {lam:.4f} signed {res[_SG]:.3g} "
-                              f"mass {res[_R]:.3g} relax {relax[0]:.3f}", file=sys.stderr)
-                if prog and not np.isfinite(cur):  # diverged: stop now
-                    wv.drain()
-                if self.debug_mass and not done and wv.waves % 3 == 0:
-                    na.settle()  # debug: a blocking consistent snapshot
-                    self._check_mass(x, acc, leaked + pend.sum() + dbuf.sum())
-            t4 = perf()
-            st.comm_s += t4 - t3
-            if _TRACE and tn - _last_dbg[0] > 2.0:
-                _last_dbg[0] = tn
-                import sys
-                print(f"[asap r{me}] rounds {rounds} rl {rl:.3g} target {target * share:.3g} "
-                      f"inflight {na.inflight.tolist()} queue {len(emu.queue)} sent {na.n_sent} "
-                      f"recv {na.n_recv} obuf {bool(nout and acc[nloc:].any())} waves {wv.waves} "
-                      f"wave {not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()}",
-                      file=sys.stderr, flush=True)
-            if not (ev or pushed or sent):
-                idle += 1
-                if idle > 2:
-                    d = min(1e-3, 2e-5 * idle)
-                    nd = emu.next_due()
-                    if nd is not None:
-                        d = max(0.0, min(d, nd - now()))
-                    time.sleep(d)
-                    st.wait_s += d
-            else:
-                idle = 0
-        na.close()  # cancel the posted receives, complete every send, barrier
-        if self.debug_mass:
-            self._check_mass(x, acc, leaked + pend.sum() + dbuf.sum())
-        st.rounds += rounds
-        st.extra["waves"] = st.extra.get("waves", 0) + wv.waves
-        st.extra["asap_seconds_solve"] = perf() - t_start
-        if prog:
-            x += acc[:nloc]  # the residuals left (their mass is in the bound)
-        return x, wv.bound, rounds
+        return _Solve(self, b, tol, relative, b if bdang is None else bdang, delta0,
+                      minmax).run()
 
     # ------------------------------------------------------------------ debug
     def _check_mass(self, x, acc, leaked):
@@ -620,6 +294,377 @@ class _Solver:
         if err > 1e-9:
             raise RuntimeError(f"PageRank mass not conserved: {what} = {total!r} "
                                f"(expected {0 if self.form == 'jacobi' else 1})")
+
+
+class _Solve:
+    """One :meth:`_Solver.solve`: its state, the local work, the flushes and the round loop."""
+
+    def __init__(self, sol, b, tol, relative, bdang, delta0, mm):
+        self.sol, self.tol, self.relative, self.mm = sol, tol, relative, mm
+        self.jac = jac = sol.form == "jacobi"
+        self.prog = prog = delta0 is not None
+        lg, st, comm = self.lg, self.st, self.comm = sol.lg, sol.st, sol.comm
+        self.emu, self.me, self.K, self.alpha = sol.emu, sol.me, sol.K, sol.alpha
+        self.e_start = st.edges_visited
+        nloc = self.nloc = lg.nloc
+        out_peers, self.seg_lo, self.seg_hi, in_peers, self.in_maps, Bq = sol._peers(b, bdang)
+        nout, nin = self.nout, self.nin = len(out_peers), len(in_peers)
+        self.peer_index = {q: j for j, q in enumerate(out_peers)}
+        # per out-peer buffer state: new contributions since the last send (dirty), float32
+        # remainders left by the last send (rem); graph peers come first
+        self.ngraph = len(lg.out_peers)
+        self.dirty = np.zeros(nout, dtype=bool)
+        self.rem = np.zeros(nout, dtype=bool)
+        self.x = np.zeros(nloc)
+        acc = self.acc = np.zeros(nloc + lg.nslots)
+        self.leaked = 0.0
+        beta = self.beta = 1.0 - self.alpha
+        bnorm = 1.0 if prog else beta  # what the residual mass is divided by in the bound
+        # jacobi form: pool mass (along b, along bdang) waiting to be spread over this
+        # rank's vertices (pend) or owed to each out-peer (dbuf, sent in the header)
+        self.two = bdang is not b
+        self.pend = np.zeros(2)
+        self.dbuf = np.zeros((nout, 2))
+        self.Bme = Bq[self.me]
+        self.bq_p = b / self.Bme[0] if self.Bme[0] > 0 else np.zeros(nloc)
+        self.bq_d = ((bdang / self.Bme[1] if self.Bme[1] > 0 else np.zeros(nloc)) if self.two
+                     else self.bq_p)
+        self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
+        self.rs = np.zeros(nloc) if jac else None
+        # sweep scratch: pushed block numbers, block sums of |r|
+        self.act = np.zeros(-(-nloc // sol.block) if jac else 0, dtype=np.int32)
+        self.bsum = np.zeros(len(self.act))
+        # sum programs: pushed and produced signed mass since the last wave contribution
+        # (their ratio estimates the dominant eigenvalue for the extrapolation step)
+        self.flow = np.zeros(2)
+        self.relax = 1.0  # > 1: the next sweep is an extrapolation step (every rank, once)
+        if prog:
+            acc[:nloc] = delta0
+        elif mm is not None:
+            pass  # the program's state lives in ``mm``
+        elif jac:
+            # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
+            acc[:nloc] = 1.0 / lg.n
+            self.sweep(0.0)
+            acc[:nloc] -= self.x
+            self.dirty[:self.ngraph] = True
+        else:
+            acc[:nloc] = (1.0 - self.alpha) * b
+        # passivity: the local residual sum is below this rank's share of a global target
+        # small enough for the bound (sum(x) >= 1-alpha in relative mode); lowered 10x
+        # (identically everywhere) whenever a wave shows it is not enough
+        self.target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
+        self.share = nloc / max(lg.n, 1)
+        self.tfac = 1.0
+        # scratch of the encoder (any form of a message, see .exchange)
+        sizes = [self.seg_hi[j] - self.seg_lo[j] for j in range(nout)]
+        cap = max(sizes, default=0)
+        self.s64 = np.zeros(cap)
+        self.s32 = np.zeros(cap, dtype=np.float32)
+        self.s16 = np.zeros(cap, dtype=np.int16) if sol.qmode == "q16" else None
+        self.sidx = np.zeros(cap, dtype=np.int32)
+        # push-sum pair for the global residual
+        self.gs, self.gw = _local.abs_sum(acc, 0, nloc), 1.0
+        self.r_prev = self.gs
+        from asapgraph.engine.sum_program import _Extrapolation
+        self.extra_ex = _Extrapolation() if prog else None
+        # work limit (max_iter sweep-equivalents of this rank's edges, the warm start
+        # included): a rank over it stops sweeping; once any rank is, every rank stops
+        # after the same wave, flushes its buffers, and the run ends at the next quiet
+        # waves with the bound it has (not converged)
+        self.wv = Waves(comm, nextra=5, passive_waves=2, tol=tol, drain=True)
+        self.last_contrib = -1.0
+        self.rounds = 0
+        # initial total residual (b sums to 1); refreshed by every wave
+        self.r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
+        self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
+        # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
+        deg = np.diff(lg.indptr).astype(np.float64)
+        mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
+        self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
+        self.rmax_c = None
+        self.rin = 0.0  # residual mass that arrived since the last round
+        self.fresh = np.zeros(nin, dtype=bool)
+        self.peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
+        self.last_sweep_end, self.last_sweep_len = -np.inf, 0.0
+        self.na = ex.NotifyAck(comm, out_peers, sizes, in_peers, [len(mp) for mp in self.in_maps],
+                               sol.window, self.emu, st, self._deliver)
+
+    # ------------------------------------------------------------------ local work
+    def sweep(self, theta):
+        """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
+        lg, acc, nloc, pend = self.lg, self.acc, self.nloc, self.pend
+        s_ = self.relax
+        if self.prog:
+            before = float(acc.sum())
+            if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
+                acc[:nloc] *= s_
+                theta = 0.0
+        nedge, dm, tot, _, left = _local.jacobi_push(
+            lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
+            lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
+            self.sol.block)
+        if self.prog:
+            if s_ != 1.0:
+                acc[:nloc] -= ((s_ - 1.0) / s_) * self.rs
+                left = _local.abs_sum(acc, 0, nloc)
+                self.relax = 1.0
+            else:
+                self.flow[0] += tot
+                self.flow[1] += tot + float(acc.sum()) - before
+        pend[:] = 0.0
+        two = self.two
+        pool = np.array([self.beta * tot + (0.0 if two else dm), dm if two else 0.0])
+        pend[:] += pool * self.Bme
+        if self.nout:
+            self.dbuf[:] += pool * self.bshare
+        self.st.edges_visited += nedge
+        return left + float(np.abs(pend).sum())
+
+    def _work(self, ev, t1):
+        """This round's local work (when due); returns whether anything was pushed."""
+        sol, lg, st, mm = self.sol, self.lg, self.st, self.mm
+        # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
+        # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
+        # for), so a sweep works on combined input; the wait is counted in sweeps of
+        # this rank or of its slowest in-peer, whichever are shorter: a straggler
+        # waits no longer than its peers take to answer
+        ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
+        if not ready:
+            ref = self.last_sweep_len
+            if self.nin and self.peer_len.min() > 0:
+                ref = min(ref, float(self.peer_len.max()))
+            ready = t1 - self.last_sweep_end > max(sol.patience * ref, 2e-4)
+        if not (self.rl > self.target * self.share and ready
+                and not (self.wv.draining or self.over)):
+            return 0
+        c0 = time.thread_time()
+        if mm is not None:
+            pushed, nedge, self.rl = mm.sweep(self.dirty)
+            st.edges_visited += nedge
+        elif self.jac:
+            self.rl = self.sweep(sol.jgamma * self.r_global / lg.n)
+            pushed = 1
+        else:
+            acc, nloc = self.acc, self.nloc
+            if ev or self.rmax_c is None:  # else the last sweep's value is current
+                self.rmax_c = float((acc[:nloc] / self.scale).max(initial=0.0))
+            # work threshold tied to the global residual of the last wave: a rank
+            # does not solve its own part far below the global error (it would
+            # redo that work whenever new mass arrives); small residuals wait.
+            tw = max(min(self.rmax_c * 0.5, sol.gamma * self.r_global / lg.n),
+                     sol.prio * self.rmax_c)
+            pushed, nedge, leak, self.rmax_c, self.rl = _local.residual_push(
+                lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, lg.dangling, self.alpha, tw,
+                self.scale)
+            self.leaked += leak
+            st.edges_visited += nedge
+        if pushed and mm is None:
+            self.dirty[:self.ngraph] = True
+        tc = time.perf_counter() - t1
+        st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
+        st.compute_s += tc
+        self.emu.after_compute(time.thread_time() - c0)
+        self.fresh[:] = False
+        self.last_sweep_end = time.perf_counter()
+        self.last_sweep_len = self.last_sweep_end - t1
+        return pushed
+
+    # ------------------------------------------------------------------ messages
+    def _deliver(self, j, buf, nbytes):
+        """Apply in-peer ``j``'s message (:class:`.exchange.NotifyAck` ACKs it)."""
+        f = ex.header(buf)
+        mm = self.mm
+        got = (ex.decode(self.acc, self.in_maps[j], buf, nbytes) if mm is None
+               else mm.decode(self.in_maps[j], buf, nbytes))
+        if self.jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
+            self.rin += abs(got) + abs(f[ex.POOL_B]) + abs(f[ex.POOL_D])
+            self.pend[0] += f[ex.POOL_B]
+            self.pend[1] += f[ex.POOL_D]
+        else:
+            self.rin += got
+        self.gs += f[ex.GOSSIP_S]
+        self.gw += f[ex.GOSSIP_W]
+        self.fresh[j] = True
+        self.peer_len[j] = f[ex.SWEEP_LEN]
+
+    def flush(self, force):
+        """Flush the buffers of this round's expander neighbours (window permitting);
+        ``force``: the rank is out of work (exact float64, remainders too)."""
+        sol, na, mm, acc = self.sol, self.na, self.mm, self.acc
+        dirty, rem, dbuf, nout = self.dirty, self.rem, self.dbuf, self.nout
+        sent = 0
+        if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
+            return 0
+        nb = sol.sched.neighbours(self.me, self.rounds)
+        gs, gw = self.gs, self.gw
+        r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
+        for q in nb:
+            j = self.peer_index.get(int(q))
+            if j is None or na.full(j):
+                continue
+            pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
+            # a buffer holding only float32 remainders waits for new mass (or the end)
+            if not (dirty[j] or pooled or (force and rem[j])):
+                continue
+            lo, hi = self.seg_lo[j], self.seg_hi[j]
+            if mm is not None:
+                if not mm.changed(lo, hi):
+                    dirty[j] = False
+                    continue
+            elif dirty[j] or sol.approx > 0:
+                mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
+                if mass <= 0.0:
+                    dirty[j] = rem[j] = False
+                    continue
+                if sol.approx > 0 and not force and mass < sol.approx * r_est / nout:
+                    continue
+            buf = na.open(j)
+            quant = sol.quantize and not force and mm is None
+            nbytes, form = (ex.encode(acc[lo:hi], buf, self.s64, self.s32, self.sidx, quant,
+                                      self.s16) if mm is None else mm.encode(lo, hi, buf))
+            dirty[j], rem[j] = False, quant
+            f = ex.header(buf)
+            gs, gw = gs / 2.0, gw / 2.0  # push-sum: half of the pair travels
+            f[ex.GOSSIP_S], f[ex.GOSSIP_W] = gs, gw
+            f[ex.POOL_B], f[ex.POOL_D] = dbuf[j, 0], dbuf[j, 1]
+            f[ex.SWEEP_LEN] = self.last_sweep_len
+            dbuf[j] = 0.0
+            na.send(j, buf, nbytes, form)
+            sent += 1
+        self.gs, self.gw = gs, gw
+        return sent
+
+    # ------------------------------------------------------------------ termination
+    def _wave(self, passive, tn):
+        """Contribute to a wave when due, act on a completed one; True: stop now."""
+        wv, mm, acc, st = self.wv, self.mm, self.acc, self.st
+        jac, prog, beta = self.jac, self.prog, self.beta
+        # periodic waves (trace, global residual) at most once per sweep: between
+        # sweeps the residual hardly changes, and a wave costs two passes over the
+        # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
+        if wv.idle and (passive or tn - self.last_contrib > max(_WAVE_INTERVAL,
+                                                                 self.last_sweep_len)):
+            if mm is not None:  # improving deltas pending, peers with unsent slots
+                racc = float(mm.pending() + np.count_nonzero(self.dirty))
+            else:
+                racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(self.pend).sum())
+                        + float(np.abs(self.dbuf).sum()) if jac else float(acc.sum()))
+            wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
+                          extra=(racc, float(self.x.sum()), self.flow[0], self.flow[1],
+                                 float(acc.sum()) if prog else 0.0))
+            self.flow[:] = 0.0
+            self.last_contrib = tn
+        res = wv.test()
+        if res is None:
+            return False
+        self.r_global = float(res[_R])
+        sx, tol = res[_SX], self.tol
+        if self.relative and not jac and sx > 0:
+            # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
+            # half of tol for the current S instead of the worst case S = beta
+            self.target = max(self.target, self.tfac * 0.25 * tol * beta * float(sx))
+        if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
+            cur = res[_R]
+        elif jac:  # E / sum(x) bounds the error of x / sum(x)
+            cur = res[_R] / beta / sx if sx > 0 else np.inf
+        else:
+            cur = (2.0 * res[_R] / beta / sx if sx > 0 else np.inf) if self.relative \
+                else res[_R] / beta
+        if self.me == 0:
+            st.sample(cur)
+        if sx > 0 and st.ref is not None:
+            st.track_error(self.x, 1.0 / sx)
+        done = wv.decide(res, cur)
+        if wv.stalled:  # every rank passive, bound above tol: lower the threshold
+            self.target /= 10.0
+            self.tfac /= 10.0
+        if prog and not done and res[_F0] != 0.0:  # every rank decides the same
+            lam = res[_F1] / res[_F0]
+            self.relax = self.extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
+            st.extra["extrapolations"] = self.extra_ex.steps
+            if _TRACE and self.me == 0:
+                _trace(f"[asap] wave {wv.waves} lam {lam:.4f} signed {res[_SG]:.3g} "
+                       f"mass {res[_R]:.3g} relax {self.relax:.3f}")
+        if prog and not np.isfinite(cur):  # diverged: stop now
+            wv.drain()
+        if self.sol.debug_mass and not done and wv.waves % 3 == 0:
+            self.na.settle()  # debug: a blocking consistent snapshot
+            self.sol._check_mass(self.x, acc, self.leaked + self.pend.sum() + self.dbuf.sum())
+        return done
+
+    # ------------------------------------------------------------------ the loop
+    def run(self):
+        """The round loop: poll, local work, flush, termination wave; returns
+        ``(x, bound, rounds)``."""
+        sol, st, emu, na, acc, nloc = self.sol, self.st, self.emu, self.na, self.acc, self.nloc
+        perf = time.perf_counter
+        t_start = last_dbg = perf()
+        idle = sent = 0
+        done = False
+        while not done:
+            self.rounds += 1
+            t0 = perf()
+            ev = na.poll()
+            t1 = perf()
+            st.comm_s += t1 - t0
+            self.rl += self.rin  # residual mass that arrived (jacobi: an upper bound of its |.|)
+            self.rin = 0.0
+            self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
+            pushed = self._work(ev, t1)
+            t2 = perf()
+            if sol.approx > 0 and (ev or pushed or sent):  # push-sum: only the knob uses it
+                rloc = _local.abs_sum(acc, 0, nloc + self.lg.nslots)
+                self.gs += rloc - self.r_prev
+                self.r_prev = rloc
+            out_work = self.wv.draining or self.over or self.rl <= self.target * self.share
+            sent = self.flush(out_work)
+            t3 = perf()
+            st.comm_s += t3 - t2
+            # termination waves (non-blocking)
+            passive = (out_work and na.acked() and not emu.queue
+                       and not (self.nout and (self.dirty.any() or self.rem.any()
+                                               or self.dbuf.any()))
+                       and not acc[nloc:].any())  # (the last test runs only when all else holds)
+            tn = perf()
+            done = self._wave(passive, tn)
+            t4 = perf()
+            st.comm_s += t4 - t3
+            if _TRACE and tn - last_dbg > 2.0:
+                last_dbg = tn
+                wv = self.wv
+                _trace(f"[asap r{self.me}] rounds {self.rounds} rl {self.rl:.3g} target "
+                       f"{self.target * self.share:.3g} inflight {na.inflight.tolist()} "
+                       f"queue {len(emu.queue)} sent {na.n_sent} recv {na.n_recv} obuf "
+                       f"{bool(self.nout and acc[nloc:].any())} waves {wv.waves} wave "
+                       f"{not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()}")
+            if not (ev or pushed or sent):
+                idle += 1
+                if idle > 2:
+                    d = min(1e-3, 2e-5 * idle)
+                    nd = emu.next_due()
+                    if nd is not None:
+                        d = max(0.0, min(d, nd - now()))
+                    time.sleep(d)
+                    st.wait_s += d
+            else:
+                idle = 0
+        na.close()  # cancel the posted receives, complete every send, barrier
+        if sol.debug_mass:
+            sol._check_mass(self.x, acc, self.leaked + self.pend.sum() + self.dbuf.sum())
+        st.rounds += self.rounds
+        st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
+        st.extra["asap_seconds_solve"] = perf() - t_start
+        x = self.x
+        if self.prog:
+            x += acc[:nloc]  # the residuals left (their mass is in the bound)
+        return x, self.wv.bound, self.rounds
+
+
+def _trace(msg):
+    import sys
+
+    print(msg, file=sys.stderr, flush=True)
 
 
 def same_vec(comm, a, b):
