@@ -1,60 +1,29 @@
-"""ASAP PageRank: asynchronous delta push with NOTIFY-ACK, stochastic reduce, exact termination.
+"""ASAP: the asynchronous solver loop of PageRank and the accumulative programs.
 
 Rationale
 ---------
-*Program forms.*  Both are Maiter-style delta (residual) pushes, so order, delays and
-combining never change the fixed point.  Each owned vertex has a value ``x`` and a
-residual ``r``; pushing ``u`` moves ``r_u`` into ``x_u`` and sends ``alpha r_u w_uv /
-outw_u`` to every out-neighbour ``v`` -- into ``r_v`` when ``v`` is local, else into the
-slot of ``v`` in the per-peer outgoing buffer, where it is *combined* (summed) with
-earlier contributions.  A contribution is never dropped, only delayed or combined.
+Every rank runs rounds without a barrier: receive what has arrived, do local work when
+due, flush per-peer buffers to this round's expander neighbours, take part in a
+termination wave.  The local work and what a buffer holds are a *state* plugged into the
+loop: the delta form (:class:`.asap_delta.DeltaState`: PageRank's ``jacobi`` and
+``push`` forms, with their mathematics, invariants and error bounds, and the
+accumulative sum programs of :mod:`.sum_program`, ``delta0=``) or the min/max state of
+:mod:`.minmax_program` (``minmax=``: SSSP, BFS, WCC, user programs; a message carries
+the changed slots exactly and the wave's bound is the count of improving deltas pending
+plus peers with unsent slots).  Order, delays and combining never change the fixed
+point, so the loop is free to combine and delay.  (ASAP PageRank's measured limits
+against BSP: :mod:`.asap_delta`.)
 
-* ``jacobi`` (default): the eigenvector form ``x = G x`` of the Google matrix
-  ``G = alpha (W^T + bdang d^T) + (1 - alpha) b 1^T`` (``b`` the personalization, ``bdang``
-  the dangling distribution, ``d`` the dangling indicator).  Start ``x = 1/n`` and
-  ``r = G x - x`` (one push of ``x``), so ``sum r = 0``.  A push of ``u`` also sends
-  ``(1 - alpha) r_u`` (teleport) and, for a dangling ``u``, ``alpha r_u`` into two *pools*
-  that are spread along ``b`` and ``bdang``: each rank's share (``sum b`` over its
-  vertices) rides as a header scalar on the next message to that rank, so every rank
-  that holds part of ``b`` is a peer.  Nothing is absorbed: ``sum r`` stays 0, ``x`` keeps
-  ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
-  Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
-  this is exactly power iteration).  Where ranks share cores, a sweep waits until every
-  in-peer has delivered since the last sweep or ``patience`` x the last sweep's duration
-  has passed (4 x the share of edges that cross ranks, within [0.5, 3]), so it works on
-  combined input; on dedicated cores it runs at once (waiting there locked ranks into
-  taking turns); the wait is counted in sweeps of the rank or of its slowest in-peer,
-  whichever are shorter (headers carry the sender's sweep duration), so a straggler
-  waits no longer than its peers take to answer.  Blocks of 16
-  consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
-  residual of the last wave; capped at half the largest block mean, so a sweep always
-  makes progress) wait and combine; skipping whole blocks rather than single vertices
-  made a sweep's cost follow its work (the push is bound by memory access).
-  Why this form: delays shift mass between the residuals and the buffers/pools; when
-  the process absorbs mass (the leaky form below) such a lag excites a mode that decays
-  at ~``alpha`` per sweep (on rmat the leaky process needed 3-8x BSP's edge work), while
-  here the lag only moves mass that is conserved, and the mass mode decays like
-  ``(-(1-alpha))^t``.  Measured with one rank: 18 sweeps vs 15 for power iteration on
-  rmat:18 (the certified bound needs a few more than the true error).
-* ``push``: Gauss-Seidel residual push from ``x = 0, r = (1 - alpha) b`` in which the
-  pushed mass of a dangling vertex leaves the system ("leaks"); the fixed point is
-  ``y = (1 - alpha) b (I - alpha W)^-1`` and, when ``bdang = b``, PageRank is
-  ``y / sum(y)``; for ``bdang != b`` a second solve with ``b = bdang`` gives ``z`` and
-  ``x = y + alpha s z / (1 - alpha)``, ``s = (y.d) / (1 - alpha/(1-alpha) z.d)``.  Vertices
-  are pushed when ``r_u`` exceeds a degree-scaled threshold, so on graphs with locality
-  (cnr-2000) it visits ~4x fewer edges than BSP; on expander-like graphs (rmat) it
-  contracts at the spectral radius of ``alpha W`` (~0.73 per sweep vs ~0.32 for power
-  iteration) and loses.
-
-*Invariants (mass conservation, checked by* ``debug_mass=True`` *on blocking snapshots
-every few waves, the only blocking collective, debug only).*  ``jacobi``: residuals +
-buffered + pools + in flight = 0.  ``push``: ``sum(x) + (sum(r) + buffered + in_flight +
-leaked) / (1 - alpha) = 1``.
-
-*Error bound.*  ``E = (sum |r| + |buffered| + |pools| + |in flight|) / (1 - alpha)``.
-``jacobi``: on zero-sum vectors ``G`` acts as ``alpha M`` with ``||M||_1 = 1``, so
-``||x / sum(x) - x*||_1 <= E / sum(x)``.  ``push`` (all quantities non-negative):
-``||y - x_abs||_1 <= E`` and the error of the normalised vector is ``<= 2 E / sum(x_abs)``.
+*Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
+since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
+share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
+dedicated cores it runs at once (waiting there locked ranks into taking turns); the
+wait is counted in sweeps of the rank or of its slowest in-peer, whichever are shorter
+(headers carry the sender's sweep duration), so a straggler waits no longer than its
+peers take to answer (env ``ASAPGRAPH_ASAP_PATIENCE``; off for ``push``).  A rank is out
+of work when its residual L1 sum is below its share ``n_r / n`` of a global target that
+keeps the bound at half of ``tol`` (push form: using the measured ``S = sum(x)`` of the
+last wave, which never decreases).
 
 *NOTIFY-ACK and messages* (:mod:`.exchange`).  Flushing the buffer of peer ``q`` is one
 ``Isend`` of ``[header | payload]`` (the header carries the emulated delivery time, the
@@ -87,46 +56,6 @@ stops sweeping and reports itself capped; after that wave every rank only flushe
 drain), and the run ends at the next two quiet waves with the bound reached, reported as
 not converged (so a limit never leaves a message in flight).
 
-*Local work and passivity.*  ``jacobi``: see above.  ``push``: each round runs one
-Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual exceeds
-``min(r_max / 2, gamma x R_wave / n)`` (``gamma`` = 1, env ``ASAPGRAPH_ASAP_GAMMA``), so a
-rank does not solve its own part far below the global error only to redo it when new
-mass arrives.  A rank is out of work when its residual L1 sum is below its share
-``n_r / n`` of a global target that keeps the bound at half of ``tol`` (push form: using
-the measured ``S = sum(x)`` of the last wave, which never decreases).  Env knobs for
-experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; for ``jacobi`` on shared cores
-as above, else off; off for ``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip
-threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK`` (its block size, 16; 1 skips single vertices).
-
-*Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
-is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
-sweep on partial input is extra edge work), sending ~4x fewer bytes.  With one rank 3x
-slower, ASAP is ~1.2x faster: every vertex is owned by one rank, so the slow rank still
-sweeps its part about as often as BSP has supersteps; asynchrony removes the barrier waits,
-not that work, and the speed-up is capped by BSP's time over the slow rank's own sweeps
-(1.4-1.6x here).  Only moving vertices off a slow rank would lift the cap.  History: the
-16-vertex block skipping, the core-aware gate (two ranks on two cores used to take turns:
-0.30 -> 0.15 s on cnr-2000) and CPU-time straggler sleeps are this form's recent gains;
-before them ASAP was 1.2-1.6x slower unemulated.  The leaky ``push`` form
-needed 6-8x BSP's edge work on rmat:20; a signed variant that redistributed the
-dangling mass through the termination waves (every 5 ms) was 4-20x worse for the lag
-reason above; spreading the teleport and dangling pools on the data messages fixed it.
-
-*Accumulative sum programs* (:mod:`.sum_program`) run this solver with ``delta0``: the
-``jacobi`` form with ``alpha = 1`` (the program's coefficients folded into the local CSR),
-no pools and no warm start; the bound is the pending mass itself and each wave also
-carries the pushed and produced signed mass and the signed residual, from which the
-power-series extrapolation of :class:`.sum_program._Extrapolation` is decided (the same
-on every rank).  PageRank's path is unchanged (the extra wave fields are zero).
-
-*Accumulative min/max programs* (:mod:`.minmax_program`: SSSP, BFS, WCC, user programs)
-run this loop with ``minmax=`` their state: the local work is the rank's local fixed
-point (offers to remote vertices combined in per-peer slots with min/max), a message
-carries the slots changed since the last one as exact (slot, value) pairs (payload
-forms 6 and 7), and the wave's bound is the count of improving deltas pending plus peers
-with unsent slots, so the run stops when no improving delta is pending anywhere and
-nothing is in flight.  Flow control, schedule, waves and emulation are unchanged.
-
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
 local work; it is flushed once the rank runs out of work, before termination.
@@ -146,6 +75,7 @@ import numpy as np
 from asapgraph.kernels import _local
 from asapgraph.comm.mpi import mpi, oversubscribed
 from asapgraph.engine import exchange as ex
+from asapgraph.engine.asap_delta import DeltaState, pool_peers
 from asapgraph.engine.emulation import now
 from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
@@ -164,6 +94,9 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 
 
 class _Solver:
+    """The ASAP solver of one rank: its configuration (expander, window, knobs), kept
+    across the solves of a run (:func:`run_asap` may solve twice); see :meth:`solve`."""
+
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
                  form="jacobi", max_iter=None):
         MPI = mpi()
@@ -209,40 +142,6 @@ class _Solver:
             raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
         self.quantize = self.qmode != "off"
 
-    # ------------------------------------------------------------------ one solve
-    def _peers(self, b, bdang):
-        """Peer lists of one solve: ``(out, lo, hi, in, maps, B)``.
-
-        The graph's peers, plus (``jacobi`` form) every rank that holds part of the
-        teleport or dangling distribution (``B[q] = (sum b, sum bdang)`` on rank ``q``):
-        each push sends pool mass to all of them.  ``lo/hi``: slot range of each out-peer
-        in ``acc`` (empty for a pool-only peer).  One allgather (setup, not the main loop).
-        """
-        lg, K, me, nloc = self.lg, self.K, self.me, self.lg.nloc
-        out = [int(q) for q in lg.out_peers]
-        lo = [nloc + int(lg.out_off[j]) for j in range(len(out))]
-        hi = [nloc + int(lg.out_off[j + 1]) for j in range(len(out))]
-        inp = [int(q) for q in lg.in_peers]
-        maps = list(lg.in_maps)
-        B = np.ones((K, 2))
-        if self.form == "jacobi":
-            mine = np.array([float(b.sum()), float(bdang.sum()), float(nloc > 0)])
-            allv = np.zeros(3 * K)
-            self.comm.Allgather(mine, allv)
-            allv = allv.reshape(K, 3)
-            B, pushes = allv[:, :2].copy(), allv[:, 2] > 0
-            for q in range(K):
-                if q == me:
-                    continue
-                if pushes[me] and B[q].sum() > 0 and q not in out:
-                    out.append(q)
-                    lo.append(nloc)
-                    hi.append(nloc)
-                if B[me].sum() > 0 and pushes[q] and q not in inp:
-                    inp.append(q)
-                    maps.append(np.zeros(0, dtype=np.int64))
-        return out, lo, hi, inp, maps, B
-
     def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
 
@@ -270,31 +169,6 @@ class _Solver:
         return _Solve(self, b, tol, relative, b if bdang is None else bdang, delta0,
                       minmax).run()
 
-    # ------------------------------------------------------------------ debug
-    def _check_mass(self, x, acc, leaked):
-        """Mass conservation at a consistent cut (debug; collective).
-
-        ``push`` form: ``sum x + (residuals + buffered + in flight + leaked) / (1-alpha)
-        = 1``.  ``jacobi`` form: nothing is absorbed, so ``residuals + buffered + pools
-        + in flight = 0`` (``leaked`` carries the pools) and ``sum x`` stays 1 up to it.
-        """
-        MPI = self.MPI
-        loc = np.array([x.sum(), acc.sum(), leaked])
-        tot = np.zeros(3)
-        self.comm.Allreduce(loc, tot, op=MPI.SUM)
-        if self.form == "jacobi":
-            total, what = tot[1] + tot[2], "residuals + buffered + pools + in flight"
-            err = abs(total)
-        else:
-            total = tot[0] + (tot[1] + tot[2]) / (1.0 - self.alpha)
-            what = "values + residuals + buffered + in flight + leaked"
-            err = abs(total - 1.0)
-        self.mass_checks += 1
-        self.max_mass_error = max(self.max_mass_error, err)
-        if err > 1e-9:
-            raise RuntimeError(f"PageRank mass not conserved: {what} = {total!r} "
-                               f"(expected {0 if self.form == 'jacobi' else 1})")
-
 
 class _Solve:
     """One :meth:`_Solver.solve`: its state, the local work, the flushes and the round loop."""
@@ -307,7 +181,8 @@ class _Solve:
         self.emu, self.me, self.K, self.alpha = sol.emu, sol.me, sol.K, sol.alpha
         self.e_start = st.edges_visited
         nloc = self.nloc = lg.nloc
-        out_peers, self.seg_lo, self.seg_hi, in_peers, self.in_maps, Bq = sol._peers(b, bdang)
+        out_peers, self.seg_lo, self.seg_hi, in_peers, self.in_maps, Bq = pool_peers(
+            comm, lg, sol.form, b, bdang)
         nout, nin = self.nout, self.nin = len(out_peers), len(in_peers)
         self.peer_index = {q: j for j, q in enumerate(out_peers)}
         # per out-peer buffer state: new contributions since the last send (dirty), float32
@@ -315,41 +190,12 @@ class _Solve:
         self.ngraph = len(lg.out_peers)
         self.dirty = np.zeros(nout, dtype=bool)
         self.rem = np.zeros(nout, dtype=bool)
-        self.x = np.zeros(nloc)
-        acc = self.acc = np.zeros(nloc + lg.nslots)
-        self.leaked = 0.0
-        beta = self.beta = 1.0 - self.alpha
-        bnorm = 1.0 if prog else beta  # what the residual mass is divided by in the bound
-        # jacobi form: pool mass (along b, along bdang) waiting to be spread over this
-        # rank's vertices (pend) or owed to each out-peer (dbuf, sent in the header)
-        self.two = bdang is not b
-        self.pend = np.zeros(2)
-        self.dbuf = np.zeros((nout, 2))
-        self.Bme = Bq[self.me]
-        self.bq_p = b / self.Bme[0] if self.Bme[0] > 0 else np.zeros(nloc)
-        self.bq_d = ((bdang / self.Bme[1] if self.Bme[1] > 0 else np.zeros(nloc)) if self.two
-                     else self.bq_p)
-        self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
-        self.rs = np.zeros(nloc) if jac else None
-        # sweep scratch: pushed block numbers, block sums of |r|
-        self.act = np.zeros(-(-nloc // sol.block) if jac else 0, dtype=np.int32)
-        self.bsum = np.zeros(len(self.act))
-        # sum programs: pushed and produced signed mass since the last wave contribution
-        # (their ratio estimates the dominant eigenvalue for the extrapolation step)
-        self.flow = np.zeros(2)
-        self.relax = 1.0  # > 1: the next sweep is an extrapolation step (every rank, once)
-        if prog:
-            acc[:nloc] = delta0
-        elif mm is not None:
-            pass  # the program's state lives in ``mm``
-        elif jac:
-            # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
-            acc[:nloc] = 1.0 / lg.n
-            self.sweep(0.0)
-            acc[:nloc] -= self.x
+        # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
+        d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None)
+        if d.warm:
             self.dirty[:self.ngraph] = True
-        else:
-            acc[:nloc] = (1.0 - self.alpha) * b
+        acc, beta = d.acc, d.beta
+        bnorm = 1.0 if prog else beta  # what the residual mass is divided by in the bound
         # passivity: the local residual sum is below this rank's share of a global target
         # small enough for the bound (sum(x) >= 1-alpha in relative mode); lowered 10x
         # (identically everywhere) whenever a wave shows it is not enough
@@ -378,11 +224,6 @@ class _Solve:
         # initial total residual (b sums to 1); refreshed by every wave
         self.r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
         self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
-        # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
-        deg = np.diff(lg.indptr).astype(np.float64)
-        mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
-        self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
-        self.rmax_c = None
         self.rin = 0.0  # residual mass that arrived since the last round
         self.fresh = np.zeros(nin, dtype=bool)
         self.peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
@@ -391,36 +232,6 @@ class _Solve:
                                sol.window, self.emu, st, self._deliver)
 
     # ------------------------------------------------------------------ local work
-    def sweep(self, theta):
-        """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
-        lg, acc, nloc, pend = self.lg, self.acc, self.nloc, self.pend
-        s_ = self.relax
-        if self.prog:
-            before = float(acc.sum())
-            if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
-                acc[:nloc] *= s_
-                theta = 0.0
-        nedge, dm, tot, _, left = _local.jacobi_push(
-            lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
-            lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
-            self.sol.block)
-        if self.prog:
-            if s_ != 1.0:
-                acc[:nloc] -= ((s_ - 1.0) / s_) * self.rs
-                left = _local.abs_sum(acc, 0, nloc)
-                self.relax = 1.0
-            else:
-                self.flow[0] += tot
-                self.flow[1] += tot + float(acc.sum()) - before
-        pend[:] = 0.0
-        two = self.two
-        pool = np.array([self.beta * tot + (0.0 if two else dm), dm if two else 0.0])
-        pend[:] += pool * self.Bme
-        if self.nout:
-            self.dbuf[:] += pool * self.bshare
-        self.st.edges_visited += nedge
-        return left + float(np.abs(pend).sum())
-
     def _work(self, ev, t1):
         """This round's local work (when due); returns whether anything was pushed."""
         sol, lg, st, mm = self.sol, self.lg, self.st, self.mm
@@ -443,21 +254,10 @@ class _Solve:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
             st.edges_visited += nedge
         elif self.jac:
-            self.rl = self.sweep(sol.jgamma * self.r_global / lg.n)
+            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n)
             pushed = 1
         else:
-            acc, nloc = self.acc, self.nloc
-            if ev or self.rmax_c is None:  # else the last sweep's value is current
-                self.rmax_c = float((acc[:nloc] / self.scale).max(initial=0.0))
-            # work threshold tied to the global residual of the last wave: a rank
-            # does not solve its own part far below the global error (it would
-            # redo that work whenever new mass arrives); small residuals wait.
-            tw = max(min(self.rmax_c * 0.5, sol.gamma * self.r_global / lg.n),
-                     sol.prio * self.rmax_c)
-            pushed, nedge, leak, self.rmax_c, self.rl = _local.residual_push(
-                lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, lg.dangling, self.alpha, tw,
-                self.scale)
-            self.leaked += leak
+            pushed, nedge, self.rl = self.d.push(ev, self.r_global)
             st.edges_visited += nedge
         if pushed and mm is None:
             self.dirty[:self.ngraph] = True
@@ -475,12 +275,12 @@ class _Solve:
         """Apply in-peer ``j``'s message (:class:`.exchange.NotifyAck` ACKs it)."""
         f = ex.header(buf)
         mm = self.mm
-        got = (ex.decode(self.acc, self.in_maps[j], buf, nbytes) if mm is None
+        got = (ex.decode(self.d.acc, self.in_maps[j], buf, nbytes) if mm is None
                else mm.decode(self.in_maps[j], buf, nbytes))
         if self.jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
             self.rin += abs(got) + abs(f[ex.POOL_B]) + abs(f[ex.POOL_D])
-            self.pend[0] += f[ex.POOL_B]
-            self.pend[1] += f[ex.POOL_D]
+            self.d.pend[0] += f[ex.POOL_B]
+            self.d.pend[1] += f[ex.POOL_D]
         else:
             self.rin += got
         self.gs += f[ex.GOSSIP_S]
@@ -491,8 +291,8 @@ class _Solve:
     def flush(self, force):
         """Flush the buffers of this round's expander neighbours (window permitting);
         ``force``: the rank is out of work (exact float64, remainders too)."""
-        sol, na, mm, acc = self.sol, self.na, self.mm, self.acc
-        dirty, rem, dbuf, nout = self.dirty, self.rem, self.dbuf, self.nout
+        sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
+        dirty, rem, dbuf, nout = self.dirty, self.rem, self.d.dbuf, self.nout
         sent = 0
         if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
             return 0
@@ -538,8 +338,8 @@ class _Solve:
     # ------------------------------------------------------------------ termination
     def _wave(self, passive, tn):
         """Contribute to a wave when due, act on a completed one; True: stop now."""
-        wv, mm, acc, st = self.wv, self.mm, self.acc, self.st
-        jac, prog, beta = self.jac, self.prog, self.beta
+        wv, mm, d, st = self.wv, self.mm, self.d, self.st
+        jac, prog, beta = self.jac, self.prog, d.beta
         # periodic waves (trace, global residual) at most once per sweep: between
         # sweeps the residual hardly changes, and a wave costs two passes over the
         # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
@@ -548,12 +348,11 @@ class _Solve:
             if mm is not None:  # improving deltas pending, peers with unsent slots
                 racc = float(mm.pending() + np.count_nonzero(self.dirty))
             else:
-                racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(self.pend).sum())
-                        + float(np.abs(self.dbuf).sum()) if jac else float(acc.sum()))
+                racc = d.pending_mass()
             wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
-                          extra=(racc, float(self.x.sum()), self.flow[0], self.flow[1],
-                                 float(acc.sum()) if prog else 0.0))
-            self.flow[:] = 0.0
+                          extra=(racc, float(d.x.sum()), d.flow[0], d.flow[1],
+                                 float(d.acc.sum()) if prog else 0.0))
+            d.flow[:] = 0.0
             self.last_contrib = tn
         res = wv.test()
         if res is None:
@@ -574,30 +373,31 @@ class _Solve:
         if self.me == 0:
             st.sample(cur)
         if sx > 0 and st.ref is not None:
-            st.track_error(self.x, 1.0 / sx)
+            st.track_error(d.x, 1.0 / sx)
         done = wv.decide(res, cur)
         if wv.stalled:  # every rank passive, bound above tol: lower the threshold
             self.target /= 10.0
             self.tfac /= 10.0
         if prog and not done and res[_F0] != 0.0:  # every rank decides the same
             lam = res[_F1] / res[_F0]
-            self.relax = self.extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
+            d.relax = self.extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
             st.extra["extrapolations"] = self.extra_ex.steps
             if _TRACE and self.me == 0:
                 _trace(f"[asap] wave {wv.waves} lam {lam:.4f} signed {res[_SG]:.3g} "
-                       f"mass {res[_R]:.3g} relax {self.relax:.3f}")
+                       f"mass {res[_R]:.3g} relax {d.relax:.3f}")
         if prog and not np.isfinite(cur):  # diverged: stop now
             wv.drain()
         if self.sol.debug_mass and not done and wv.waves % 3 == 0:
             self.na.settle()  # debug: a blocking consistent snapshot
-            self.sol._check_mass(self.x, acc, self.leaked + self.pend.sum() + self.dbuf.sum())
+            d.check_mass(self.comm)
         return done
 
     # ------------------------------------------------------------------ the loop
     def run(self):
         """The round loop: poll, local work, flush, termination wave; returns
         ``(x, bound, rounds)``."""
-        sol, st, emu, na, acc, nloc = self.sol, self.st, self.emu, self.na, self.acc, self.nloc
+        sol, st, emu, na, d, nloc = self.sol, self.st, self.emu, self.na, self.d, self.nloc
+        acc = d.acc
         perf = time.perf_counter
         t_start = last_dbg = perf()
         idle = sent = 0
@@ -624,7 +424,7 @@ class _Solve:
             # termination waves (non-blocking)
             passive = (out_work and na.acked() and not emu.queue
                        and not (self.nout and (self.dirty.any() or self.rem.any()
-                                               or self.dbuf.any()))
+                                               or d.dbuf.any()))
                        and not acc[nloc:].any())  # (the last test runs only when all else holds)
             tn = perf()
             done = self._wave(passive, tn)
@@ -641,21 +441,21 @@ class _Solve:
             if not (ev or pushed or sent):
                 idle += 1
                 if idle > 2:
-                    d = min(1e-3, 2e-5 * idle)
+                    dt = min(1e-3, 2e-5 * idle)
                     nd = emu.next_due()
                     if nd is not None:
-                        d = max(0.0, min(d, nd - now()))
-                    time.sleep(d)
-                    st.wait_s += d
+                        dt = max(0.0, min(dt, nd - now()))
+                    time.sleep(dt)
+                    st.wait_s += dt
             else:
                 idle = 0
         na.close()  # cancel the posted receives, complete every send, barrier
         if sol.debug_mass:
-            sol._check_mass(self.x, acc, self.leaked + self.pend.sum() + self.dbuf.sum())
+            d.check_mass(self.comm)
         st.rounds += self.rounds
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["asap_seconds_solve"] = perf() - t_start
-        x = self.x
+        x = d.x
         if self.prog:
             x += acc[:nloc]  # the residuals left (their mass is in the bound)
         return x, self.wv.bound, self.rounds
