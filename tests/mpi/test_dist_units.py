@@ -211,3 +211,30 @@ def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
     assert oversubscribed(MPI.COMM_SELF) is False
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(), raising=False)
     assert oversubscribed(MPI.COMM_SELF) is True
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+@pytest.mark.parametrize("density", [0.0, 0.01, 0.5, 1.0])
+def test_exact_offers_roundtrip(dtype, density, rng):
+    """Min/max offers (payload forms 6 and 7 of engine.exchange): the changed slots
+    arrive exactly, in the smaller of the dense and sparse forms."""
+    from asapgraph.engine import exchange
+
+    m = 3000
+    seg = rng.integers(0, 10**12, m).astype(dtype)
+    ch = np.flatnonzero(rng.random(m) < density)
+    buf = exchange.message_buffer(m)
+    nbytes, form = exchange.encode_exact(seg, ch, buf)
+    exchange.header(buf)[exchange.FORM] = form
+    sparse = 12 * len(ch) < 8 * m
+    assert form == (exchange.SPARSE_EXACT if sparse else exchange.DENSE_EXACT)
+    assert nbytes == 8 * exchange.HEADER + (12 * len(ch) if sparse else 8 * m)
+    mp = rng.permutation(m).astype(np.int64)
+    t, v = exchange.decode_exact(mp, buf, nbytes, np.dtype(dtype))
+    assert v.dtype == dtype
+    if sparse:
+        np.testing.assert_array_equal(t, mp[ch])
+        np.testing.assert_array_equal(v, seg[ch])
+    else:
+        np.testing.assert_array_equal(t, mp)
+        np.testing.assert_array_equal(v, seg)
