@@ -1,149 +1,60 @@
-"""ASAP PageRank: asynchronous delta push with NOTIFY-ACK, stochastic reduce, exact termination.
+"""ASAP: the asynchronous solver loop of PageRank and the accumulative programs.
 
 Rationale
 ---------
-*Program forms.*  Both are Maiter-style delta (residual) pushes, so order, delays and
-combining never change the fixed point.  Each owned vertex has a value ``x`` and a
-residual ``r``; pushing ``u`` moves ``r_u`` into ``x_u`` and sends ``alpha r_u w_uv /
-outw_u`` to every out-neighbour ``v`` -- into ``r_v`` when ``v`` is local, else into the
-slot of ``v`` in the per-peer outgoing buffer, where it is *combined* (summed) with
-earlier contributions.  A contribution is never dropped, only delayed or combined.
+Every rank runs rounds without a barrier: receive what has arrived, do local work when
+due, flush per-peer buffers to this round's expander neighbours, take part in a
+termination wave.  The local work and what a buffer holds are a *state* plugged into the
+loop: the delta form (:class:`.asap_delta.DeltaState`: PageRank's ``jacobi`` and
+``push`` forms, with their mathematics, invariants and error bounds, and the
+accumulative sum programs of :mod:`.sum_program`, ``delta0=``) or the min/max state of
+:mod:`.minmax_program` (``minmax=``: SSSP, BFS, WCC, user programs; a message carries
+the changed slots exactly and the wave's bound is the count of improving deltas pending
+plus peers with unsent slots).  Order, delays and combining never change the fixed
+point, so the loop is free to combine and delay.  (ASAP PageRank's measured limits
+against BSP: :mod:`.asap_delta`.)
 
-* ``jacobi`` (default): the eigenvector form ``x = G x`` of the Google matrix
-  ``G = alpha (W^T + bdang d^T) + (1 - alpha) b 1^T`` (``b`` the personalization, ``bdang``
-  the dangling distribution, ``d`` the dangling indicator).  Start ``x = 1/n`` and
-  ``r = G x - x`` (one push of ``x``), so ``sum r = 0``.  A push of ``u`` also sends
-  ``(1 - alpha) r_u`` (teleport) and, for a dangling ``u``, ``alpha r_u`` into two *pools*
-  that are spread along ``b`` and ``bdang``: each rank's share (``sum b`` over its
-  vertices) rides as a header scalar on the next message to that rank, so every rank
-  that holds part of ``b`` is a peer.  Nothing is absorbed: ``sum r`` stays 0, ``x`` keeps
-  ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
-  Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
-  this is exactly power iteration).  Where ranks share cores, a sweep waits until every
-  in-peer has delivered since the last sweep or ``patience`` x the last sweep's duration
-  has passed (4 x the share of edges that cross ranks, within [0.5, 3]), so it works on
-  combined input; on dedicated cores it runs at once (waiting there locked ranks into
-  taking turns); the wait is counted in sweeps of the rank or of its slowest in-peer,
-  whichever are shorter (headers carry the sender's sweep duration), so a straggler
-  waits no longer than its peers take to answer.  Blocks of 16
-  consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
-  residual of the last wave; capped at half the largest block mean, so a sweep always
-  makes progress) wait and combine; skipping whole blocks rather than single vertices
-  made a sweep's cost follow its work (the push is bound by memory access).
-  Why this form: delays shift mass between the residuals and the buffers/pools; when
-  the process absorbs mass (the leaky form below) such a lag excites a mode that decays
-  at ~``alpha`` per sweep (on rmat the leaky process needed 3-8x BSP's edge work), while
-  here the lag only moves mass that is conserved, and the mass mode decays like
-  ``(-(1-alpha))^t``.  Measured with one rank: 18 sweeps vs 15 for power iteration on
-  rmat:18 (the certified bound needs a few more than the true error).
-* ``push``: Gauss-Seidel residual push from ``x = 0, r = (1 - alpha) b`` in which the
-  pushed mass of a dangling vertex leaves the system ("leaks"); the fixed point is
-  ``y = (1 - alpha) b (I - alpha W)^-1`` and, when ``bdang = b``, PageRank is
-  ``y / sum(y)``; for ``bdang != b`` a second solve with ``b = bdang`` gives ``z`` and
-  ``x = y + alpha s z / (1 - alpha)``, ``s = (y.d) / (1 - alpha/(1-alpha) z.d)``.  Vertices
-  are pushed when ``r_u`` exceeds a degree-scaled threshold, so on graphs with locality
-  (cnr-2000) it visits ~4x fewer edges than BSP; on expander-like graphs (rmat) it
-  contracts at the spectral radius of ``alpha W`` (~0.73 per sweep vs ~0.32 for power
-  iteration) and loses.
+*Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
+since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
+share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
+dedicated cores it runs at once (waiting there locked ranks into taking turns); the
+wait is counted in sweeps of the rank or of its slowest in-peer, whichever are shorter
+(headers carry the sender's sweep duration), so a straggler waits no longer than its
+peers take to answer (env ``ASAPGRAPH_ASAP_PATIENCE``; off for ``push``).  A rank is out
+of work when its residual L1 sum is below its share ``n_r / n`` of a global target that
+keeps the bound at half of ``tol`` (push form: using the measured ``S = sum(x)`` of the
+last wave, which never decreases).
 
-*Invariants (mass conservation, checked by* ``debug_mass=True`` *on blocking snapshots
-every few waves, the only blocking collective, debug only).*  ``jacobi``: residuals +
-buffered + pools + in flight = 0.  ``push``: ``sum(x) + (sum(r) + buffered + in_flight +
-leaked) / (1 - alpha) = 1``.
-
-*Error bound.*  ``E = (sum |r| + |buffered| + |pools| + |in flight|) / (1 - alpha)``.
-``jacobi``: on zero-sum vectors ``G`` acts as ``alpha M`` with ``||M||_1 = 1``, so
-``||x / sum(x) - x*||_1 <= E / sum(x)``.  ``push`` (all quantities non-negative):
-``||y - x_abs||_1 <= E`` and the error of the normalised vector is ``<= 2 E / sum(x_abs)``.
-
-*NOTIFY-ACK.*  Flushing the buffer of peer ``q`` is one ``Isend`` of
-``[header | payload]`` (header, float64: emulated delivery time, payload form, push-sum
-pair, pool shares, the sender's last sweep duration); the receiver applies it (scatter-add) and
-then sends a tiny ACK.  At most ``window`` un-ACKed messages per peer; while waiting the
-sender keeps computing and combining into the buffer.
-
-*Message encoding* (per message, :meth:`_Solver._encode`).  While the sender still has
-local work, values travel quantised with *error feedback*: by default as 16-bit integers
-of a per-message step ``max|v| / 32767`` (:func:`._local.pack_q16`; env
-``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for float64), rounded toward zero, the
-remainder staying in the slot where it keeps combining, so no mass is created or lost
-and (push form) residuals stay non-negative; slots below one step simply wait.  The
-payload is dense or sparse (values + int32 slot indices), whichever is smaller.  Once
-the rank is out of work (the final flushes before termination) buffers go out in
+*NOTIFY-ACK and messages* (:mod:`.exchange`).  Flushing the buffer of peer ``q`` is one
+``Isend`` of ``[header | payload]`` (the header carries the emulated delivery time, the
+payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's last
+sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``window``
+un-ACKed messages per peer; while waiting the sender keeps computing and combining into
+the buffer.  While the sender still has local work, values travel quantised with error
+feedback (16-bit integers of a per-message step by default: :func:`.exchange.encode`),
+the remainder staying in the slot; once the rank is out of work buffers go out in
 float64, exactly, so the fixed point, the bound and the final accuracy are those of the
-float64 engine.  Measured (4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06 MB
-(16-bit), rmat:19 38.8 -> 27.4 MB; BSP sends 3.8 and 70.9 MB.
+float64 engine.
 
-*Stochastic reduce.*  In round ``t`` a rank flushes only to its ``fanout`` out-neighbours
-``(rank + o) mod K`` on a circulant expander whose offsets ``o`` are a window of a
-seeded random permutation of ``1..K-1`` (re-drawn every epoch from a seeded cycle of 64,
-rotated every round):
-every peer is served within ``2 ceil((K-1)/fanout)`` rounds, so a buffer never starves.
-All ranks draw the same graph for the same round without communicating.  The mixing
-matrix ``P = (I + sum_o C_o) / (k + 1)`` (``C_o`` the cyclic shift) is doubly stochastic;
-its spectral gap ``1 - sigma_2(P)`` is reported.  A push-sum pair ``(s, w)`` rides on the
-data messages and estimates the global residual (used by the approximation knob).
+*Stochastic reduce* (:mod:`.reduce`).  In round ``t`` a rank flushes only to its
+``fanout`` out-neighbours on the seeded rotating circulant expander of
+:class:`.reduce.Schedule` (every peer served within ``2 ceil((K-1)/fanout)`` rounds; its
+spectral gap is reported).  A push-sum pair ``(s, w)`` rides on the data messages and
+estimates the global residual (used by the approximation knob).
 
-*Exact termination* (four-counter waves, Mattern 1987).  A rank contributes
-``(sent, received, R_local, sum x, changed, passive)`` to a non-blocking
-``Iallreduce`` when it is passive (no residual above the threshold, buffers empty, all
-messages ACKed, no held delivery) or periodically while active (this also yields the
-error-vs-time trace).  Waves complete in the same order everywhere, so all ranks take
-the same decision: stop after wave ``k`` iff in waves ``k-1`` and ``k`` every rank was
-passive, no rank's counters changed between its two contributions, total sent equals
-total received, and the bound of wave ``k-1`` is ``<= tol``.  Proof sketch: wave ``k``
-contributions start after wave ``k-1`` completed everywhere, so there is an instant
-``T`` at which no rank has communication events and, counts being balanced, nothing is
-in flight: the state at ``T`` is a consistent cut with no message in flight and
-residuals no larger than reported in wave ``k-1``; the residual mass never increases
-and passive ranks with no input stay passive, so the run ends with every buffer
-flushed.  If all ranks are passive but the bound is still above ``tol``, the push
-threshold is lowered (identically everywhere).  There is no barrier and no blocking
-collective in the main loop.
+*Exact termination* (:mod:`.termination`: counting waves, Mattern 1987).  A rank
+contributes ``(sent, received, busy, dirty, capped)`` and its residual mass and ``sum x``
+to a non-blocking ``Iallreduce`` when it is passive (no residual above the threshold,
+buffers empty, all messages ACKed, no held delivery) or periodically while active (this
+also yields the error-vs-time trace and the global residual ``R``).  The rule's
+parameters here: two consecutive waves with every rank passive, ``dirty`` from the
+message counters, and the bound of the earlier wave ``<= tol``; if all ranks are passive
+but the bound is still above ``tol``, the push threshold is lowered (identically
+everywhere).  There is no barrier and no blocking collective in the main loop.
 ``max_iter`` bounds each rank's edge work (in sweeps of its local edges): a rank over it
-stops sweeping and reports it in its wave contribution; after that wave every rank only
-flushes, and the run ends at the next two quiet waves with the bound reached, reported
-as not converged (so a limit never leaves a message in flight).
-
-*Local work and passivity.*  ``jacobi``: see above.  ``push``: each round runs one
-Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual exceeds
-``min(r_max / 2, gamma x R_wave / n)`` (``gamma`` = 1, env ``ASAPGRAPH_ASAP_GAMMA``), so a
-rank does not solve its own part far below the global error only to redo it when new
-mass arrives.  A rank is out of work when its residual L1 sum is below its share
-``n_r / n`` of a global target that keeps the bound at half of ``tol`` (push form: using
-the measured ``S = sum(x)`` of the last wave, which never decreases).  Env knobs for
-experiments: ``ASAPGRAPH_ASAP_PATIENCE`` (the sweep gate; for ``jacobi`` on shared cores
-as above, else off; off for ``push``), ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi`` skip
-threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK`` (its block size, 16; 1 skips single vertices).
-
-*Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
-is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
-sweep on partial input is extra edge work), sending ~4x fewer bytes.  With one rank 3x
-slower, ASAP is ~1.2x faster: every vertex is owned by one rank, so the slow rank still
-sweeps its part about as often as BSP has supersteps; asynchrony removes the barrier waits,
-not that work, and the speed-up is capped by BSP's time over the slow rank's own sweeps
-(1.4-1.6x here).  Only moving vertices off a slow rank would lift the cap.  History: the
-16-vertex block skipping, the core-aware gate (two ranks on two cores used to take turns:
-0.30 -> 0.15 s on cnr-2000) and CPU-time straggler sleeps are this form's recent gains;
-before them ASAP was 1.2-1.6x slower unemulated.  The leaky ``push`` form
-needed 6-8x BSP's edge work on rmat:20; a signed variant that redistributed the
-dangling mass through the termination waves (every 5 ms) was 4-20x worse for the lag
-reason above; spreading the teleport and dangling pools on the data messages fixed it.
-
-*Accumulative sum programs* (:mod:`.sum_program`) run this solver with ``delta0``: the
-``jacobi`` form with ``alpha = 1`` (the program's coefficients folded into the local CSR),
-no pools and no warm start; the bound is the pending mass itself and each wave also
-carries the pushed and produced signed mass and the signed residual, from which the
-power-series extrapolation of :class:`.sum_program._Extrapolation` is decided (the same
-on every rank).  PageRank's path is unchanged (the extra wave fields are zero).
-
-*Accumulative min/max programs* (:mod:`.minmax_program`: SSSP, BFS, WCC, user programs)
-run this loop with ``minmax=`` their state: the local work is the rank's local fixed
-point (offers to remote vertices combined in per-peer slots with min/max), a message
-carries the slots changed since the last one as exact (slot, value) pairs (payload
-forms 6 and 7), and the wave's bound is the count of improving deltas pending plus peers
-with unsent slots, so the run stops when no improving delta is pending anywhere and
-nothing is in flight.  Flow control, schedule, waves and emulation are unchanged.
+stops sweeping and reports itself capped; after that wave every rank only flushes (the
+drain), and the run ends at the next two quiet waves with the bound reached, reported as
+not converged (so a limit never leaves a message in flight).
 
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
@@ -162,76 +73,30 @@ import time
 import numpy as np
 
 from asapgraph.kernels import _local
-from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi, oversubscribed
-from asapgraph.engine.emulation import HEADER, now
+from asapgraph.comm.mpi import mpi, oversubscribed
+from asapgraph.engine import exchange as ex
+from asapgraph.engine.asap_delta import DeltaState, pool_peers
+from asapgraph.engine.emulation import now
+from asapgraph.engine.reduce import Schedule
+from asapgraph.engine.termination import EXTRA, Waves
 
-__all__ = ["run_asap", "Schedule", "FORMS"]
+__all__ = ["run_asap", "FORMS"]
 
 #: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
 #: Gauss-Seidel residual push, normalised at the end)
 FORMS = ("jacobi", "push")
 
-_NOIDX = np.zeros(0, dtype=np.int32)
+# the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
+# x, pushed and produced signed mass (sum programs' extrapolation), signed residual
+_R, _SX, _F0, _F1, _SG = range(EXTRA, EXTRA + 5)
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
-
-
-class Schedule:
-    """Seeded rotating circulant expander over K ranks (same for every rank)."""
-
-    def __init__(self, K, fanout, seed):
-        self.K = K
-        self.k = max(1, min(int(fanout), K - 1)) if K > 1 else 0
-        self.seed = int(seed)
-        self.L = -(-(K - 1) // self.k) if K > 1 else 1
-        # permutations of a cycle of epochs, drawn once (offsets() runs every round)
-        self.period = max(1, min(64, 4096 // self.L))
-        self._windows = None
-
-    def offsets(self, t):
-        """Offsets ``o`` of round ``t``: this round a rank sends to ``(rank + o) mod K``."""
-        if self.K <= 1:
-            return np.zeros(0, dtype=np.int64)
-        if self._windows is None:
-            rng = np.random.default_rng([self.seed, 0xE1])
-            ar = np.arange(1, self.K, dtype=np.int64)
-            self._windows = []
-            for _ in range(self.period):
-                perm = rng.permutation(ar)
-                # k <= K - 1 consecutive positions mod K - 1 are distinct: sorting is
-                # np.unique without its overhead (128 calls cost a cold run ~30 ms)
-                self._windows.append([np.sort(perm[(i * self.k + np.arange(self.k))
-                                                   % (self.K - 1)]) for i in range(self.L)])
-        e, i = divmod(int(t), self.L)
-        return self._windows[e % self.period][i]
-
-    def neighbours(self, rank, t):
-        return (rank + self.offsets(t)) % self.K
-
-    def mixing_matrix(self, t):
-        K = self.K
-        P = np.eye(K)
-        offs = self.offsets(t)
-        for o in offs:
-            P += np.roll(np.eye(K), int(o), axis=1)
-        return P / (len(offs) + 1)
-
-    def spectral_gap(self, t=0):
-        """``1 - sigma_2(P)`` of round ``t``'s mixing matrix.  ``P`` is circulant, hence
-        normal: its singular values are the moduli of its eigenvalues ``(1 + sum_o
-        w^(j o)) / (k + 1)``, ``w = exp(2 pi i / K)`` (closed form: no LAPACK call, whose
-        first use cost a run ~15-30 ms)."""
-        if self.K <= 1:
-            return 1.0
-        offs = self.offsets(t)
-        j = np.arange(self.K)[:, None]
-        lam = (1.0 + np.exp(2j * np.pi * j * offs[None, :] / self.K).sum(axis=1)) / (len(offs) + 1)
-        return float(np.clip(1.0 - np.sort(np.abs(lam))[-2], 0.0, 1.0))
-
-    def mean_gap(self):
-        return float(np.mean([self.spectral_gap(t) for t in range(self.L)]))
+_WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
 
 
 class _Solver:
+    """The ASAP solver of one rank: its configuration (expander, window, knobs), kept
+    across the solves of a run (:func:`run_asap` may solve twice); see :meth:`solve`."""
+
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
                  form="jacobi", max_iter=None):
         MPI = mpi()
@@ -277,40 +142,6 @@ class _Solver:
             raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
         self.quantize = self.qmode != "off"
 
-    # ------------------------------------------------------------------ one solve
-    def _peers(self, b, bdang):
-        """Peer lists of one solve: ``(out, lo, hi, in, maps, B)``.
-
-        The graph's peers, plus (``jacobi`` form) every rank that holds part of the
-        teleport or dangling distribution (``B[q] = (sum b, sum bdang)`` on rank ``q``):
-        each push sends pool mass to all of them.  ``lo/hi``: slot range of each out-peer
-        in ``acc`` (empty for a pool-only peer).  One allgather (setup, not the main loop).
-        """
-        lg, K, me, nloc = self.lg, self.K, self.me, self.lg.nloc
-        out = [int(q) for q in lg.out_peers]
-        lo = [nloc + int(lg.out_off[j]) for j in range(len(out))]
-        hi = [nloc + int(lg.out_off[j + 1]) for j in range(len(out))]
-        inp = [int(q) for q in lg.in_peers]
-        maps = list(lg.in_maps)
-        B = np.ones((K, 2))
-        if self.form == "jacobi":
-            mine = np.array([float(b.sum()), float(bdang.sum()), float(nloc > 0)])
-            allv = np.zeros(3 * K)
-            self.comm.Allgather(mine, allv)
-            allv = allv.reshape(K, 3)
-            B, pushes = allv[:, :2].copy(), allv[:, 2] > 0
-            for q in range(K):
-                if q == me:
-                    continue
-                if pushes[me] and B[q].sum() > 0 and q not in out:
-                    out.append(q)
-                    lo.append(nloc)
-                    hi.append(nloc)
-                if B[me].sum() > 0 and pushes[q] and q not in inp:
-                    inp.append(q)
-                    maps.append(np.zeros(0, dtype=np.int64))
-        return out, lo, hi, inp, maps, B
-
     def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
 
@@ -333,543 +164,307 @@ class _Solver:
         absorbed, so the residual sum stays 0 and ``x / sum(x)`` is the answer; the bound
         is ``E / sum(x)``, ``E`` the residual L1 norm over ``(1 - alpha)``.
         """
-        jac = self.form == "jacobi"
-        prog = delta0 is not None
-        mm = minmax
-        if (prog or mm is not None) and not jac:
+        if (delta0 is not None or minmax is not None) and self.form != "jacobi":
             raise ValueError("programs run in the jacobi form")
-        MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
-        e_start = st.edges_visited
-        perf = time.perf_counter
-        K, me, alpha = self.K, self.me, self.alpha
-        nloc = lg.nloc
-        if bdang is None:
-            bdang = b
-        out_peers, seg_lo, seg_hi, in_peers, in_maps, Bq = self._peers(b, bdang)
-        nout, nin = len(out_peers), len(in_peers)
-        peer_index = {q: j for j, q in enumerate(out_peers)}
+        return _Solve(self, b, tol, relative, b if bdang is None else bdang, delta0,
+                      minmax).run()
+
+
+class _Solve:
+    """One :meth:`_Solver.solve`: its state, the local work, the flushes and the round loop."""
+
+    def __init__(self, sol, b, tol, relative, bdang, delta0, mm):
+        self.sol, self.tol, self.relative, self.mm = sol, tol, relative, mm
+        self.jac = jac = sol.form == "jacobi"
+        self.prog = prog = delta0 is not None
+        lg, st, comm = self.lg, self.st, self.comm = sol.lg, sol.st, sol.comm
+        self.emu, self.me, self.K, self.alpha = sol.emu, sol.me, sol.K, sol.alpha
+        self.e_start = st.edges_visited
+        nloc = self.nloc = lg.nloc
+        out_peers, self.seg_lo, self.seg_hi, in_peers, self.in_maps, Bq = pool_peers(
+            comm, lg, sol.form, b, bdang)
+        nout, nin = self.nout, self.nin = len(out_peers), len(in_peers)
+        self.peer_index = {q: j for j, q in enumerate(out_peers)}
         # per out-peer buffer state: new contributions since the last send (dirty), float32
         # remainders left by the last send (rem); graph peers come first
-        ngraph = len(lg.out_peers)
-        dirty = np.zeros(nout, dtype=bool)
-        rem = np.zeros(nout, dtype=bool)
-        x = np.zeros(nloc)
-        acc = np.zeros(nloc + lg.nslots)
-        leaked = 0.0
-        beta = 1.0 - alpha
+        self.ngraph = len(lg.out_peers)
+        self.dirty = np.zeros(nout, dtype=bool)
+        self.rem = np.zeros(nout, dtype=bool)
+        # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
+        d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None)
+        if d.warm:
+            self.dirty[:self.ngraph] = True
+        acc, beta = d.acc, d.beta
         bnorm = 1.0 if prog else beta  # what the residual mass is divided by in the bound
-        # jacobi form: pool mass (along b, along bdang) waiting to be spread over this
-        # rank's vertices (pend) or owed to each out-peer (dbuf, sent in the header)
-        two = bdang is not b
-        pend = np.zeros(2)
-        dbuf = np.zeros((nout, 2))
-        bq_p = b / Bq[me, 0] if Bq[me, 0] > 0 else np.zeros(nloc)
-        bq_d = (bdang / Bq[me, 1] if Bq[me, 1] > 0 else np.zeros(nloc)) if two else bq_p
-        bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
-        rs = np.zeros(nloc) if jac else None
-        # sweep scratch: pushed block numbers, block sums of |r|
-        act = np.zeros(-(-nloc // self.block) if jac else 0, dtype=np.int32)
-        bsum = np.zeros(len(act))
-
-        # sum programs: pushed and produced signed mass since the last wave contribution
-        # (their ratio estimates the dominant eigenvalue for the extrapolation step)
-        flow = np.zeros(2)
-        relax = [1.0]  # > 1: the next sweep is an extrapolation step (every rank, once)
-
-        def sweep(theta):
-            """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
-            s_ = relax[0]
-            if prog:
-                before = float(acc.sum())
-                if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
-                    acc[:nloc] *= s_
-                    theta = 0.0
-            nedge, dm, tot, _, left = _local.jacobi_push(
-                lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum, lg.dangling, alpha,
-                pend[0], bq_p, pend[1], bq_d, theta, self.block)
-            if prog:
-                if s_ != 1.0:
-                    acc[:nloc] -= ((s_ - 1.0) / s_) * rs
-                    left = _local.abs_sum(acc, 0, nloc)
-                    relax[0] = 1.0
-                else:
-                    flow[0] += tot
-                    flow[1] += tot + float(acc.sum()) - before
-            pend[:] = 0.0
-            pool = np.array([beta * tot + (0.0 if two else dm), dm if two else 0.0])
-            pend[:] += pool * Bq[me]
-            if nout:
-                dbuf[:] += pool * bshare
-            st.edges_visited += nedge
-            return left + float(np.abs(pend).sum())
-
-        if prog:
-            acc[:nloc] = delta0
-        elif mm is not None:
-            pass  # the program's state lives in ``mm``
-        elif jac:
-            # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
-            acc[:nloc] = 1.0 / lg.n
-            sweep(0.0)
-            acc[:nloc] -= x
-            dirty[:ngraph] = True
-        else:
-            acc[:nloc] = (1.0 - alpha) * b
         # passivity: the local residual sum is below this rank's share of a global target
         # small enough for the bound (sum(x) >= 1-alpha in relative mode); lowered 10x
         # (identically everywhere) whenever a wave shows it is not enough
-        target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
-        share = nloc / max(lg.n, 1)
-        tfac = 1.0
-        # receive side
-        rbufs = [np.zeros(8 * (HEADER + 1 + len(mp)), dtype=np.uint8) for mp in in_maps]
-        reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=q, tag=TAG_DATA)
-                for j, q in enumerate(in_peers)]
-        abufs = [np.zeros(1) for _ in range(nout)]
-        reqs += [comm.Irecv([abufs[j], MPI.DOUBLE], source=q, tag=TAG_ACK)
-                 for j, q in enumerate(out_peers)]
-        stats = [MPI.Status() for _ in reqs]
-        # send side: byte buffers holding either form of a message (see _encode)
-        sizes = [seg_hi[j] - seg_lo[j] for j in range(nout)]
-        pool = [[np.zeros(8 * (HEADER + 1 + sizes[j]), dtype=np.uint8) for _ in range(self.window)]
-                for j in range(nout)]
+        self.target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
+        self.share = nloc / max(lg.n, 1)
+        self.tfac = 1.0
+        # scratch of the encoder (any form of a message, see .exchange)
+        sizes = [self.seg_hi[j] - self.seg_lo[j] for j in range(nout)]
         cap = max(sizes, default=0)
-        s64 = np.zeros(cap)
-        s32 = np.zeros(cap, dtype=np.float32)
-        s16 = np.zeros(cap, dtype=np.int16) if self.qmode == "q16" else None
-        sidx = np.zeros(cap, dtype=np.int32)
-        pool_req = [[None] * self.window for _ in range(nout)]
-        inflight = np.zeros(nout, dtype=np.int64)
-        ack_pending = []
-        sent_to = np.zeros(K, dtype=np.int64)
-        recv_from = np.zeros(K, dtype=np.int64)
-        n_sent = n_recv = 0
-        gs, gw = _local.abs_sum(acc, 0, nloc), 1.0  # push-sum pair for the global residual
-        r_prev = gs
-        # termination waves
-        wsend = np.zeros(11)
-        wrecv = np.zeros(11)
+        self.s64 = np.zeros(cap)
+        self.s32 = np.zeros(cap, dtype=np.float32)
+        self.s16 = np.zeros(cap, dtype=np.int16) if sol.qmode == "q16" else None
+        self.sidx = np.zeros(cap, dtype=np.int32)
+        # push-sum pair for the global residual
+        self.gs, self.gw = _local.abs_sum(acc, 0, nloc), 1.0
+        self.r_prev = self.gs
         from asapgraph.engine.sum_program import _Extrapolation
-        extra_ex = _Extrapolation() if prog else None
+        self.extra_ex = _Extrapolation() if prog else None
         # work limit (max_iter sweep-equivalents of this rank's edges, the warm start
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
         # waves with the bound it has (not converged)
-        draining, drain_wave = False, None
-        wave_req = None
-        waves = 0
-        last_counts = None
-        prev = None
-        last_contrib = -1.0
-        wave_interval = 0.005
-        rounds = 0
+        self.wv = Waves(comm, nextra=5, passive_waves=2, tol=tol, drain=True)
+        self.last_contrib = -1.0
+        self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
-        r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
-        _last_dbg = [perf()]
-        rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
-        # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
-        deg = np.diff(lg.indptr).astype(np.float64)
-        mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
-        scale = np.maximum(deg, 1.0) / mean_deg if self.degree_rule else np.ones(nloc)
-        idle = 0
+        self.r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
+        self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
+        self.rin = 0.0  # residual mass that arrived since the last round
+        self.fresh = np.zeros(nin, dtype=bool)
+        self.peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
+        self.last_sweep_end, self.last_sweep_len = -np.inf, 0.0
+        self.na = ex.NotifyAck(comm, out_peers, sizes, in_peers, [len(mp) for mp in self.in_maps],
+                               sol.window, self.emu, st, self._deliver)
+
+    # ------------------------------------------------------------------ local work
+    def _work(self, ev, t1):
+        """This round's local work (when due); returns whether anything was pushed."""
+        sol, lg, st, mm = self.sol, self.lg, self.st, self.mm
+        # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
+        # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
+        # for), so a sweep works on combined input; the wait is counted in sweeps of
+        # this rank or of its slowest in-peer, whichever are shorter: a straggler
+        # waits no longer than its peers take to answer
+        ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
+        if not ready:
+            ref = self.last_sweep_len
+            if self.nin and self.peer_len.min() > 0:
+                ref = min(ref, float(self.peer_len.max()))
+            ready = t1 - self.last_sweep_end > max(sol.patience * ref, 2e-4)
+        if not (self.rl > self.target * self.share and ready
+                and not (self.wv.draining or self.over)):
+            return 0
+        c0 = time.thread_time()
+        if mm is not None:
+            pushed, nedge, self.rl = mm.sweep(self.dirty)
+            st.edges_visited += nedge
+        elif self.jac:
+            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n)
+            pushed = 1
+        else:
+            pushed, nedge, self.rl = self.d.push(ev, self.r_global)
+            st.edges_visited += nedge
+        if pushed and mm is None:
+            self.dirty[:self.ngraph] = True
+        tc = time.perf_counter() - t1
+        st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
+        st.compute_s += tc
+        self.emu.after_compute(time.thread_time() - c0)
+        self.fresh[:] = False
+        self.last_sweep_end = time.perf_counter()
+        self.last_sweep_len = self.last_sweep_end - t1
+        return pushed
+
+    # ------------------------------------------------------------------ messages
+    def _deliver(self, j, buf, nbytes):
+        """Apply in-peer ``j``'s message (:class:`.exchange.NotifyAck` ACKs it)."""
+        f = ex.header(buf)
+        mm = self.mm
+        got = (ex.decode(self.d.acc, self.in_maps[j], buf, nbytes) if mm is None
+               else mm.decode(self.in_maps[j], buf, nbytes))
+        if self.jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
+            self.rin += abs(got) + abs(f[ex.POOL_B]) + abs(f[ex.POOL_D])
+            self.d.pend[0] += f[ex.POOL_B]
+            self.d.pend[1] += f[ex.POOL_D]
+        else:
+            self.rin += got
+        self.gs += f[ex.GOSSIP_S]
+        self.gw += f[ex.GOSSIP_W]
+        self.fresh[j] = True
+        self.peer_len[j] = f[ex.SWEEP_LEN]
+
+    def flush(self, force):
+        """Flush the buffers of this round's expander neighbours (window permitting);
+        ``force``: the rank is out of work (exact float64, remainders too)."""
+        sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
+        dirty, rem, dbuf, nout = self.dirty, self.rem, self.d.dbuf, self.nout
         sent = 0
-        rmax_c = None
-        rin = [0.0]
-        fresh = np.zeros(nin, dtype=bool)
-        peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
-        last_sweep_end, last_sweep_len = -np.inf, 0.0
-        t_start = perf()
-        done = False
-        bound = np.inf
+        if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
+            return 0
+        nb = sol.sched.neighbours(self.me, self.rounds)
+        gs, gw = self.gs, self.gw
+        r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
+        for q in nb:
+            j = self.peer_index.get(int(q))
+            if j is None or na.full(j):
+                continue
+            pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
+            # a buffer holding only float32 remainders waits for new mass (or the end)
+            if not (dirty[j] or pooled or (force and rem[j])):
+                continue
+            lo, hi = self.seg_lo[j], self.seg_hi[j]
+            if mm is not None:
+                if not mm.changed(lo, hi):
+                    dirty[j] = False
+                    continue
+            elif dirty[j] or sol.approx > 0:
+                mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
+                if mass <= 0.0:
+                    dirty[j] = rem[j] = False
+                    continue
+                if sol.approx > 0 and not force and mass < sol.approx * r_est / nout:
+                    continue
+            buf = na.open(j)
+            quant = sol.quantize and not force and mm is None
+            nbytes, form = (ex.encode(acc[lo:hi], buf, self.s64, self.s32, self.sidx, quant,
+                                      self.s16) if mm is None else mm.encode(lo, hi, buf))
+            dirty[j], rem[j] = False, quant
+            f = ex.header(buf)
+            gs, gw = gs / 2.0, gw / 2.0  # push-sum: half of the pair travels
+            f[ex.GOSSIP_S], f[ex.GOSSIP_W] = gs, gw
+            f[ex.POOL_B], f[ex.POOL_D] = dbuf[j, 0], dbuf[j, 1]
+            f[ex.SWEEP_LEN] = self.last_sweep_len
+            dbuf[j] = 0.0
+            na.send(j, buf, nbytes, form)
+            sent += 1
+        self.gs, self.gw = gs, gw
+        return sent
 
-        def apply_data(j, buf, nbytes):
-            nonlocal n_recv, gs, gw
-            f = buf[:8 * HEADER].view(np.float64)
-            got = (self._decode(acc, in_maps[j], buf, nbytes) if mm is None
-                   else mm.decode(in_maps[j], buf, nbytes))
-            if jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
-                rin[0] += abs(got) + abs(f[4]) + abs(f[5])
-                pend[0] += f[4]
-                pend[1] += f[5]
+    # ------------------------------------------------------------------ termination
+    def _wave(self, passive, tn):
+        """Contribute to a wave when due, act on a completed one; True: stop now."""
+        wv, mm, d, st = self.wv, self.mm, self.d, self.st
+        jac, prog, beta = self.jac, self.prog, d.beta
+        # periodic waves (trace, global residual) at most once per sweep: between
+        # sweeps the residual hardly changes, and a wave costs two passes over the
+        # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
+        if wv.idle and (passive or tn - self.last_contrib > max(_WAVE_INTERVAL,
+                                                                 self.last_sweep_len)):
+            if mm is not None:  # improving deltas pending, peers with unsent slots
+                racc = float(mm.pending() + np.count_nonzero(self.dirty))
             else:
-                rin[0] += got
-            gs += f[2]
-            gw += f[3]
-            n_recv += 1
-            fresh[j] = True
-            peer_len[j] = f[6]
-            recv_from[in_peers[j]] += 1
-            st.messages_received += 1
-            a = np.array([emu.stamp(in_peers[j], 8)])
-            ack_pending.append(comm.Isend([a, MPI.DOUBLE], dest=in_peers[j], tag=TAG_ACK))
-            st.acks_sent += 1
-            st.bytes_sent += 8
+                racc = d.pending_mass()
+            wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
+                          extra=(racc, float(d.x.sum()), d.flow[0], d.flow[1],
+                                 float(d.acc.sum()) if prog else 0.0))
+            d.flow[:] = 0.0
+            self.last_contrib = tn
+        res = wv.test()
+        if res is None:
+            return False
+        self.r_global = float(res[_R])
+        sx, tol = res[_SX], self.tol
+        if self.relative and not jac and sx > 0:
+            # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
+            # half of tol for the current S instead of the worst case S = beta
+            self.target = max(self.target, self.tfac * 0.25 * tol * beta * float(sx))
+        if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
+            cur = res[_R]
+        elif jac:  # E / sum(x) bounds the error of x / sum(x)
+            cur = res[_R] / beta / sx if sx > 0 else np.inf
+        else:
+            cur = (2.0 * res[_R] / beta / sx if sx > 0 else np.inf) if self.relative \
+                else res[_R] / beta
+        if self.me == 0:
+            st.sample(cur)
+        if sx > 0 and st.ref is not None:
+            st.track_error(d.x, 1.0 / sx)
+        done = wv.decide(res, cur)
+        if wv.stalled:  # every rank passive, bound above tol: lower the threshold
+            self.target /= 10.0
+            self.tfac /= 10.0
+        if prog and not done and res[_F0] != 0.0:  # every rank decides the same
+            lam = res[_F1] / res[_F0]
+            d.relax = self.extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
+            st.extra["extrapolations"] = self.extra_ex.steps
+            if _TRACE and self.me == 0:
+                _trace(f"[asap] wave {wv.waves} lam {lam:.4f} signed {res[_SG]:.3g} "
+                       f"mass {res[_R]:.3g} relax {d.relax:.3f}")
+        if prog and not np.isfinite(cur):  # diverged: stop now
+            wv.drain()
+        if self.sol.debug_mass and not done and wv.waves % 3 == 0:
+            self.na.settle()  # debug: a blocking consistent snapshot
+            d.check_mass(self.comm)
+        return done
 
-        def poll():
-            """Receive everything that has arrived; returns the number of events."""
-            ev = 0
-            while True:
-                idx = MPI.Request.Testsome(reqs, stats)
-                if not idx:
-                    break
-                for pos, i in enumerate(idx):  # statuses come in completion order
-                    ev += 1
-                    if i < nin:
-                        buf = rbufs[i]
-                        nb = stats[pos].Get_count(MPI.BYTE)
-                        da = float(buf[:8].view(np.float64)[0])
-                        # hold() declines when the delivery time has passed meanwhile
-                        if not (emu.cfg.network and emu.hold(da, ("d", i, (buf[:nb].copy(), nb)))):
-                            apply_data(i, buf, nb)
-                        reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=in_peers[i],
-                                             tag=TAG_DATA)
-                    else:
-                        j = i - nin
-                        if not (emu.cfg.network and emu.hold(abufs[j][0], ("a", j, None))):
-                            inflight[j] -= 1
-                        reqs[i] = comm.Irecv([abufs[j], MPI.DOUBLE], source=out_peers[j],
-                                             tag=TAG_ACK)
-            for kind, j, item in emu.due():
-                ev += 1
-                if kind == "d":
-                    apply_data(j, item[0], item[1])
-                else:
-                    inflight[j] -= 1
-            if ack_pending and len(ack_pending) > 64:
-                ack_pending[:] = [r for r in ack_pending if not r.Test()]
-            return ev
-
-        def flush(force):
-            nonlocal n_sent, gs, gw
-            sent = 0
-            if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
-                return 0
-            nb = self.sched.neighbours(me, rounds)
-            r_est = max(K * gs / gw, 0.0) if gw > 0 else 0.0
-            for q in nb:
-                j = peer_index.get(int(q))
-                if j is None or inflight[j] >= self.window:
-                    continue
-                pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
-                # a buffer holding only float32 remainders waits for new mass (or the end)
-                if not (dirty[j] or pooled or (force and rem[j])):
-                    continue
-                lo, hi = seg_lo[j], seg_hi[j]
-                if mm is not None:
-                    if not mm.changed(lo, hi):
-                        dirty[j] = False
-                        continue
-                elif dirty[j] or self.approx > 0:
-                    mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
-                    if mass <= 0.0:
-                        dirty[j] = rem[j] = False
-                        continue
-                    if self.approx > 0 and not force and mass < self.approx * r_est / nout:
-                        continue
-                slot = next(s for s in range(self.window)
-                            if pool_req[j][s] is None or pool_req[j][s].Test())
-                buf = pool[j][slot]
-                quant = self.quantize and not force and mm is None
-                nbytes, form = (self._encode(acc[lo:hi], buf, s64, s32, sidx, quant, s16)
-                                if mm is None else mm.encode(lo, hi, buf))
-                dirty[j], rem[j] = False, quant
-                f = buf[:8 * HEADER].view(np.float64)
-                gs, gw = gs / 2.0, gw / 2.0
-                f[1], f[2], f[3], f[4], f[5] = form, gs, gw, dbuf[j, 0], dbuf[j, 1]
-                f[6] = last_sweep_len
-                dbuf[j] = 0.0
-                f[0] = emu.stamp(int(q), nbytes)
-                pool_req[j][slot] = comm.Isend([buf[:nbytes], MPI.BYTE], dest=int(q), tag=TAG_DATA)
-                inflight[j] += 1
-                sent_to[q] += 1
-                n_sent += 1
-                st.messages_sent += 1
-                st.bytes_sent += nbytes
-                sent += 1
-            return sent
-
+    # ------------------------------------------------------------------ the loop
+    def run(self):
+        """The round loop: poll, local work, flush, termination wave; returns
+        ``(x, bound, rounds)``."""
+        sol, st, emu, na, d, nloc = self.sol, self.st, self.emu, self.na, self.d, self.nloc
+        acc = d.acc
+        perf = time.perf_counter
+        t_start = last_dbg = perf()
+        idle = sent = 0
+        done = False
         while not done:
-            rounds += 1
+            self.rounds += 1
             t0 = perf()
-            ev = poll()
+            ev = na.poll()
             t1 = perf()
             st.comm_s += t1 - t0
-            pushed = 0
-            rl += rin[0]  # residual mass that arrived (jacobi: an upper bound of its |.|)
-            rin[0] = 0.0
-            # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
-            # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
-            # for), so a sweep works on combined input; the wait is counted in sweeps of
-            # this rank or of its slowest in-peer, whichever are shorter: a straggler
-            # waits no longer than its peers take to answer
-            ready = self.patience <= 0 or (jac and not nin) or fresh.all()
-            if not ready:
-                ref = last_sweep_len
-                if nin and peer_len.min() > 0:
-                    ref = min(ref, float(peer_len.max()))
-                ready = t1 - last_sweep_end > max(self.patience * ref, 2e-4)
-            over = st.edges_visited - e_start >= self.max_work  # this rank: no more sweeps
-            if rl > target * share and ready and not (draining or over):
-                c0 = time.thread_time()
-                if mm is not None:
-                    pushed, nedge, rl = mm.sweep(dirty)
-                    st.edges_visited += nedge
-                elif jac:
-                    rl = sweep(self.jgamma * r_global / lg.n)
-                    pushed = 1
-                else:
-                    if ev or rmax_c is None:  # else the last sweep's value is current
-                        rmax_c = float((acc[:nloc] / scale).max(initial=0.0))
-                    # work threshold tied to the global residual of the last wave: a rank
-                    # does not solve its own part far below the global error (it would
-                    # redo that work whenever new mass arrives); small residuals wait.
-                    tw = max(min(rmax_c * 0.5, self.gamma * r_global / lg.n),
-                             self.prio * rmax_c)
-                    pushed, nedge, leak, rmax_c, rl = _local.residual_push(
-                        lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, lg.dangling, alpha, tw,
-                        scale)
-                    leaked += leak
-                    st.edges_visited += nedge
-                if pushed and mm is None:
-                    dirty[:ngraph] = True
-                tc = perf() - t1
-                st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
-                st.compute_s += tc
-                emu.after_compute(time.thread_time() - c0)
-                fresh[:] = False
-                last_sweep_end = perf()
-                last_sweep_len = last_sweep_end - t1
+            self.rl += self.rin  # residual mass that arrived (jacobi: an upper bound of its |.|)
+            self.rin = 0.0
+            self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
+            pushed = self._work(ev, t1)
             t2 = perf()
-            if self.approx > 0 and (ev or pushed or sent):  # push-sum: only the knob uses it
-                rloc = _local.abs_sum(acc, 0, nloc + lg.nslots)
-                gs += rloc - r_prev
-                r_prev = rloc
-            out_work = draining or over or rl <= target * share
-            sent = flush(out_work)
+            if sol.approx > 0 and (ev or pushed or sent):  # push-sum: only the knob uses it
+                rloc = _local.abs_sum(acc, 0, nloc + self.lg.nslots)
+                self.gs += rloc - self.r_prev
+                self.r_prev = rloc
+            out_work = self.wv.draining or self.over or self.rl <= self.target * self.share
+            sent = self.flush(out_work)
             t3 = perf()
             st.comm_s += t3 - t2
             # termination waves (non-blocking)
-            passive = (out_work and not inflight.any() and not emu.queue
-                       and not (nout and (dirty.any() or rem.any() or dbuf.any()))
+            passive = (out_work and na.acked() and not emu.queue
+                       and not (self.nout and (self.dirty.any() or self.rem.any()
+                                               or d.dbuf.any()))
                        and not acc[nloc:].any())  # (the last test runs only when all else holds)
             tn = perf()
-            # periodic waves (trace, global residual) at most once per sweep: between
-            # sweeps the residual hardly changes, and a wave costs two passes over the
-            # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
-            if wave_req is None and (passive or tn - last_contrib > max(wave_interval,
-                                                                        last_sweep_len)):
-                counts = (n_sent, n_recv)
-                changed = 1.0 if counts != last_counts else 0.0
-                last_counts = counts
-                if mm is not None:  # improving deltas pending, peers with unsent slots
-                    racc = float(mm.pending() + np.count_nonzero(dirty))
-                else:
-                    racc = (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(pend).sum())
-                            + float(np.abs(dbuf).sum()) if jac else float(acc.sum()))
-                wsend[:] = (n_sent, n_recv, racc, float(x.sum()), changed,
-                            1.0 if passive else 0.0, leaked,
-                            1.0 if over else 0.0, flow[0], flow[1],
-                            float(acc.sum()) if prog else 0.0)
-                flow[:] = 0.0
-                wave_req = comm.Iallreduce(wsend, wrecv, op=MPI.SUM)
-                last_contrib = tn
-            if wave_req is not None and wave_req.Test():
-                wave_req = None
-                waves += 1
-                res = wrecv.copy()
-                r_global = float(res[2])
-                if relative and not jac and res[3] > 0:
-                    # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
-                    # half of tol for the current S instead of the worst case S = beta
-                    target = max(target, tfac * 0.25 * tol * beta * float(res[3]))
-                if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
-                    cur = res[2]
-                elif jac:  # E / sum(x) bounds the error of x / sum(x)
-                    cur = res[2] / beta / res[3] if res[3] > 0 else np.inf
-                else:
-                    cur = (2.0 * res[2] / beta / res[3] if res[3] > 0 else np.inf) if relative \
-                        else res[2] / beta
-                if me == 0:
-                    st.sample(cur)
-                if res[3] > 0 and st.ref is not None:
-                    st.track_error(x, 1.0 / res[3])
-                quiet = (prev is not None and res[4] == 0 and res[0] == res[1] and res[5] == K
-                         and prev[5] == K)
-                if quiet and (prev[-1] <= tol or (draining and waves >= drain_wave + 2)):
-                    done = True
-                    bound = prev[-1]
-                elif res[5] == K and res[4] == 0 and res[0] == res[1] and cur > tol \
-                        and not draining:
-                    target /= 10.0
-                    tfac /= 10.0
-                if prog and not done and res[8] != 0.0:  # every rank decides the same
-                    relax[0] = extra_ex.wave_factor(waves, res[9] / res[8], res[10], res[2])
-                    st.extra["extrapolations"] = extra_ex.steps
-                    if _TRACE and me == 0:
-                        import sys
-                        print(f"[asap] wave {waves} lam {res[9] / res[8]:.4f} signed {res[10]:.3g} "
-                              f"mass {res[2]:.3g} relax {relax[0]:.3f}", file=sys.stderr)
-                if prog and not np.isfinite(cur) and not draining:  # diverged: stop now
-                    draining, drain_wave = True, waves
-                if res[7] > 0 and not draining:  # some rank hit the work limit
-                    draining, drain_wave = True, waves
-                prev = np.append(res, cur)
-                if self.debug_mass and not done and waves % 3 == 0:
-                    self._snapshot(x, acc, lambda: leaked + pend.sum() + dbuf.sum(), reqs, rbufs,
-                                   sent_to, recv_from, apply_data, in_peers)
+            done = self._wave(passive, tn)
             t4 = perf()
             st.comm_s += t4 - t3
-            if _TRACE and tn - _last_dbg[0] > 2.0:
-                _last_dbg[0] = tn
-                import sys
-                print(f"[asap r{me}] rounds {rounds} rl {rl:.3g} target {target * share:.3g} "
-                      f"inflight {inflight.tolist()} queue {len(emu.queue)} sent {n_sent} "
-                      f"recv {n_recv} obuf {bool(nout and acc[nloc:].any())} waves {waves} "
-                      f"wave_req {wave_req is not None} prev {None if prev is None else prev.tolist()}",
-                      file=sys.stderr, flush=True)
+            if _TRACE and tn - last_dbg > 2.0:
+                last_dbg = tn
+                wv = self.wv
+                _trace(f"[asap r{self.me}] rounds {self.rounds} rl {self.rl:.3g} target "
+                       f"{self.target * self.share:.3g} inflight {na.inflight.tolist()} "
+                       f"queue {len(emu.queue)} sent {na.n_sent} recv {na.n_recv} obuf "
+                       f"{bool(self.nout and acc[nloc:].any())} waves {wv.waves} wave "
+                       f"{not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()}")
             if not (ev or pushed or sent):
                 idle += 1
                 if idle > 2:
-                    d = min(1e-3, 2e-5 * idle)
+                    dt = min(1e-3, 2e-5 * idle)
                     nd = emu.next_due()
                     if nd is not None:
-                        d = max(0.0, min(d, nd - now()))
-                    time.sleep(d)
-                    st.wait_s += d
+                        dt = max(0.0, min(dt, nd - now()))
+                    time.sleep(dt)
+                    st.wait_s += dt
             else:
                 idle = 0
-        # clean up: cancel the posted receives, complete every send
-        for r in reqs:
-            r.Cancel()
-        MPI.Request.Waitall(reqs)
-        MPI.Request.Waitall(ack_pending)
-        MPI.Request.Waitall([r for row in pool_req for r in row if r is not None])
-        # a fast rank must not start a next solve while a peer still polls this one
-        comm.Barrier()
-        if self.debug_mass:
-            self._check_mass(x, acc, leaked + pend.sum() + dbuf.sum())
-        st.rounds += rounds
-        st.extra["waves"] = st.extra.get("waves", 0) + waves
+        na.close()  # cancel the posted receives, complete every send, barrier
+        if sol.debug_mass:
+            d.check_mass(self.comm)
+        st.rounds += self.rounds
+        st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["asap_seconds_solve"] = perf() - t_start
-        if prog:
+        x = d.x
+        if self.prog:
             x += acc[:nloc]  # the residuals left (their mass is in the bound)
-        return x, bound, rounds
+        return x, self.wv.bound, self.rounds
 
-    @staticmethod
-    def _encode(seg, buf, s64, s32, sidx, quant, s16=None):
-        """Move a peer's slot buffer ``seg`` into message ``buf``; returns ``(bytes, form)``.
 
-        Forms (header field 1): 0 dense float64 ``[header | all slot values]``, 1 sparse
-        float64 ``[header | k values | k int32 slot indices]``, 2 dense float32, 3 sparse
-        float32; the smaller of dense/sparse is chosen per message.  ``quant``: float32
-        with error feedback (:func:`._local.pack_f32`: the remainder stays in ``seg``);
-        otherwise ``seg`` is left zeroed.  ``s64``, ``s32``, ``sidx``: scratch arrays.
-        """
-        m = seg.shape[0]
-        h = 8 * HEADER
-        if quant and s16 is not None:  # 16-bit integers of a per-message step
-            if 3 * _local.count_q16(seg) < m:
-                k, step = _local.pack_q16(seg, s16, sidx, True)
-                buf[h:h + 8].view(np.float64)[0] = step
-                buf[h + 8:h + 8 + 4 * k].view(np.int32)[:] = sidx[:k]
-                buf[h + 8 + 4 * k:h + 8 + 6 * k].view(np.int16)[:] = s16[:k]
-                return h + 8 + 6 * k, 5
-            k, step = _local.pack_q16(seg, s16, sidx, False)
-            buf[h:h + 8].view(np.float64)[0] = step
-            buf[h + 8:h + 8 + 2 * m].view(np.int16)[:] = s16[:m]
-            return h + 8 + 2 * m, 4
-        nnz = int(np.count_nonzero(seg))
-        if quant:
-            if 2 * nnz < m:
-                k = _local.pack_f32(seg, s32, sidx, True)
-                buf[h:h + 4 * k].view(np.float32)[:] = s32[:k]
-                buf[h + 4 * k:h + 8 * k].view(np.int32)[:] = sidx[:k]
-                return h + 8 * k, 3
-            _local.pack_f32(seg, s32, sidx, False)
-            buf[h:h + 4 * m].view(np.float32)[:] = s32[:m]
-            return h + 4 * m, 2
-        if 12 * nnz < 8 * m:
-            k = _local.pack_sparse(seg, s64, sidx, 0.0)[0]
-            buf[h:h + 8 * k].view(np.float64)[:] = s64[:k]
-            buf[h + 8 * k:h + 12 * k].view(np.int32)[:] = sidx[:k]
-            return h + 12 * k, 1
-        buf[h:h + 8 * m].view(np.float64)[:] = seg
-        seg.fill(0.0)
-        return h + 8 * m, 0
+def _trace(msg):
+    import sys
 
-    @staticmethod
-    def _decode(acc, mp, buf, nbytes):
-        """Scatter-add a message made by :meth:`_encode` through ``mp``; returns its mass."""
-        form, h = int(buf[:8 * HEADER].view(np.float64)[1]), 8 * HEADER
-        if form == 0:
-            return _local.scatter_add(acc, mp, buf[h:nbytes].view(np.float64))
-        if form == 1:
-            k = (nbytes - h) // 12
-            return _local.scatter_add_sparse(acc, mp, buf[h + 8 * k:nbytes].view(np.int32),
-                                             buf[h:h + 8 * k].view(np.float64))
-        if form == 2:
-            return _local.scatter_add_f32(acc, mp, _NOIDX, buf[h:nbytes].view(np.float32), False)
-        if form in (4, 5):
-            step = float(buf[h:h + 8].view(np.float64)[0])
-            if form == 4:
-                return _local.scatter_add_q16(acc, mp, _NOIDX, buf[h + 8:nbytes].view(np.int16),
-                                              step, False)
-            k = (nbytes - h - 8) // 6
-            return _local.scatter_add_q16(acc, mp, buf[h + 8:h + 8 + 4 * k].view(np.int32),
-                                          buf[h + 8 + 4 * k:nbytes].view(np.int16), step, True)
-        k = (nbytes - h) // 8
-        return _local.scatter_add_f32(acc, mp, buf[h + 4 * k:nbytes].view(np.int32),
-                                      buf[h:h + 4 * k].view(np.float32), True)
-
-    # ------------------------------------------------------------------ debug
-    def _check_mass(self, x, acc, leaked):
-        """Mass conservation at a consistent cut (debug; collective).
-
-        ``push`` form: ``sum x + (residuals + buffered + in flight + leaked) / (1-alpha)
-        = 1``.  ``jacobi`` form: nothing is absorbed, so ``residuals + buffered + pools
-        + in flight = 0`` (``leaked`` carries the pools) and ``sum x`` stays 1 up to it.
-        """
-        MPI = self.MPI
-        loc = np.array([x.sum(), acc.sum(), leaked])
-        tot = np.zeros(3)
-        self.comm.Allreduce(loc, tot, op=MPI.SUM)
-        if self.form == "jacobi":
-            total, what = tot[1] + tot[2], "residuals + buffered + pools + in flight"
-            err = abs(total)
-        else:
-            total = tot[0] + (tot[1] + tot[2]) / (1.0 - self.alpha)
-            what = "values + residuals + buffered + in flight + leaked"
-            err = abs(total - 1.0)
-        self.mass_checks += 1
-        self.max_mass_error = max(self.max_mass_error, err)
-        if err > 1e-9:
-            raise RuntimeError(f"PageRank mass not conserved: {what} = {total!r} "
-                               f"(expected {0 if self.form == 'jacobi' else 1})")
-
-    def _snapshot(self, x, acc, leaked, reqs, rbufs, sent_to, recv_from, apply_data, in_peers):
-        """Blocking consistent snapshot (debug only): drain in-flight data, check the mass.
-
-        ``leaked()``: mass outside ``x`` and ``acc`` (leaked, or dangling mass owed).
-        """
-        MPI, comm = self.MPI, self.comm
-        expect = np.zeros(self.K, dtype=np.int64)
-        comm.Alltoall([sent_to, MPI.INT64_T], [expect, MPI.INT64_T])
-        held = [it for it in self.emu.queue if it[2][0] == "d"]
-        self.emu.queue[:] = [it for it in self.emu.queue if it[2][0] != "d"]
-        import heapq
-
-        heapq.heapify(self.emu.queue)
-        for _, _, (_, j, item) in held:
-            apply_data(j, item[0], item[1])
-        nin = len(in_peers)
-        status = MPI.Status()
-        while (recv_from < expect).any():
-            i = MPI.Request.Waitany(reqs[:nin], status) if nin else MPI.UNDEFINED
-            if i == MPI.UNDEFINED:
-                break
-            apply_data(i, rbufs[i], status.Get_count(MPI.BYTE))
-            reqs[i] = comm.Irecv([rbufs[i], MPI.BYTE], source=in_peers[i], tag=TAG_DATA)
-        self._check_mass(x, acc, leaked())
+    print(msg, file=sys.stderr, flush=True)
 
 
 def same_vec(comm, a, b):

@@ -15,47 +15,35 @@ improves its value (min/max).  Global terms of sum programs (``aggregate`` over 
 deltas sent, then ``post_delta``, e.g. PageRank's dangling mass) travel with the
 termination waves.
 
-Termination (sound, no barrier): *waves* of ``Iallreduce`` over
-``(messages sent, messages received, busy, dirty, capped)`` plus the aggregates.  A rank
-joins the next wave only when it is locally quiescent (or capped), and keeps serving
-messages while a wave is in flight.  ``dirty`` says that the rank received a message or
-processed a vertex since its previous contribution, or sent one (redundant with the rule
-below, kept as a cheap second guard).  ``busy`` covers local deltas above the threshold
-*and* boundary entries above it held back by the flush interval: a rank joins a wave
-only when it will send nothing more unless it first receives something (invariant P).
-The run stops at the first wave in
-which ``sent == received`` and nobody is busy or dirty.  Why this is sound: a wave can
-only start at a rank after the previous wave completed there, i.e. after every rank made
-its previous contribution; so every message counted as received (by some rank before
-its previous contribution) was sent before the current contributions, hence is counted
-as sent; ``sent == received`` then means that no message sent before the current
-contributions is in flight, and since no rank received anything between its two
-contributions, no rank was re-activated in that interval; an idle rank can only become
-active by receiving (invariant P: this is what breaks if a rank holding a sendable
-boundary entry joins a wave -- fixed bug: the PageRank ``post_delta`` path cleared
-``busy`` while entries were held back by ``flush_interval``; they were sent after the
-contribution and the wave declared termination with them in flight), so nothing is in
-flight and nothing can ever be sent again
-(Mattern's counting method, "Algorithms for distributed termination detection",
-Distributed Computing 2(3), 1987, with Iallreduce waves in place of the token).  Then
-the pending delta mass is at most ``n * tol / n = tol`` (sums), or no delta improves a
-value (min/max): the single-process ASAP criterion (the threshold is ``tol / (n + slots)``
-so that entries held back in the boundary buffers, at most ``thr`` each, are covered too;
-they are delivered by one final exchange).  ``max_iter`` caps the waves (reported as the
-iterations) and, as a safety net, ``100 * max_iter`` local sweeps per rank; a capped rank
-joins a wave with ``capped = 1`` and the whole job stops at that wave.  After every stop
-the per-pair message counts are compared (one ``Alltoall``) and messages still in flight
-are received and delivered: expected after a capped stop; after a converged stop they
-would betray an unsound termination and are counted in ``stats["late_messages"]``
-(must be 0), so no message can ever leak into the next run.  Boundary buffers are sent at most once
-per ``flush_interval`` (1 ms) per peer: without this coalescing, every small arrival fans
-out into messages to every peer and the message count grows geometrically.  Messages
-carry the run's number (``epoch``), a guard only: a message of another run is
-discarded and counted in ``stats["stale_messages"]`` (must be 0).  With ``STRICT``
-(``ASAPGRAPH_STRICT_ASAP=1``, or ``ASAPGRAPH_DEBUG_ASAP=1``) a run with stale or late
-messages, or in which a rank joined a wave holding a sendable boundary entry, raises
-``AssertionError`` on every rank.
-
+Termination (sound, no barrier): the counting waves of :mod:`.termination` (one
+``Iallreduce`` of ``(messages sent, messages received, busy, dirty, capped)``, plus the
+program's aggregates as companion reductions of the same wave; the soundness argument
+is that module's).  A rank joins the next wave only when it is locally quiescent (or
+capped), and keeps serving messages while a wave is in flight.  ``dirty`` says that the
+rank received a message or processed a vertex since its previous contribution, or sent
+one.  ``busy`` covers local deltas above the threshold *and* boundary entries above it
+held back by the flush interval: a rank joins a wave only when it will send nothing more
+unless it first receives something (invariant P; a global term from ``post_delta`` may
+only add to ``busy``).  The run stops at the first wave in which ``sent == received``
+and nobody is busy or dirty (``passive_waves=1``: every contribution is passive here).
+Then the pending delta mass is at most ``n * tol / n = tol`` (sums), or no delta
+improves a value (min/max): the single-process ASAP criterion (the threshold is
+``tol / (n + slots)`` so that entries held back in the boundary buffers, at most ``thr``
+each, are covered too; they are delivered by one final exchange).  ``max_iter`` caps
+the waves (reported as the iterations) and, as a safety net, ``100 * max_iter`` local
+sweeps per rank; a capped rank joins a wave with ``capped = 1`` and the whole job stops
+at that wave.  After every stop the per-pair message counts are compared (one
+``Alltoall``) and messages still in flight are received and delivered: expected after a
+capped stop; after a converged stop they would betray an unsound termination and are
+counted in ``stats["late_messages"]`` (must be 0), so no message can ever leak into the
+next run.  Boundary buffers are sent at most once per ``flush_interval`` (1 ms) per peer:
+without this coalescing, every small arrival fans out into messages to every peer and
+the message count grows geometrically.  Messages carry the run's number (``epoch``), a
+guard only: a message of another run is discarded and counted in
+``stats["stale_messages"]`` (must be 0).  With ``STRICT`` (``ASAPGRAPH_STRICT_ASAP=1``,
+or ``ASAPGRAPH_DEBUG_ASAP=1``) a run with stale or late messages, or in which a rank
+joined a wave holding a sendable boundary entry, raises ``AssertionError``
+on every rank.
 
 The entry point is :func:`asapgraph.engine.distributed.run` (which decides ``strict``
 from ``asapgraph.engine.distributed.STRICT``); messages and the push side are those of
@@ -75,6 +63,7 @@ from asapgraph.engine.bsp_programs import EMPTY_W, TAG_ASAP, TAG_BSP, collective
     unpack
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
 from asapgraph.engine.single import _better
+from asapgraph.engine.termination import SENT, Waves
 from asapgraph.kernels import _programs as K
 
 __all__ = ["run_asap", "DEBUG"]
@@ -230,10 +219,9 @@ def run_asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0
             queued[nloc + part] = 0
             send(j, part - sd.out_off[j], vals)
 
-    wave = None          # (requests, buffers)
-    agg_names = None
+    # termination: one wave at a time, joined only when not busy (see termination.py)
+    wv = Waves(comm, passive_waves=1, max_waves=ctx.max_iter)
     capped = False
-    converged = False
     last_wave_time = time.perf_counter()
     # safety net for programs whose deltas never die out (e.g. Katz with alpha too big)
     sweep_cap = max(ctx.max_iter, 1) * 100
@@ -283,27 +271,23 @@ def run_asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0
                 capped = True
         if DEBUG and time.perf_counter() - t_dbg[0] > 2.0:
             t_dbg[0] = time.perf_counter()
-            _err(f"[{ctx.rank}] sweeps {st.sweeps} sent {st.sent} recv {st.recv} waves {st.waves} "
+            _err(f"[{ctx.rank}] sweeps {st.sweeps} sent {st.sent} recv {st.recv} waves {wv.waves} "
                  f"stale {st.stale} "
-                 f"pending {len(pending)} busy {busy} wave {wave is not None} "
+                 f"pending {len(pending)} busy {busy} wave {not wv.idle} "
                  f"mass {float(np.abs(deltas[:nloc]).sum()) if is_sum else queue.size}")
         if pending:
             done = MPI.Request.Testsome([r for r, _ in pending])
             if done:
                 ds = set(done)
                 pending[:] = [x for i, x in enumerate(pending) if i not in ds]
-        if wave is not None:
-            if MPI.Request.Testall(wave[0]):
-                cnt, aggs = wave[1][1], wave[2]
-                st.waves += 1
-                wave = None
-                if cnt[0] == cnt[1] and cnt[2] == 0 and cnt[3] == 0:
-                    converged = True
+        if not wv.idle:
+            cnt = wv.test()
+            if cnt is not None:
+                st.waves = wv.waves
+                if wv.decide(cnt):
                     break
-                if cnt[4] > 0 or st.waves >= ctx.max_iter:
-                    break
-                if agg_names and aggs is not None:
-                    ctx.aggregates = aggs()
+                if wv.reduced:
+                    ctx.aggregates = wv.reduced
                     if custom_post:
                         deltas[:nloc] = program.post_delta(ctx, deltas[:nloc])
                         # a global term is local work created without a message: it must
@@ -318,39 +302,22 @@ def run_asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0
                         dirty = dirty or extra_work
                 if progress is not None and ctx.rank == 0 and time.perf_counter() - last_wave_time > 1.0:
                     last_wave_time = time.perf_counter()
-                    progress.iteration(st.waves, float(cnt[0]))
+                    progress.iteration(st.waves, float(cnt[SENT]))
             elif not busy:
                 time.sleep(5e-5)  # idle: do not spin on an oversubscribed core
-        if wave is None and (not busy or capped):
+        if wv.idle and (not busy or capped):
             if strict and is_sum and not capped and sd.nslots and \
                     bool(np.any(np.abs(deltas[nloc:]) > thr)):
                 st.late += 1  # passive with a sendable boundary entry: would send unprompted
             # join the next wave: counters, then the aggregates of the deltas sent since
-            vec = np.array([st.sent, st.recv, 1.0 if busy else 0.0, 1.0 if dirty else 0.0,
-                            1.0 if capped else 0.0])
-            dirty = False
-            res = np.empty_like(vec)
-            reqs = [comm.Iallreduce([vec, MPI.DOUBLE], [res, MPI.DOUBLE], op=MPI.SUM)]
-            bufs = [vec, res]
-            aggf = None
+            more = None
             if custom_agg:
                 partial = program.aggregate(ctx, sent_mass[:nloc]) or {}
                 sent_mass[:] = 0.0
-                agg_names = sorted(partial)
                 ops = getattr(program, "aggregators", {}) or {}
-                outs = []
-                for k in agg_names:
-                    a = np.atleast_1d(np.asarray(partial[k], dtype=np.float64)).copy()
-                    r = np.empty_like(a)
-                    mop = {"sum": MPI.SUM, "min": MPI.MIN, "max": MPI.MAX}[ops.get(k, "sum")]
-                    reqs.append(comm.Iallreduce([a, MPI.DOUBLE], [r, MPI.DOUBLE], op=mop))
-                    bufs.append(a)
-                    outs.append((k, r, np.ndim(partial[k])))
-
-                def gathered(outs=outs):
-                    return {k: (float(r[0]) if nd == 0 else r) for k, r, nd in outs}
-                aggf = gathered
-            wave = (reqs, bufs, aggf)
+                more = {k: (v, ops.get(k, "sum")) for k, v in partial.items()}
+            wv.contribute(st.sent, st.recv, busy, dirty, capped, more=more)
+            dirty = False
         elif waiting and not got and st.sweeps == sweeps0:
             time.sleep(1e-4)  # only coalescing buffers are waiting: do not spin
     # Per-pair message counts (one Alltoall): after a capped stop messages may still be
@@ -365,7 +332,7 @@ def run_asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0
             if b[0] != epoch:
                 st.stale += 1
                 continue
-            if converged:
+            if wv.converged:
                 st.late += 1
                 if DEBUG:
                     _err(f"[{ctx.rank}] late message from {s} after termination: {unpack(b, dtype)}")
@@ -391,7 +358,7 @@ def run_asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0
     else:
         residual = None
     st.seconds = time.perf_counter() - t_start
-    return values[:nloc].copy(), st, converged, residual
+    return values[:nloc].copy(), st, wv.converged, residual
 
 
 

@@ -38,12 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER"]
+from asapgraph.engine.exchange import HEADER  # the message header (re-exported for bsp.py)
 
-#: float64 header fields of every engine message: deliver_at, payload form / mass,
-#: gossip s, gossip w, pool mass along the teleport and the dangling distribution
-#: (ASAP jacobi form), the sender's last sweep duration (ASAP)
-HEADER = 7
+__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER"]
 
 
 def now():

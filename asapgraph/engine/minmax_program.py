@@ -22,7 +22,8 @@ or combining of the offers.  So it runs on the same machinery as the sum program
 * *Slots remember what was sent* (``sent``): a slot whose value improved since its last
   message is *changed*; a message carries exactly the changed slots of one peer, as
   exact 8-byte values (no quantisation): dense ``[header | all slot values]`` (form 6) or
-  sparse ``[header | k values | k int32 slot indices]`` (form 7), whichever is smaller.
+  sparse ``[header | k values | k int32 slot indices]`` (form 7), whichever is smaller
+  (:func:`.exchange.encode_exact`).
   The receiver keeps an offer that improves on the target's delta and value (min/max),
   so duplicates, reordering and delays are harmless.
 * *ASAP* is :meth:`.asap._Solver.solve` with ``minmax=`` this state: NOTIFY-ACK with the
@@ -32,7 +33,7 @@ or combining of the offers.  So it runs on the same machinery as the sum program
   with unsent slots, so termination (two quiet waves, balanced counts, every rank
   passive, bound 0) means: no improving delta pending anywhere and nothing in flight --
   the fixed point.  The approximation knob does not apply (answers are exact).
-* *BSP* is the sum programs' channel (:class:`.sum_program._Channel`: one message per
+* *BSP* is the sum programs' channel (:class:`.exchange.Channel`: one message per
   out-peer per superstep with the emulation header, the straggler sleeps) with the same
   local work: superstep = local fixed point, exchange of the changed slots, one
   ``Allreduce`` of the improving deltas pending; it stops when none is left.  So a BSP
@@ -55,18 +56,17 @@ import numpy as np
 
 from asapgraph.comm.mpi import mpi
 from asapgraph.engine.asap import _Solver
-from asapgraph.engine.emulation import HEADER, Emulator
+from asapgraph.engine.emulation import Emulator
+from asapgraph.engine.exchange import Channel, decode_exact, encode_exact
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
 from asapgraph.engine.stats import RankStats
-from asapgraph.engine.sum_program import _Channel, _SumGraph, _totals, asap_extra
+from asapgraph.engine.sum_program import _SumGraph, _totals, asap_extra
 from asapgraph.kernels import _programs as K
 
 __all__ = ["reason_not_compiled", "run_minmax_program", "ENGINE"]
 
 #: ``stats["engine"]`` of runs compiled here
 ENGINE = "tuned-minmax"
-
-_DENSE, _SPARSE = 6, 7  # payload forms (header field 1), after those of asap._Solver._encode
 
 
 def reason_not_compiled(program):
@@ -131,25 +131,13 @@ class MinMaxState:
         they count as sent.  Returns ``(bytes, form)``."""
         seg, sent = self.deltas[lo:hi], self.sent[lo - self.nloc:hi - self.nloc]
         ch = np.flatnonzero(seg != sent)
-        k, m, h = len(ch), hi - lo, 8 * HEADER
         sent[ch] = seg[ch]
-        if 12 * k < 8 * m:
-            buf[h:h + 8 * k].view(self.dtype)[:] = seg[ch]
-            buf[h + 8 * k:h + 12 * k].view(np.int32)[:] = ch
-            return h + 12 * k, _SPARSE
-        buf[h:h + 8 * m].view(self.dtype)[:] = seg
-        return h + 8 * m, _DENSE
+        return encode_exact(seg, ch, buf)
 
     def decode(self, mp, buf, nbytes):
         """Keep the improving offers of a message made by :meth:`encode` (targets through
         ``mp``); returns how many improved."""
-        h = 8 * HEADER
-        form = int(buf[:h].view(np.float64)[1])
-        if form == _DENSE:
-            t, v = mp, buf[h:nbytes].view(self.dtype)
-        else:
-            k = (nbytes - h) // 12
-            t, v = mp[buf[h + 8 * k:nbytes].view(np.int32)], buf[h:h + 8 * k].view(self.dtype)
+        t, v = decode_exact(mp, buf, nbytes, self.dtype)
         d, x = self.deltas[t], self.values[t]
         imp = self.better(v, d) & self.better(v, x)
         if not imp.any():
@@ -160,7 +148,7 @@ class MinMaxState:
 
 def _bsp(comm, lg, state, max_iter, emu, st, progress):
     """Synchronous rounds: local fixed point, exchange, global count of pending deltas."""
-    ch = _Channel(comm, lg, emu, st)
+    ch = Channel(comm, lg, emu, st)
     nloc, offs = lg.nloc, lg.out_off
     pending = int(ch.reduce(state.pending())[0])
     it = 0

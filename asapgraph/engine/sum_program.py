@@ -56,8 +56,8 @@ import numpy as np
 
 from asapgraph.engine.program import VertexProgram, program_class
 from asapgraph.kernels import _local
-from asapgraph.comm.mpi import TAG_DATA, mpi
-from asapgraph.engine.emulation import HEADER
+from asapgraph.comm.mpi import mpi
+from asapgraph.engine import exchange as ex
 
 __all__ = ["reason_not_compiled", "prepare", "run_sum_program", "run_local", "is_plain_pagerank",
            "run_pagerank_program", "ENGINE"]
@@ -220,86 +220,15 @@ def _delta_jacobi(lg, delta0, tol, max_iter, reduce2, exchange, on_round=None, c
     return x, it, bool(converged), float(mass), ex.steps, edges
 
 
-class _Channel:
-    """PageRank's BSP exchange on ranks, for any message format (sum and min/max programs).
-
-    One message per out-peer per superstep (``[header | payload]`` bytes, the emulation
-    header of :mod:`.emulation`: delivery time, payload form), one ``Irecv`` per in-peer;
-    received buffers are applied no earlier than their delivery time.  ``encode(j, buf)``
-    fills out-peer ``j``'s message after the header and returns ``(bytes, form)``;
-    ``decode(j, buf, nbytes)`` applies in-peer ``j``'s.  Traffic and time go to ``st``.
-    """
-
-    def __init__(self, comm, lg, emu, st):
-        self.MPI = mpi()
-        self.comm, self.lg, self.emu, self.st = comm, lg, emu, st
-        offs = lg.out_off
-        sizes = [int(offs[j + 1] - offs[j]) for j in range(len(lg.out_peers))]
-        self.sbufs = [np.zeros(8 * (HEADER + 1 + s), dtype=np.uint8) for s in sizes]
-        self.rbufs = [np.zeros(8 * (HEADER + 1 + len(mp)), dtype=np.uint8) for mp in lg.in_maps]
-        cap = max(sizes, default=0)
-        self.s64, self.s32 = np.zeros(cap), np.zeros(cap, dtype=np.float32)
-        self.sidx = np.zeros(cap, dtype=np.int32)
-        self.statuses = [self.MPI.Status() for _ in self.rbufs]
-        self.c0 = time.thread_time()
-
-    def compute(self, seconds):
-        """Account ``seconds`` of local work; a straggler sleeps after it (CPU time)."""
-        self.st.compute_s += seconds
-        self.emu.after_compute(time.thread_time() - self.c0)
-
-    def exchange(self, encode, decode):
-        MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
-        perf = time.perf_counter
-        t1 = perf()
-        rbufs = self.rbufs
-        reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=int(q), tag=TAG_DATA)
-                for j, q in enumerate(lg.in_peers)]
-        sreqs = []
-        for j, q in enumerate(lg.out_peers):
-            b = self.sbufs[j]
-            nbytes, form = encode(j, b)
-            f = b[:8 * HEADER].view(np.float64)
-            f[1] = form
-            f[0] = emu.stamp(int(q), nbytes)
-            sreqs.append(comm.Isend([b[:nbytes], MPI.BYTE], dest=int(q), tag=TAG_DATA))
-            st.messages_sent += 1
-            st.bytes_sent += nbytes
-        t2 = perf()
-        MPI.Request.Waitall(reqs, self.statuses)
-        latest = max((float(b[:8].view(np.float64)[0]) for b in rbufs), default=0.0)
-        if emu.cfg.network and latest:
-            emu.wait_until(latest)
-        t4 = perf()
-        for j, b in enumerate(rbufs):
-            decode(j, b, self.statuses[j].Get_count(MPI.BYTE))
-        st.messages_received += len(rbufs)
-        MPI.Request.Waitall(sreqs)
-        st.comm_s += (t2 - t1) + (perf() - t4)
-        st.wait_s += t4 - t2
-
-    def reduce(self, *vals):
-        """Global sums of ``vals`` (one ``Allreduce``); restarts the straggler's CPU clock."""
-        t = time.perf_counter()
-        red = np.array(vals, dtype=np.float64)
-        out = np.zeros_like(red)
-        self.comm.Allreduce(red, out, op=self.MPI.SUM)
-        self.st.wait_s += time.perf_counter() - t
-        self.c0 = time.thread_time()
-        return out
-
-
 def _bsp(comm, lg, delta0, tol, max_iter, emu, st, progress):
     """Synchronous delta Jacobi on ranks; returns ``(values, supersteps, converged, mass)``."""
-    from asapgraph.engine.asap import _Solver
-
     nloc, offs = lg.nloc, lg.out_off
-    ch = _Channel(comm, lg, emu, st)
+    ch = ex.Channel(comm, lg, emu, st)
 
     def exchange(acc):
-        ch.exchange(lambda j, b: _Solver._encode(acc[nloc + offs[j]: nloc + offs[j + 1]], b,
-                                                 ch.s64, ch.s32, ch.sidx, False),
-                    lambda j, b, nb: _Solver._decode(acc, lg.in_maps[j], b, nb))
+        ch.exchange(lambda j, b: ex.encode(acc[nloc + offs[j]: nloc + offs[j + 1]], b,
+                                           ch.s64, ch.s32, ch.sidx, False),
+                    lambda j, b, nb: ex.decode(acc, lg.in_maps[j], b, nb))
 
     def reduce2(signed, mass):
         out = ch.reduce(signed, mass)

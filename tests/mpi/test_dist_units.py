@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from asapgraph.engine.asap import Schedule
+from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.emulation import Emulation, Emulator, parse_straggler
 from asapgraph.partition.partitioners import Partition
 
@@ -70,15 +70,15 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
     What is delivered plus what stays buffered equals the sent buffer exactly (no mass
     created or lost), leftovers are non-negative and tiny, and the smaller form is used.
     """
-    from asapgraph.engine.asap import _Solver
-    from asapgraph.engine.emulation import HEADER
+    from asapgraph.engine import exchange
+    from asapgraph.engine.exchange import HEADER
 
     m = 5000
     orig = np.where(rng.random(m) < density, rng.random(m) * 10.0 ** rng.uniform(-12, 0, m), 0.0)
     seg = orig.copy()
     buf = np.zeros(8 * (HEADER + m), dtype=np.uint8)
     s64, s32, sidx = np.zeros(m), np.zeros(m, np.float32), np.zeros(m, np.int32)
-    nbytes, form = _Solver._encode(seg, buf, s64, s32, sidx, quant)
+    nbytes, form = exchange.encode(seg, buf, s64, s32, sidx, quant)
     buf[:8 * HEADER].view(np.float64)[1] = form
     nnz = int(np.count_nonzero(orig))
     per = (4 if quant else 8)
@@ -88,7 +88,7 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
     assert nbytes == expect
     mp = rng.permutation(m).astype(np.int64)  # slot -> receiver-local index
     acc = np.zeros(m)
-    _Solver._decode(acc, mp, buf, nbytes)
+    exchange.decode(acc, mp, buf, nbytes)
     got = np.zeros(m)
     got[:] = acc[mp]
     assert (seg >= 0).all()
@@ -109,8 +109,8 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     remainders keep the sign of the value and are below one step; sparse or dense form,
     whichever is smaller; a buffer of zero slots (a pool-only peer) still encodes.
     """
-    from asapgraph.engine.asap import _Solver
-    from asapgraph.engine.emulation import HEADER
+    from asapgraph.engine import exchange
+    from asapgraph.engine.exchange import HEADER
 
     m = 4000
     mag = 10.0 ** rng.uniform(-14, 0, m)
@@ -120,12 +120,12 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     buf = np.zeros(8 * (HEADER + 1 + m), dtype=np.uint8)
     s64, s32, sidx = np.zeros(m), np.zeros(m, np.float32), np.zeros(m, np.int32)
     s16 = np.zeros(m, np.int16)
-    nbytes, form = _Solver._encode(seg, buf, s64, s32, sidx, True, s16)
+    nbytes, form = exchange.encode(seg, buf, s64, s32, sidx, True, s16)
     assert form in (4, 5)
     buf[:8 * HEADER].view(np.float64)[1] = form
     mp = rng.permutation(m).astype(np.int64)
     acc = np.zeros(m)
-    mass = _Solver._decode(acc, mp, buf, nbytes)
+    mass = exchange.decode(acc, mp, buf, nbytes)
     got = acc[mp]
     np.testing.assert_array_equal(got + seg, orig)  # exact, bit for bit
     assert mass == pytest.approx(got.sum(), rel=1e-12, abs=1e-300)
@@ -140,7 +140,7 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     assert sent <= _local.count_q16(orig)
     # an empty buffer (peer that only receives pool mass)
     e = np.zeros(0)
-    nb, fe = _Solver._encode(e, np.zeros(8 * (HEADER + 1), np.uint8), s64, s32, sidx, True, s16)
+    nb, fe = exchange.encode(e, np.zeros(8 * (HEADER + 1), np.uint8), s64, s32, sidx, True, s16)
     assert nb == 8 * HEADER + 8
 
 
@@ -211,3 +211,30 @@ def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
     assert oversubscribed(MPI.COMM_SELF) is False
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(), raising=False)
     assert oversubscribed(MPI.COMM_SELF) is True
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+@pytest.mark.parametrize("density", [0.0, 0.01, 0.5, 1.0])
+def test_exact_offers_roundtrip(dtype, density, rng):
+    """Min/max offers (payload forms 6 and 7 of engine.exchange): the changed slots
+    arrive exactly, in the smaller of the dense and sparse forms."""
+    from asapgraph.engine import exchange
+
+    m = 3000
+    seg = rng.integers(0, 10**12, m).astype(dtype)
+    ch = np.flatnonzero(rng.random(m) < density)
+    buf = exchange.message_buffer(m)
+    nbytes, form = exchange.encode_exact(seg, ch, buf)
+    exchange.header(buf)[exchange.FORM] = form
+    sparse = 12 * len(ch) < 8 * m
+    assert form == (exchange.SPARSE_EXACT if sparse else exchange.DENSE_EXACT)
+    assert nbytes == 8 * exchange.HEADER + (12 * len(ch) if sparse else 8 * m)
+    mp = rng.permutation(m).astype(np.int64)
+    t, v = exchange.decode_exact(mp, buf, nbytes, np.dtype(dtype))
+    assert v.dtype == dtype
+    if sparse:
+        np.testing.assert_array_equal(t, mp[ch])
+        np.testing.assert_array_equal(v, seg[ch])
+    else:
+        np.testing.assert_array_equal(t, mp)
+        np.testing.assert_array_equal(v, seg)

@@ -1,0 +1,264 @@
+"""The delta-form local work of the ASAP solver: PageRank's two forms and the sum programs.
+
+Rationale
+---------
+:class:`DeltaState` is a rank's state in one solve of :class:`.asap._Solver` (values
+``x``; residuals and per-peer slot buffers ``acc``; the teleport and dangling pools) and
+its local work (one sweep per round); the round loop, the messages and the termination
+are :mod:`.asap`'s.  Accumulative sum programs (:mod:`.sum_program`) run the ``jacobi``
+form with ``alpha = 1`` (their coefficients folded into the local CSR), no pools, no
+warm start, ``x = 0, r = delta0``, and an extrapolation step decided by the waves;
+min/max programs bring their own state (:class:`.minmax_program.MinMaxState`).
+
+*Program forms.*  Both are Maiter-style delta (residual) pushes, so order, delays and
+combining never change the fixed point.  Each owned vertex has a value ``x`` and a
+residual ``r``; pushing ``u`` moves ``r_u`` into ``x_u`` and sends ``alpha r_u w_uv /
+outw_u`` to every out-neighbour ``v`` -- into ``r_v`` when ``v`` is local, else into the
+slot of ``v`` in the per-peer outgoing buffer, where it is *combined* (summed) with
+earlier contributions.  A contribution is never dropped, only delayed or combined.
+
+* ``jacobi`` (default): the eigenvector form ``x = G x`` of the Google matrix
+  ``G = alpha (W^T + bdang d^T) + (1 - alpha) b 1^T`` (``b`` the personalization, ``bdang``
+  the dangling distribution, ``d`` the dangling indicator).  Start ``x = 1/n`` and
+  ``r = G x - x`` (one push of ``x``), so ``sum r = 0``.  A push of ``u`` also sends
+  ``(1 - alpha) r_u`` (teleport) and, for a dangling ``u``, ``alpha r_u`` into two *pools*
+  that are spread along ``b`` and ``bdang``: each rank's share (``sum b`` over its
+  vertices) rides as a header scalar on the next message to that rank, so every rank
+  that holds part of ``b`` is a peer.  Nothing is absorbed: ``sum r`` stays 0, ``x`` keeps
+  ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
+  Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
+  this is exactly power iteration).  The sweep gate of :mod:`.asap` applies.  Blocks of 16
+  consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
+  residual of the last wave; capped at half the largest block mean, so a sweep always
+  makes progress) wait and combine; skipping whole blocks rather than single vertices
+  made a sweep's cost follow its work (the push is bound by memory access).
+  Why this form: delays shift mass between the residuals and the buffers/pools; when
+  the process absorbs mass (the leaky form below) such a lag excites a mode that decays
+  at ~``alpha`` per sweep (on rmat the leaky process needed 3-8x BSP's edge work), while
+  here the lag only moves mass that is conserved, and the mass mode decays like
+  ``(-(1-alpha))^t``.  Measured with one rank: 18 sweeps vs 15 for power iteration on
+  rmat:18 (the certified bound needs a few more than the true error).
+* ``push``: Gauss-Seidel residual push from ``x = 0, r = (1 - alpha) b`` in which the
+  pushed mass of a dangling vertex leaves the system ("leaks"); the fixed point is
+  ``y = (1 - alpha) b (I - alpha W)^-1`` and, when ``bdang = b``, PageRank is
+  ``y / sum(y)``; for ``bdang != b`` a second solve with ``b = bdang`` gives ``z`` and
+  ``x = y + alpha s z / (1 - alpha)``, ``s = (y.d) / (1 - alpha/(1-alpha) z.d)``.  Vertices
+  are pushed when ``r_u`` exceeds a degree-scaled threshold, so on graphs with locality
+  (cnr-2000) it visits ~4x fewer edges than BSP; on expander-like graphs (rmat) it
+  contracts at the spectral radius of ``alpha W`` (~0.73 per sweep vs ~0.32 for power
+  iteration) and loses.
+
+*Invariants (mass conservation, checked by* ``debug_mass=True`` *on blocking snapshots
+every few waves, the only blocking collective, debug only).*  ``jacobi``: residuals +
+buffered + pools + in flight = 0.  ``push``: ``sum(x) + (sum(r) + buffered + in_flight +
+leaked) / (1 - alpha) = 1``.
+
+*Error bound.*  ``E = (sum |r| + |buffered| + |pools| + |in flight|) / (1 - alpha)``.
+``jacobi``: on zero-sum vectors ``G`` acts as ``alpha M`` with ``||M||_1 = 1``, so
+``||x / sum(x) - x*||_1 <= E / sum(x)``.  ``push`` (all quantities non-negative):
+``||y - x_abs||_1 <= E`` and the error of the normalised vector is ``<= 2 E / sum(x_abs)``.
+
+*Local work.*  ``jacobi``: see above.  ``push``: each round runs one
+Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual exceeds
+``min(r_max / 2, gamma x R_wave / n)`` (``gamma`` = 1, env ``ASAPGRAPH_ASAP_GAMMA``), so a
+rank does not solve its own part far below the global error only to redo it when new
+mass arrives.  Env knobs for experiments: ``ASAPGRAPH_ASAP_JGAMMA`` (the
+``jacobi`` skip threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK`` (its block size, 16; 1 skips
+single vertices), ``ASAPGRAPH_ASAP_PRIO``, ``ASAPGRAPH_ASAP_DEGREE_RULE``.
+
+*Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
+is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
+sweep on partial input is extra edge work), sending ~4x fewer bytes.  With one rank 3x
+slower, ASAP is ~1.2x faster: every vertex is owned by one rank, so the slow rank still
+sweeps its part about as often as BSP has supersteps; asynchrony removes the barrier waits,
+not that work, and the speed-up is capped by BSP's time over the slow rank's own sweeps
+(1.4-1.6x here).  Only moving vertices off a slow rank would lift the cap.  History: the
+16-vertex block skipping, the core-aware gate (two ranks on two cores used to take turns:
+0.30 -> 0.15 s on cnr-2000) and CPU-time straggler sleeps are this form's recent gains;
+before them ASAP was 1.2-1.6x slower unemulated.  The leaky ``push`` form
+needed 6-8x BSP's edge work on rmat:20; a signed variant that redistributed the
+dangling mass through the termination waves (every 5 ms) was 4-20x worse for the lag
+reason above; spreading the teleport and dangling pools on the data messages fixed it.
+
+References: Zhang, Gao, Gao, Wang, "Maiter", IEEE TPDS 25(8), 2014 (delta form).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from asapgraph.comm.mpi import mpi
+from asapgraph.kernels import _local
+
+__all__ = ["DeltaState", "pool_peers"]
+
+
+def pool_peers(comm, lg, form, b, bdang):
+    """Peer lists of one solve: ``(out, lo, hi, in, maps, B)``.
+
+    The graph's peers, plus (``jacobi`` form) every rank that holds part of the teleport
+    or dangling distribution (``B[q] = (sum b, sum bdang)`` on rank ``q``): each push
+    sends pool mass to all of them.  ``lo/hi``: slot range of each out-peer in ``acc``
+    (empty for a pool-only peer).  One allgather (setup, not the main loop).
+    """
+    K, me, nloc = comm.Get_size(), comm.Get_rank(), lg.nloc
+    out = [int(q) for q in lg.out_peers]
+    lo = [nloc + int(lg.out_off[j]) for j in range(len(out))]
+    hi = [nloc + int(lg.out_off[j + 1]) for j in range(len(out))]
+    inp = [int(q) for q in lg.in_peers]
+    maps = list(lg.in_maps)
+    B = np.ones((K, 2))
+    if form == "jacobi":
+        mine = np.array([float(b.sum()), float(bdang.sum()), float(nloc > 0)])
+        allv = np.zeros(3 * K)
+        comm.Allgather(mine, allv)
+        allv = allv.reshape(K, 3)
+        B, pushes = allv[:, :2].copy(), allv[:, 2] > 0
+        for q in range(K):
+            if q == me:
+                continue
+            if pushes[me] and B[q].sum() > 0 and q not in out:
+                out.append(q)
+                lo.append(nloc)
+                hi.append(nloc)
+            if B[me].sum() > 0 and pushes[q] and q not in inp:
+                inp.append(q)
+                maps.append(np.zeros(0, dtype=np.int64))
+    return out, lo, hi, inp, maps, B
+
+
+class DeltaState:
+    """A rank's delta-form state in one solve (see the module docstring).
+
+    ``sol``: the :class:`.asap._Solver` (graph, alpha, form, knobs, stats); ``Bq``,
+    ``out_peers``: from :func:`pool_peers`; ``delta0``: a sum program's initial deltas
+    (None: PageRank); ``active``: False when a min/max state does the local work (then
+    this one stays empty).  ``warm``: the ``jacobi`` warm start pushed already.
+    """
+
+    def __init__(self, sol, b, bdang, Bq, out_peers, delta0, active=True):
+        lg = self.lg = sol.lg
+        self.sol, self.st, self.alpha, self.form = sol, sol.st, sol.alpha, sol.form
+        self.jac = jac = sol.form == "jacobi"
+        self.prog = delta0 is not None
+        nloc = self.nloc = lg.nloc
+        nout = self.nout = len(out_peers)
+        self.x = np.zeros(nloc)
+        acc = self.acc = np.zeros(nloc + lg.nslots)
+        self.leaked = 0.0
+        self.beta = 1.0 - self.alpha
+        # jacobi form: pool mass (along b, along bdang) waiting to be spread over this
+        # rank's vertices (pend) or owed to each out-peer (dbuf, sent in the header)
+        self.two = bdang is not b
+        self.pend = np.zeros(2)
+        self.dbuf = np.zeros((nout, 2))
+        self.Bme = Bme = Bq[sol.me]
+        self.bq_p = b / Bme[0] if Bme[0] > 0 else np.zeros(nloc)
+        self.bq_d = ((bdang / Bme[1] if Bme[1] > 0 else np.zeros(nloc)) if self.two
+                     else self.bq_p)
+        self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
+        self.rs = np.zeros(nloc) if jac else None
+        # sweep scratch: pushed block numbers, block sums of |r|
+        self.act = np.zeros(-(-nloc // sol.block) if jac else 0, dtype=np.int32)
+        self.bsum = np.zeros(len(self.act))
+        # sum programs: pushed and produced signed mass since the last wave contribution
+        # (their ratio estimates the dominant eigenvalue for the extrapolation step)
+        self.flow = np.zeros(2)
+        self.relax = 1.0  # > 1: the next sweep is an extrapolation step (every rank, once)
+        # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
+        deg = np.diff(lg.indptr).astype(np.float64)
+        mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
+        self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
+        self.rmax_c = None
+        self.warm = False
+        if self.prog:
+            acc[:nloc] = delta0
+        elif not active:
+            pass  # the program's state lives in the min/max state
+        elif jac:
+            # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
+            acc[:nloc] = 1.0 / lg.n
+            self.sweep(0.0)
+            acc[:nloc] -= self.x
+            self.warm = True
+        else:
+            acc[:nloc] = (1.0 - self.alpha) * b
+
+    def sweep(self, theta):
+        """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
+        lg, acc, nloc, pend = self.lg, self.acc, self.nloc, self.pend
+        s_ = self.relax
+        if self.prog:
+            before = float(acc.sum())
+            if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
+                acc[:nloc] *= s_
+                theta = 0.0
+        nedge, dm, tot, _, left = _local.jacobi_push(
+            lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
+            lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
+            self.sol.block)
+        if self.prog:
+            if s_ != 1.0:
+                acc[:nloc] -= ((s_ - 1.0) / s_) * self.rs
+                left = _local.abs_sum(acc, 0, nloc)
+                self.relax = 1.0
+            else:
+                self.flow[0] += tot
+                self.flow[1] += tot + float(acc.sum()) - before
+        pend[:] = 0.0
+        two = self.two
+        pool = np.array([self.beta * tot + (0.0 if two else dm), dm if two else 0.0])
+        pend[:] += pool * self.Bme
+        if self.nout:
+            self.dbuf[:] += pool * self.bshare
+        self.st.edges_visited += nedge
+        return left + float(np.abs(pend).sum())
+
+    def push(self, ev, r_global):
+        """One Gauss-Seidel residual push (``push`` form); ``ev``: messages arrived this
+        round.  Returns ``(vertices pushed, edges, local sum r)``."""
+        sol, lg, acc, nloc = self.sol, self.lg, self.acc, self.nloc
+        if ev or self.rmax_c is None:  # else the last sweep's value is current
+            self.rmax_c = float((acc[:nloc] / self.scale).max(initial=0.0))
+        # work threshold tied to the global residual of the last wave: a rank does not
+        # solve its own part far below the global error (it would redo that work
+        # whenever new mass arrives); small residuals wait.
+        tw = max(min(self.rmax_c * 0.5, sol.gamma * r_global / lg.n), sol.prio * self.rmax_c)
+        pushed, nedge, leak, self.rmax_c, rl = _local.residual_push(
+            lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, lg.dangling, self.alpha, tw,
+            self.scale)
+        self.leaked += leak
+        return pushed, nedge, rl
+
+    def pending_mass(self):
+        """``sum |r| + |buffered| + |pools|`` (``jacobi``) or ``sum r + buffered`` (``push``):
+        the numerator of the error bound."""
+        acc = self.acc
+        if self.jac:
+            return (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(self.pend).sum())
+                    + float(np.abs(self.dbuf).sum()))
+        return float(acc.sum())
+
+    def check_mass(self, comm):
+        """Mass conservation at a consistent cut (debug; collective; counted on the solver).
+
+        ``push`` form: ``sum x + (residuals + buffered + in flight + leaked) / (1-alpha)
+        = 1``.  ``jacobi`` form: nothing is absorbed, so ``residuals + buffered + pools
+        + in flight = 0`` (the pools count as leaked) and ``sum x`` stays 1 up to it.
+        """
+        sol = self.sol
+        leaked = self.leaked + self.pend.sum() + self.dbuf.sum()
+        loc = np.array([self.x.sum(), self.acc.sum(), leaked])
+        tot = np.zeros(3)
+        comm.Allreduce(loc, tot, op=mpi().SUM)
+        if self.jac:
+            total, what = tot[1] + tot[2], "residuals + buffered + pools + in flight"
+            err = abs(total)
+        else:
+            total = tot[0] + (tot[1] + tot[2]) / (1.0 - self.alpha)
+            what = "values + residuals + buffered + in flight + leaked"
+            err = abs(total - 1.0)
+        sol.mass_checks += 1
+        sol.max_mass_error = max(sol.max_mass_error, err)
+        if err > 1e-9:
+            raise RuntimeError(f"PageRank mass not conserved: {what} = {total!r} "
+                               f"(expected {0 if self.jac else 1})")
