@@ -142,7 +142,6 @@ def _w(w):
     return _EMPTY_W if w is None else w
 
 
-
 # ---------------------------------------------------------------------- edge map
 class _EdgeMapper:
     """Runs one edge map (messages of the active sources, combined per target)."""
@@ -212,7 +211,6 @@ class _EdgeMapper:
         self.edges += edges
         self.dense_steps += 1
         return out
-
 
 
 # ---------------------------------------------------------------------- engines

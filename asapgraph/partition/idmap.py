@@ -105,7 +105,6 @@ def map_ids(comm, edges):
     return s, d, n, IdMap(comm, block, base, n)
 
 
-
 class SpecIds:
     """Identity id map of a generator spec (ids are already 0..n-1)."""
 

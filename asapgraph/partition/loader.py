@@ -81,7 +81,6 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     return src, dst, w, n, idmap
 
 
-
 def load_partitioned(source, comm, partition="range", weighted=False, undirected=False,
                      weight_col=2, chunk_bytes=1 << 21, seed=None, progress=None):
     """Read, map ids, partition and shuffle; collective over ``comm``.  ``progress``: rank

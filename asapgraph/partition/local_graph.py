@@ -72,7 +72,6 @@ class LocalGraph:
                 "out_peers": self.out_peers.tolist(), "in_peers": self.in_peers.tolist()}
 
 
-
 def _shuffle(comm, part, arrays, chunk=BLOCK):
     """Send every edge to the owner of its source in bounded rounds; collective.
 

@@ -21,7 +21,6 @@ from asapgraph.errors import InputError
 __all__ = ["atomic_write", "check_output_dir"]
 
 
-
 def _temp_in(path):
     """``(fd, name)`` of a new temporary file next to ``path``; an unusable directory is
     an :class:`InputError` naming ``path`` and the reason (:func:`check_output_dir`)."""

@@ -25,7 +25,6 @@ def _tie_keys(ids):
     return ids if ids.dtype.kind in "iuUS" else np.arange(ids.shape[0])
 
 
-
 def top_order(ids, values, k):
     """Indices of the ``k`` largest ``values``, best first, ties broken by smaller id.
 
