@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asapgraph.graph.io import output
+from asapgraph.graph.io import output, rowformat
 from asapgraph.errors import InputError
 from asapgraph.graph.io.output import (atomic_write,
     format_rows,
@@ -40,7 +40,7 @@ def adversarial_floats():
 @pytest.fixture(params=["words", "slots"])
 def layout(request, monkeypatch):
     """Run a test with the fast word layout and with the general byte-slot layout."""
-    monkeypatch.setattr(output, "_force_slots", request.param == "slots")
+    monkeypatch.setattr(rowformat, "_force_slots", request.param == "slots")
     return request.param
 
 
@@ -77,7 +77,7 @@ def test_format_rows_hypothesis(vals, i0):
 
 
 def test_format_rows_chunks_and_threads(monkeypatch, rng, layout):
-    monkeypatch.setattr(output, "_CHUNK", 1000)
+    monkeypatch.setattr(rowformat, "_CHUNK", 1000)
     v = rng.random(4321) * 1e-3
     ids = rng.permutation(4321)
     ref = py_rows([ids, v])

@@ -11,7 +11,7 @@ import numpy as np
 
 from asapgraph.errors import InputError
 
-__all__ = ["mpi", "world", "alltoallv", "allgatherv", "agree", "RankFailure"]
+__all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "allgatherv", "agree", "RankFailure"]
 
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
@@ -142,6 +142,24 @@ def alltoallv(comm, sendbuf, sendcounts):
     recvbuf[int(rdis[me]):int(rdis[me]) + c] = sendbuf[a:a + c]  # own share: a copy
     MPI.Request.Waitall(reqs)
     return recvbuf, recvcounts
+
+
+def alltoallv_into(comm, sendbuf, sendcounts, recvcounts, out):
+    """Alltoallv of ``sendbuf`` (ordered by destination) straight into the view ``out``.
+
+    Unlike :func:`alltoallv`, the receive counts are known (``recvcounts``, e.g. from an
+    earlier ``Alltoall`` of the counts) and nothing is allocated: ``out`` (length
+    ``recvcounts.sum()``, ordered by source rank) may be a slice of a larger array.
+    Counts must fit in an int (callers exchange bounded rounds).
+    """
+    K = comm.Get_size()
+    sdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(sendcounts[:-1], out=sdis[1:])
+    rdis = np.zeros(K, dtype=np.int64)
+    np.cumsum(recvcounts[:-1], out=rdis[1:])
+    t = _mpitype(sendbuf.dtype)
+    comm.Alltoallv([np.ascontiguousarray(sendbuf), (sendcounts, sdis), t],
+                   [out, (recvcounts, rdis), t])
 
 
 def _pieces(start, count):

@@ -45,8 +45,8 @@ import numpy as np
 from asapgraph import options as _options
 from asapgraph.comm.mpi import agree, mpi
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
-from asapgraph.engine.single import _better, _count, _reduce_aggregates, generic_edge_map, \
-    value_form_loop
+from asapgraph.engine.supersteps import (better, count_true, generic_edge_map, reduce_aggregates,
+                                        value_form_loop)
 from asapgraph.kernels import _programs as K
 
 __all__ = ["TAG_BSP", "TAG_ASAP", "EMPTY_W", "pack", "unpack", "recv", "ufunc", "collective",
@@ -214,7 +214,7 @@ class BSPMapper:
         return self._generic(ctx, sd, xe, ae)
 
     def _generic(self, ctx, sd, x, active):
-        """The single-process numpy path (:func:`.single.generic_edge_map`), locally."""
+        """The single-process numpy path (:func:`.supersteps.generic_edge_map`), locally."""
         prog = self.p
         out, edges = generic_edge_map(prog, ctx, prog.combiner, prog.edge_op, sd.indptr, sd.col,
                                       sd.w, x, active, sd.nloc)
@@ -260,7 +260,7 @@ def bsp_delta(program, ctx, emap, progress, coef):
             sel = None if nsel * _PUSH_FRACTION > ctx.n else np.abs(sent) > 0
             combined, _ = emap(ctx, direction, x, sel)
             combined = np.ascontiguousarray(combined, dtype=np.float64)
-            ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
             if not custom_post:
                 local = K.add_abs_sum(deltas, combined)
             else:
@@ -276,8 +276,8 @@ def bsp_delta(program, ctx, emap, progress, coef):
                 it += 1
                 break
         else:
-            sel = _better(comb, deltas, values)
-            if _count(ctx, sel) == 0:
+            sel = better(comb, deltas, values)
+            if count_true(ctx, sel) == 0:
                 converged = True
                 break
             values[sel] = deltas[sel]

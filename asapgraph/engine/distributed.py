@@ -50,7 +50,7 @@ from asapgraph.engine import sum_program as SP
 from asapgraph.engine.asap_programs import DEBUG, run_asap
 from asapgraph.engine.bsp_programs import BSPMapper, bsp_delta, bsp_value, collective
 from asapgraph.engine.program import Context, exact_steps, finish_steps, validate_program
-from asapgraph.engine.single import ProgramResult
+from asapgraph.engine.result import ProgramResult
 from asapgraph.errors import InputError
 from asapgraph.kernels import _programs as K
 from asapgraph.partition.program_graph import ProgramGraph, load

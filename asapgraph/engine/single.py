@@ -25,6 +25,10 @@ vertices later in the same sweep.  Invariant (sum programs): ``value + delta`` s
 any processing order converges to the same fixed point because the edge functions are
 linear and the combine is commutative and associative; (min/max programs): values only
 improve monotonically, so the result is the same least (greatest) fixed point.
+
+The superstep pieces this engine shares with the BSP engine on MPI ranks (the numpy
+edge map, the value-form loop, aggregates) are in :mod:`asapgraph.engine.supersteps`;
+the result type in :mod:`asapgraph.engine.result`.
 """
 from __future__ import annotations
 
@@ -35,73 +39,23 @@ import numpy as np
 from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.kernels import _programs as K
-from asapgraph.engine.program import (COLLECT, COMBINERS, EDGE_OPS, Context, VertexProgram,
+from asapgraph.engine.program import (COMBINERS, EDGE_OPS, Context, VertexProgram,
                                      combiner_identity, exact_steps, finish_steps,
                                      validate_program)
+from asapgraph.engine.result import ProgramResult
+from asapgraph.engine.supersteps import (better, count_true, generic_edge_map, reduce_aggregates,
+                                        value_form_loop)
 
 __all__ = ["run", "ProgramResult"]
+
+#: the name :mod:`asapgraph.engine.asap_programs` imports from here (now in ``supersteps``)
+_better = better
 
 _PUSH_FRACTION = 20        # Ligra's threshold: sparse push when frontier edges < m / 20
 REORDER_MIN_EDGES = 1 << 20   # relabel sources of dense pulls from this many edges on
 _PARALLEL_SWEEP_MIN = 4096    # ASAP min/max sweeps over at least this many queued vertices use threads
 _EMPTY_W = np.empty(0, dtype=np.float64)
 _EMPTY_U8 = np.empty(0, dtype=np.uint8)
-
-
-class ProgramResult:
-    """Outcome of :func:`run`.
-
-    Attributes
-    ----------
-    values : ndarray or dict of ndarrays
-        What the program's ``result`` returned, indexed by dense vertex id.
-    ids : int64 array
-        Original id of each vertex (``values[i]`` belongs to vertex ``ids[i]``).
-    iterations : int
-        Supersteps (BSP) or sweeps (ASAP) run.
-    converged : bool
-        The program's termination test was met before ``max_iter``.
-    stats : dict
-        ``mode``, ``seconds``, ``edges_scanned``, ``iteration_seconds`` (list),
-        ``dense_steps``, ``sparse_steps``, ``residual`` (last one, when defined).
-    """
-
-    def __init__(self, values, ids, iterations, converged, stats, name="program"):
-        self.values = values
-        self.ids = ids
-        self.iterations = iterations
-        self.converged = converged
-        self.stats = stats
-        self.name = name
-        #: vertex labels (strings, tuples, ...) when the graph had them (``Graph.labels``)
-        self.labels = None
-
-    def columns(self):
-        """``{column name: array}`` of the result (one column named after the program)."""
-        if isinstance(self.values, dict):
-            return dict(self.values)
-        return {self.name: self.values}
-
-    def vertices(self):
-        """Original label (or id) of every vertex, aligned with the values."""
-        return self.ids if self.labels is None else self.labels
-
-    def to_dict(self):
-        """``{original id or label: value}`` (single-column results only)."""
-        if isinstance(self.values, dict):
-            raise ValueError("result has several columns; use columns()")
-        return dict(zip(self.vertices().tolist(), self.values.tolist()))
-
-    def to_pandas(self):
-        """A DataFrame: column ``node`` (original ids or labels), then the result columns."""
-        from asapgraph.graph.convert import require
-
-        pd = require("pandas")
-        return pd.DataFrame({"node": self.vertices(), **self.columns()})
-
-    def __repr__(self):
-        return (f"ProgramResult({self.name}, n={len(self.ids)}, iterations={self.iterations}, "
-                f"converged={self.converged})")
 
 
 # ---------------------------------------------------------------------- topology
@@ -189,18 +143,6 @@ def _w(w):
 
 
 # ---------------------------------------------------------------------- edge map
-def _numpy_edge_op(op, x_src, w):
-    if op == "copy":
-        return x_src
-    if op == "mul":
-        return x_src * w
-    if op == "add":
-        return x_src + w.astype(x_src.dtype, copy=False)
-    if op == "add_one":
-        return x_src + 1
-    raise ValueError(op)
-
-
 class _EdgeMapper:
     """Runs one edge map (messages of the active sources, combined per target)."""
 
@@ -271,129 +213,12 @@ class _EdgeMapper:
         return out
 
 
-# ---------------------------------------------------------------------- helpers
-def generic_edge_map(prog, ctx, comb, op, indptr, indices, w, x, active, n):
-    """The numpy edge map (``op`` None: the program's ``message()``; ufunc or COLLECT
-    combiner ``comb``) over CSR rows
-    ``indptr``/``indices`` (sources of each row) with weights ``w``, restricted to the
-    sources where ``active`` is True (None: all).  Shared by the single-process and MPI
-    engines.  Returns ``((combined, has), edges scanned)``."""
-    src = indices
-    if active is not None:
-        keep = np.asarray(active, dtype=bool)[indices]
-        kept = np.zeros(keep.shape[0] + 1, dtype=np.int64)
-        np.cumsum(keep, out=kept[1:])
-        indptr = kept[indptr]            # kept edges before each row start
-        src = indices[keep]
-        if w is not None:
-            w = w[keep]
-    x_src = np.asarray(x)[src]
-    ww = w if (w is not None and prog.use_weights) else np.ones(src.shape[0])
-    if op is None:
-        msgs = np.asarray(prog.message(ctx, x_src, ww))
-    else:
-        msgs = _numpy_edge_op(op, x_src, ww)
-    return combine_rows(comb, indptr, msgs, n), int(src.shape[0])
-
-
-def combine_rows(comb, indptr, msgs, n):
-    """Combine per-edge ``msgs`` grouped in CSR rows ``indptr`` into one value per row.
-
-    Returns ``(combined, has)``: ``has[v]`` says whether row ``v`` got a message; rows
-    without one hold the combiner's identity.  ``comb == COLLECT`` returns
-    ``((indptr, msgs), has)`` untouched.  Shared by the single-process and MPI engines.
-    """
-    has = np.diff(indptr) > 0
-    if comb == COLLECT:
-        return (indptr, msgs), has
-    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}.get(comb, comb)
-    out = np.zeros(n, dtype=msgs.dtype)
-    if msgs.size:
-        out[has] = ufunc.reduceat(msgs, indptr[:-1][has])
-    if isinstance(comb, str):
-        out[~has] = combiner_identity(comb, msgs.dtype) if msgs.dtype.kind in "fi" else 0
-    elif ufunc.identity is not None:
-        out[~has] = ufunc.identity
-    return out, has
-
-
-def _split_state(out):
-    """``state`` or ``(state, active)``: the second form needs a bool array (or None)."""
-    if isinstance(out, tuple) and len(out) == 2 and (
-            out[1] is None or (isinstance(out[1], np.ndarray) and out[1].dtype == np.bool_)):
-        return out[0], out[1]
-    return out, None
-
-
-def _reduce_aggregates(program, ctx, partial):
-    if not partial:
-        return {}
-    ops = getattr(program, "aggregators", {}) or {}
-    # sorted: every rank must reduce the aggregates in the same order
-    return {k: ctx.allreduce(v, ops.get(k, "sum")) for k, v in sorted(partial.items())}
-
-
-def _count(ctx, mask):
-    return int(ctx.allreduce(int(np.count_nonzero(mask)), "sum"))
-
-
 # ---------------------------------------------------------------------- engines
-def value_form_loop(program, ctx, state, emap, on_iteration):
-    """Supersteps of a value-form program from ``state`` (the output of ``init``).
-
-    ``emap(direction, x, active) -> (combined, has)`` gathers the messages (one process or
-    MPI ranks); ``on_iteration(it, residual)`` reports progress.  Returns ``(state,
-    iterations, converged, residual, per-iteration seconds)``.  Shared by the
-    single-process runner and the BSP engine on MPI ranks.
-    """
-    state, active = _split_state(state)
-    ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, state))
-    has_test = converged = False
-    residual, it_times, it = None, [], 0
-    for it in range(ctx.max_iter):
-        ctx.superstep = it
-        if active is not None:
-            has_test = True
-            if _count(ctx, active) == 0:
-                converged = True
-                break
-        t0 = time.perf_counter()
-        ctx.direction = direction = program.direction_at(ctx)
-        x = program.scatter(ctx, state)
-        combined, has = emap(direction, x, active)
-        new_state, active = _split_state(program.apply(ctx, state, combined, has))
-        r = program.residual(ctx, state, new_state)
-        state = new_state
-        ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, state))
-        it_times.append(time.perf_counter() - t0)
-        if r is not None:
-            has_test = True
-            residual = float(ctx.allreduce(float(r), "sum"))
-            _options.check_residual(residual, program.name, it + 1)
-            on_iteration(it + 1, residual)
-            if residual <= ctx.tol:
-                converged = True
-                it += 1
-                break
-        if active is not None and _count(ctx, active) == 0:
-            converged = True
-            it += 1
-            break
-    else:
-        it = ctx.max_iter
-        converged = converged or not has_test
-    return state, it, converged, residual, it_times
-
-
 def _run_value_form(program, ctx, topo, progress):
     emap = _EdgeMapper(program, ctx, topo)
     state, it, converged, residual, it_times = value_form_loop(
         program, ctx, program.init(ctx), emap, progress.iteration)
     return state, it, converged, residual, emap, it_times
-
-
-def _better(comb, a, b):
-    return a < b if comb == "min" else a > b
 
 
 def _run_delta_bsp(program, ctx, topo, progress, coef):
@@ -428,7 +253,7 @@ def _run_delta_bsp(program, ctx, topo, progress, coef):
                 combined, _ = emap(direction, x[pos], sel)          # sparse: original order
             else:
                 combined, _ = emap(direction, x, sel, permuted=pos is not None)
-            ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
             if getattr(type(program), "post_delta", VertexProgram.post_delta) is VertexProgram.post_delta:
                 local = K.add_abs_sum(deltas, combined)
             else:
@@ -464,8 +289,8 @@ def _run_delta_bsp(program, ctx, topo, progress, coef):
             progress.iteration(steps, 0.0, force=False)
             break
         else:
-            sel = _better(comb, deltas, values)
-            if _count(ctx, sel) == 0:
+            sel = better(comb, deltas, values)
+            if count_true(ctx, sel) == 0:
                 converged = True
                 break
             values[sel] = deltas[sel]
@@ -519,7 +344,7 @@ def _run_delta_async(program, ctx, topo, progress, coef):
             sent = np.zeros(ctx.n_local)
             nproc, scanned = K.async_sweep_sum(indptr, indices, w, c, ocode, values, deltas, sent, thr)
             edges += scanned
-            ctx.aggregates = _reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
             deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
             residual = float(K.add_abs_sum(deltas, _EMPTY_W))
             _options.check_residual(residual, program.name, it + 1)
@@ -557,7 +382,7 @@ def _run_delta_async(program, ctx, topo, progress, coef):
         progress.iteration(1, float(nproc), force=False)
     else:
         ccode = COMBINERS[comb]
-        queue = np.flatnonzero(_better(comb, deltas, values)).astype(np.int64)
+        queue = np.flatnonzero(better(comb, deltas, values)).astype(np.int64)
         queued = np.zeros(ctx.n_local, dtype=np.uint8)
         queued[queue] = 1
         buf = np.empty(ctx.n_local, dtype=np.int64)

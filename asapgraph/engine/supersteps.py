@@ -1,0 +1,163 @@
+"""Superstep pieces shared by the single-process engine and the BSP engine on MPI ranks.
+
+Rationale
+---------
+A value-form program runs the same supersteps on one process
+(:mod:`asapgraph.engine.single`) and on MPI ranks (:mod:`asapgraph.engine.bsp_programs`):
+only the edge map differs (a local CSR, or typed per-peer messages).  What does not
+differ lives here, written once against the :class:`asapgraph.engine.program.Context`
+contract (``ctx.allreduce`` is a no-op reduction on one process, collective on ranks):
+
+* :func:`generic_edge_map` / :func:`combine_rows`: the numpy edge map of programs with a
+  custom ``message()`` or combiner (ufunc, ``collect``), over CSR rows, vectorised
+  (``ufunc.reduceat`` per row, no Python loop over edges);
+* :func:`value_form_loop`: the supersteps of a value-form program (scatter, edge map,
+  apply, residual, aggregates, termination by residual or empty active set);
+* :func:`split_state`, :func:`reduce_aggregates`, :func:`count_true`, :func:`better`: the
+  small collective helpers the delta loops of both engines use.
+
+Invariant: every rank takes the same branches (aggregates are reduced in sorted key
+order; counts and residuals are reduced before they are tested).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from asapgraph import options as _options
+from asapgraph.engine.program import COLLECT, combiner_identity
+
+__all__ = ["generic_edge_map", "combine_rows", "value_form_loop", "split_state",
+           "reduce_aggregates", "count_true", "better"]
+
+
+def _numpy_edge_op(op, x_src, w):
+    if op == "copy":
+        return x_src
+    if op == "mul":
+        return x_src * w
+    if op == "add":
+        return x_src + w.astype(x_src.dtype, copy=False)
+    if op == "add_one":
+        return x_src + 1
+    raise ValueError(op)
+
+
+def generic_edge_map(prog, ctx, comb, op, indptr, indices, w, x, active, n):
+    """The numpy edge map (``op`` None: the program's ``message()``; ufunc or COLLECT
+    combiner ``comb``) over CSR rows
+    ``indptr``/``indices`` (sources of each row) with weights ``w``, restricted to the
+    sources where ``active`` is True (None: all).  Shared by the single-process and MPI
+    engines.  Returns ``((combined, has), edges scanned)``."""
+    src = indices
+    if active is not None:
+        keep = np.asarray(active, dtype=bool)[indices]
+        kept = np.zeros(keep.shape[0] + 1, dtype=np.int64)
+        np.cumsum(keep, out=kept[1:])
+        indptr = kept[indptr]            # kept edges before each row start
+        src = indices[keep]
+        if w is not None:
+            w = w[keep]
+    x_src = np.asarray(x)[src]
+    ww = w if (w is not None and prog.use_weights) else np.ones(src.shape[0])
+    if op is None:
+        msgs = np.asarray(prog.message(ctx, x_src, ww))
+    else:
+        msgs = _numpy_edge_op(op, x_src, ww)
+    return combine_rows(comb, indptr, msgs, n), int(src.shape[0])
+
+
+def combine_rows(comb, indptr, msgs, n):
+    """Combine per-edge ``msgs`` grouped in CSR rows ``indptr`` into one value per row.
+
+    Returns ``(combined, has)``: ``has[v]`` says whether row ``v`` got a message; rows
+    without one hold the combiner's identity.  ``comb == COLLECT`` returns
+    ``((indptr, msgs), has)`` untouched.  Shared by the single-process and MPI engines.
+    """
+    has = np.diff(indptr) > 0
+    if comb == COLLECT:
+        return (indptr, msgs), has
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}.get(comb, comb)
+    out = np.zeros(n, dtype=msgs.dtype)
+    if msgs.size:
+        out[has] = ufunc.reduceat(msgs, indptr[:-1][has])
+    if isinstance(comb, str):
+        out[~has] = combiner_identity(comb, msgs.dtype) if msgs.dtype.kind in "fi" else 0
+    elif ufunc.identity is not None:
+        out[~has] = ufunc.identity
+    return out, has
+
+
+def split_state(out):
+    """``state`` or ``(state, active)``: the second form needs a bool array (or None)."""
+    if isinstance(out, tuple) and len(out) == 2 and (
+            out[1] is None or (isinstance(out[1], np.ndarray) and out[1].dtype == np.bool_)):
+        return out[0], out[1]
+    return out, None
+
+
+def reduce_aggregates(program, ctx, partial):
+    """The program's partial aggregates reduced over ranks with its ``aggregators`` ops."""
+    if not partial:
+        return {}
+    ops = getattr(program, "aggregators", {}) or {}
+    # sorted: every rank must reduce the aggregates in the same order
+    return {k: ctx.allreduce(v, ops.get(k, "sum")) for k, v in sorted(partial.items())}
+
+
+def count_true(ctx, mask):
+    """True entries of ``mask`` summed over ranks."""
+    return int(ctx.allreduce(int(np.count_nonzero(mask)), "sum"))
+
+
+def value_form_loop(program, ctx, state, emap, on_iteration):
+    """Supersteps of a value-form program from ``state`` (the output of ``init``).
+
+    ``emap(direction, x, active) -> (combined, has)`` gathers the messages (one process or
+    MPI ranks); ``on_iteration(it, residual)`` reports progress.  Returns ``(state,
+    iterations, converged, residual, per-iteration seconds)``.  Shared by the
+    single-process runner and the BSP engine on MPI ranks.
+    """
+    state, active = split_state(state)
+    ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+    has_test = converged = False
+    residual, it_times, it = None, [], 0
+    for it in range(ctx.max_iter):
+        ctx.superstep = it
+        if active is not None:
+            has_test = True
+            if count_true(ctx, active) == 0:
+                converged = True
+                break
+        t0 = time.perf_counter()
+        ctx.direction = direction = program.direction_at(ctx)
+        x = program.scatter(ctx, state)
+        combined, has = emap(direction, x, active)
+        new_state, active = split_state(program.apply(ctx, state, combined, has))
+        r = program.residual(ctx, state, new_state)
+        state = new_state
+        ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+        it_times.append(time.perf_counter() - t0)
+        if r is not None:
+            has_test = True
+            residual = float(ctx.allreduce(float(r), "sum"))
+            _options.check_residual(residual, program.name, it + 1)
+            on_iteration(it + 1, residual)
+            if residual <= ctx.tol:
+                converged = True
+                it += 1
+                break
+        if active is not None and count_true(ctx, active) == 0:
+            converged = True
+            it += 1
+            break
+    else:
+        it = ctx.max_iter
+        converged = converged or not has_test
+    return state, it, converged, residual, it_times
+
+
+def better(comb, a, b):
+    """``a`` strictly improves on ``b`` under ``comb`` (``"min"``, else max); elementwise."""
+    return a < b if comb == "min" else a > b

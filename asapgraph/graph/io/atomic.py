@@ -1,0 +1,103 @@
+"""Atomic output files: a temporary file next to the target, renamed over it on success.
+
+Rationale
+---------
+:func:`atomic_write` writes to a temporary file in the target's directory and
+``os.replace``-s it over the target only on success, so a failed or interrupted run
+never leaves a half-written file and never touches a pre-existing one (the rename is
+atomic within one file system, hence the temporary file beside the target, not in
+``/tmp``).  :func:`check_output_dir` makes the same checks up front (the CLI calls it
+before a long run), so a bad ``-o`` fails in a second with the message the write would
+give: ``PATH: reason`` as an :class:`asapgraph.errors.InputError`.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+
+from asapgraph.errors import InputError
+
+__all__ = ["atomic_write", "check_output_dir"]
+
+
+def _temp_in(path):
+    """``(fd, name)`` of a new temporary file next to ``path``; an unusable directory is
+    an :class:`InputError` naming ``path`` and the reason (:func:`check_output_dir`)."""
+    d = os.path.dirname(os.path.abspath(path))
+    try:
+        return tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                                dir=d)
+    except OSError as exc:
+        shown = os.path.dirname(path) or "."
+        probe = shown  # the deepest existing ancestor, spelled as the user did
+        while probe and not os.path.lexists(probe) and os.path.dirname(probe) != probe:
+            probe = os.path.dirname(probe)
+        if probe and os.path.lexists(probe) and not os.path.isdir(probe):
+            raise InputError(path, None, f"{probe} is not a directory") from None
+        if not os.path.isdir(d):
+            raise InputError(path, None, f"directory {shown} does not exist") from None
+        raise InputError(path, None, f"cannot create a file in directory {shown}: "
+                                     f"{exc.strerror or exc}") from None
+
+
+def check_output_dir(path):
+    """Fail now, as writing ``path`` would: its directory is missing, is not a
+    directory or refuses a new file (read-only, no permission), or ``path`` is a
+    directory.  Creates and removes a temporary file next to ``path``.
+
+    Raises
+    ------
+    InputError
+        ``PATH: reason``, the same text as :func:`atomic_write` would give.
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise InputError(path, None, "is a directory")
+    fd, tmp = _temp_in(path)
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="wb", fsync=False):
+    """Open a temporary file next to ``path``; rename it over ``path`` on success.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Final destination.  Its directory must exist.
+    mode : {"wb", "w"}
+        Binary or text mode of the yielded file object.
+    fsync : bool
+        Flush the file to stable storage before the rename.
+
+    Yields
+    ------
+    file object
+        Write the whole content to it.  If the ``with`` block raises (including
+        ``KeyboardInterrupt``) the temporary file is removed and ``path`` is left
+        exactly as it was.
+    """
+    path = os.fspath(path)
+    fd, tmp = _temp_in(path)
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+        try:  # mkstemp creates 0600; give the file the usual umask-derived mode
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
+            raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
+        raise

@@ -1,0 +1,425 @@
+"""A rank's share of the input edges, read without any rank holding the whole list.
+
+Rationale
+---------
+Step 1 of the partitioned loader (:mod:`asapgraph.partition.loader`): every rank reads
+only its own share, with original ids.
+
+* An uncompressed text file is split into K byte ranges; a line belongs to the rank
+  whose range contains its first byte (so ranges are aligned to line starts without
+  communication), and each range is parsed by the compiled parser of
+  :mod:`asapgraph.graph.io` in sub-ranges (lines own their bytes, so they compose).
+* A compressed file cannot be split: rank 0 decompresses it and streams bounded chunks
+  (``chunk_bytes``, cut at line ends) round-robin to the ranks, each chunk carrying the
+  number of the line it starts at (so errors name the right line).
+* A binary ``.asg`` graph or an ``.npy`` edge array is memory-mapped and sliced by edge.
+* A generator spec (``rmat:S``, ``er:N:M``) is produced per rank with the counter-based
+  ``*_slice`` generators: rank r makes edges ``[r m/K, (r+1) m/K)``.
+
+Ids are narrowed to int32 whenever they fit (half the memory held).  Bad input found by
+any rank is agreed collectively (:func:`asapgraph.comm.mpi.agree`), so every rank raises
+the same one-line error.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import re
+
+import numpy as np
+
+from asapgraph.errors import InputError
+from asapgraph.comm.mpi import TAG_CHUNK, TAG_CHUNK_HDR, agree, mpi
+
+__all__ = ["read_local_edges"]
+
+_COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_NUM = re.compile(rb"[ \t,;]+")
+
+
+# ----------------------------------------------------------------------------- parsing
+
+
+def _parse_text(buf, path, line0, weighted, weight_col=2):
+    """Parse a buffer of whole lines (bytes or a uint8 array) into ``(src, dst, w)``.
+
+    Uses the compiled parser of :mod:`asapgraph.graph.io` (same rules and messages as the
+    single-process reader) straight on ``buf``, without copying it, into int32 ids
+    unless an id needs int64; without it, :func:`_parse_text_numpy`.
+    """
+    try:
+        from asapgraph.kernels import _parse as iop
+        from asapgraph.graph.io._text import display_name, error_message
+    except ImportError:  # pragma: no cover - io without its compiled parser
+        return _parse_text_numpy(bytes(buf), path, line0, weighted, weight_col)
+    if line0 == 1 and bytes(buf[:3]) == b"\xef\xbb\xbf":  # UTF-8 byte order mark
+        buf = b"   " + bytes(buf[3:])
+    acc = iop.EdgeAccumulator(1, 2, (weight_col + 1) if weighted else 0, True)
+    if len(buf) and acc.feed(buf, True) < 0:
+        line, msg = error_message(acc.error)
+        raise InputError(display_name(path), None if line is None else line + line0 - 1, msg)
+    s, d, w = acc.take()
+    return s, d, (w if weighted else None)
+
+
+def _parse_text_numpy(buf, path, line0, weighted, weight_col=2):
+    """Fallback parser (numpy.loadtxt; exact line numbers from a slow scan on error).
+
+    ``line0`` is the 1-based number of the buffer's first line (for error messages).
+    Comment lines start with ``#`` or ``%``; separators are blanks, tabs or commas.
+    """
+    ncols = (weight_col + 1) if weighted else 2
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0) if weighted else None)
+    if not buf.strip():
+        return empty
+    text = buf.replace(b",", b" ").replace(b";", b" ")
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cols = tuple(range(ncols))
+            a = np.loadtxt(io.BytesIO(text), comments=("#", "%"), usecols=cols, ndmin=2,
+                           dtype=np.float64 if weighted else np.int64)
+    except (ValueError, IndexError):
+        a = None
+    if a is not None and a.shape[0] and a.shape[1] >= 2:
+        if weighted:
+            s, d = a[:, 0], a[:, 1]
+            bad = (s != np.floor(s)) | (d != np.floor(d)) | (s < 0) | (d < 0) | (np.abs(s) > 2**53)
+            if not bad.any():
+                w = a[:, weight_col].copy()
+                if np.isfinite(w).all():
+                    return s.astype(np.int64), d.astype(np.int64), w
+        else:
+            if (a[:, :2] >= 0).all():
+                return a[:, 0].copy(), a[:, 1].copy(), None
+    elif a is not None and a.shape[0] == 0:
+        return empty
+    _raise_first_bad(buf, path, line0, weighted, weight_col)
+    return empty  # pragma: no cover (raises)
+
+
+def _raise_first_bad(buf, path, line0, weighted, weight_col):
+    """Slow path, only after the fast parser failed: find and report the first bad line."""
+    for i, raw in enumerate(buf.split(b"\n")):
+        line = raw.strip()
+        if not line or line[:1] in (b"#", b"%"):
+            continue
+        f = [x for x in _NUM.split(line) if x]
+        need = (weight_col + 1) if weighted else 2
+        where = line0 + i
+        if len(f) < need:
+            raise InputError(path, where, f"expected {need} columns, got {len(f)}: "
+                             f"{line[:60].decode('utf-8', 'replace')!r}")
+        for tok in f[:2]:
+            try:
+                v = int(tok)
+            except ValueError:
+                raise InputError(path, where, f"vertex id is not an integer: "
+                                 f"{tok[:40].decode('utf-8', 'replace')!r}") from None
+            if v < 0:
+                raise InputError(path, where, f"negative vertex id {v}")
+            if v >= 2**63:
+                raise InputError(path, where, f"vertex id {v} does not fit in int64")
+        if weighted:
+            try:
+                w = float(f[weight_col])
+            except ValueError:
+                raise InputError(path, where, f"weight is not a number: "
+                                 f"{f[weight_col][:40].decode('utf-8', 'replace')!r}") from None
+            if not np.isfinite(w):
+                raise InputError(path, where, f"weight is not finite: {w}")
+    raise InputError(path, line0, "could not parse this part of the file")
+
+
+def _count_newlines(path, end):
+    """Number of ``\\n`` bytes in ``path[0:end]`` (used to number lines)."""
+    n = 0
+    with open(path, "rb") as f:
+        left = end
+        while left > 0:
+            b = f.read(min(left, 1 << 24))
+            if not b:
+                break
+            n += b.count(b"\n")
+            left -= len(b)
+    return n
+
+
+def _read_byte_range(path, start, end):
+    """Bytes of the lines whose first byte lies in ``[start, end)``, and that first offset."""
+    with open(path, "rb") as f:
+        if start > 0:
+            f.seek(start - 1)
+            prev = f.read(1)
+            if prev != b"\n":
+                f.readline()  # the line that started before `start` belongs to another rank
+        s = f.tell()
+        if s >= end:
+            return b"", s
+        data = f.read(end - s)
+        if data and not data.endswith(b"\n"):
+            data += f.readline()
+    return data, s
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 << 21, seed=None):
+    """This rank's share of the input edges.
+
+    Returns
+    -------
+    src, dst : int64 arrays (original ids)
+    w : float64 array or None
+    n_spec : int or None
+        Vertex count of a generator spec (ids already dense), else None.
+    """
+    from asapgraph.graph import generators as gen
+
+    K, me = comm.Get_size(), comm.Get_rank()
+    chunk_bytes = int(os.environ.get("ASAPGRAPH_DIST_CHUNK_BYTES", chunk_bytes))  # tests
+    err = None
+    out = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0) if weighted else None)
+    if isinstance(source, str) and gen.is_spec(source) and not os.path.exists(source):
+        try:
+            kind, p = gen.parse_spec(source)
+        except Exception as e:  # noqa: BLE001
+            agree(comm, e)
+        agree(comm, None)
+        s = p["seed"] if p["seed"] is not None else (0 if seed is None else seed)
+        m = p["m"]
+        lo, hi = m * me // K, m * (me + 1) // K
+        dt = np.int32 if p["n"] < 2**31 - 1 else np.int64
+        src, dst = np.empty(hi - lo, dtype=dt), np.empty(hi - lo, dtype=dt)
+        step = max(1, int(chunk_bytes) // 8)  # edges per generated chunk (bounded int64 temps)
+        for a in range(lo, hi, step):  # counter-based: chunks equal the one-shot slice
+            b = min(hi, a + step)
+            if kind == "rmat":
+                cs, cd = gen.rmat_slice(p["scale"], p["edge_factor"], s, a, b)
+            else:
+                cs, cd = gen.erdos_renyi_slice(p["n"], m, s, a, b)
+            src[a - lo:b - lo], dst[a - lo:b - lo] = cs, cd
+            del cs, cd
+        w = np.ones(len(src)) if weighted else None
+        return src, dst, w, p["n"]
+    path = os.fspath(source)
+    if path == "-":
+        agree(comm, InputError(path, None, "standard input cannot be split across ranks; "
+                                           "save it to a file (or use --np 1)"))
+    fmt, err = "text", None  # a missing/unreadable file: the reader's message, as on one process
+    try:
+        from asapgraph.graph.io import detect_format
+
+        fmt = detect_format(path)
+    except Exception as e:  # noqa: BLE001
+        err = e
+    agree(comm, err)
+    if fmt == "mtx":
+        agree(comm, InputError(path, None, "Matrix Market input is not split across ranks; "
+                                           "convert it first (asapgraph convert IN OUT.asg)"))
+    if fmt in ("binary", "npy"):
+        out, err = None, None
+        try:
+            out = _read_array_slice(path, fmt, K, me, weighted, weight_col)
+        except Exception as e:  # noqa: BLE001
+            err = e
+        agree(comm, err)
+        return (*out, None)
+    ext = os.path.splitext(path)[1].lower()
+    if ext in _COMPRESSED:
+        return (*_read_compressed(path, comm, weighted, weight_col, chunk_bytes), None)
+    try:
+        size = os.path.getsize(path)
+        start, end = size * me // K, size * (me + 1) // K
+        try:
+            from asapgraph.graph.io import parse_byte_range
+        except ImportError:  # pragma: no cover
+            parse_byte_range = None
+        if parse_byte_range is not None:
+            parts = []
+            step = max(1 << 16, 8 * int(chunk_bytes))  # sub-ranges compose (lines own bytes)
+            for a in range(start, end, step):
+                el = parse_byte_range(path, a, min(end, a + step), weighted=weighted,
+                                      weight_col=(weight_col + 1) if weighted else None)
+                parts.append(_narrow((el.src, el.dst, None if not weighted else el.weights)))
+                del el
+            out = _concat_parts(parts, weighted)
+            del parts
+            data = None
+        else:
+            data, s = _read_byte_range(path, start, end)
+    except Exception as e:  # noqa: BLE001
+        err, data = e, None
+    try:
+        if data is not None:
+            try:
+                out = _narrow(_parse_text(data, path, 1, weighted, weight_col))
+            except InputError as e:  # renumber the line from the real file offset
+                line0 = _count_newlines(path, s) + 1
+                raise InputError(path, None if e.line is None else e.line - 1 + line0,
+                                 e.message) from None
+    except Exception as e:  # noqa: BLE001
+        err = e
+    agree(comm, err)
+    return (*out, None)
+
+
+def _read_array_slice(path, fmt, K, me, weighted, weight_col):
+    """This rank's slice of the edges of a binary ``.asg`` graph or an ``.npy`` edge array.
+
+    Both are memory-mapped, so a rank reads (pages in) only its own ``m/K`` edges.  Edges
+    come back with original ids, exactly as the text path returns them.  A binary graph
+    with isolated vertices (possible from a Matrix Market file) is refused: the
+    distributed loader knows vertices only through their edges, so the answer would
+    differ from the single-process one.
+    """
+    if fmt == "npy":
+        try:
+            a = np.load(path, mmap_mode="r")
+        except Exception as e:  # noqa: BLE001
+            raise InputError(path, None, f"not a valid .npy array: {e}") from None
+        if a.ndim != 2 or a.shape[1] < 2:
+            raise InputError(path, None, f".npy edge array must have shape (m, 2) or (m, 3), "
+                                         f"got {a.shape}")
+        m = a.shape[0]
+        lo, hi = m * me // K, m * (me + 1) // K
+        blk = np.asarray(a[lo:hi])
+        ids = blk[:, :2]
+        if ids.dtype.kind == "f":
+            if not np.all(np.isfinite(ids)) or np.any(ids != np.floor(ids)):
+                raise InputError(path, None, "vertex ids in a .npy edge array must be integers")
+        ids = ids.astype(np.int64)
+        if ids.size and int(ids.min()) < 0:
+            raise InputError(path, None, "negative vertex id in the .npy edge array")
+        w = None
+        if weighted:
+            col = 2 if weight_col is None else int(weight_col)
+            if blk.shape[1] <= col:
+                raise InputError(path, None, f".npy edge array has no weight column {col + 1}")
+            w = np.ascontiguousarray(blk[:, col], dtype=np.float64)
+            if not np.all(np.isfinite(w)):
+                raise InputError(path, None, "weights must be finite numbers")
+        return _narrow((np.ascontiguousarray(ids[:, 0]), np.ascontiguousarray(ids[:, 1]), w))
+    from asapgraph.graph.io import load_binary
+
+    g = load_binary(path, mmap=True)
+    indeg = np.diff(g.indptr)
+    if g.n and np.any((indeg == 0) & (np.asarray(g.out_degree) == 0)):
+        raise InputError(path, None, "the binary graph has isolated vertices, which a "
+                                     "distributed run cannot place; run it with --np 1")
+    lo, hi = g.m * me // K, g.m * (me + 1) // K
+    src = np.asarray(g.indices[lo:hi], dtype=np.int64)
+    # in-CSR: the row of edge k is its destination
+    dst = np.searchsorted(g.indptr, np.arange(lo, hi, dtype=np.int64), side="right") - 1
+    if g.ids is not None:
+        src, dst = np.asarray(g.ids[src]), np.asarray(g.ids[dst])
+    w = None
+    if weighted:
+        w = np.ones(hi - lo) if g.weights is None else np.array(g.weights[lo:hi], dtype=np.float64)
+    return _narrow((src, dst, w))
+
+
+def _read_compressed(path, comm, weighted, weight_col, chunk_bytes):
+    """Rank 0 decompresses and streams line-aligned chunks round-robin; all parse theirs."""
+    MPI = mpi()
+    K, me = comm.Get_size(), comm.Get_rank()
+    parts, err = [], None
+    hdr = np.zeros(2, dtype=np.int64)
+    if me == 0:
+        line = 1
+        i = 0
+        try:
+            f = _COMPRESSED[os.path.splitext(path)[1].lower()](path, "rb")
+        except OSError as e:
+            f, err = None, InputError(path, None, f"cannot open: {e}")
+        rest = b""
+        while f is not None:
+            try:
+                blk = f.read(chunk_bytes)
+            except (OSError, EOFError, lzma.LZMAError) as e:
+                err = err or InputError(path, None, f"corrupt compressed file: {e}")
+                blk = b""
+            data = rest + blk
+            if blk:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = data
+                    continue
+                data, rest = data[:cut], data[cut:]
+            else:
+                rest = b""
+            if data:
+                dest = i % K
+                if dest == 0:
+                    if err is None:
+                        try:
+                            parts.append(_narrow(_parse_text(data, path, line, weighted,
+                                                             weight_col)))
+                        except InputError as e:
+                            err = e
+                else:
+                    hdr[0], hdr[1] = len(data), line
+                    comm.Send([hdr, MPI.INT64_T], dest=dest, tag=TAG_CHUNK_HDR)
+                    comm.Send([np.frombuffer(data, dtype=np.uint8), MPI.UINT8_T], dest=dest,
+                              tag=TAG_CHUNK)
+                line += data.count(b"\n")
+                i += 1
+            if not blk:
+                break
+        if f is not None:
+            f.close()
+        hdr[0], hdr[1] = -1, 0
+        for dest in range(1, K):
+            comm.Send([hdr, MPI.INT64_T], dest=dest, tag=TAG_CHUNK_HDR)
+    else:
+        while True:
+            comm.Recv([hdr, MPI.INT64_T], source=0, tag=TAG_CHUNK_HDR)
+            if hdr[0] < 0:
+                break
+            buf = np.empty(int(hdr[0]), dtype=np.uint8)
+            comm.Recv([buf, MPI.UINT8_T], source=0, tag=TAG_CHUNK)
+            if err is None:
+                try:
+                    parts.append(_narrow(_parse_text(buf, path, int(hdr[1]), weighted,
+                                                     weight_col)))
+                except InputError as e:
+                    err = e
+    agree(comm, err)
+    return _concat_parts(parts, weighted)
+
+
+def _narrow(part):
+    """``(src, dst, w)`` with original ids as int32 when they fit (halves what is held)."""
+    s, d, w = part
+    s, d = np.asarray(s), np.asarray(d)
+    if len(s) and max(int(s.max()), int(d.max())) < 2**31 - 1 and min(int(s.min()), int(d.min())) >= 0:
+        s, d = s.astype(np.int32, copy=False), d.astype(np.int32, copy=False)
+    else:
+        s, d = s.astype(np.int64, copy=False), d.astype(np.int64, copy=False)
+    return s, d, None if w is None else np.asarray(w, dtype=np.float64)
+
+
+def _concat_parts(parts, weighted):
+    """Concatenate parsed parts (int32 ids if every part has them); frees ``parts``."""
+    if not parts:
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), (np.zeros(0) if weighted else None)
+    dt = np.result_type(*[p[0].dtype for p in parts])
+    out = []
+    for j in range(2 + bool(weighted)):
+        a = np.empty(sum(len(p[j]) for p in parts), dtype=dt if j < 2 else np.float64)
+        o = 0
+        for p in parts:
+            a[o:o + len(p[j])] = p[j]
+            o += len(p[j])
+        out.append(a)
+        for i, p in enumerate(parts):  # drop this column of every part at once
+            parts[i] = tuple(None if k == j else x for k, x in enumerate(p))
+    parts.clear()
+    return out[0], out[1], (out[2] if weighted else None)
+
