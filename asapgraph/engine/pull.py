@@ -249,7 +249,7 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
 
     # edges per target: owned vertex (local in-degree) or slot (edges to that remote vertex)
     cnt = np.zeros(nloc + nslots, dtype=np.int64)
-    _pull.count_targets(lg.tgt, cnt)
+    _graph.count_ids(lg.tgt, cnt)
     # to each out-peer its slots' edge counts: every rank then knows its rows' sizes
     scount = np.zeros(K, dtype=np.int64)
     scount[lg.out_peers] = np.diff(lg.out_off)

@@ -15,7 +15,8 @@ scatter-added.  These kernels build that layout once from the rank's push layout
 (:class:`asapgraph.partition.loader.LocalGraph`: out-CSR of the owned vertices, targets
 local or per-peer slots) and pack the boundary values each superstep:
 
-* :func:`count_targets`: edges per target (owned vertex or slot), one pass;
+* :func:`asapgraph.kernels._graph.count_ids` (not here): edges per target (owned vertex or
+  slot), one pass;
 * :func:`asapgraph.kernels._graph.transpose_csr` with preset offsets (not here): one
   counting-sort pass over the out-edges in source order that writes each local edge's
   new source label into its in-CSR row and each remote edge's into its slot's bucket
@@ -40,7 +41,7 @@ engine's choice: :data:`asapgraph.kernels.tuning.COMBINE_EDGES_PER_VALUE`).  Web
 have about 3x more distinct cut sources than cut targets; R-MAT about as many.
 
 The pass counting targets scatters into an array of a few MB: it software-prefetches
-the counter of the edge ``PF_FAR`` edges ahead, as :func:`asapgraph.kernels._graph.build_in_csr`
+the counter of an edge further ahead, as :func:`asapgraph.kernels._graph.build_in_csr`
 does.  Every loop runs over
 arrays without the GIL; the Python side loops over peers only.
 Invariant: new labels come from ``old2new`` (a permutation of ``0..nloc-1``); every
@@ -66,18 +67,7 @@ cdef extern from *:
     void asap_pull_prefetch_w(const void* p) noexcept nogil
 
 cdef enum:
-    PF_FAR = 32   # prefetch distance (edges) for the counter of a target
     PF_DIST = 32  # prefetch distance (edges) of the combine (as the sweep's)
-
-
-def count_targets(const vid_t[::1] tgt, int64_t[::1] cnt):
-    """``cnt[tgt[e]] += 1`` for every edge (``cnt``: ``nloc + nslots`` zeros)."""
-    cdef int64_t e, m = tgt.shape[0]
-    with nogil:
-        for e in range(m):
-            if e + PF_FAR < m:
-                asap_pull_prefetch_w(&cnt[tgt[e + PF_FAR]])
-            cnt[tgt[e]] += 1
 
 
 def ghost_positions(vid_t[::1] src, int32_t[::1] mark, int32_t[::1] send):
