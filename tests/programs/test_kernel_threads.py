@@ -37,9 +37,11 @@ print(len(os.listdir("/proc/self/task")))
 """
 
 
-def _tasks(module, cap):
+def _tasks(module, cap, cwd):
+    # cwd outside the source tree: ``python -c`` puts the cwd first on sys.path, and the
+    # source tree has no compiled kernels when the package is installed (CI)
     env = dict(os.environ, OMP_NUM_THREADS="2")
-    r = subprocess.run([sys.executable, "-c", CODE, module, str(cap)], env=env,
+    r = subprocess.run([sys.executable, "-c", CODE, module, str(cap)], env=env, cwd=cwd,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     return int(r.stdout.split()[-1])
@@ -68,6 +70,6 @@ def test_set_num_threads_is_one_state():
                     os.environ.get("ASAPGRAPH_NO_OPENMP") == "1",
                     reason="needs Linux /proc and an OpenMP build")
 @pytest.mark.parametrize("module", ["edgemap", "minmax"])
-def test_thread_cap_binds_every_kernel_module(module):
-    one, two = _tasks(module, 1), _tasks(module, 2)
+def test_thread_cap_binds_every_kernel_module(module, tmp_path):
+    one, two = _tasks(module, 1, tmp_path), _tasks(module, 2, tmp_path)
     assert two == one + 1, (one, two)
