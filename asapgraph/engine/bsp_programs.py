@@ -38,14 +38,11 @@ The entry point is :func:`asapgraph.engine.distributed.run`; the ASAP loop is
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from asapgraph import options as _options
 from asapgraph.comm.mpi import agree, mpi
-from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
-from asapgraph.engine.supersteps import (better, count_true, generic_edge_map, reduce_aggregates,
+from asapgraph.engine.program import COMBINERS, EDGE_OPS, combiner_identity
+from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, delta_loop, generic_edge_map,
                                         value_form_loop)
 from asapgraph.kernels import _programs as K
 
@@ -54,9 +51,8 @@ __all__ = ["TAG_BSP", "TAG_ASAP", "EMPTY_W", "pack", "unpack", "recv", "ufunc", 
 
 TAG_BSP = 311
 TAG_ASAP = 312
-EMPTY_W = np.zeros(0, dtype=np.float64)
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
-_PUSH_FRACTION = 20  # as the single-process runner: sparse push below m / 20 work
+_PUSH_FRACTION = PUSH_FRACTION  # as the single-process runner: sparse push below m / 20 work
 
 
 # ============================================================================ messages
@@ -238,55 +234,10 @@ def _iter(progress, ctx, it, residual):
 
 
 def bsp_delta(program, ctx, emap, progress, coef):
-    comb = program.combiner
+    """The delta-form supersteps (:func:`.supersteps.delta_loop`) over the MPI edge map."""
     values, deltas = (np.array(a, dtype=program.value_dtype) for a in
                       collective(ctx.comm, program.init_delta, ctx))
-    thr = ctx.tol / max(ctx.n, 1)
-    converged, residual, it_times, it = False, None, [], 0
-    custom_post = getattr(type(program), "post_delta", VertexProgram.post_delta) is not VertexProgram.post_delta
-    if comb == "sum":
-        sent = np.empty(ctx.n_local)
-        x = np.empty(ctx.n_local)
-    for it in range(ctx.max_iter):
-        ctx.superstep = it
-        ctx.direction = direction = program.direction_at(ctx)
-        t0 = time.perf_counter()
-        if comb == "sum":
-            nsel = int(ctx.allreduce(K.delta_select(values, deltas, EMPTY_W if coef is None else coef,
-                                                    thr, sent, x), "sum"))
-            if nsel == 0:
-                converged = True
-                break
-            sel = None if nsel * _PUSH_FRACTION > ctx.n else np.abs(sent) > 0
-            combined, _ = emap(ctx, direction, x, sel)
-            combined = np.ascontiguousarray(combined, dtype=np.float64)
-            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
-            if not custom_post:
-                local = K.add_abs_sum(deltas, combined)
-            else:
-                K.add_abs_sum(deltas, combined)
-                deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
-                local = K.add_abs_sum(deltas, EMPTY_W)
-            residual = float(ctx.allreduce(float(local), "sum"))
-            _options.check_residual(residual, program.name, it + 1)  # same on every rank
-            it_times.append(time.perf_counter() - t0)
-            _iter(progress, ctx, it + 1, residual)
-            if residual <= ctx.tol:
-                converged = True
-                it += 1
-                break
-        else:
-            sel = better(comb, deltas, values)
-            if count_true(ctx, sel) == 0:
-                converged = True
-                break
-            values[sel] = deltas[sel]
-            combined, has = emap(ctx, direction, values, sel)
-            ufunc(comb)(deltas, combined, out=deltas)
-            it_times.append(time.perf_counter() - t0)
-    else:
-        it = ctx.max_iter
-    if comb == "sum":
-        values += deltas
-    return values, it, converged, residual, it_times
+    return delta_loop(program, ctx, values, deltas, coef,
+                      lambda d, x, a, permuted=False: emap(ctx, d, x, a),
+                      lambda it, r: _iter(progress, ctx, it, r))
 

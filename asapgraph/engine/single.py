@@ -43,18 +43,18 @@ from asapgraph.engine.program import (COMBINERS, EDGE_OPS, Context, VertexProgra
                                      combiner_identity, exact_steps, finish_steps,
                                      validate_program)
 from asapgraph.engine.result import ProgramResult
-from asapgraph.engine.supersteps import (better, count_true, generic_edge_map, reduce_aggregates,
-                                        value_form_loop)
+from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, better, delta_loop,
+                                        generic_edge_map, reduce_aggregates, value_form_loop)
 
 __all__ = ["run", "ProgramResult"]
 
 #: the name :mod:`asapgraph.engine.asap_programs` imports from here (now in ``supersteps``)
 _better = better
 
-_PUSH_FRACTION = 20        # Ligra's threshold: sparse push when frontier edges < m / 20
+_PUSH_FRACTION = PUSH_FRACTION   # Ligra's threshold: sparse push when frontier work < m / 20
 REORDER_MIN_EDGES = 1 << 20   # relabel sources of dense pulls from this many edges on
 _PARALLEL_SWEEP_MIN = 4096    # ASAP min/max sweeps over at least this many queued vertices use threads
-_EMPTY_W = np.empty(0, dtype=np.float64)
+_EMPTY_W = EMPTY_W
 _EMPTY_U8 = np.empty(0, dtype=np.uint8)
 
 
@@ -222,87 +222,43 @@ def _run_value_form(program, ctx, topo, progress):
 
 
 def _run_delta_bsp(program, ctx, topo, progress, coef):
-    """Synchronous (Jacobi) delta processing: all pending deltas of a superstep at once."""
+    """Synchronous (Jacobi) delta processing (:func:`.supersteps.delta_loop`) with the
+    single process's two specialisations: the sum selection writes straight in the dense
+    pull's relabelled order, and a min/max program with a fixed direction runs every
+    superstep in one kernel call (sparse push / dense pull chosen per step)."""
     emap = _EdgeMapper(program, ctx, topo)
-    comb = program.combiner
-    values, deltas = (np.ascontiguousarray(a, dtype=program.value_dtype) for a in program.init_delta(ctx))
+    values, deltas = (np.ascontiguousarray(a, dtype=program.value_dtype)
+                      for a in program.init_delta(ctx))
     values, deltas = values.copy(), deltas.copy()
-    thr = ctx.tol / max(ctx.n, 1)
-    converged, residual, it_times = False, None, []
-    if comb == "sum":
-        sent = np.empty(ctx.n_local)
-        x = np.empty(ctx.n_local)
-    it = 0
-    for it in range(ctx.max_iter):
-        ctx.superstep = it
-        ctx.direction = direction = program.direction_at(ctx)
-        t0 = time.perf_counter()
-        if comb == "sum":
-            pos = topo.pull_relabelled(direction)[3] if (emap.builtin and ctx.size == 1) else None
-            cf = _EMPTY_W if coef is None else coef
-            if pos is None:
-                nsel = int(ctx.allreduce(K.delta_select(values, deltas, cf, thr, sent, x), "sum"))
-            else:   # write x straight in the relabelled order of the dense pull
-                nsel = int(K.delta_select_perm(values, deltas, cf, thr, sent, x, pos))
-            if nsel == 0:
-                converged = True
-                break
-            # unselected sources send op(0) = 0 (linear ops), so a dense frontier needs no mask
-            sel = None if nsel * _PUSH_FRACTION > ctx.n else np.abs(sent) > 0
-            if pos is not None and sel is not None:
-                combined, _ = emap(direction, x[pos], sel)          # sparse: original order
-            else:
-                combined, _ = emap(direction, x, sel, permuted=pos is not None)
-            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
-            if getattr(type(program), "post_delta", VertexProgram.post_delta) is VertexProgram.post_delta:
-                local = K.add_abs_sum(deltas, combined)
-            else:
-                K.add_abs_sum(deltas, combined)
-                deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
-                local = K.add_abs_sum(deltas, _EMPTY_W)
-            residual = float(ctx.allreduce(float(local), "sum"))
-            _options.check_residual(residual, program.name, it + 1)
-            it_times.append(time.perf_counter() - t0)
-            progress.iteration(it + 1, residual)
-            if residual <= ctx.tol:
-                converged = True
-                it += 1
-                break
-        elif _fixed_direction(program) and emap.builtin and ctx.size == 1:
-            # every superstep in one kernel call (sparse push / dense pull chosen per step)
-            ctx.direction = direction = program.direction
-            pptr, pind, pw = topo.push(direction)
-            qptr, qind, qw = topo.pull(direction)
-            if pind.dtype != qind.dtype:
-                pind = np.ascontiguousarray(pind, dtype=qind.dtype)
-            pw, qw = _w(emap.weights(pw)), _w(emap.weights(qw))
-            min_w = topo.min_weight(direction) if pw.shape[0] else 1.0
-            secs = np.zeros(min(ctx.max_iter, ctx.n + 2))
-            steps, conv, scanned, dense, sparse = K.bsp_minmax(
-                pptr, pind, pw, qptr, qind, qw, EDGE_OPS[program.edge_op], COMBINERS[comb],
-                values, deltas, ctx.max_iter, _PUSH_FRACTION, min_w, secs)
-            emap.edges += scanned
-            emap.dense_steps += dense
-            emap.sparse_steps += sparse
-            it_times = secs[:min(steps, secs.shape[0])].tolist()
-            it, converged = steps, bool(conv)
-            progress.iteration(steps, 0.0, force=False)
-            break
-        else:
-            sel = better(comb, deltas, values)
-            if count_true(ctx, sel) == 0:
-                converged = True
-                break
-            values[sel] = deltas[sel]
-            combined, has = emap(direction, values, sel)
-            ufunc = np.minimum if comb == "min" else np.maximum
-            ufunc(deltas, combined, out=deltas)
-            it_times.append(time.perf_counter() - t0)
-            progress.iteration(it + 1, float(np.count_nonzero(sel)), force=False)
-    else:
-        it = ctx.max_iter
-    if comb == "sum":
-        values += deltas
+    alone = emap.builtin and ctx.size == 1
+
+    def relabel(direction):
+        return topo.pull_relabelled(direction)[3] if alone else None
+
+    def whole(ctx):
+        if not (alone and _fixed_direction(program)):
+            return None
+        ctx.direction = direction = program.direction
+        pptr, pind, pw = topo.push(direction)
+        qptr, qind, qw = topo.pull(direction)
+        if pind.dtype != qind.dtype:
+            pind = np.ascontiguousarray(pind, dtype=qind.dtype)
+        pw, qw = _w(emap.weights(pw)), _w(emap.weights(qw))
+        min_w = topo.min_weight(direction) if pw.shape[0] else 1.0
+        secs = np.zeros(min(ctx.max_iter, ctx.n + 2))
+        steps, conv, scanned, dense, sparse = K.bsp_minmax(
+            pptr, pind, pw, qptr, qind, qw, EDGE_OPS[program.edge_op],
+            COMBINERS[program.combiner], values, deltas, ctx.max_iter, _PUSH_FRACTION, min_w,
+            secs)
+        emap.edges += scanned
+        emap.dense_steps += dense
+        emap.sparse_steps += sparse
+        progress.iteration(steps, 0.0, force=False)
+        return steps, bool(conv), secs[:min(steps, secs.shape[0])].tolist()
+
+    values, it, converged, residual, it_times = delta_loop(
+        program, ctx, values, deltas, coef, emap, progress.iteration, relabel=relabel,
+        whole=whole, on_minmax=lambda i, k: progress.iteration(i, k, force=False))
     return values, it, converged, residual, emap, it_times
 
 

@@ -13,6 +13,11 @@ contract (``ctx.allreduce`` is a no-op reduction on one process, collective on r
   (``ufunc.reduceat`` per row, no Python loop over edges);
 * :func:`value_form_loop`: the supersteps of a value-form program (scatter, edge map,
   apply, residual, aggregates, termination by residual or empty active set);
+* :func:`delta_loop`: the synchronous (Jacobi) supersteps of an accumulative program in
+  delta form: sum programs select the deltas above ``tol / n`` and push them (dense or,
+  below the Ligra threshold :data:`PUSH_FRACTION`, sparse), min/max programs push the
+  improving deltas; the single process plugs in its relabelled selection and its
+  one-call min/max kernel;
 * :func:`split_state`, :func:`reduce_aggregates`, :func:`count_true`, :func:`better`: the
   small collective helpers the delta loops of both engines use.
 
@@ -26,10 +31,16 @@ import time
 import numpy as np
 
 from asapgraph import options as _options
-from asapgraph.engine.program import COLLECT, combiner_identity
+from asapgraph.engine.program import COLLECT, VertexProgram, combiner_identity
+from asapgraph.kernels import _programs as K
 
-__all__ = ["generic_edge_map", "combine_rows", "value_form_loop", "split_state",
-           "reduce_aggregates", "count_true", "better"]
+__all__ = ["generic_edge_map", "combine_rows", "value_form_loop", "delta_loop", "split_state",
+           "reduce_aggregates", "count_true", "better", "PUSH_FRACTION", "EMPTY_W"]
+
+#: Ligra's threshold: a sparse push when the frontier's work is below ``m / PUSH_FRACTION``
+PUSH_FRACTION = 20
+#: "no weights / no coefficients" for the kernels
+EMPTY_W = np.zeros(0, dtype=np.float64)
 
 
 def _numpy_edge_op(op, x_src, w):
@@ -156,6 +167,86 @@ def value_form_loop(program, ctx, state, emap, on_iteration):
         it = ctx.max_iter
         converged = converged or not has_test
     return state, it, converged, residual, it_times
+
+
+def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabel=None,
+               whole=None, on_minmax=None):
+    """Synchronous supersteps of an accumulative (delta-form) program.
+
+    ``emap(direction, x, active, permuted=False) -> (combined, has)`` gathers the messages
+    (one process or MPI ranks); ``on_iteration(it, residual)`` reports a sum program's
+    progress, ``on_minmax(it, improved)`` a min/max program's (None: silent).  One-process
+    specialisations, both optional: ``relabel(direction)`` returns the dense pull's
+    relabelling (the selection then writes ``x`` in that order) or None; ``whole(ctx)``
+    runs every superstep of a min/max program in one kernel call and returns
+    ``(iterations, converged, per-iteration seconds)``, or None when it does not apply.
+    Returns ``(values, iterations, converged, residual, per-iteration seconds)``.
+    """
+    comb = program.combiner
+    thr = ctx.tol / max(ctx.n, 1)
+    cf = EMPTY_W if coef is None else coef
+    custom_post = (getattr(type(program), "post_delta", VertexProgram.post_delta)
+                   is not VertexProgram.post_delta)
+    converged, residual, it_times, it = False, None, [], 0
+    if comb == "sum":
+        sent = np.empty(ctx.n_local)
+        x = np.empty(ctx.n_local)
+    for it in range(ctx.max_iter):
+        ctx.superstep = it
+        ctx.direction = direction = program.direction_at(ctx)
+        t0 = time.perf_counter()
+        if comb == "sum":
+            pos = relabel(direction) if relabel is not None else None
+            if pos is None:
+                nsel = int(ctx.allreduce(K.delta_select(values, deltas, cf, thr, sent, x), "sum"))
+            else:   # one process: write x straight in the relabelled order of the dense pull
+                nsel = int(K.delta_select_perm(values, deltas, cf, thr, sent, x, pos))
+            if nsel == 0:
+                converged = True
+                break
+            # unselected sources send op(0) = 0 (linear ops), so a dense frontier needs no mask
+            sel = None if nsel * PUSH_FRACTION > ctx.n else np.abs(sent) > 0
+            if pos is not None and sel is not None:
+                combined, _ = emap(direction, x[pos], sel)          # sparse: original order
+            else:
+                combined, _ = emap(direction, x, sel, permuted=pos is not None)
+            combined = np.ascontiguousarray(combined, dtype=np.float64)
+            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            if not custom_post:
+                local = K.add_abs_sum(deltas, combined)
+            else:
+                K.add_abs_sum(deltas, combined)
+                deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
+                local = K.add_abs_sum(deltas, EMPTY_W)
+            residual = float(ctx.allreduce(float(local), "sum"))
+            _options.check_residual(residual, program.name, it + 1)  # same on every rank
+            it_times.append(time.perf_counter() - t0)
+            on_iteration(it + 1, residual)
+            if residual <= ctx.tol:
+                converged = True
+                it += 1
+                break
+        else:
+            done = whole(ctx) if whole is not None else None
+            if done is not None:
+                it, converged, it_times = done
+                break
+            sel = better(comb, deltas, values)
+            if count_true(ctx, sel) == 0:
+                converged = True
+                break
+            values[sel] = deltas[sel]
+            combined, has = emap(direction, values, sel)
+            ufunc = np.minimum if comb == "min" else np.maximum
+            ufunc(deltas, combined, out=deltas)
+            it_times.append(time.perf_counter() - t0)
+            if on_minmax is not None:
+                on_minmax(it + 1, float(np.count_nonzero(sel)))
+    else:
+        it = ctx.max_iter
+    if comb == "sum":
+        values += deltas
+    return values, it, converged, residual, it_times
 
 
 def better(comb, a, b):
