@@ -325,30 +325,44 @@ def _component_labels(G):
 
 
 def _component_sets(G):
-    """One ``set`` of node objects per component (networkx's output), built at once.
+    """An iterator over one ``set`` of node objects per component (networkx's output),
+    in the order of each component's first node.  Built at once, on the call: a
+    generator would resume a Python frame per set (measured 29 ms of 88 ms for the
+    88,163 components of rmat:18).
 
     The sets are made with the cyclic garbage collector paused: each new set is a tracked
     container, so ~10^5 of them trigger collections that traverse every object alive,
     the caller's networkx graph included (measured on rmat:18: 1.6 s with the collector
     running, 0.1 s paused).  The sets hold no cycles; the collector is restored before
-    the first set is yielded.
+    returning.
     """
     labels = _component_labels(G)
-    if labels.size == 0:
-        return
-    order = np.argsort(labels, kind="stable")
-    bounds = np.flatnonzero(np.diff(labels[order])) + 1
-    members = G.node_array()[order].tolist()
-    starts = [0] + bounds.tolist()
-    ends = bounds.tolist() + [len(members)]
+    n = labels.size
+    if n == 0:
+        return iter(())
+    # a component's label is its smallest dense id (its first node), so the components in
+    # networkx's order (of first nodes) are the labels in increasing order
+    size = np.bincount(labels, minlength=n)
+    roots = np.flatnonzero(size)
+    nodes = G.node_array()
+    single = size[roots] == 1                 # most components of sparse graphs: one node
+    multi_v = np.flatnonzero(size[labels] > 1)
+    multi_v = multi_v[np.argsort(labels[multi_v], kind="stable")]
+    bounds = np.cumsum(size[roots[~single]])[:-1].tolist()
+    members = nodes[multi_v].tolist()
     paused = gc.isenabled()
     gc.disable()
     try:
-        sets = [set(members[a:z]) for a, z in zip(starts, ends)]
+        sets = np.empty(roots.shape[0], dtype=object)
+        sets[single] = [{v} for v in nodes[roots[single]].tolist()]
+        if members:
+            sets[~single] = [set(members[a:z])
+                             for a, z in zip([0] + bounds, bounds + [len(members)])]
+        sets = sets.tolist()
     finally:
         if paused:
             gc.enable()
-    yield from sets
+    return iter(sets)
 
 
 def _n_components(G):
