@@ -62,7 +62,7 @@ from asapgraph.comm.mpi import mpi
 from asapgraph.engine.bsp_programs import EMPTY_W, TAG_ASAP, TAG_BSP, collective, pack, recv, \
     unpack
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
-from asapgraph.engine.single import _better
+from asapgraph.engine.supersteps import better as improves
 from asapgraph.engine.termination import SENT, Waves
 from asapgraph.kernels import _programs as K
 
@@ -124,7 +124,7 @@ def run_asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0
     else:
         ccode = COMBINERS[comb]
         queued = np.zeros(nt, dtype=np.uint8)
-        queue = np.flatnonzero(_better(comb, deltas[:nloc], values[:nloc])).astype(np.int64)
+        queue = np.flatnonzero(improves(comb, deltas[:nloc], values[:nloc])).astype(np.int64)
         queued[queue] = 1
         nbuf = np.empty(nt, dtype=np.int64)
         better = np.less if comb == "min" else np.greater

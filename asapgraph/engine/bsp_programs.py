@@ -52,7 +52,6 @@ __all__ = ["TAG_BSP", "TAG_ASAP", "EMPTY_W", "pack", "unpack", "recv", "ufunc", 
 TAG_BSP = 311
 TAG_ASAP = 312
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
-_PUSH_FRACTION = PUSH_FRACTION  # as the single-process runner: sparse push below m / 20 work
 
 
 # ============================================================================ messages
@@ -148,7 +147,7 @@ class BSPMapper:
         if active is not None:
             frontier = np.flatnonzero(active).astype(np.int64)
             work = int(np.sum(sd.indptr[frontier + 1] - sd.indptr[frontier]))
-            if work + frontier.size < max(len(sd.col), 1) // _PUSH_FRACTION:
+            if work + frontier.size < max(len(sd.col), 1) // PUSH_FRACTION:
                 out = np.full(nt, ident, dtype=dtype)
                 has = np.zeros(nt, dtype=np.uint8)
                 self.edges += K.push_sparse(sd.indptr, sd.col, self._w(sd.w), frontier, x, oc, cc,

@@ -48,13 +48,9 @@ from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, better, delta_l
 
 __all__ = ["run", "ProgramResult"]
 
-#: the name :mod:`asapgraph.engine.asap_programs` imports from here (now in ``supersteps``)
-_better = better
-
 _PUSH_FRACTION = PUSH_FRACTION   # Ligra's threshold: sparse push when frontier work < m / 20
 REORDER_MIN_EDGES = 1 << 20   # relabel sources of dense pulls from this many edges on
 _PARALLEL_SWEEP_MIN = 4096    # ASAP min/max sweeps over at least this many queued vertices use threads
-_EMPTY_W = EMPTY_W
 _EMPTY_U8 = np.empty(0, dtype=np.uint8)
 
 
@@ -139,7 +135,7 @@ def _topology(graph):
 
 
 def _w(w):
-    return _EMPTY_W if w is None else w
+    return EMPTY_W if w is None else w
 
 
 # ---------------------------------------------------------------------- edge map
@@ -258,7 +254,8 @@ def _run_delta_bsp(program, ctx, topo, progress, coef):
 
     values, it, converged, residual, it_times = delta_loop(
         program, ctx, values, deltas, coef, emap, progress.iteration, relabel=relabel,
-        whole=whole, on_minmax=lambda i, k: progress.iteration(i, k, force=False))
+        whole=whole, on_minmax=lambda i, k: progress.iteration(i, k, force=False),
+        push_fraction=_PUSH_FRACTION)
     return values, it, converged, residual, emap, it_times
 
 
@@ -287,7 +284,7 @@ def _run_delta_async(program, ctx, topo, progress, coef):
 
     def csr():
         indptr, indices, w = topo.push(direction)
-        return indptr, indices, (w if (w is not None and program.use_weights) else _EMPTY_W)
+        return indptr, indices, (w if (w is not None and program.use_weights) else EMPTY_W)
 
     if comb == "sum":
         thr = ctx.tol / max(ctx.n, 1)
@@ -302,7 +299,7 @@ def _run_delta_async(program, ctx, topo, progress, coef):
             edges += scanned
             ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
             deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
-            residual = float(K.add_abs_sum(deltas, _EMPTY_W))
+            residual = float(K.add_abs_sum(deltas, EMPTY_W))
             _options.check_residual(residual, program.name, it + 1)
             it_times.append(time.perf_counter() - t0)
             progress.iteration(it + 1, residual)

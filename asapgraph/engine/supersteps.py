@@ -170,7 +170,7 @@ def value_form_loop(program, ctx, state, emap, on_iteration):
 
 
 def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabel=None,
-               whole=None, on_minmax=None):
+               whole=None, on_minmax=None, push_fraction=PUSH_FRACTION):
     """Synchronous supersteps of an accumulative (delta-form) program.
 
     ``emap(direction, x, active, permuted=False) -> (combined, has)`` gathers the messages
@@ -180,6 +180,7 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
     relabelling (the selection then writes ``x`` in that order) or None; ``whole(ctx)``
     runs every superstep of a min/max program in one kernel call and returns
     ``(iterations, converged, per-iteration seconds)``, or None when it does not apply.
+    ``push_fraction``: the sparse/dense threshold (the engine's own knob).
     Returns ``(values, iterations, converged, residual, per-iteration seconds)``.
     """
     comb = program.combiner
@@ -205,7 +206,7 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
                 converged = True
                 break
             # unselected sources send op(0) = 0 (linear ops), so a dense frontier needs no mask
-            sel = None if nsel * PUSH_FRACTION > ctx.n else np.abs(sent) > 0
+            sel = None if nsel * push_fraction > ctx.n else np.abs(sent) > 0
             if pos is not None and sel is not None:
                 combined, _ = emap(direction, x[pos], sel)          # sparse: original order
             else:

@@ -89,11 +89,7 @@ def from_scipy(matrix, *, weighted=None, source=None):
     indices = csc.indices
     if n < 2**31 - 1 and indices.dtype != np.int32:
         indices = indices.astype(np.int32)
-    data = csc.data
-    w = None
-    if weighted is not False:
-        w = _weights_or_none(data if data.dtype == np.float64 else data.astype(np.float64),
-                             weighted)
+    w = _weights_or_none(csc.data, weighted)
     return Graph(indptr, np.ascontiguousarray(indices), w, out_degree,
                  source=source or "<scipy>")
 
@@ -105,10 +101,7 @@ def _from_csr(A, out_degree, weighted, source):
     n = A.shape[0]
     vdt = np.int32 if n < 2**31 - 1 else np.int64
     idx = np.ascontiguousarray(A.indices, dtype=vdt)
-    w = None
-    if weighted is not False:
-        data = A.data if A.data.dtype == np.float64 else A.data.astype(np.float64)
-        w = _weights_or_none(np.ascontiguousarray(data), weighted)
+    w = _weights_or_none(A.data, weighted)
     if idx.shape[0]:
         lo, hi = _graph.minmax(idx)
         if lo < 0 or hi >= n:
@@ -122,7 +115,8 @@ def _from_csr(A, out_degree, weighted, source):
     indices = np.empty(idx.shape[0], dtype=vdt)
     wout = None if w is None else np.empty(idx.shape[0])
     _graph.transpose_csr_par(np.ascontiguousarray(A.indptr, dtype=np.int64), idx, indptr,
-                             indices, weights=w, wout=wout)
+                             indices, weights=None if w is None else np.ascontiguousarray(w),
+                             wout=wout)
     return Graph(indptr, indices, wout, out_degree, source=source or "<scipy>")
 
 

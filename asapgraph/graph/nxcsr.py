@@ -164,15 +164,16 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
     deg = np.fromiter(map(len, nbrs), dtype=np.int64, count=n)
     m_pairs = int(deg.sum())
     vdt = np.int32 if n < 2**31 - 1 else np.int64
+    if edge_attrs is None:
+        edge_attrs = {} if weight is None else {weight: default}
     plain = all(type(d) is dict for d in nbrs)   # networkx's default factories: read in C
+    flat = plain and not multi    # one level of edge data dicts: the C loops apply
     index = None if nodes_are_range(nodes) else dict(zip(nodes, range(n)))
-    wants = bool(edge_attrs) if edge_attrs is not None else weight is not None
-    some_data = None    # some edge data dict non-empty (None: not known)
     if plain:
         ids = np.empty(m_pairs, dtype=vdt)
-        check = wants and not multi
-        found = _nxread.adjacency_ids(nbrs, index, ids, check_data=check)[1]
-        some_data = found if check else None
+        # with attributes wanted, the same pass tells whether any edge carries data
+        some_data = _nxread.adjacency_ids(nbrs, index, ids,
+                                          check_data=flat and bool(edge_attrs))[1]
     elif index is None:
         ids = np.fromiter(chain.from_iterable(nbrs), dtype=vdt, count=m_pairs)
     else:
@@ -181,7 +182,7 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(deg, out=indptr[1:])
 
-    values = dict.values if all(type(d) is dict for d in nbrs[:1]) else _VALUES
+    values = dict.values if plain else _VALUES
 
     def datadicts():
         per_pair = chain.from_iterable(map(values, nbrs))
@@ -195,17 +196,12 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
         np.cumsum(mult, out=eptr[1:])
         indptr = eptr[indptr]
     m = int(ids.shape[0])
-    if edge_attrs is None:
-        edge_attrs = {} if weight is None else {weight: default}
-    elif edge_attrs is True:
+    if edge_attrs is True:
         edge_attrs = dict.fromkeys(_edge_attr_names(datadicts()), default)
     data = {}
-    # one cheap pass first: most graphs carry no edge data at all (then no attribute pass)
-    flat = plain and not multi    # one level of edge data dicts: the C loops apply
-    if edge_attrs:
-        bare = not (some_data if some_data is not None else any(map(len, datadicts())))
-    else:
-        bare = False
+    # one cheap pass first (fused into the id pass on flat graphs): most graphs carry no
+    # edge data at all, and then no attribute pass runs
+    bare = bool(edge_attrs) and not (some_data if flat else any(map(len, datadicts())))
     for attr, dflt in edge_attrs.items():
         if bare:
             data[attr] = None if dflt in (None, 1) else np.full(m, float(dflt))
