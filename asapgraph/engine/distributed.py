@@ -18,8 +18,9 @@ run on the same loops with a min/max state (:mod:`.minmax_program`: exact (slot,
 messages combined per peer, ``stats["engine"] == "tuned-minmax"``), except for
 ``run(..., steps=k)``, which keeps the single-process meaning of a step (one hop).
 Everything else -- value-form programs, sum programs with hooks, min/max programs with
-``direction_at`` or exact steps -- runs on this module's own engine (which ignores
-the ASAP options of ``engine_options``).
+``direction_at`` or exact steps -- runs on the general program engine, with the same
+messages (:mod:`.exchange`), network/straggler emulation and, in ASAP, the same
+NOTIFY-ACK windows, expander schedule and termination waves.
 
 That engine is in three parts: the graph side
 (:mod:`asapgraph.partition.program_graph`: :class:`ProgramGraph`, :func:`load`), the
@@ -208,7 +209,7 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
 
 
 def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0, engine_options):
-    emap = BSPMapper(program, g, comm)
+    emap = BSPMapper(program, g, comm, (engine_options or {}).get("emulation"))
     extra, bound = {}, None
     kind = engine_kind(program)
     tuned = kind in ("sum", "minmax")
@@ -225,14 +226,12 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
             program, ctx, g, comm, mode, tol, max_iter, engine_options)
         bound = extra.pop("error_bound")  # the solvers' own certified bound
         it_times = []
-        emap.edges, emap.messages, emap.bytes = 0, 0, 0
     elif tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
         inputs = collective(comm, SP.prepare, program, ctx)
         state, iters, conv, residual, extra = SP.run_sum_program(
             program, ctx, g, comm, mode, ctx.tol, max_iter, engine_options, progress, inputs)
         _options.check_residual(residual, program.name, iters)
-        it_times = []
-        emap.edges, emap.messages, emap.bytes = 0, 0, 0  # totals are in ``extra``
+        it_times = []  # the totals are in ``extra``
     elif program.accumulative:
         if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
             raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
@@ -240,21 +239,22 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
         if mode == "bsp":
             state, iters, conv, residual, it_times = bsp_delta(program, ctx, emap, progress, coef)
+            extra = _emulation_figures(comm, emap)
         else:
-            state, st, conv, residual = run_asap(program, ctx, g, comm, progress, coef,
-                                                 epoch=epoch, strict=STRICT)
+            state, st, conv, residual, extra = run_asap(program, ctx, g, comm, progress, coef,
+                                                        engine_options, strict=STRICT)
             iters = st.waves  # global rounds (the same on every rank)
             it_times = []
-            emap.edges, emap.messages, emap.bytes = st.edges, st.sent, st.bytes
-            bad = np.array([st.stale, st.late], dtype=np.int64)
-            comm.Allreduce(mpi().IN_PLACE, [bad, mpi().INT64_T], op=mpi().SUM)
-            if STRICT and bad.any():  # the same decision on every rank: no hang
-                raise AssertionError(f"{program.name} ASAP run {epoch}: {int(bad[0])} stale and "
-                                     f"{int(bad[1])} late messages (termination is unsound)")
-            extra = {"waves": st.waves, "stale_messages": int(bad[0]), "late_messages": int(bad[1]),
-                     "local_sweeps_max": int(comm.allreduce(st.sweeps, op=mpi().MAX))}
+            tuned = True  # the totals are in ``extra``
+            if STRICT and (extra["stale_messages"] or extra["late_messages"]):
+                # the same decision on every rank (reduced counts): no hang
+                raise AssertionError(f"{program.name} ASAP run {epoch}: "
+                                     f"{extra['stale_messages']} stale and "
+                                     f"{extra['late_messages']} late messages (termination "
+                                     f"is unsound)")
     else:
         state, iters, conv, residual, it_times = bsp_value(program, ctx, emap, progress)
+        extra = _emulation_figures(comm, emap)
     values = program.result(ctx, state)
     seconds = time.perf_counter() - t0
     MPI = mpi()
@@ -282,6 +282,16 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         return ProgramResult(out, ids[o], iters, bool(conv), stats, name=name)
     return ProgramResult(None, None, iters, bool(conv), stats, name=name)
 
+
+
+def _emulation_figures(comm, emap):
+    """The general BSP engine's emulation and time figures (summed over the ranks)."""
+    st, emu = emap.st, emap.emu
+    t = np.array([st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
+    comm.Allreduce(mpi().IN_PLACE, t, op=mpi().SUM)
+    return {"comm_seconds": float(t[0]), "wait_seconds": float(t[1]),
+            "emulated_delay_seconds": float(t[2]), "straggler_sleep_seconds": float(t[3]),
+            "emulation": emu.cfg.as_dict() if emu.cfg.active else None}
 
 
 def _gather_any(comm, arr):
