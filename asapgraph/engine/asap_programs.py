@@ -23,9 +23,9 @@ global pending mass riding on the headers; the *approximation knob* (sums: a buf
 whose mass is below ``approx x estimated global mass / out-peers`` waits while messages
 keep arriving or local work is done; a quiet round flushes everything, so no rank waits
 on another); the *network and straggler emulation* (:mod:`.emulation`: delivery times
-stamped on messages and ACKs, a straggler sleeps after its sweeps); and a peer gets at
-most one message per ``flush_interval`` (1 ms): without this coalescing every small
-arrival fans out into messages to every peer (measured: 4x the bytes on rmat:12).
+stamped on messages and ACKs, a straggler sleeps after its sweeps); and (sums) a peer
+gets at most one message per ``flush_interval`` (1 ms): without this coalescing every
+small arrival fans out into messages to every peer (measured: 4x the bytes on rmat:12).
 Global terms of sum programs (``aggregate`` over the deltas sent, then ``post_delta``,
 e.g. PageRank's dangling mass) travel with the termination waves.
 
@@ -78,7 +78,8 @@ from asapgraph.kernels import _programs as K
 
 __all__ = ["run_asap", "DEBUG"]
 
-#: seconds between two messages to the same peer (sum programs and min/max alike)
+#: seconds between two messages to the same peer (sum programs: min/max offers travel at
+#: once, each improvement only once)
 _FLUSH_INTERVAL = 1e-3
 
 #: progress lines of every rank on stderr (``ASAPGRAPH_DEBUG_ASAP=1``)
@@ -145,7 +146,8 @@ class _Run:
         self.peer_index = {int(q): j for j, q in enumerate(sd.out_peers)}
         # a peer gets at most one message per ``interval`` seconds (coalescing: without
         # it every small arrival fans out into messages to every peer, a message storm)
-        self.interval = float(opts.get("flush_interval", _FLUSH_INTERVAL))
+        self.interval = float(opts.get("flush_interval",
+                                       _FLUSH_INTERVAL if comb == "sum" else 0.0))
         self.last_flush = np.full(len(sd.out_peers), -np.inf)
         self.custom_post = is_sum and _overrides(program, "post_delta")
         self.custom_agg = is_sum and _overrides(program, "aggregate")
