@@ -295,10 +295,25 @@ def prepare(program, ctx):
 
 
 def is_plain_pagerank(program):
-    """True for the built-in :class:`~asapgraph.programs.PageRankProgram` itself (not a
-    subclass): its dangling hook is exactly PageRank's pools, so it runs on the PageRank
-    solvers (:func:`run_pagerank_program`)."""
-    return program_class(program).__dict__.get("engine_solver") == "pagerank"
+    """True for the built-in :class:`~asapgraph.programs.PageRankProgram` and for its
+    subclasses that override none of its attributes or callbacks: its dangling hook is
+    exactly PageRank's pools, so it runs on the PageRank solvers
+    (:func:`run_pagerank_program`).  A subclass with a hook of its own (``post_delta``
+    calling ``super()`` included) runs on the general program engine."""
+    cls = program_class(program)
+    mro = cls.__mro__
+    base = next((i for i, c in enumerate(mro) if c.__dict__.get("engine_solver") == "pagerank"),
+                None)
+    if base is None:
+        return False
+    # a subclass that redefines nothing of the program's (a new name, a docstring, an
+    # __init__ that sets the same attributes) is the same program: the same solvers
+    return not any(k not in _NEUTRAL and not (k.startswith("__") and k != "__call__")
+                   for c in mro[:base] for k in c.__dict__)
+
+
+#: what a subclass of the built-in PageRank program may redefine and stay on its solvers
+_NEUTRAL = frozenset(("name", "__init__"))
 
 
 def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=None):

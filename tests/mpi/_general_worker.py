@@ -25,7 +25,10 @@ from asapgraph.graph.io import load_graph
 
 
 class HookPR(P.PageRankProgram):
-    """The built-in PageRank program as a user subclass: the general engine."""
+    """The built-in PageRank program with a hook of its own: the general engine."""
+
+    def post_delta(self, ctx, deltas):
+        return super().post_delta(ctx, deltas)
 
 
 class DirBFS(P.BFSProgram):

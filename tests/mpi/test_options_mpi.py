@@ -45,8 +45,9 @@ COMMANDS = {
 HOOKPR = """from asapgraph.programs import PageRankProgram
 
 
-class HookPR(PageRankProgram):  # a subclass: its dangling hook runs on the general engine
-    pass
+class HookPR(PageRankProgram):  # a hook of its own: the general engine
+    def post_delta(self, ctx, deltas):
+        return super().post_delta(ctx, deltas)
 """
 #: --json keys that vary between two runs with the same options (timings, ASAP traffic)
 VOLATILE = ("seconds", "rss", "per_rank", "messages", "bytes", "rounds", "iterations",
