@@ -155,6 +155,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
             exchange(c)
     st.extra.update(pg.layout())
     st.extra["pull_setup_seconds"] = pg.setup_seconds if built else 0.0
+    st.extra["threads"] = len(pg.bounds) - 1
     st.extra.update(_sweep_stats(sweep_wall, sweep_cpu, sweep_edges, comb_wall, comb_cpu))
     return pg.unpermute(x), it, converged, l1
 
