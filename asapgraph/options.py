@@ -408,7 +408,8 @@ def _seed_check(args, ranks):
 
 
 def _threads_check(args, ranks):
-    if ranks is not None and ranks > 1 and getattr(args, "mode", "bsp") != "bsp":
+    if ranks is not None and ranks > 1 and getattr(args, "mode", "bsp") != "bsp" and \
+            (getattr(args, "threads", None) or 1) > 1:
         return ("--threads does not apply to distributed pagerank --mode "
                 f"{getattr(args, 'mode', 'bsp')}: an ASAP rank sweeps with one thread (ranks x "
                 "threads run in --mode bsp)")
