@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -82,9 +83,12 @@ def run_one(exe, source, error, extra, ref, cwd):
     out = Path(cwd) / "out.npy"
     argv = [exe, "pagerank", source, "--tol", repr(error), "--json", "-q", "-o", str(out),
             *extra]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     r = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=3600)
     wall = time.perf_counter() - t
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
     if r.returncode:
         sys.exit(f"{' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
     d = json.loads(r.stdout)
@@ -97,6 +101,7 @@ def run_one(exe, source, error, extra, ref, cwd):
         sys.exit(f"{' '.join(argv)}: ids differ from the reference")
     per = d.get("per_rank") or []
     return {"compute": d["compute_seconds"], "load": d["load_seconds"], "wall": wall,
+            "cpu": cpu,
             "iterations": d["iterations"], "l1": float(np.abs(vals[o] - ref[1]).sum()),
             "setup": max((q["pull_setup_seconds"] for q in per
                           if "pull_setup_seconds" in q), default=None),
@@ -118,11 +123,14 @@ def table(results, graphs, cfgs, args):
              "with 1 thread. `compute` = `compute_seconds` of `--json` (ranks: layout build "
              "+ supersteps); `setup` = the slowest rank's pull layout build (inside compute); "
              "`wait` = the slowest rank's blocking receives and reductions (inside compute); "
-             "`sweep CPU ns/edge` = the slowest rank's median superstep sweep (CPU time).", "",
-             "| graph | configuration | compute s | compute / 1x1 | wall s | wall / 1x1 | "
-             "load s | setup s | wait s | sweep CPU ns/edge | iterations | L1 error | "
-             "load average |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "`sweep CPU ns/edge` = the slowest rank's median superstep sweep (CPU time); "
+             "`min` = the fastest round (the least disturbed by other processes); "
+             "`CPU s` = user + system time of every process of the command (launcher and "
+             "ranks included): the core-seconds it cost.", "",
+             "| graph | configuration | compute s | compute / 1x1 | min compute s | wall s | "
+             "wall / 1x1 | min wall s | CPU s | load s | setup s | wait s | "
+             "sweep CPU ns/edge | iterations | L1 error | load average |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for g in graphs:
         base = results[(g, cfgs[0][0])]
         bc, bw = med(r["compute"] for r in base), med(r["wall"] for r in base)
@@ -135,7 +143,9 @@ def table(results, graphs, cfgs, args):
                 return format(med(v), fmt) if v else "–"
             la = [r["loadavg"] for r in rs]
             lines.append(
-                f"| {g} | {label} | {c:.3f} | {c / bc:.2f}x | {w:.2f} | {w / bw:.2f}x | "
+                f"| {g} | {label} | {c:.3f} | {c / bc:.2f}x | "
+                f"{min(r['compute'] for r in rs):.3f} | {w:.2f} | {w / bw:.2f}x | "
+                f"{min(r['wall'] for r in rs):.2f} | {med(r['cpu'] for r in rs):.2f} | "
                 f"{med(r['load'] for r in rs):.2f} | {opt('setup', '.3f')} | "
                 f"{opt('wait', '.3f')} | {opt('sweep_cpu_ns', '.2f')} | "
                 f"{med(r['iterations'] for r in rs):g} | {max(r['l1'] for r in rs):.1e} | "
@@ -177,7 +187,7 @@ def main(argv=None):
                     r = run_one(a.exe, source_of(g), a.error, extra, refs[g], cwd)
                     results[(g, label)].append(r)
                     print(f"round {rnd + 1}/{a.repeat} {g} {label}: compute {r['compute']:.3f} "
-                          f"s, wall {r['wall']:.2f} s, load {r['load']:.2f} s, "
+                          f"s, wall {r['wall']:.2f} s, CPU {r['cpu']:.2f} s, load {r['load']:.2f} s, "
                           f"{r['iterations']} it, L1 {r['l1']:.1e} (load avg "
                           f"{r['loadavg']:.1f})", flush=True)
     text = table(results, graphs, cfgs, a)
