@@ -25,7 +25,9 @@ thread in ASAP (an ASAP rank sweeps with one thread).  On a machine with fewer t
 K x T cores the last ones oversubscribe it: that is reported, not hidden.
 
 With ``--report`` the table replaces the section between ``<!-- bench_cost:begin -->``
-and ``<!-- bench_cost:end -->`` of that Markdown file (appended when absent).
+and ``<!-- bench_cost:end -->`` of that Markdown file (appended when absent; ``--section
+NAME``: between ``<!-- bench_cost:NAME:begin -->`` and ``...:end -->``, so several runs,
+e.g. one per graph, keep their own tables).
 """
 from __future__ import annotations
 
@@ -44,7 +46,12 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
-BEGIN, END = "<!-- bench_cost:begin -->", "<!-- bench_cost:end -->"
+
+
+def markers(section):
+    """The comment lines around the section ``section`` of the report."""
+    tag = "bench_cost" + (f":{section}" if section else "")
+    return f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->"
 
 
 def source_of(name):
@@ -113,10 +120,13 @@ def run_one(exe, source, error, extra, ref, cwd):
 
 def table(results, graphs, cfgs, args):
     med = statistics.median
-    lines = [BEGIN, "",
-             f"## COST: single process vs ranks x threads (issue 13), to L1 {args.error:g}", "",
+    begin, end = markers(args.section)
+    lines = [begin, "",
+             f"### COST: single process vs ranks x threads, {', '.join(graphs)}, to L1 "
+             f"{args.error:g}", "",
              f"`python benchmarks/bench_cost.py --graphs {','.join(graphs)} --np {args.k} "
-             f"--threads {args.threads} --repeat {args.repeat} --modes {','.join(args.modes)}`"
+             f"--threads {args.threads} --repeat {args.repeat} --modes {','.join(args.modes)}"
+             + (f" --section {args.section}" if args.section else "") + "`"
              f" ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores). "
              "Each configuration is the user's command in a fresh process, rounds "
              "interleave them, medians over the rounds; ratios to the single process "
@@ -150,16 +160,17 @@ def table(results, graphs, cfgs, args):
                 f"{opt('wait', '.3f')} | {opt('sweep_cpu_ns', '.2f')} | "
                 f"{med(r['iterations'] for r in rs):g} | {max(r['l1'] for r in rs):.1e} | "
                 f"{min(la):.1f}-{max(la):.1f} |")
-    lines += ["", END]
+    lines += ["", end]
     return "\n".join(lines)
 
 
-def write_report(path, text):
+def write_report(path, text, section=""):
     p = Path(path)
     old = p.read_text() if p.exists() else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + text + rest.split(END, 1)[1]
+    begin, end = markers(section)
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + text + rest.split(end, 1)[1]
     else:
         new = old.rstrip("\n") + "\n\n" + text + "\n"
     p.write_text(new)
@@ -175,6 +186,8 @@ def main(argv=None):
     ap.add_argument("--error", type=float, default=1e-6)
     ap.add_argument("--exe", default=str(Path(sys.executable).with_name("asapgraph")))
     ap.add_argument("--report", default=None, help="Markdown file to write the table into")
+    ap.add_argument("--section", default="", help="name of the report section (several "
+                                                  "runs keep one table each)")
     a = ap.parse_args(argv)
     graphs = a.graphs.split(",")
     cfgs = configs(a.k, a.threads, a.modes)
@@ -193,7 +206,7 @@ def main(argv=None):
     text = table(results, graphs, cfgs, a)
     print("\n" + text)
     if a.report:
-        write_report(a.report, text)
+        write_report(a.report, text, a.section)
 
 
 if __name__ == "__main__":
