@@ -120,11 +120,14 @@ def test_component_labels_kernel_matches_scipy(threads, dtype, symmetric):
             indices = src[order].astype(dtype)
             indptr = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(np.bincount(dst, minlength=n), out=indptr[1:])
-            labels = np.empty(n, dtype=dtype)
-            count = KC.component_labels(indptr, indices, labels, symmetric=symmetric)
             ref = _min_labels(indptr, indices, n)
-            assert np.array_equal(labels, ref)
-            assert count == np.unique(ref).shape[0]
+            labels = np.empty(n, dtype=dtype)
+            for sample in (0, 1, 2, 5):          # Afforest's neighbour rounds (default 2)
+                labels[:] = -1
+                count = KC.component_labels(indptr, indices, labels, symmetric=symmetric,
+                                            sample=sample)
+                assert np.array_equal(labels, ref), sample
+                assert count == np.unique(ref).shape[0]
             nodes = [f"v{i}" for i in range(n)]
             sets = KC.component_sets(labels, nodes)
             assert [min(int(v[1:]) for v in s) for s in sets] == np.unique(ref).tolist()
