@@ -71,6 +71,11 @@ ctypedef fused out_t:
     int64_t
 
 
+def max_threads():
+    """OpenMP threads a parallel region of this module gets (``OMP_NUM_THREADS``)."""
+    return omp_get_max_threads()
+
+
 def minmax(const vid_t[::1] a):
     """``(min, max)`` of a non-empty integer array (parallel)."""
     cdef int64_t n = a.shape[0], i, t, lo, hi, T
@@ -357,3 +362,88 @@ def transpose_csr(const int64_t[::1] indptr, const vid_t[::1] indices, const int
                 if weighted:
                     wout[k] = weights[e]
     return optr_arr
+
+
+ctypedef fused cnt_t:
+    int32_t
+    int64_t
+
+
+def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
+                       cnt_t[:, ::1] cout, int32_t[::1] indices, int64_t[::1] indptr,
+                       int64_t[::1] outdeg, int64_t[::1] ids, const double[::1] weights=None,
+                       double[::1] wout=None, double[::1] outw=None, bint prefetch=True):
+    """Id remap and in-CSR build in one counting sort over original ids (parallel, stable).
+
+    The fused form of ``mark_present`` x2 + ``dense_lookup`` + ``map_dense`` x2 +
+    :func:`build_in_csr`: two passes over the edges instead of seven.  ``src``/``dst``
+    hold original ids in ``0..N-1`` (``N = cin.shape[1]``); ``cin``/``cout`` are zeroed
+    ``(T, N)`` counters (``T`` threads, int32 when ``m`` and ``N`` fit); ``indptr``
+    (N+1), ``outdeg`` and ``ids`` (N) are outputs of which the first ``n`` (+1) entries
+    are filled.  Returns ``n``, the number of ids present.
+
+    1. Thread ``t`` counts the in- and out-degree of every original id over its edge
+       range ``[m t / T, m (t+1) / T)`` into its private rows ``cin[t]``, ``cout[t]``.
+    2. One scan in increasing original id: an id is present when its total degree is
+       positive; present ids get dense ids ``0..n-1`` in that order (the numbering of
+       :func:`asapgraph.graph.core.remap_ids`), ``indptr``/``outdeg``/``ids`` are written
+       at the dense id, ``cin[t, v]`` becomes thread ``t``'s private write offset for
+       destination ``v`` and ``cout[0, v]`` the dense id of ``v`` (the lookup).
+    3. Every thread places its edges at its offsets, the source mapped through the
+       lookup: the result is the stable counting sort of the dense edges, the same
+       arrays as the unfused path for any ``T``.
+    4. Weighted: ``outw`` (zeroed, length >= n) sums the weights by dense source in
+       input order, sequentially (deterministic float sums, as :func:`build_in_csr`).
+    """
+    cdef int64_t m = src.shape[0], N = cin.shape[1], T = cin.shape[0]
+    cdef int64_t e, t, lo, hi, v, run, c, ind, od, x, k
+    cdef bint weighted = weights is not None
+    if cout.shape[0] != T or cout.shape[1] != N or indptr.shape[0] < N + 1 or \
+            outdeg.shape[0] < N or ids.shape[0] < N or indices.shape[0] != m:
+        raise ValueError("remap_build_in_csr: inconsistent array shapes")
+    with nogil:
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = m * t // T
+            hi = m * (t + 1) // T
+            for e in range(lo, hi):
+                if prefetch and e + PF_FAR < hi:
+                    asapg_prefetch_w(&cin[t, dst[e + PF_FAR]])
+                    asapg_prefetch_w(&cout[t, src[e + PF_FAR]])
+                cin[t, dst[e]] += 1
+                cout[t, src[e]] += 1
+        run = 0
+        c = 0
+        for v in range(N):
+            ind = 0
+            od = 0
+            for t in range(T):
+                x = cin[t, v]
+                cin[t, v] = <cnt_t>(run + ind)
+                ind = ind + x
+                od = od + cout[t, v]
+            if ind + od > 0:
+                indptr[c] = run
+                outdeg[c] = od
+                ids[c] = v
+                cout[0, v] = <cnt_t>c
+                c = c + 1
+                run = run + ind
+        indptr[c] = run
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = m * t // T
+            hi = m * (t + 1) // T
+            for e in range(lo, hi):
+                if prefetch and e + PF_FAR < hi:
+                    asapg_prefetch_w(&cin[t, dst[e + PF_FAR]])
+                    asapg_prefetch_r(&cout[0, src[e + PF_FAR]])
+                    asapg_prefetch_w(&indices[cin[t, dst[e + PF_NEAR]]])
+                v = dst[e]
+                k = cin[t, v]
+                cin[t, v] = <cnt_t>(k + 1)
+                indices[k] = <int32_t>cout[0, src[e]]
+                if weighted:
+                    wout[k] = weights[e]
+        if weighted:
+            for e in range(m):
+                outw[cout[0, src[e]]] += weights[e]
+    return c
