@@ -147,7 +147,7 @@ def child(method, path, binpath):
                          schema_overrides={"column_1": pl.Int64, "column_2": pl.Int64})
         s = df["s"].to_numpy()
         d = df["d"].to_numpy()
-        m = s.size
+        m = min(s.size, d.size)
     elif method == "binary_mmap":
         from asapgraph.graph.io import load_binary
 
@@ -264,7 +264,7 @@ def main(argv=None):
               "the machine is busy, wall times are inflated and noisy")
     pandas_t = med.get("pandas_c", (None,))[0]
     text_parse = med.get("asap_load_graph", (None,))[0]
-    print(f"m = {m_edges:,} edges; RSS 'own' = peak minus the RSS after imports")
+    print(f"m = {m_edges or 0:,} edges; RSS 'own' = peak minus the RSS after imports")
     print("wall time, MB/s (wall) and ratios (wall); CPU s = user+sys of the process")
     print(f"{'method':24s} {'time s':>8s} {'CPU s':>7s} {'MB/s':>8s} {'peak RSS MB':>12s} "
           f"{'own MB':>8s} {'own B/edge':>10s} {'vs pyarrow':>10s} {'vs pandas':>10s}")

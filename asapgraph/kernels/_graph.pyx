@@ -158,7 +158,7 @@ def map_sorted(const vid_t[::1] a, const int64_t[::1] ids, out_t[::1] out):
 
 def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::1] indices,
                  const double[::1] weights=None, double[::1] wout=None, bint undirected=False,
-                 int threads=0, bint prefetch=True):
+                 int threads=0, bint prefetch=True, bint out_sums=True):
     """Counting-sort the edges by destination into an in-CSR (parallel, stable).
 
     Parameters
@@ -171,6 +171,8 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
     threads : number of OpenMP threads (0: all)
     prefetch : software-prefetch the counters and slots of edges ahead (random
         access into n- and m-sized arrays is the cost of this kernel)
+    out_sums : count the out-degrees and out-weights (one more pass over the edges);
+        False returns None for both (callers that only want the CSR)
 
     Returns
     -------
@@ -191,14 +193,14 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
     T = threads if threads > 0 else omp_get_max_threads()
     T = max(<int64_t>1, min(T, 64, m // 65536 + 1))
     indptr_arr = np.empty(n + 1, dtype=np.int64)
-    outdeg_arr = np.zeros(n, dtype=np.int64)
-    outw_arr = np.zeros(n, dtype=np.float64) if weighted else None
+    outdeg_arr = np.zeros(n if out_sums else 0, dtype=np.int64)
+    outw_arr = np.zeros(n, dtype=np.float64) if (weighted and out_sums) else None
     cnt_arr = np.zeros((T, n), dtype=np.int64)
     cdef int64_t[::1] indptr = indptr_arr
     cdef int64_t[::1] outdeg = outdeg_arr
     cdef int64_t[:, ::1] cnt = cnt_arr
     cdef double[::1] outw
-    if weighted:
+    if weighted and out_sums:
         outw = outw_arr
     with nogil:
         for t in prange(T, schedule="static", num_threads=T):
@@ -244,6 +246,8 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
                     indices[k] = <out_t>d
                     if weighted:
                         wout[k] = weights[e]
+    if not out_sums:
+        return indptr_arr, None, None
     if undirected:
         # every placed entry is also an out-edge of its source: out = in
         outdeg_arr = np.diff(indptr_arr)
@@ -447,3 +451,44 @@ def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1]
             for e in range(m):
                 outw[cout[0, src[e]]] += weights[e]
     return c
+
+
+def mark_outside(const vid_t[::1] a, int64_t lo, int64_t hi, uint8_t[::1] mark):
+    """``mark[x] = 1`` for every id ``x`` of ``a`` outside ``[lo, hi)`` (a rank's remote
+    targets; ids in range)."""
+    cdef int64_t i, x, n = a.shape[0]
+    with nogil:
+        for i in prange(n, schedule="static"):
+            x = a[i]
+            if x < lo or x >= hi:
+                if i + PF_FAR < n:
+                    asapg_prefetch_w(&mark[a[i + PF_FAR]])
+                mark[x] = 1
+
+
+def slot_lookup(const uint8_t[::1] mark, int32_t[::1] lookup):
+    """``lookup[x]`` = rank of ``x`` among the marked ids (marked ids only); returns their
+    count.  The numbering is increasing in ``x``."""
+    cdef int64_t i, n = mark.shape[0], c = 0
+    with nogil:
+        for i in range(n):
+            if mark[i]:
+                lookup[i] = <int32_t>c
+                c += 1
+    return c
+
+
+def local_targets(const vid_t[::1] d, int64_t lo, int64_t hi, const int32_t[::1] lookup,
+                  int64_t nloc, out_t[::1] out):
+    """A rank's local target of every edge: ``x - lo`` for an owned ``x`` in ``[lo, hi)``,
+    ``nloc + lookup[x]`` (its slot) otherwise."""
+    cdef int64_t i, x, n = d.shape[0]
+    with nogil:
+        for i in prange(n, schedule="static"):
+            x = d[i]
+            if i + PF_FAR < n:
+                asapg_prefetch_r(&lookup[d[i + PF_FAR]])
+            if x >= lo and x < hi:
+                out[i] = <out_t>(x - lo)
+            else:
+                out[i] = <out_t>(nloc + lookup[x])
