@@ -114,7 +114,7 @@ def test_fused_remap_build_equals_unfused(rng, threads, weighted, dtype):
     N = hi
     T = threads
     cin = np.zeros((T, N), np.int32)
-    cout = np.zeros((T, N), np.int32)
+    cout = np.zeros((1, N), np.int32)
     indptr, outdeg, ids = np.empty(N + 1, np.int64), np.empty(N, np.int64), np.empty(N, np.int64)
     indices = np.empty(m, np.int32)
     wout = np.empty(m) if weighted else None

@@ -257,7 +257,7 @@ def _fused_build(src, dst, weights, max_id, source):
     (:func:`asapgraph.kernels._graph.remap_build_in_csr`), or None when it does not apply.
 
     It applies to directed edges whose largest id ``N - 1`` is small next to the edge
-    count: its per-thread degree counters take ``2 T N`` ints, so ``T`` is capped at
+    count: its per-thread degree counters take ``(T + 1) N`` ints, so ``T`` is capped at
     ``m / (4 N)`` (at most 2 bytes per edge); when that leaves one thread on a machine
     with more, the unfused path (parallel, ``n``-sized counters) is used.  The result is
     the same Graph as the unfused path (same dense ids, same stable edge order).
@@ -287,7 +287,7 @@ def _fused_build(src, dst, weights, max_id, source):
         return None
     cdt = np.int32 if m < 2**31 - 1 else np.int64
     cin = np.zeros((T, N), dtype=cdt)
-    cout = np.zeros((T, N), dtype=cdt)
+    cout = np.zeros((1, N), dtype=cdt)
     indptr = np.empty(N + 1, dtype=EID)
     outdeg = np.empty(N, dtype=np.int64)
     ids = np.empty(N, dtype=np.int64)

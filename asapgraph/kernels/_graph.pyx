@@ -62,6 +62,14 @@ cdef extern from *:
     void asapg_prefetch_w(const void *p) nogil
     void asapg_prefetch_r(const void *p) nogil
 
+cdef extern from *:
+    """
+    #define asapg_inc32(p) ((void)__atomic_fetch_add((p), 1, __ATOMIC_RELAXED))
+    #define asapg_inc64(p) ((void)__atomic_fetch_add((p), 1, __ATOMIC_RELAXED))
+    """
+    void asapg_inc32(int32_t *p) nogil
+    void asapg_inc64(int64_t *p) nogil
+
 cdef enum:
     PF_FAR = 32    # prefetch distance for the counter of a future edge
     PF_NEAR = 16   # ... and for the slot that counter points to
@@ -382,12 +390,14 @@ def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1]
     The fused form of ``mark_present`` x2 + ``dense_lookup`` + ``map_dense`` x2 +
     :func:`build_in_csr`: two passes over the edges instead of seven.  ``src``/``dst``
     hold original ids in ``0..N-1`` (``N = cin.shape[1]``); ``cin``/``cout`` are zeroed
-    ``(T, N)`` counters (``T`` threads, int32 when ``m`` and ``N`` fit); ``indptr``
+    ``(T, N)`` and ``(1, N)`` counters (``T`` threads, int32 when ``m`` and ``N`` fit;
+    the out-degrees need no order, so one row counted atomically); ``indptr``
     (N+1), ``outdeg`` and ``ids`` (N) are outputs of which the first ``n`` (+1) entries
     are filled.  Returns ``n``, the number of ids present.
 
-    1. Thread ``t`` counts the in- and out-degree of every original id over its edge
-       range ``[m t / T, m (t+1) / T)`` into its private rows ``cin[t]``, ``cout[t]``.
+    1. Thread ``t`` counts the in-degree of every original id over its edge range
+       ``[m t / T, m (t+1) / T)`` into its private row ``cin[t]``, the out-degrees into
+       the shared row ``cout[0]`` (relaxed atomic increments).
     2. One scan in increasing original id: an id is present when its total degree is
        positive; present ids get dense ids ``0..n-1`` in that order (the numbering of
        :func:`asapgraph.graph.core.remap_ids`), ``indptr``/``outdeg``/``ids`` are written
@@ -402,7 +412,7 @@ def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1]
     cdef int64_t m = src.shape[0], N = cin.shape[1], T = cin.shape[0]
     cdef int64_t e, t, lo, hi, v, run, c, ind, od, x, k
     cdef bint weighted = weights is not None
-    if cout.shape[0] != T or cout.shape[1] != N or indptr.shape[0] < N + 1 or \
+    if cout.shape[0] < 1 or cout.shape[1] != N or indptr.shape[0] < N + 1 or \
             outdeg.shape[0] < N or ids.shape[0] < N or indices.shape[0] != m:
         raise ValueError("remap_build_in_csr: inconsistent array shapes")
     with nogil:
@@ -412,19 +422,22 @@ def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1]
             for e in range(lo, hi):
                 if prefetch and e + PF_FAR < hi:
                     asapg_prefetch_w(&cin[t, dst[e + PF_FAR]])
-                    asapg_prefetch_w(&cout[t, src[e + PF_FAR]])
+                    asapg_prefetch_w(&cout[0, src[e + PF_FAR]])
                 cin[t, dst[e]] += 1
-                cout[t, src[e]] += 1
+                if cnt_t is int32_t:  # one shared row: an order-free count
+                    asapg_inc32(&cout[0, src[e]])
+                else:
+                    asapg_inc64(&cout[0, src[e]])
         run = 0
         c = 0
         for v in range(N):
             ind = 0
             od = 0
+            od = cout[0, v]
             for t in range(T):
                 x = cin[t, v]
                 cin[t, v] = <cnt_t>(run + ind)
                 ind = ind + x
-                od = od + cout[t, v]
             if ind + od > 0:
                 indptr[c] = run
                 outdeg[c] = od
