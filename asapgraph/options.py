@@ -382,13 +382,12 @@ class Rule:
     check: object = None   # (args, ranks) -> reason or None, once the rank count is known
 
 
-#: commands whose distributed runs use the tuned engines (NOTIFY-ACK, stochastic reduce,
-#: emulation): PageRank, the sum programs (katz, and user programs the sum engine compiles)
+#: commands with an ASAP mode: PageRank, the sum programs (katz, and user programs)
 #: and the min/max programs; ``run`` is checked again once its program is known
-#: (:func:`engine_option_refusal`).  hits and labelprop run on the general program engine.
+#: (:func:`engine_option_refusal`).  hits and labelprop are not accumulative.
 TUNED_COMMANDS = ("pagerank", "katz", "wcc", "sssp", "bfs", "run")
 _ASAP_PR = Rule(TUNED_COMMANDS, ("asap",), "multi",
-                "it runs on the general program engine (BSP supersteps), which has no ASAP "
+                "it is not accumulative: it runs in BSP supersteps only, which have no ASAP "
                 "schedule")
 
 
@@ -408,8 +407,18 @@ def _seed_check(args, ranks):
     return None
 
 
-_EMU = Rule(TUNED_COMMANDS, ("bsp", "asap"), "multi",
-            "it runs on the general program engine, which has no network emulation")
+def _threads_check(args, ranks):
+    if ranks is not None and ranks > 1 and getattr(args, "mode", "bsp") != "bsp" and \
+            (getattr(args, "threads", None) or 1) > 1:
+        return ("--threads does not apply to distributed pagerank --mode "
+                f"{getattr(args, 'mode', 'bsp')}: an ASAP rank sweeps with one thread (ranks x "
+                "threads run in --mode bsp)")
+    return None
+
+
+#: the network and straggler emulation: every engine on ranks, BSP and ASAP
+_EMU = Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "")
+
 
 #: option dest -> :class:`Rule`.  The one table of where each option applies: when the
 #: program engine learns an option, add the command to its rule's ``commands``.
@@ -431,8 +440,7 @@ RULES = {
                       "over MPI ranks only"),
     "mpiexec": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "mpiexec is used with --np > 1 "
                     "only"),
-    "threads": Rule(("pagerank",), ("bsp", "asap"), "single",
-                    "the MPI engines run one thread per rank"),
+    "threads": Rule(("pagerank",), ("bsp", "asap"), "any", check=_threads_check),
     "method": Rule(("pagerank",), ("bsp", "asap"), "single",
                    "it selects the sweep of the single-process kernel"),
     "labels": Rule(RUN_COMMANDS, ("bsp", "asap"), "single",
@@ -471,17 +479,17 @@ def refusal(dest, command, mode, distributed, given=(), args=None, ranks=None):
     return None
 
 
-def engine_option_refusal(dest, program_name, engine):
+def engine_option_refusal(dest, program_name, engine, combiner="sum"):
     """Why option ``dest`` given to ``asapgraph run`` cannot apply to its program, which
-    runs on ``engine`` ("sum", "minmax", or the reason it runs on the general engine)."""
+    runs on ``engine`` ("sum", "minmax", or the reason it runs on the general engine),
+    with combiner ``combiner`` (every engine has the ASAP options and the emulation;
+    ``approx`` holds back sums only)."""
     opt = option_name(dest)
     rule = RULES.get(dest)
     if rule is None or "run" not in rule.commands:
         return None
-    if engine not in ("sum", "minmax"):
-        return (f"{opt} does not apply to program {program_name}: it runs on the general "
-                f"program engine ({engine}), which has no ASAP schedule or network emulation")
-    if engine == "minmax" and dest == "approx":
+    general = engine not in ("sum", "minmax")
+    if dest == "approx" and (engine == "minmax" or (general and combiner != "sum")):
         return f"{opt} does not apply to program {program_name}: {RULES['approx'].why}"
     return None
 

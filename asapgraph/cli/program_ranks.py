@@ -61,7 +61,8 @@ def _refuse_engine_options(args, prog):
 
     engine = engine_kind(prog)
     for dest in sorted(getattr(args, "_given", None) or ()):
-        why = engine_option_refusal(dest, getattr(prog, "name", "program"), engine)
+        why = engine_option_refusal(dest, getattr(prog, "name", "program"), engine,
+                                    prog.combiner)
         if why is not None:
             raise InputError("asapgraph", None, why)
 
@@ -171,9 +172,10 @@ def _cli_run(args, comm):
         "edges_scanned": st["edges_scanned"], "messages_sent": st["messages_sent"],
         "bytes_sent": st["bytes_sent"], "columns": list(cols),
     }
-    # the tuned engine's figures (accumulative sum programs): bound, schedule, emulation
+    # the engine's figures: bound, schedule, traffic, emulation
     for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout", "window",
-              "approx", "seed", "extrapolations", "emulation"):
+              "approx", "seed", "extrapolations", "emulation", "data_messages_sent",
+              "acks_sent", "waves", "emulated_delay_seconds", "straggler_sleep_seconds"):
         if st.get(k) is not None:
             summary[k] = st[k]
     if algo.extra_summary is not None:

@@ -1,53 +1,60 @@
-"""The ASAP half of the vertex-program engine on MPI ranks: :func:`run_asap`, the
-asynchronous delta loop of accumulative programs, with its sound termination waves.
+"""The ASAP loop of the general program engine on MPI ranks: :func:`run_asap`, the
+asynchronous delta loop of accumulative programs the tuned solver cannot express
+(programs with ``aggregate``/``post_delta``/``direction_at`` hooks, other value dtypes).
 
 Rationale
 ---------
 ASAP (accumulative programs only; Maiter's delta form, Zhang et al. TPDS 2014): no barrier
-in the main loop.  Each rank repeatedly (1) drains arrived messages into its pending
-deltas (``+=`` for sums, min/max for monotone programs), (2) runs a local Gauss-Seidel
-sweep (``async_sweep_sum``) or worklist sweep (``async_sweep_minmax``) over its push
-CSR, whose slot entries collect the deltas for remote vertices, already combined per
-target, (3) sends every non-empty per-peer slot buffer with a non-blocking send and
-clears it (min/max: a slot remembers the best value sent, so non-improving offers are
-never sent).  A vertex is processed only when its delta exceeds ``tol / n`` (sums) or
-improves its value (min/max).  Global terms of sum programs (``aggregate`` over the
-deltas sent, then ``post_delta``, e.g. PageRank's dangling mass) travel with the
-termination waves.
+in the main loop.  Each rank repeatedly (1) receives what has arrived into its pending
+deltas (``+=`` for sums, min/max for monotone programs), (2) runs local Gauss-Seidel
+sweeps (``async_sweep_sum``) or worklist sweeps (``async_sweep_minmax``) over its push
+CSR until local quiescence; slot entries collect the deltas for remote vertices, already
+combined per target, (3) flushes slot buffers to its peers.  A vertex is processed only
+when its delta exceeds ``tol / (n + slots)`` (sums) or improves its value (min/max).
 
-Termination (sound, no barrier): the counting waves of :mod:`.termination` (one
-``Iallreduce`` of ``(messages sent, messages received, busy, dirty, capped)``, plus the
-program's aggregates as companion reductions of the same wave; the soundness argument
-is that module's).  A rank joins the next wave only when it is locally quiescent (or
-capped), and keeps serving messages while a wave is in flight.  ``dirty`` says that the
-rank received a message or processed a vertex since its previous contribution, or sent
-one.  ``busy`` covers local deltas above the threshold *and* boundary entries above it
-held back by the flush interval: a rank joins a wave only when it will send nothing more
-unless it first receives something (invariant P; a global term from ``post_delta`` may
-only add to ``busy``).  The run stops at the first wave in which ``sent == received``
-and nobody is busy or dirty (``passive_waves=1``: every contribution is passive here).
-Then the pending delta mass is at most ``n * tol / n = tol`` (sums), or no delta
-improves a value (min/max): the single-process ASAP criterion (the threshold is
-``tol / (n + slots)`` so that entries held back in the boundary buffers, at most ``thr``
-each, are covered too; they are delivered by one final exchange).  ``max_iter`` caps
-the waves (reported as the iterations) and, as a safety net, ``100 * max_iter`` local
-sweeps per rank; a capped rank joins a wave with ``capped = 1`` and the whole job stops
-at that wave.  After every stop the per-pair message counts are compared (one
-``Alltoall``) and messages still in flight are received and delivered: expected after a
-capped stop; after a converged stop they would betray an unsound termination and are
-counted in ``stats["late_messages"]`` (must be 0), so no message can ever leak into the
-next run.  Boundary buffers are sent at most once per ``flush_interval`` (1 ms) per peer:
-without this coalescing, every small arrival fans out into messages to every peer and
-the message count grows geometrically.  Messages carry the run's number (``epoch``), a
-guard only: a message of another run is discarded and counted in
-``stats["stale_messages"]`` (must be 0).  With ``STRICT`` (``ASAPGRAPH_STRICT_ASAP=1``,
-or ``ASAPGRAPH_DEBUG_ASAP=1``) a run with stale or late messages, or in which a rank
-joined a wave holding a sendable boundary entry, raises ``AssertionError``
-on every rank.
+The machinery is the tuned solver's (:mod:`.asap`), so a program with hooks gets all of
+it: *messages* in the one format of :mod:`.exchange` (float64 header, then the exact
+values of the program's dtype, sparse with int32 slot indices or dense);
+*NOTIFY-ACK* (:class:`.exchange.NotifyAck`: at most ``window`` un-ACKed messages per
+peer, the buffer keeps combining meanwhile); the *stochastic reduce*
+(:class:`.reduce.Schedule`: in round ``t`` a rank flushes only to its ``fanout``
+expander neighbours; its spectral gap is reported), with a push-sum estimate of the
+global pending mass riding on the headers; the *approximation knob* (sums: a buffer
+whose mass is below ``approx x estimated global mass / out-peers`` waits while messages
+keep arriving or local work is done; a quiet round flushes everything, so no rank waits
+on another); the *network and straggler emulation* (:mod:`.emulation`: delivery times
+stamped on messages and ACKs, a straggler sleeps after its sweeps); and (sums) a peer
+gets at most one message per ``flush_interval`` (1 ms): without this coalescing every
+small arrival fans out into messages to every peer (measured: 4x the bytes on rmat:12).
+Global terms of sum programs (``aggregate`` over the deltas sent, then ``post_delta``,
+e.g. PageRank's dangling mass) travel with the termination waves.
+
+Termination (sound, no barrier): the counting waves of :mod:`.termination`
+(``passive_waves=1``; the program's aggregates as companion reductions of the same
+wave; the soundness argument is that module's).  A rank joins the next wave only when
+it is passive -- no local delta above the threshold, no sendable boundary entry held
+back by the schedule, the window, the flush interval or the knob, every message ACKed,
+no held delivery -- or capped; it keeps serving messages while a wave is in flight.
+``dirty`` says that the rank received or sent a message or processed a vertex since its
+previous contribution.  The run stops at the first wave in which ``sent == received``
+and nobody is busy or dirty; then the pending delta mass is at most ``tol`` (sums) or
+no delta improves a value (min/max).  ``max_iter`` caps the waves (reported as the
+iterations) and, as a safety net, ``100 * max_iter`` local sweeps per rank; a capped
+rank joins a wave with ``capped = 1`` and the whole job stops at that wave.
+
+After every stop :meth:`.exchange.NotifyAck.settle` compares the per-pair message
+counts (one ``Alltoall``) and delivers what is still in flight: expected after a capped
+stop; after a converged stop such a message would betray an unsound termination and is
+counted in ``stats["late_messages"]`` (must be 0); a message beyond the peers' counts
+(of another run) in ``stats["stale_messages"]`` (must be 0).  Sum programs then send
+their held boundary entries (each ``<= thr``) once, and every ACK is awaited before the
+receives are cancelled, so nothing leaks into the next run.  With ``STRICT``
+(``ASAPGRAPH_STRICT_ASAP=1``, or ``ASAPGRAPH_DEBUG_ASAP=1``) a run with stale or late
+messages, or in which a rank joined a wave holding a sendable boundary entry, raises
+``AssertionError`` on every rank.
 
 The entry point is :func:`asapgraph.engine.distributed.run` (which decides ``strict``
-from ``asapgraph.engine.distributed.STRICT``); messages and the push side are those of
-:mod:`.bsp_programs`.
+from ``asapgraph.engine.distributed.STRICT``).
 """
 from __future__ import annotations
 
@@ -59,310 +66,397 @@ import numpy as np
 
 from asapgraph import options as _options
 from asapgraph.comm.mpi import mpi
-from asapgraph.engine.bsp_programs import EMPTY_W, TAG_ASAP, TAG_BSP, collective, pack, recv, \
-    unpack
+from asapgraph.engine import exchange as ex
+from asapgraph.engine.bsp_programs import EMPTY_W, collective
+from asapgraph.engine.emulation import Emulator, now
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
+from asapgraph.engine.reduce import Schedule
+from asapgraph.engine.stats import RankStats, traffic_totals
 from asapgraph.engine.supersteps import better as improves
 from asapgraph.engine.termination import SENT, Waves
 from asapgraph.kernels import _programs as K
 
 __all__ = ["run_asap", "DEBUG"]
 
+#: seconds between two messages to the same peer (sum programs: min/max offers travel at
+#: once, each improvement only once)
+_FLUSH_INTERVAL = 1e-3
+
 #: progress lines of every rank on stderr (``ASAPGRAPH_DEBUG_ASAP=1``)
 DEBUG = os.environ.get("ASAPGRAPH_DEBUG_ASAP", "") not in ("", "0")
 
 
-class _AsapStats:
-    def __init__(self):
-        self.sent = 0        # messages sent
-        self.recv = 0        # messages received
-        self.bytes = 0
-        self.edges = 0
+class _AsapStats(RankStats):
+    """:class:`.stats.RankStats` (traffic, times, edges) plus this loop's counters."""
+
+    def __init__(self, rank):
+        super().__init__(rank)
         self.sweeps = 0
         self.waves = 0
-        self.stale = 0      # messages of another run, discarded (must stay 0)
+        self.stale = 0      # messages beyond the peers' counts (of another run: must stay 0)
         self.late = 0       # messages found in flight after a converged stop (must stay 0)
 
 
-def run_asap(program, ctx, g, comm, progress, coef, flush_interval=1e-3, epoch=0, strict=False):
-    """Asynchronous delta engine (see the module docstring); returns the local values.
+def _overrides(program, hook):
+    return getattr(type(program), hook, None) is not getattr(VertexProgram, hook)
 
-    ``strict`` (``asapgraph.engine.distributed.STRICT``) also counts as late a wave joined
-    while holding a sendable boundary entry."""
-    MPI = mpi()
-    comb = program.combiner
-    direction = program.direction_at(ctx)
-    ctx.direction = direction
-    sd = g.side(direction, "push")
-    nloc, nt = sd.nloc, sd.nloc + sd.nslots
-    dtype = np.dtype(program.value_dtype)
-    v0, d0 = collective(comm, program.init_delta, ctx)
-    ident = combiner_identity(comb, dtype)
-    values = np.full(nt, 0 if comb == "sum" else ident, dtype=dtype)
-    deltas = np.full(nt, 0 if comb == "sum" else ident, dtype=dtype)
-    values[:nloc] = v0
-    deltas[:nloc] = d0
-    w = sd.w if (sd.w is not None and program.use_weights) else EMPTY_W
-    ocode = EDGE_OPS[program.edge_op]
-    st = _AsapStats()
-    # pending mass at termination: at most thr per vertex and per held slot entry
-    thr = ctx.tol / max(ctx.n + int(comm.allreduce(sd.nslots)), 1)
-    interval = float(flush_interval)
-    last_flush = np.full(len(sd.out_peers), -np.inf)
-    peer_of_slot = np.repeat(np.arange(len(sd.out_peers)), np.diff(sd.out_off))
-    sent_to = np.zeros(comm.Get_size(), dtype=np.int64)
-    recv_from = np.zeros(comm.Get_size(), dtype=np.int64)
-    pending = []          # (request, buffer) of unfinished sends
-    is_sum = comb == "sum"
-    custom_post = is_sum and getattr(type(program), "post_delta", VertexProgram.post_delta) \
-        is not VertexProgram.post_delta
-    custom_agg = is_sum and getattr(type(program), "aggregate", VertexProgram.aggregate) \
-        is not VertexProgram.aggregate
-    if is_sum:
-        c = np.ones(nloc) if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
-        sent_mass = np.zeros(nloc)
-    else:
-        ccode = COMBINERS[comb]
-        queued = np.zeros(nt, dtype=np.uint8)
-        queue = np.flatnonzero(improves(comb, deltas[:nloc], values[:nloc])).astype(np.int64)
-        queued[queue] = 1
-        nbuf = np.empty(nt, dtype=np.int64)
-        better = np.less if comb == "min" else np.greater
-    dirty = False
 
-    def send(j, idx, vals):
-        nonlocal dirty
-        q = int(sd.out_peers[j])
-        dirty = True  # a rank that sent since its last contribution reports dirty
-        b = pack(idx, vals, epoch)
-        pending.append((comm.Isend([b, MPI.INT64_T], dest=q, tag=TAG_ASAP), b))
-        sent_to[q] += 1
-        st.sent += 1
-        st.bytes += b.nbytes
+def run_asap(program, ctx, g, comm, progress, coef, options=None, strict=False):
+    """Asynchronous delta engine (see the module docstring); returns ``(local values,
+    stats, converged, residual, extra)``.
 
-    def deliver(src, b):
-        nonlocal queue
-        j = sd.in_index[src]
-        idx, vals = unpack(b, dtype)
-        t = sd.in_maps[j][idx]
-        recv_from[src] += 1
-        st.recv += 1
+    ``options``: ``fanout``, ``window``, ``approx`` (sum programs), ``seed`` and
+    ``emulation``, as for the tuned engines.  ``strict``
+    (``asapgraph.engine.distributed.STRICT``) also counts as late a wave joined while
+    holding a sendable boundary entry."""
+    return _Run(program, ctx, g, comm, progress, coef, dict(options or {}), strict).run()
+
+
+class _Run:
+    """One run of the loop: the rank's state, its messages and the round loop."""
+
+    def __init__(self, program, ctx, g, comm, progress, coef, opts, strict):
+        self.program, self.ctx, self.comm, self.progress = program, ctx, comm, progress
+        self.strict = strict
+        self.comb = comb = program.combiner
+        self.direction = program.direction_at(ctx)
+        ctx.direction = self.direction
+        sd = self.sd = g.side(self.direction, "push")
+        self.nloc = nloc = sd.nloc
+        nt = nloc + sd.nslots
+        self.dtype = dtype = np.dtype(program.value_dtype)
+        v0, d0 = collective(comm, program.init_delta, ctx)
+        ident = combiner_identity(comb, dtype)
+        self.values = np.full(nt, 0 if comb == "sum" else ident, dtype=dtype)
+        self.deltas = np.full(nt, 0 if comb == "sum" else ident, dtype=dtype)
+        self.values[:nloc] = v0
+        self.deltas[:nloc] = d0
+        self.w = sd.w if (sd.w is not None and program.use_weights) else EMPTY_W
+        self.ocode = EDGE_OPS[program.edge_op]
+        self.me, self.K = comm.Get_rank(), comm.Get_size()
+        self.st = st = _AsapStats(self.me)
+        self.emu = Emulator(opts.get("emulation"), self.me, self.K)
+        self.sched = Schedule(self.K, opts.get("fanout", 2), opts.get("seed", 0))
+        self.window = max(1, int(opts.get("window", 1)))
+        self.is_sum = is_sum = comb == "sum"
+        self.approx = float(opts.get("approx", 0.0)) if is_sum else 0.0
+        # pending mass at termination: at most thr per vertex and per held slot entry
+        self.thr = ctx.tol / max(ctx.n + int(comm.allreduce(sd.nslots)), 1)
+        self.peer_of_slot = np.repeat(np.arange(len(sd.out_peers)), np.diff(sd.out_off))
+        self.peer_index = {int(q): j for j, q in enumerate(sd.out_peers)}
+        # a peer gets at most one message per ``interval`` seconds (coalescing: without
+        # it every small arrival fans out into messages to every peer, a message storm)
+        self.interval = float(opts.get("flush_interval",
+                                       _FLUSH_INTERVAL if comb == "sum" else 0.0))
+        self.last_flush = np.full(len(sd.out_peers), -np.inf)
+        self.custom_post = is_sum and _overrides(program, "post_delta")
+        self.custom_agg = is_sum and _overrides(program, "aggregate")
         if is_sum:
-            deltas[t] += vals
+            self.c = np.ones(nloc) if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+            self.sent_mass = np.zeros(nloc)
+            # push-sum pair (s, w) of the pending mass: the approximation knob's estimate
+            self.gs, self.gw = float(np.abs(self.deltas[:nloc]).sum()), 1.0
+            self.r_prev = self.gs
         else:
-            imp = better(vals, deltas[t]) & better(vals, values[t])
-            t, vals = t[imp], vals[imp]
-            deltas[t] = vals
-            new = t[queued[t] == 0]
-            queued[new] = 1
-            if new.size:
-                queue = np.concatenate([queue, new])
+            self.ccode = COMBINERS[comb]
+            self.queued = np.zeros(nt, dtype=np.uint8)
+            self.queue = np.flatnonzero(improves(comb, self.deltas[:nloc],
+                                                 self.values[:nloc])).astype(np.int64)
+            self.queued[self.queue] = 1
+            self.nbuf = np.empty(nt, dtype=np.int64)
+            self.better = np.less if comb == "min" else np.greater
+            self.held = np.zeros(0, dtype=np.int64)  # improved slots not yet sent (sorted)
+        self.dirty = False
+        sizes = [int(sd.out_off[j + 1] - sd.out_off[j]) for j in range(len(sd.out_peers))]
+        self.na = ex.NotifyAck(comm, sd.out_peers, sizes, sd.in_peers,
+                               [len(mp) for mp in sd.in_maps], self.window, self.emu, st,
+                               self._deliver, itemsize=dtype.itemsize)
 
-    def poll():
-        nonlocal dirty
-        status = MPI.Status()
-        got = 0
-        while comm.Iprobe(source=MPI.ANY_SOURCE, tag=TAG_ASAP, status=status):
-            cnt = status.Get_count(MPI.INT64_T)
-            src = status.Get_source()
-            b = np.empty(cnt, dtype=np.int64)
-            comm.Recv([b, MPI.INT64_T], source=src, tag=TAG_ASAP)
-            if b[0] != epoch:
-                st.stale += 1
-                if DEBUG:
-                    _err(f"[{ctx.rank}] stale message of run {int(b[0])} from {src} in run {epoch}: "
-                         f"{unpack(b, dtype)}")
-                continue
-            deliver(src, b)
-            got += 1
-        if got:
-            dirty = True
-        return got
+    # ------------------------------------------------------------------ messages
+    def _deliver(self, j, buf, nbytes):
+        """Apply in-peer ``j``'s message (:class:`.exchange.NotifyAck` ACKs it)."""
+        t, vals = ex.decode_exact(self.sd.in_maps[j], buf, nbytes, self.dtype)
+        self.dirty = True
+        if self.is_sum:
+            f = ex.header(buf)
+            self.gs += f[ex.GOSSIP_S]
+            self.gw += f[ex.GOSSIP_W]
+            self.deltas[t] += vals
+            return
+        deltas, values, queued = self.deltas, self.values, self.queued
+        imp = self.better(vals, deltas[t]) & self.better(vals, values[t])
+        t, vals = t[imp], vals[imp]
+        deltas[t] = vals
+        new = t[queued[t] == 0]
+        queued[new] = 1
+        if new.size:
+            self.queue = np.concatenate([self.queue, new])
 
-    def flush_sum():
-        """Send the boundary entries above ``thr``; returns True if some had to wait."""
+    def _send(self, j, seg, ch):
+        """Send the slots ``ch`` of out-peer ``j``'s segment ``seg``; returns the form."""
+        na = self.na
+        buf = na.open(j)
+        nbytes, form = ex.encode_exact(seg, ch, buf)
+        if self.is_sum:  # push-sum: half of the pair travels
+            self.gs, self.gw = self.gs / 2.0, self.gw / 2.0
+            f = ex.header(buf)
+            f[ex.GOSSIP_S], f[ex.GOSSIP_W] = self.gs, self.gw
+        na.send(j, buf, nbytes, form)
+        self.last_flush[j] = time.perf_counter()
+        self.dirty = True  # a rank that sent since its last contribution reports dirty
+        return form
+
+    def _targets(self, rnd):
+        """Out-peer positions this round may send to: the round's expander neighbours
+        whose NOTIFY-ACK window has room and whose flush interval has passed."""
+        na, t = self.na, time.perf_counter()
+        out = []
+        for q in self.sched.neighbours(self.me, rnd):
+            j = self.peer_index.get(int(q))
+            if j is not None and not na.full(j) and t - self.last_flush[j] >= self.interval:
+                out.append(j)
+        return out
+
+    def _flush_sum(self, rnd, force):
+        """Send the boundary entries above ``thr`` to this round's peers; returns True
+        if some sendable entries had to wait (schedule, window or the approximation
+        knob).  ``force``: the rank is out of local work (the knob does not hold)."""
+        sd, nloc = self.sd, self.nloc
         if sd.nslots == 0:
             return False
-        ghost = deltas[nloc:]
-        # an entry travels once it carries more than the vertex threshold; smaller ones
-        # wait and accumulate.  A peer gets at most one message per ``interval``
-        # seconds: meanwhile its buffer keeps combining deltas per target.  Without
-        # this coalescing every small arrival would fan out into messages to every
-        # peer, and the count of messages grows geometrically (a message storm).
-        nz = np.flatnonzero(np.abs(ghost) > thr)
+        ghost = self.deltas[nloc:]
+        nz = np.flatnonzero(np.abs(ghost) > self.thr)
         if nz.size == 0:
             return False
-        now = time.perf_counter()
-        pj = peer_of_slot[nz]
-        cuts = np.flatnonzero(np.diff(pj)) + 1
+        allowed = set(self._targets(rnd))
+        cuts = np.flatnonzero(np.diff(self.peer_of_slot[nz])) + 1
         waiting = False
+        r_est = max(self.K * self.gs / self.gw, 0.0) if self.gw > 0 else 0.0
+        nout = len(sd.out_peers)
         for part in np.split(nz, cuts):
-            j = int(peer_of_slot[part[0]])
-            if now - last_flush[j] < interval:
+            j = int(self.peer_of_slot[part[0]])
+            if j not in allowed:
                 waiting = True
                 continue
-            last_flush[j] = now
-            send(j, part - sd.out_off[j], ghost[part].copy())
-            ghost[part] = 0.0
+            lo, hi = int(sd.out_off[j]), int(sd.out_off[j + 1])
+            seg = ghost[lo:hi]
+            if self.approx > 0 and not force and \
+                    float(np.abs(seg).sum()) < self.approx * r_est / nout:
+                waiting = True
+                continue
+            ch = (part - lo).astype(np.int32)
+            if self._send(j, seg, ch) == ex.DENSE_EXACT:
+                seg[:] = 0.0
+            else:
+                seg[ch] = 0.0
         return waiting
 
-    def flush_minmax(slots):
-        if slots.size == 0:
+    def _flush_minmax(self, rnd):
+        """Send the improved boundary slots of this round's peers (the best value sent
+        is remembered: a non-improving offer never travels); the others stay held."""
+        sd, nloc, held = self.sd, self.nloc, self.held
+        if held.size == 0:
             return
-        slots = np.sort(slots - nloc)
-        pj = peer_of_slot[slots]
-        cuts = np.flatnonzero(np.diff(pj)) + 1
-        for part in np.split(slots, cuts):
-            j = int(peer_of_slot[part[0]])
-            vals = deltas[nloc + part].copy()
-            values[nloc + part] = vals   # the best value sent
-            queued[nloc + part] = 0
-            send(j, part - sd.out_off[j], vals)
-
-    # termination: one wave at a time, joined only when not busy (see termination.py)
-    wv = Waves(comm, passive_waves=1, max_waves=ctx.max_iter)
-    capped = False
-    last_wave_time = time.perf_counter()
-    # safety net for programs whose deltas never die out (e.g. Katz with alpha too big)
-    sweep_cap = max(ctx.max_iter, 1) * 100
-    t_dbg = [time.perf_counter()]
-    t_start = time.perf_counter()
-    while True:
-        got = poll()
-        busy = waiting = False
-        sweeps0 = st.sweeps
-        if not capped:
-            # local propagation until local quiescence, then one flush of the per-peer
-            # buffers (boundary deltas stay combined per target meanwhile)
-            if is_sum:
-                while True:
-                    nproc, scanned = K.async_sweep_sum(sd.indptr, sd.col, w, c, ocode, values,
-                                                       deltas, sent_mass, thr)
-                    if not nproc:
-                        break
-                    dirty = True
-                    st.sweeps += 1
-                    st.edges += scanned
-                    if st.sweeps >= sweep_cap:
-                        busy = bool(np.any(np.abs(deltas[:nloc]) > thr))
-                        break
-                waiting = flush_sum()
-                busy = busy or waiting
-            elif queue.size:
-                ghosts = []
-                while queue.size:
-                    nnext, nproc, scanned = K.async_sweep_minmax(sd.indptr, sd.col, w, ocode, ccode,
-                                                                 values, deltas, queue, nbuf, queued)
-                    st.sweeps += 1
-                    st.edges += scanned
-                    if nproc:
-                        dirty = True
-                    nxt = nbuf[:nnext]
-                    ghost = nxt >= nloc
-                    if ghost.any():
-                        ghosts.append(nxt[ghost].copy())
-                    queue = nxt[~ghost].copy()
-                    if st.sweeps >= sweep_cap:
-                        break
-                if ghosts:
-                    flush_minmax(np.concatenate(ghosts))
-                busy = queue.size > 0
-            if busy and st.sweeps >= sweep_cap:
-                capped = True
-        if DEBUG and time.perf_counter() - t_dbg[0] > 2.0:
-            t_dbg[0] = time.perf_counter()
-            _err(f"[{ctx.rank}] sweeps {st.sweeps} sent {st.sent} recv {st.recv} waves {wv.waves} "
-                 f"stale {st.stale} "
-                 f"pending {len(pending)} busy {busy} wave {not wv.idle} "
-                 f"mass {float(np.abs(deltas[:nloc]).sum()) if is_sum else queue.size}")
-        if pending:
-            done = MPI.Request.Testsome([r for r, _ in pending])
-            if done:
-                ds = set(done)
-                pending[:] = [x for i, x in enumerate(pending) if i not in ds]
-        if not wv.idle:
-            cnt = wv.test()
-            if cnt is not None:
-                st.waves = wv.waves
-                if wv.decide(cnt):
-                    break
-                if wv.reduced:
-                    ctx.aggregates = wv.reduced
-                    if custom_post:
-                        deltas[:nloc] = program.post_delta(ctx, deltas[:nloc])
-                        # a global term is local work created without a message: it must
-                        # count as activity for the termination test (see docstring).
-                        # ``busy`` may only grow here: it also says that boundary entries
-                        # are held back by ``flush_interval`` (sent later, unprompted by any
-                        # receipt); clearing it let the rank join a wave, send those
-                        # entries after its contribution and the wave declare termination
-                        # with them in flight (the stale messages of the report).
-                        extra_work = bool(np.any(np.abs(deltas[:nloc]) > thr))
-                        busy = busy or extra_work
-                        dirty = dirty or extra_work
-                if progress is not None and ctx.rank == 0 and time.perf_counter() - last_wave_time > 1.0:
-                    last_wave_time = time.perf_counter()
-                    progress.iteration(st.waves, float(cnt[SENT]))
-            elif not busy:
-                time.sleep(5e-5)  # idle: do not spin on an oversubscribed core
-        if wv.idle and (not busy or capped):
-            if strict and is_sum and not capped and sd.nslots and \
-                    bool(np.any(np.abs(deltas[nloc:]) > thr)):
-                st.late += 1  # passive with a sendable boundary entry: would send unprompted
-            # join the next wave: counters, then the aggregates of the deltas sent since
-            more = None
-            if custom_agg:
-                partial = program.aggregate(ctx, sent_mass[:nloc]) or {}
-                sent_mass[:] = 0.0
-                ops = getattr(program, "aggregators", {}) or {}
-                more = {k: (v, ops.get(k, "sum")) for k, v in partial.items()}
-            wv.contribute(st.sent, st.recv, busy, dirty, capped, more=more)
-            dirty = False
-        elif waiting and not got and st.sweeps == sweeps0:
-            time.sleep(1e-4)  # only coalescing buffers are waiting: do not spin
-    # Per-pair message counts (one Alltoall): after a capped stop messages may still be
-    # in flight and are drained here; after a converged stop none may be (the waves are
-    # sound), so one found is a termination bug: it is still delivered (nothing is ever
-    # dropped, and nothing leaks into the next run) and counted in ``late``.
-    got = np.empty_like(sent_to)
-    comm.Alltoall([sent_to, MPI.INT64_T], [got, MPI.INT64_T])
-    for src in np.flatnonzero(got > recv_from):
-        while recv_from[src] < got[src]:
-            s, b = recv(comm, int(src), TAG_ASAP)
-            if b[0] != epoch:
-                st.stale += 1
+        allowed = set(self._targets(rnd))
+        cuts = np.flatnonzero(np.diff(self.peer_of_slot[held - nloc])) + 1
+        keep = []
+        for part in np.split(held, cuts):
+            j = int(self.peer_of_slot[part[0] - nloc])
+            if j not in allowed:
+                keep.append(part)
                 continue
-            if wv.converged:
-                st.late += 1
-                if DEBUG:
-                    _err(f"[{ctx.rank}] late message from {s} after termination: {unpack(b, dtype)}")
-            deliver(s, b)
-    MPI.Request.Waitall([r for r, _ in pending])
-    if is_sum:
-        # the held boundary entries (each <= thr) join their owners' pending deltas
-        reqs, bufs = [], []
-        for j, q in enumerate(sd.out_peers):
-            lo, hi = nloc + sd.out_off[j], nloc + sd.out_off[j + 1]
-            idx = np.flatnonzero(deltas[lo:hi])
-            bufs.append(pack(idx, deltas[lo:hi][idx].copy()))
-            reqs.append(comm.Isend([bufs[-1], MPI.INT64_T], dest=int(q), tag=TAG_BSP))
-        deltas[nloc:] = 0.0
-        for j, q in enumerate(sd.in_peers):
-            _, b = recv(comm, int(q), TAG_BSP)
-            idx, vals = unpack(b, dtype)
-            deltas[sd.in_maps[j][idx]] += vals
-        MPI.Request.Waitall(reqs)
-        values[:nloc] += deltas[:nloc]
-        residual = float(ctx.allreduce(float(np.abs(deltas[:nloc]).sum()), "sum"))
-        _options.check_residual(residual, program.name, st.waves)
-    else:
-        residual = None
-    st.seconds = time.perf_counter() - t_start
-    return values[:nloc].copy(), st, wv.converged, residual
+            lo, hi = nloc + int(sd.out_off[j]), nloc + int(sd.out_off[j + 1])
+            seg = self.deltas[lo:hi]
+            ch = (part - lo).astype(np.int32)
+            if self._send(j, seg, ch) == ex.DENSE_EXACT:
+                self.values[lo:hi] = seg
+            else:
+                self.values[part] = self.deltas[part]
+            self.queued[part] = 0
+        self.held = np.concatenate(keep) if keep else held[:0]
 
+    # ------------------------------------------------------------------ local work
+    def _work(self, sweep_cap):
+        """Local propagation until local quiescence; returns ``busy`` (local work left:
+        only when the sweep cap stopped it)."""
+        st, sd = self.st, self.sd
+        if self.is_sum:
+            while True:
+                nproc, scanned = K.async_sweep_sum(sd.indptr, sd.col, self.w, self.c, self.ocode,
+                                                   self.values, self.deltas, self.sent_mass,
+                                                   self.thr)
+                if not nproc:
+                    return False
+                self.dirty = True
+                st.sweeps += 1
+                st.edges_visited += scanned
+                if st.sweeps >= sweep_cap:
+                    return bool(np.any(np.abs(self.deltas[:self.nloc]) > self.thr))
+        if not self.queue.size:
+            return False
+        nloc, ghosts = self.nloc, [self.held]
+        while self.queue.size:
+            nnext, nproc, scanned = K.async_sweep_minmax(sd.indptr, sd.col, self.w, self.ocode,
+                                                         self.ccode, self.values, self.deltas,
+                                                         self.queue, self.nbuf, self.queued)
+            st.sweeps += 1
+            st.edges_visited += scanned
+            if nproc:
+                self.dirty = True
+            nxt = self.nbuf[:nnext]
+            ghost = nxt >= nloc
+            if ghost.any():
+                ghosts.append(nxt[ghost].copy())
+            self.queue = nxt[~ghost].copy()
+            if st.sweeps >= sweep_cap:
+                break
+        if len(ghosts) > 1:
+            self.held = np.sort(np.concatenate(ghosts))
+        return self.queue.size > 0
+
+    def _held_sendable(self):
+        """A boundary entry this rank would send unprompted (sums: above ``thr``)."""
+        if self.is_sum:
+            return bool(self.sd.nslots and np.any(np.abs(self.deltas[self.nloc:]) > self.thr))
+        return bool(self.held.size)
+
+    # ------------------------------------------------------------------ the loop
+    def run(self):
+        ctx, program, comm, st, na, emu = self.ctx, self.program, self.comm, self.st, self.na, \
+            self.emu
+        nloc, is_sum = self.nloc, self.is_sum
+        wv = Waves(comm, passive_waves=1, max_waves=ctx.max_iter)
+        capped = False
+        last_wave_time = time.perf_counter()
+        # safety net for programs whose deltas never die out (e.g. Katz with alpha too big)
+        sweep_cap = max(ctx.max_iter, 1) * 100
+        t_dbg = time.perf_counter()
+        t_start = time.perf_counter()
+        rnd = 0
+        while True:
+            rnd += 1
+            t0 = time.perf_counter()
+            got = na.poll()
+            st.comm_s += time.perf_counter() - t0
+            busy = waiting = False
+            sweeps0 = st.sweeps
+            if not capped:
+                c0, t1 = time.thread_time(), time.perf_counter()
+                busy = self._work(sweep_cap)
+                if st.sweeps != sweeps0:
+                    st.compute_s += time.perf_counter() - t1
+                    emu.after_compute(time.thread_time() - c0)
+                if is_sum:
+                    if self.approx > 0:  # push-sum follows the local pending mass
+                        rloc = float(np.abs(self.deltas).sum())
+                        self.gs += rloc - self.r_prev
+                        self.r_prev = rloc
+                    # the knob holds small buffers only while something happens here;
+                    # a quiet round flushes everything (no rank can wait on another)
+                    waiting = self._flush_sum(rnd, force=not (busy or got
+                                                              or st.sweeps != sweeps0))
+                    if self.approx > 0:
+                        self.r_prev = float(np.abs(self.deltas).sum())
+                else:
+                    self._flush_minmax(rnd)
+                    waiting = self.held.size > 0
+                busy = busy or waiting
+                if busy and st.sweeps >= sweep_cap:
+                    capped = True
+            if DEBUG and time.perf_counter() - t_dbg > 2.0:
+                t_dbg = time.perf_counter()
+                _err(f"[{ctx.rank}] sweeps {st.sweeps} sent {na.n_sent} recv {na.n_recv} "
+                     f"waves {wv.waves} inflight {na.inflight.tolist()} held "
+                     f"{len(emu.queue)} busy {busy} wave {not wv.idle} mass "
+                     f"{float(np.abs(self.deltas[:nloc]).sum()) if is_sum else self.queue.size}")
+            if not wv.idle:
+                cnt = wv.test()
+                if cnt is not None:
+                    st.waves = wv.waves
+                    if wv.decide(cnt):
+                        break
+                    if wv.reduced:
+                        ctx.aggregates = wv.reduced
+                        if self.custom_post:
+                            self.deltas[:nloc] = program.post_delta(ctx, self.deltas[:nloc])
+                            # a global term is local work created without a message: it
+                            # counts as activity for the termination test; ``busy`` may
+                            # only grow here (it also covers entries held back by the
+                            # schedule or the window, sent later unprompted)
+                            extra_work = bool(np.any(np.abs(self.deltas[:nloc]) > self.thr))
+                            busy = busy or extra_work
+                            self.dirty = self.dirty or extra_work
+                    if _progress_due(self.progress, ctx, last_wave_time):
+                        last_wave_time = time.perf_counter()
+                        self.progress.iteration(st.waves, float(cnt[SENT]))
+            passive = not busy and na.acked() and not emu.queue
+            if wv.idle and (passive or capped):
+                if self.strict and not capped and self._held_sendable():
+                    st.late += 1  # passive with a sendable boundary entry: would send unprompted
+                # join the next wave: counters, then the aggregates of the deltas sent since
+                more = None
+                if self.custom_agg:
+                    partial = program.aggregate(ctx, self.sent_mass[:nloc]) or {}
+                    self.sent_mass[:] = 0.0
+                    ops = getattr(program, "aggregators", {}) or {}
+                    more = {k: (v, ops.get(k, "sum")) for k, v in partial.items()}
+                wv.contribute(na.n_sent, na.n_recv, busy, self.dirty, capped, more=more)
+                self.dirty = False
+            elif not (got or st.sweeps != sweeps0):
+                # nothing happened this round: do not spin on an oversubscribed core
+                dt = 5e-5 if not waiting else 1e-4
+                nd = emu.next_due()
+                if nd is not None:
+                    dt = max(0.0, min(dt, nd - now()))
+                time.sleep(dt)
+                st.wait_s += dt
+        return self._finish(wv, t_start)
+
+    def _finish(self, wv, t_start):
+        """After the stop: deliver what is in flight (expected after a capped stop; a
+        message found after a converged stop would betray an unsound termination and is
+        counted as late), send the held boundary entries of sum programs, close."""
+        na, st, nloc, deltas = self.na, self.st, self.nloc, self.deltas
+        delivered, unmatched = na.settle()
+        if wv.converged:
+            st.late += delivered
+        st.stale += unmatched
+        na.wait_acks()
+        if self.is_sum:
+            # the held boundary entries (each <= thr) join their owners' pending deltas
+            sd = self.sd
+            for j in range(len(sd.out_peers)):
+                lo, hi = nloc + int(sd.out_off[j]), nloc + int(sd.out_off[j + 1])
+                ch = np.flatnonzero(deltas[lo:hi]).astype(np.int32)
+                if ch.size:
+                    self._send(j, deltas[lo:hi], ch)
+            deltas[nloc:] = 0.0
+            st.stale += na.settle()[1]
+            na.wait_acks()
+            self.values[:nloc] += deltas[:nloc]
+            residual = float(self.ctx.allreduce(float(np.abs(deltas[:nloc]).sum()), "sum"))
+            _options.check_residual(residual, self.program.name, st.waves)
+        else:
+            residual = None
+        na.close()
+        st.seconds = time.perf_counter() - t_start
+        return self.values[:nloc].copy(), st, wv.converged, residual, self._extra()
+
+    def _extra(self):
+        """The run's ASAP figures (the same keys as the tuned engines')."""
+        MPI, comm, st = mpi(), self.comm, self.st
+        bad = np.array([st.stale, st.late], dtype=np.int64)
+        comm.Allreduce(MPI.IN_PLACE, [bad, MPI.INT64_T], op=MPI.SUM)
+        return {**traffic_totals(comm, st, self.emu), **self.sched.figures(),
+                "stale_messages": int(bad[0]), "late_messages": int(bad[1]),
+                "window": self.window, "approx": self.approx, "waves": st.waves,
+                "local_sweeps_max": int(comm.allreduce(st.sweeps, op=MPI.MAX))}
+
+
+def _progress_due(progress, ctx, last):
+    return progress is not None and ctx.rank == 0 and time.perf_counter() - last > 1.0
 
 
 def _err(msg):
     sys.stderr.write(msg.rstrip("\n") + "\n")
     sys.stderr.flush()
-

@@ -20,9 +20,12 @@ Two forms of a side:
   the single-process numpy path.
 
 
-Messages are int64 arrays ``[k, idx_0..idx_{k-1}, raw value bytes]`` (typed buffers, no
-pickling), sent with ``Isend`` and received with ``Probe``/``Recv`` on a private
-duplicate of the communicator (so no message of a run can match another run's receive).
+Messages are those of every engine (:class:`.exchange.Channel`: a float64 header with
+the emulated delivery time and the payload form, then the exact values of the program's
+dtype, with int32 slot indices unless every slot travels; no pickling), one per peer
+pair and superstep, on a private duplicate of the communicator (so no message of a run
+can match another run's receive).  The network and straggler emulation
+(:mod:`.emulation`) applies as in the tuned engines.
 
 
 BSP: superstep = edge map (above), exchange with exactly the peers of the side (every
@@ -38,58 +41,26 @@ The entry point is :func:`asapgraph.engine.distributed.run`; the ASAP loop is
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
-from asapgraph.comm.mpi import agree, mpi
+from asapgraph.comm.mpi import agree
+from asapgraph.engine import exchange as ex
+from asapgraph.engine.emulation import Emulator
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, combiner_identity
 from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, delta_loop, generic_edge_map,
                                         value_form_loop)
+from asapgraph.engine.stats import RankStats
 from asapgraph.kernels import _programs as K
 
-__all__ = ["TAG_BSP", "TAG_ASAP", "EMPTY_W", "pack", "unpack", "recv", "ufunc", "collective",
+__all__ = ["EMPTY_W", "ufunc", "collective",
            "BSPMapper", "bsp_value", "bsp_delta"]
 
-TAG_BSP = 311
-TAG_ASAP = 312
 _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 
 
-# ============================================================================ messages
-
-
-def pack(idx, vals, epoch=0):
-    """``[epoch, k, idx..., raw bytes of vals]`` as one int64 array (typed, no pickling).
-
-    ``epoch`` numbers the run: a receiver discards a message of another run (a
-    defensive measure: a freed communicator's context may be reused by the next run).
-    """
-    k = len(idx)
-    raw = np.ascontiguousarray(vals).view(np.uint8).reshape(-1)
-    nw = (raw.size + 7) // 8
-    buf = np.zeros(2 + k + nw, dtype=np.int64)
-    buf[0] = epoch
-    buf[1] = k
-    buf[2:2 + k] = idx
-    if raw.size:
-        buf[2 + k:].view(np.uint8)[:raw.size] = raw
-    return buf
-
-
-def unpack(buf, dtype):
-    k = int(buf[1])
-    dtype = np.dtype(dtype)
-    idx = buf[2:2 + k]
-    vals = buf[2 + k:].view(np.uint8)[:k * dtype.itemsize].view(dtype)
-    return idx, vals
-
-
-def recv(comm, source, tag):
-    MPI = mpi()
-    st = MPI.Status()
-    comm.Probe(source=source, tag=tag, status=st)
-    buf = np.empty(st.Get_count(MPI.INT64_T), dtype=np.int64)
-    comm.Recv([buf, MPI.INT64_T], source=st.Get_source(), tag=tag)
-    return st.Get_source(), buf
+# ============================================================================ helpers
 
 
 def ufunc(comb):
@@ -113,18 +84,41 @@ def collective(comm, fn, *a):
 
 
 class BSPMapper:
-    """Distributed edge map of one superstep: ``(combined, has_msg)`` over owned vertices."""
+    """Distributed edge map of one superstep: ``(combined, has_msg)`` over owned vertices.
 
-    def __init__(self, program, g, comm):
+    Messages travel on :class:`.exchange.Channel` (the engines' one message format: exact
+    values of the program's dtype, sparse or dense), with the network and straggler
+    emulation of ``emulation`` (:mod:`.emulation`): a straggler sleeps after each
+    superstep's compute (CPU time since the previous exchange), messages are applied no
+    earlier than their delivery time."""
+
+    def __init__(self, program, g, comm, emulation=None):
         self.p, self.g, self.comm = program, g, comm
         comb, op = program.combiner, program.edge_op
         self.builtin = (isinstance(comb, str) and comb in COMBINERS and op is not None
                         and np.dtype(program.value_dtype) in (np.dtype(np.float64), np.dtype(np.int64)))
-        self.edges = 0
-        self.messages = 0
-        self.bytes = 0
+        self.st = RankStats(comm.Get_rank())
+        self.emu = Emulator(emulation, comm.Get_rank(), comm.Get_size())
+        self.channels = {}
         self.dense_steps = 0
         self.sparse_steps = 0
+        self.c0 = time.thread_time()
+
+    @property
+    def edges(self):
+        return self.st.edges_visited
+
+    @property
+    def messages(self):
+        return self.st.messages_sent
+
+    @property
+    def bytes(self):
+        return self.st.bytes_sent
+
+    def reset_counts(self):
+        """Zero the traffic counters (a run whose totals come from another engine)."""
+        self.st.edges_visited = self.st.messages_sent = self.st.bytes_sent = 0
 
     def _w(self, w):
         return w if (w is not None and len(w) and self.p.use_weights) else EMPTY_W
@@ -134,9 +128,22 @@ class BSPMapper:
             return self._push(ctx, direction, x, active)
         return self._pull(ctx, direction, x, active)
 
+    def _exchange(self, sd, reverse, dtype, encode, decode):
+        """One superstep's messages on the channel of ``sd`` (a straggler first sleeps
+        for the compute since the previous exchange)."""
+        key = (id(sd), reverse, np.dtype(dtype).itemsize)
+        ch = self.channels.get(key)
+        if ch is None:
+            # (a message may list up to every slot sparsely: value and int32 index)
+            ch = self.channels[key] = ex.Channel(self.comm, sd, self.emu, self.st,
+                                                 np.dtype(dtype).itemsize + 4, reverse)
+        self.emu.after_compute(time.thread_time() - self.c0)
+        ch.exchange(encode, decode)
+        self.c0 = time.thread_time()
+
     # ---- push form: combine per target locally, send per-peer (slot, value) pairs
     def _push(self, ctx, direction, x, active):
-        p, comm, MPI = self.p, self.comm, mpi()
+        p = self.p
         sd = self.g.side(direction, "push")
         dtype = np.dtype(p.value_dtype)
         x = np.ascontiguousarray(x, dtype=dtype)
@@ -150,62 +157,57 @@ class BSPMapper:
             if work + frontier.size < max(len(sd.col), 1) // PUSH_FRACTION:
                 out = np.full(nt, ident, dtype=dtype)
                 has = np.zeros(nt, dtype=np.uint8)
-                self.edges += K.push_sparse(sd.indptr, sd.col, self._w(sd.w), frontier, x, oc, cc,
-                                            out, has)
+                self.st.edges_visited += K.push_sparse(sd.indptr, sd.col, self._w(sd.w),
+                                                       frontier, x, oc, cc, out, has)
                 self.sparse_steps += 1
         if out is None:
             tp, ts, tw = sd.transposed()
             out = np.empty(nt, dtype=dtype)
             has = np.empty(nt, dtype=np.uint8)
             mask = _EMPTY_U8 if active is None else np.ascontiguousarray(active, dtype=np.uint8)
-            self.edges += K.gather_pull(tp, ts, self._w(tw), x, mask, oc, cc, ident, out, has)
+            self.st.edges_visited += K.gather_pull(tp, ts, self._w(tw), x, mask, oc, cc, ident,
+                                                   out, has)
             self.dense_steps += 1
-        reqs, bufs = [], []
-        for j, q in enumerate(sd.out_peers):
-            lo, hi = sd.nloc + sd.out_off[j], sd.nloc + sd.out_off[j + 1]
-            idx = np.flatnonzero(has[lo:hi])
-            b = pack(idx, out[lo:hi][idx])
-            bufs.append(b)
-            reqs.append(comm.Isend([b, MPI.INT64_T], dest=int(q), tag=TAG_BSP))
-            self.messages += 1
-            self.bytes += b.nbytes
         res, got = out[:sd.nloc], has[:sd.nloc]
         uf = ufunc(p.combiner)
-        for j, q in enumerate(sd.in_peers):
-            _, b = recv(comm, int(q), TAG_BSP)
-            idx, vals = unpack(b, dtype)
-            t = sd.in_maps[j][idx]
+
+        def encode(j, buf):
+            lo, hi = sd.nloc + sd.out_off[j], sd.nloc + sd.out_off[j + 1]
+            return ex.encode_exact(out[lo:hi], np.flatnonzero(has[lo:hi]).astype(np.int32), buf,
+                                   dense_ok=False)
+
+        def decode(j, buf, nbytes):
+            t, vals = ex.decode_exact(sd.in_maps[j], buf, nbytes, dtype)
             res[t] = uf(res[t], vals)
             got[t] = 1
-        MPI.Request.Waitall(reqs)
+
+        self._exchange(sd, False, dtype, encode, decode)
         return res, got.view(bool)
 
     # ---- pull form: ship active boundary values, form messages at the target's owner
     def _pull(self, ctx, direction, x, active):
-        comm, MPI = self.comm, mpi()
         sd = self.g.side(direction, "pull")
         x = np.asarray(x)
         amask = None if active is None else np.asarray(active, dtype=bool)
-        reqs, bufs = [], []
-        for j, q in enumerate(sd.in_peers):
-            mp = sd.in_maps[j]
-            idx = np.arange(len(mp)) if amask is None else np.flatnonzero(amask[mp])
-            b = pack(idx, np.ascontiguousarray(x[mp[idx]]))
-            bufs.append(b)
-            reqs.append(comm.Isend([b, MPI.INT64_T], dest=int(q), tag=TAG_BSP))
-            self.messages += 1
-            self.bytes += b.nbytes
         xe = np.zeros(sd.nloc + sd.nslots, dtype=x.dtype)
         xe[:sd.nloc] = x
         ae = np.zeros(sd.nloc + sd.nslots, dtype=bool)
         ae[:sd.nloc] = True if amask is None else amask
-        for j, q in enumerate(sd.out_peers):
-            _, b = recv(comm, int(q), TAG_BSP)
-            idx, vals = unpack(b, x.dtype)
-            t = sd.nloc + sd.out_off[j] + idx
+
+        def encode(j, buf):
+            mp = sd.in_maps[j]
+            vals = np.ascontiguousarray(x[mp])
+            idx = np.arange(len(mp), dtype=np.int32) if amask is None else \
+                np.flatnonzero(amask[mp]).astype(np.int32)
+            return ex.encode_exact(vals, idx, buf, dense_ok=False)
+
+        def decode(j, buf, nbytes):
+            slots = np.arange(sd.nloc + sd.out_off[j], sd.nloc + sd.out_off[j + 1])
+            t, vals = ex.decode_exact(slots, buf, nbytes, x.dtype)
             xe[t] = vals
             ae[t] = True
-        MPI.Request.Waitall(reqs)
+
+        self._exchange(sd, True, x.dtype, encode, decode)
         return self._generic(ctx, sd, xe, ae)
 
     def _generic(self, ctx, sd, x, active):
@@ -213,7 +215,7 @@ class BSPMapper:
         prog = self.p
         out, edges = generic_edge_map(prog, ctx, prog.combiner, prog.edge_op, sd.indptr, sd.col,
                                       sd.w, x, active, sd.nloc)
-        self.edges += edges
+        self.st.edges_visited += edges
         self.dense_steps += 1
         return out
 

@@ -18,8 +18,9 @@ run on the same loops with a min/max state (:mod:`.minmax_program`: exact (slot,
 messages combined per peer, ``stats["engine"] == "tuned-minmax"``), except for
 ``run(..., steps=k)``, which keeps the single-process meaning of a step (one hop).
 Everything else -- value-form programs, sum programs with hooks, min/max programs with
-``direction_at`` or exact steps -- runs on this module's own engine (which ignores
-the ASAP options of ``engine_options``).
+``direction_at`` or exact steps -- runs on the general program engine, with the same
+messages (:mod:`.exchange`), network/straggler emulation and, in ASAP, the same
+NOTIFY-ACK windows, expander schedule and termination waves.
 
 That engine is in three parts: the graph side
 (:mod:`asapgraph.partition.program_graph`: :class:`ProgramGraph`, :func:`load`), the
@@ -51,6 +52,7 @@ from asapgraph.engine.asap_programs import DEBUG, run_asap
 from asapgraph.engine.bsp_programs import BSPMapper, bsp_delta, bsp_value, collective
 from asapgraph.engine.program import Context, exact_steps, finish_steps, validate_program
 from asapgraph.engine.result import ProgramResult
+from asapgraph.engine.stats import traffic_totals
 from asapgraph.errors import InputError
 from asapgraph.kernels import _programs as K
 from asapgraph.partition.program_graph import ProgramGraph, load
@@ -208,31 +210,29 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
 
 
 def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0, engine_options):
-    emap = BSPMapper(program, g, comm)
+    emap = BSPMapper(program, g, comm, (engine_options or {}).get("emulation"))
     extra, bound = {}, None
     kind = engine_kind(program)
-    tuned = kind in ("sum", "minmax")
-    minmax = kind == "minmax" and not (engine_options or {}).get("hop_supersteps")
-    if minmax:  # min/max programs: the same loops with the min/max state and messages
-        tuned = True
+    # exact steps (``run(..., steps=k)``) keep the single-process meaning of a step (one
+    # hop): min/max programs then run on the general engine's supersteps
+    if kind == "minmax" and not (engine_options or {}).get("hop_supersteps"):
+        # min/max programs: the same loops with the min/max state and messages
         inputs = collective(comm, program.init_delta, ctx)
         state, iters, conv, residual, extra = MM.run_minmax_program(
             program, ctx, g, comm, mode, max_iter, engine_options, progress, inputs)
         residual = None  # as on one process (the pending count is ``error_bound``)
         it_times = []
-    elif tuned and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
+    elif kind == "sum" and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
         state, iters, conv, residual, extra = SP.run_pagerank_program(
             program, ctx, g, comm, mode, tol, max_iter, engine_options)
         bound = extra.pop("error_bound")  # the solvers' own certified bound
         it_times = []
-        emap.edges, emap.messages, emap.bytes = 0, 0, 0
-    elif tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
+    elif kind == "sum":  # the tuned engine (PageRank's solver, the program's coefficients)
         inputs = collective(comm, SP.prepare, program, ctx)
         state, iters, conv, residual, extra = SP.run_sum_program(
             program, ctx, g, comm, mode, ctx.tol, max_iter, engine_options, progress, inputs)
         _options.check_residual(residual, program.name, iters)
-        it_times = []
-        emap.edges, emap.messages, emap.bytes = 0, 0, 0  # totals are in ``extra``
+        it_times = []  # the totals are in ``extra``
     elif program.accumulative:
         if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
             raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
@@ -240,31 +240,25 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
         if mode == "bsp":
             state, iters, conv, residual, it_times = bsp_delta(program, ctx, emap, progress, coef)
+            extra = traffic_totals(comm, emap.st, emap.emu)
         else:
-            state, st, conv, residual = run_asap(program, ctx, g, comm, progress, coef,
-                                                 epoch=epoch, strict=STRICT)
+            state, st, conv, residual, extra = run_asap(program, ctx, g, comm, progress, coef,
+                                                        engine_options, strict=STRICT)
             iters = st.waves  # global rounds (the same on every rank)
             it_times = []
-            emap.edges, emap.messages, emap.bytes = st.edges, st.sent, st.bytes
-            bad = np.array([st.stale, st.late], dtype=np.int64)
-            comm.Allreduce(mpi().IN_PLACE, [bad, mpi().INT64_T], op=mpi().SUM)
-            if STRICT and bad.any():  # the same decision on every rank: no hang
-                raise AssertionError(f"{program.name} ASAP run {epoch}: {int(bad[0])} stale and "
-                                     f"{int(bad[1])} late messages (termination is unsound)")
-            extra = {"waves": st.waves, "stale_messages": int(bad[0]), "late_messages": int(bad[1]),
-                     "local_sweeps_max": int(comm.allreduce(st.sweeps, op=mpi().MAX))}
+            if STRICT and (extra["stale_messages"] or extra["late_messages"]):
+                # the same decision on every rank (reduced counts): no hang
+                raise AssertionError(f"{program.name} ASAP run {epoch}: "
+                                     f"{extra['stale_messages']} stale and "
+                                     f"{extra['late_messages']} late messages (termination "
+                                     f"is unsound)")
     else:
         state, iters, conv, residual, it_times = bsp_value(program, ctx, emap, progress)
+        extra = traffic_totals(comm, emap.st, emap.emu)
     values = program.result(ctx, state)
     seconds = time.perf_counter() - t0
-    MPI = mpi()
-    tot = np.array([emap.edges, emap.messages, emap.bytes], dtype=np.int64)
-    comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
-    if tuned:
-        tot[:] = extra["edges_scanned"], extra["messages_sent"], extra["bytes_sent"]
-    stats = {"mode": mode, "seconds": seconds, "edges_scanned": int(tot[0]),
-             "messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
-             "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
+    # every engine reports its totals over the ranks in ``extra`` (edges, messages, bytes)
+    stats = {"mode": mode, "seconds": seconds, "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual, "ranks": comm.Get_size(),
              "partition": g.part.kind, "engine": "distributed", **extra, "tol": tol,
              "error_bound": (bound if bound is not None

@@ -2,8 +2,8 @@
 
 Rationale
 ---------
-*Format.*  Every data message of the tuned engines (PageRank, compiled sum and min/max
-programs; BSP and ASAP) is one byte buffer ``[header | payload]``.  The header is
+*Format.*  Every data message of the engines (PageRank, the sum and min/max programs,
+the general program engine; BSP and ASAP) is one byte buffer ``[header | payload]``.  The header is
 ``HEADER`` float64 fields: emulated delivery time (:mod:`.emulation`), payload form,
 the push-sum pair ``(s, w)`` of the stochastic reduce (:mod:`.reduce`), the teleport and
 dangling pool shares owed to the receiver (ASAP ``jacobi`` form), and the sender's last
@@ -33,8 +33,8 @@ slots below one step simply wait.  Once the rank is out of work (the final flush
 before termination) buffers go out in float64, exactly, so the fixed point, the bound
 and the final accuracy are those of the float64 engine.  Measured (ASAP PageRank, 4
 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06 MB (16-bit), rmat:19 38.8 -> 27.4
-MB; BSP sends 3.8 and 70.9 MB.  Forms 6 and 7 carry min/max offers exactly (values of
-the program's 8-byte dtype).
+MB; BSP sends 3.8 and 70.9 MB.  Forms 6 and 7 carry values exactly (min/max offers,
+the general engine's values: the program's dtype).
 
 *NOTIFY-ACK* (:class:`NotifyAck`, ASAP).  Flushing the buffer of out-peer ``q`` is one
 ``Isend`` of ``[header | payload]``; the receiver applies it (scatter-add or min/max)
@@ -48,9 +48,9 @@ network a message or ACK is held until its delivery time.  The counters ``n_sent
 *BSP channel* (:class:`Channel`).  One message per out-peer per superstep in the same
 format, one ``Irecv`` per in-peer, delivered no earlier than the latest delivery time.
 
-The general program engine (:mod:`.bsp_programs`, :mod:`.asap_programs`) still sends its
-own int64 ``[epoch, k, idx..., values]`` messages (its values may be of any dtype, and
-the epoch guards against messages of another run).
+The general program engine (:mod:`.bsp_programs`: :class:`Channel`; :mod:`.asap_programs`:
+:class:`NotifyAck`) sends the same messages, forms 6 and 7 with values of the
+program's dtype (any fixed size).
 """
 from __future__ import annotations
 
@@ -80,9 +80,10 @@ def header(buf):
     return buf[:8 * HEADER].view(np.float64)
 
 
-def message_buffer(slots):
-    """A byte buffer for a message of up to ``slots`` values in any form."""
-    return np.zeros(8 * (HEADER + 1 + slots), dtype=np.uint8)
+def message_buffer(slots, itemsize=8):
+    """A byte buffer for a message of up to ``slots`` values (of at most ``itemsize``
+    bytes; 8 for the float64 forms) in any form."""
+    return np.zeros(8 * (HEADER + 1) + max(8, int(itemsize)) * slots, dtype=np.uint8)
 
 
 def encode(seg, buf, s64, s32, sidx, quant, s16=None):
@@ -152,26 +153,29 @@ def decode(acc, mp, buf, nbytes):
                                   buf[h:h + 4 * k].view(np.float32), True)
 
 
-def encode_exact(seg, ch, buf):
-    """Message of the slots ``ch`` of ``seg`` (8-byte values) into ``buf``: sparse
-    (form 7) or every slot (form 6), whichever is smaller; returns ``(bytes, form)``."""
-    k, m, h = len(ch), len(seg), 8 * HEADER
-    if 12 * k < 8 * m:
-        buf[h:h + 8 * k].view(seg.dtype)[:] = seg[ch]
-        buf[h + 8 * k:h + 12 * k].view(np.int32)[:] = ch
-        return h + 12 * k, SPARSE_EXACT
-    buf[h:h + 8 * m].view(seg.dtype)[:] = seg
-    return h + 8 * m, DENSE_EXACT
+def encode_exact(seg, ch, buf, dense_ok=True):
+    """Message of the slots ``ch`` of ``seg`` (values of any fixed-size dtype, sent
+    exactly) into ``buf``: sparse (form 7: ``k`` values, then ``k`` int32 slot indices)
+    or every slot (form 6), whichever is smaller; returns ``(bytes, form)``.
+    ``dense_ok=False``: every slot only when ``ch`` is every slot (the receiver must
+    know which slots were sent, not only their values)."""
+    k, m, h, isz = len(ch), len(seg), 8 * HEADER, seg.dtype.itemsize
+    if k < m and (not dense_ok or (isz + 4) * k < isz * m):
+        buf[h:h + isz * k].view(seg.dtype)[:] = seg[ch]
+        buf[h + isz * k:h + (isz + 4) * k].view(np.int32)[:] = ch
+        return h + (isz + 4) * k, SPARSE_EXACT
+    buf[h:h + isz * m].view(seg.dtype)[:] = seg
+    return h + isz * m, DENSE_EXACT
 
 
 def decode_exact(mp, buf, nbytes, dtype):
     """``(targets, values)`` of a message made by :func:`encode_exact` (targets
     through ``mp``)."""
-    h = 8 * HEADER
+    h, isz = 8 * HEADER, np.dtype(dtype).itemsize
     if int(header(buf)[FORM]) == DENSE_EXACT:
         return mp, buf[h:nbytes].view(dtype)
-    k = (nbytes - h) // 12
-    return mp[buf[h + 8 * k:nbytes].view(np.int32)], buf[h:h + 8 * k].view(dtype)
+    k = (nbytes - h) // (isz + 4)
+    return mp[buf[h + isz * k:nbytes].view(np.int32)], buf[h:h + isz * k].view(dtype)
 
 
 class NotifyAck:
@@ -180,18 +184,19 @@ class NotifyAck:
     ``out_peers``/``out_slots``: ranks this one sends to and the most slots of a message
     to each; ``in_peers``/``in_slots``: ranks it receives from.  ``deliver(j, buf,
     nbytes)`` applies a data message of in-peer ``j`` (called by :meth:`poll`, after its
-    emulated delivery time; the ACK follows).  Traffic goes to ``st``.
+    emulated delivery time; the ACK follows).  Traffic goes to ``st``.  ``itemsize``: the
+    most bytes of a payload value (8: the float64 forms and 8-byte exact values).
     """
 
     def __init__(self, comm, out_peers, out_slots, in_peers, in_slots, window, emu, st,
-                 deliver):
+                 deliver, itemsize=8):
         MPI = self.MPI = mpi()
         self.comm, self.emu, self.st, self.deliver = comm, emu, st, deliver
         self.out_peers, self.in_peers = out_peers, in_peers
         self.window = window
         K = comm.Get_size()
         nout = len(out_peers)
-        self.rbufs = [message_buffer(s) for s in in_slots]
+        self.rbufs = [message_buffer(s, itemsize) for s in in_slots]
         self.reqs = [comm.Irecv([self.rbufs[j], MPI.BYTE], source=q, tag=TAG_DATA)
                      for j, q in enumerate(in_peers)]
         self.abufs = [np.zeros(1) for _ in range(nout)]
@@ -199,7 +204,8 @@ class NotifyAck:
                       for j, q in enumerate(out_peers)]
         self.stats = [MPI.Status() for _ in self.reqs]
         # send side: one buffer per window position holding any form of a message
-        self.pool = [[message_buffer(out_slots[j]) for _ in range(window)] for j in range(nout)]
+        self.pool = [[message_buffer(out_slots[j], itemsize) for _ in range(window)]
+                     for j in range(nout)]
         self.pool_req = [[None] * window for _ in range(nout)]
         self.inflight = np.zeros(nout, dtype=np.int64)
         self.ack_pending = []
@@ -292,14 +298,17 @@ class NotifyAck:
         self.st.bytes_sent += nbytes
 
     def settle(self):
-        """Deliver every message in flight, held ones included (debug snapshots;
-        collective: one ``Alltoall`` of the per-pair counts)."""
+        """Deliver every message in flight, held ones included (collective: one
+        ``Alltoall`` of the per-pair counts).  Returns ``(delivered, unmatched)``: the
+        messages this call delivered, and those received beyond what the peers say they
+        sent (a message of another solve: must be 0)."""
         MPI, comm, emu = self.MPI, self.comm, self.emu
         expect = np.zeros(comm.Get_size(), dtype=np.int64)
         comm.Alltoall([self.sent_to, MPI.INT64_T], [expect, MPI.INT64_T])
         held = [it for it in emu.queue if it[2][0] == "d"]
         emu.queue[:] = [it for it in emu.queue if it[2][0] != "d"]
         heapq.heapify(emu.queue)
+        before = self.n_recv
         for _, _, (_, j, item) in held:
             self._apply(j, item[0], item[1])
         nin = len(self.in_peers)
@@ -310,6 +319,22 @@ class NotifyAck:
                 break
             self._apply(i, self.rbufs[i], status.Get_count(MPI.BYTE))
             self._repost(i)
+        return self.n_recv - before, int(np.maximum(self.recv_from - expect, 0).sum())
+
+    def wait_acks(self):
+        """Wait until every message this rank sent is ACKed (after a collective
+        :meth:`settle`, every peer has applied them, so their ACKs are coming)."""
+        MPI, nin, emu = self.MPI, len(self.in_peers), self.emu
+        held = [it for it in emu.queue if it[2][0] == "a"]
+        emu.queue[:] = [it for it in emu.queue if it[2][0] != "a"]
+        heapq.heapify(emu.queue)
+        for _, _, (_, j, _) in held:
+            self.inflight[j] -= 1
+        status = MPI.Status()
+        while self.inflight.any():
+            i = MPI.Request.Waitany(self.reqs[nin:], status)
+            self.inflight[i] -= 1
+            self._repost(nin + i)
 
     def close(self):
         """Cancel the posted receives, complete every send, then a barrier: a fast rank
@@ -324,22 +349,31 @@ class NotifyAck:
 
 
 class Channel:
-    """The BSP exchange of the tuned engines on ranks, for any payload form.
+    """The BSP exchange of the engines on ranks, for any payload form.
 
     One message per out-peer per superstep (``[header | payload]`` bytes: delivery time,
     payload form), one ``Irecv`` per in-peer; received buffers are applied no earlier than
     their delivery time.  ``encode(j, buf)`` fills out-peer ``j``'s message after the
     header and returns ``(bytes, form)``; ``decode(j, buf, nbytes)`` applies in-peer
-    ``j``'s.  Traffic and time go to ``st``.
+    ``j``'s.  Traffic and time go to ``st``.  ``reverse``: messages flow against the
+    push layout (the owners of boundary vertices send their values to the ranks holding
+    their slots: the pull form); ``itemsize``: the most payload bytes per slot.
     """
 
-    def __init__(self, comm, lg, emu, st):
+    def __init__(self, comm, lg, emu, st, itemsize=8, reverse=False):
         self.MPI = mpi()
         self.comm, self.lg, self.emu, self.st = comm, lg, emu, st
         offs = lg.out_off
-        sizes = [int(offs[j + 1] - offs[j]) for j in range(len(lg.out_peers))]
-        self.sbufs = [message_buffer(s) for s in sizes]
-        self.rbufs = [message_buffer(len(mp)) for mp in lg.in_maps]
+        slot_sizes = [int(offs[j + 1] - offs[j]) for j in range(len(lg.out_peers))]
+        map_sizes = [len(mp) for mp in lg.in_maps]
+        if reverse:
+            self.send_peers, self.recv_peers = lg.in_peers, lg.out_peers
+            sizes, rsizes = map_sizes, slot_sizes
+        else:
+            self.send_peers, self.recv_peers = lg.out_peers, lg.in_peers
+            sizes, rsizes = slot_sizes, map_sizes
+        self.sbufs = [message_buffer(s, itemsize) for s in sizes]
+        self.rbufs = [message_buffer(s, itemsize) for s in rsizes]
         cap = max(sizes, default=0)
         self.s64, self.s32 = np.zeros(cap), np.zeros(cap, dtype=np.float32)
         self.sidx = np.zeros(cap, dtype=np.int32)
@@ -352,14 +386,14 @@ class Channel:
         self.emu.after_compute(time.thread_time() - self.c0)
 
     def exchange(self, encode, decode):
-        MPI, comm, lg, emu, st = self.MPI, self.comm, self.lg, self.emu, self.st
+        MPI, comm, emu, st = self.MPI, self.comm, self.emu, self.st
         perf = time.perf_counter
         t1 = perf()
         rbufs = self.rbufs
         reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=int(q), tag=TAG_DATA)
-                for j, q in enumerate(lg.in_peers)]
+                for j, q in enumerate(self.recv_peers)]
         sreqs = []
-        for j, q in enumerate(lg.out_peers):
+        for j, q in enumerate(self.send_peers):
             b = self.sbufs[j]
             nbytes, form = encode(j, b)
             f = header(b)

@@ -39,7 +39,16 @@ COMMANDS = {
     "bfs": ["bfs", GRAPH, "--source", "1"],
     "labelprop": ["labelprop", GRAPH, "--allow-unconverged"],
     "run": ["run", "asapgraph.programs.components:WCCProgram", GRAPH],
+    # a program with hooks: the general program engine (BSP and ASAP)
+    "run_general": ["run", "hookpr.py:HookPR", GRAPH],
 }
+HOOKPR = """from asapgraph.programs import PageRankProgram
+
+
+class HookPR(PageRankProgram):  # a hook of its own: the general engine
+    def post_delta(self, ctx, deltas):
+        return super().post_delta(ctx, deltas)
+"""
 #: --json keys that vary between two runs with the same options (timings, ASAP traffic)
 VOLATILE = ("seconds", "rss", "per_rank", "messages", "bytes", "rounds", "iterations",
             "residual", "error_bound", "top", "wait", "waves", "sweeps", "edges_scanned",
@@ -68,6 +77,7 @@ def test_every_option_applies_or_is_refused(command, mode, tmp_path):
     # reach tol 1e-10 on rmat:8 within --max-iter, before this change too): still --json
     base = [*COMMANDS[command], "--np", "2", "--mode", mode, "--json", "-q",
             "--allow-unconverged"]
+    (tmp_path / "hookpr.py").write_text(HOOKPR)
     ref = _cli(base, tmp_path)
     if ref.returncode == 2:  # --mode asap of a non-accumulative program: refused already
         assert len(ref.stderr.strip().splitlines()) == 1, ref.stderr
@@ -105,25 +115,49 @@ def test_fanout_and_seed_show_in_json_on_3_ranks(tmp_path):
 
 
 def test_refusal_table_is_what_the_cli_does(tmp_path):
-    """The applied options are those of the table: the tuned engines' commands take the
-    ASAP options (katz: shown in --json), the general program engine's refuse them, and
-    ``run`` is checked against its program's engine."""
+    """The applied options are those of the table: the accumulative commands take the
+    ASAP options (katz: shown in --json), hits and labelprop refuse them but take the
+    emulation, and ``run`` is checked against its program."""
     from asapgraph.options import RULES
 
     assert "katz" in RULES["fanout"].commands and "hits" not in RULES["fanout"].commands
     r = _cli(["katz", GRAPH, "--alpha", "0.002", "--np", "2", "--mode", "asap", "--window",
               "3", "--json", "-q"], tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["window"] == 3, r.stderr
-    r = _cli(["hits", GRAPH, "--np", "2", "--latency", "0.001", "--json"], tmp_path)
-    assert r.returncode == 2 and "--latency does not apply to hits" in r.stderr
+    # the general program engine emulates the network too (BSP supersteps here)
+    r = _cli(["hits", GRAPH, "--np", "2", "--latency", "0.001", "--json", "-q"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["emulation"]["latency"] == 0.001 and out["emulated_delay_seconds"] > 0, out
     r = _cli(["run", "asapgraph.programs.labelprop:LabelPropProgram", GRAPH, "--np", "2",
-              "--latency", "0.001", "--allow-unconverged", "--json"], tmp_path)
-    assert r.returncode == 2 and "--latency does not apply to program" in r.stderr, r.stderr
+              "--straggler", "1:3", "--allow-unconverged", "--json", "-q"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["emulation"]["straggler"] == {"1": 3.0} and out["straggler_sleep_seconds"] > 0
+    r = _cli(["hits", GRAPH, "--np", "2", "--fanout", "1", "--json"], tmp_path)
+    assert r.returncode == 2 and "--fanout does not apply to hits" in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1
     r = _cli(["wcc", GRAPH, "--np", "2", "--mode", "asap", "--approx", "0.5"], tmp_path)
     assert r.returncode == 2 and "--approx does not apply to wcc" in r.stderr
     r = _cli(["katz", GRAPH, "--fanout", "7"], tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_threads_apply_to_bsp_ranks(tmp_path):
+    """``--np K --threads T`` (BSP): T OpenMP threads inside each rank, shown in --json
+    (top level and per rank), the same answer as one thread per rank; ASAP refuses it."""
+    base = ["pagerank", GRAPH, "--np", "2", "--json", "-q", "--tol", "1e-13"]
+    out = {}
+    for t in ("1", "2"):
+        r = _cli([*base, "--threads", t, "-o", str(tmp_path / f"t{t}.csv")], tmp_path)
+        assert r.returncode == 0, r.stderr
+        d = json.loads(r.stdout)
+        assert d["threads"] == int(t) and [q["threads"] for q in d["per_rank"]] == [int(t)] * 2
+        out[t] = _read(tmp_path / f"t{t}.csv")
+    assert np.array_equal(out["1"][:, 0], out["2"][:, 0])
+    assert np.abs(out["1"][:, 1] - out["2"][:, 1]).sum() <= 1e-12
+    r = _cli([*base, "--mode", "asap", "--threads", "2"], tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--threads" in r.stderr
 
 
 # ----------------------------------------------------------------------------- 1 vs 4 ranks

@@ -154,3 +154,31 @@ def test_other_directions(direction, rng):
     d0 = (g.original_ids() % 4 == 1).astype(np.float64)
     exact = spsolve(sp.identity(g.n, format="csc") - A.T.tocsc(), d0)
     assert np.abs(r.values - exact).sum() <= 1e-10
+
+
+def test_pagerank_subclasses_without_hooks_of_their_own_keep_the_solvers():
+    """A subclass of the built-in PageRank program that redefines nothing of it (a name, a
+    docstring, an ``__init__``) runs on PageRank's solvers on ranks; one hook of its own
+    (even one that calls ``super()``) sends it to the general program engine."""
+    from asapgraph.engine.distributed import engine_kind
+    from asapgraph.engine.sum_program import is_plain_pagerank
+
+    class Renamed(P.PageRankProgram):
+        """Same program."""
+        name = "my-pagerank"
+
+        def __init__(self, alpha=0.9):
+            super().__init__(alpha=alpha)
+
+    class Hooked(P.PageRankProgram):
+        def post_delta(self, ctx, deltas):
+            return super().post_delta(ctx, deltas)
+
+    class Tweaked(Renamed):
+        edge_op = "copy"
+
+    assert is_plain_pagerank(P.PageRankProgram()) and is_plain_pagerank(Renamed())
+    assert engine_kind(Renamed()) == "sum"
+    assert not is_plain_pagerank(Hooked()) and not is_plain_pagerank(Tweaked())
+    assert engine_kind(Hooked()) == "it defines aggregate()"
+    assert not is_plain_pagerank(WeightedDecay())
