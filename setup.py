@@ -100,6 +100,8 @@ class ParallelBuildExt(build_ext):
                                                 if os.path.exists(s)))
         self._done, self._lock, self._t0 = 0, threading.Lock(), time.perf_counter()
         self._out = _progress_stream()
+        if self._out is not sys.stderr:  # after pip's spinner, on a line of its own
+            self._say("")
         self._say(f"asapgraph: compiling {len(self.extensions)} modules, "
                   f"{self.parallel if self.parallel is not True else os.cpu_count()} at a time")
         try:
