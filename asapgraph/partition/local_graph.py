@@ -186,7 +186,9 @@ def build_local(comm, part, edges, n, weighted, progress=None):
     edges.clear()
     held = [src, dst] + ([w] if weighted else [])
     del src, dst, w
-    got = _shuffle(comm, part, held, SHUFFLE_BLOCK)
+    # rounds of at most 1/16 of the rank's edges (a round's sorted copies stay small next
+    # to the edge arrays), at least BLOCK, at most SHUFFLE_BLOCK (few rounds on big graphs)
+    got = _shuffle(comm, part, held, int(min(SHUFFLE_BLOCK, max(BLOCK, len(held[0]) // 16))))
     s, d = got[0], got[1]
     ww = got[2] if weighted else None
     del got
