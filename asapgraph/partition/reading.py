@@ -15,6 +15,10 @@ only its own share, with original ids.
 * A binary ``.asg`` graph or an ``.npy`` edge array is memory-mapped and sliced by edge.
 * A generator spec (``rmat:S``, ``er:N:M``) is produced per rank with the counter-based
   ``*_slice`` generators: rank r makes edges ``[r m/K, (r+1) m/K)``.
+* :class:`DenseEdges` (edge arrays in memory or memory-mapped, ids already dense, the
+  vertex count given, so vertices without edges keep their place, as in a generator
+  spec): rank r takes edges ``[r m/K, (r+1) m/K)``.  The networkx backend's runs on
+  ranks use it.
 
 Ids are narrowed to int32 whenever they fit (half the memory held).  Bad input found by
 any rank is agreed collectively (:func:`asapgraph.comm.mpi.agree`), so every rank raises
@@ -28,13 +32,30 @@ import io
 import lzma
 import os
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from asapgraph.errors import InputError
 from asapgraph.comm.mpi import TAG_CHUNK, TAG_CHUNK_HDR, agree, mpi
 
-__all__ = ["read_local_edges"]
+__all__ = ["read_local_edges", "DenseEdges"]
+
+
+@dataclass
+class DenseEdges:
+    """Edges ``src[k] -> dst[k]`` over dense ids ``0..n-1`` (every rank holds the same
+    arrays, or memory maps of the same files), optional float64 ``weights``; ``name`` is
+    what messages call the input."""
+
+    src: object
+    dst: object
+    n: int
+    weights: object = None
+    name: str = "<in-memory graph>"
+
+    def __fspath__(self):
+        return self.name
 
 _COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _NUM = re.compile(rb"[ \t,;]+")
@@ -186,6 +207,17 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     chunk_bytes = int(os.environ.get("ASAPGRAPH_DIST_CHUNK_BYTES", chunk_bytes))  # tests
     err = None
     out = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0) if weighted else None)
+    if isinstance(source, DenseEdges):
+        m = len(source.src)
+        lo, hi = m * me // K, m * (me + 1) // K
+        dt = np.int32 if source.n < 2**31 - 1 else np.int64
+        src = np.ascontiguousarray(source.src[lo:hi], dtype=dt)
+        dst = np.ascontiguousarray(source.dst[lo:hi], dtype=dt)
+        w = None
+        if weighted:
+            w = (np.ones(hi - lo) if source.weights is None
+                 else np.array(source.weights[lo:hi], dtype=np.float64))
+        return src, dst, w, int(source.n)
     if isinstance(source, str) and gen.is_spec(source) and not os.path.exists(source):
         try:
             kind, p = gen.parse_spec(source)
