@@ -115,16 +115,18 @@ def test_emulator_virtual_clock_unit():
 
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_pagerank_virtual_clock_reaches_reference(k, run_cases, tmp_path):
-    emu = {"latency": 5e-4, "bandwidth": 1e9, "straggler": {"1": 3.0}, "clock": "virtual"}
+    # a latency of a few sweeps: with sweeps far shorter than the latency ASAP spends its
+    # --max-iter budget sweeping stale input (benchmarks/REPORT.md, issue 15)
+    emu = {"latency": 5e-5, "bandwidth": 1e9, "straggler": {"1": 3.0}, "clock": "virtual"}
     runs = [{"mode": "bsp", "partition": "hash", "tol": 1e-13, "emulation": emu,
              "max_iter": 2000},
             {"mode": "asap", "partition": "range", "tol": 1e-11, "emulation": emu,
-             "max_iter": 5000},
+             "max_iter": 100000},
             {"mode": "asap", "partition": "hash", "tol": 1e-11, "emulation": emu,
-             "window": 2, "max_iter": 5000}]
+             "window": 2, "max_iter": 100000}]
     if k == 3:
         runs.append({"mode": "asap", "asap_form": "push", "partition": "hash", "tol": 1e-11,
-                     "emulation": emu, "max_iter": 5000})
+                     "emulation": emu, "max_iter": 100000})
     cases = [{"name": "rmat9", "source": "rmat:9:8:2", "runs": runs}]
     recs = run_cases(k, cases, timeout=400)
     assert len(recs) == len(runs)
@@ -165,15 +167,17 @@ def test_cli_clock_applied_or_refused(tmp_path):
     _refused(_cli(["run", "hookpr.py:HookPR", g, "--np", "2", "--mode", "asap", "--clock",
                    "virtual", "--latency", "1e-3"], tmp_path), "--clock virtual", "general")
     for mode in ("bsp", "asap"):
+        # (answers are the other tests': here only what --json shows)
         r = _cli(["pagerank", g, "--np", "2", "--mode", mode, "--clock", "virtual",
-                  "--latency", "5e-4", "--straggler", "1:2", "--json", "-q"], tmp_path)
+                  "--latency", "5e-4", "--straggler", "1:2", "--tol", "1e-6",
+                  "--allow-unconverged", "--json", "-q"], tmp_path)
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         assert out["clock"] == "virtual" and out["emulation"]["clock"] == "virtual"
         assert out["compute_seconds"] == out["virtual_seconds"] > 0 and out["wall_seconds"] > 0
         assert all(p["virtual_seconds"] == out["virtual_seconds"] for p in out["per_rank"])
-        r = _cli(["pagerank", g, "--np", "2", "--mode", mode, "--latency", "5e-4", "--json",
-                  "-q"], tmp_path)
+        r = _cli(["pagerank", g, "--np", "2", "--mode", mode, "--latency", "5e-4", "--tol",
+                  "1e-6", "--allow-unconverged", "--json", "-q"], tmp_path)
         assert r.returncode == 0 and json.loads(r.stdout)["clock"] == "wall", r.stderr
     r = _cli(["wcc", g, "--np", "2", "--mode", "asap", "--clock", "virtual", "--latency",
               "5e-4", "--json", "-q"], tmp_path)
