@@ -420,6 +420,14 @@ def _threads_check(args, ranks):
 _EMU = Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "")
 
 
+def _clock_check(args, ranks):
+    if getattr(args, "clock", "wall") == "virtual" and not float(getattr(args, "latency", 0)
+                                                                 or 0) > 0:
+        return ("--clock virtual needs --latency > 0 (the lookahead of its conservative "
+                "synchronisation)")
+    return None
+
+
 #: option dest -> :class:`Rule`.  The one table of where each option applies: when the
 #: program engine learns an option, add the command to its rule's ``commands``.
 RULES = {
@@ -436,6 +444,7 @@ RULES = {
     "jitter": _EMU,
     "straggler": _EMU,
     "emulate_seed": replace(_EMU, needs="jitter"),
+    "clock": replace(_EMU, check=_clock_check),
     "partition": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "vertices are partitioned "
                       "over MPI ranks only"),
     "mpiexec": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "mpiexec is used with --np > 1 "
@@ -479,16 +488,21 @@ def refusal(dest, command, mode, distributed, given=(), args=None, ranks=None):
     return None
 
 
-def engine_option_refusal(dest, program_name, engine, combiner="sum"):
+def engine_option_refusal(dest, program_name, engine, combiner="sum", mode="bsp",
+                          clock="wall"):
     """Why option ``dest`` given to ``asapgraph run`` cannot apply to its program, which
     runs on ``engine`` ("sum", "minmax", or the reason it runs on the general engine),
-    with combiner ``combiner`` (every engine has the ASAP options and the emulation;
-    ``approx`` holds back sums only)."""
+    with combiner ``combiner`` in ``mode`` (every engine has the ASAP options and the
+    emulation; ``approx`` holds back sums only; the general ASAP engine has no virtual
+    clock)."""
     opt = option_name(dest)
     rule = RULES.get(dest)
     if rule is None or "run" not in rule.commands:
         return None
     general = engine not in ("sum", "minmax")
+    if dest == "clock" and clock == "virtual" and general and mode == "asap":
+        return (f"{opt} virtual does not apply to program {program_name} --mode asap: it "
+                f"runs on the general ASAP engine ({engine}), which has no virtual clock")
     if dest == "approx" and (engine == "minmax" or (general and combiner != "sum")):
         return f"{opt} does not apply to program {program_name}: {RULES['approx'].why}"
     return None

@@ -63,6 +63,10 @@ def add_arguments(p):
                         "'none' for no straggler)")
     g.add_argument("--tol", default="1e-6", type=_floats)
     g.add_argument("--partition", default="range", type=_strs)
+    p.add_argument("--clock", choices=("wall", "virtual"), default="wall",
+                   help="time of the emulated cluster: the host's (wall) or per-rank virtual "
+                        "clocks (virtual: every run needs a latency > 0); the figures are "
+                        "then virtual seconds, the wall seconds beside them")
     p.add_argument("--repeat", type=int, default=None, help="repetitions of every run")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--peers", dest="peers", action="store_true", default=None,
@@ -138,6 +142,13 @@ def run_command(args):
         name, specs, peer_graphs, timeout, budget = _plan(args)
         for m in {s.mode for s in specs} - {"bsp", "asap"}:
             raise InputError(None, None, f"unknown mode {m!r} (expected bsp or asap)")
+        if getattr(args, "clock", "wall") == "virtual":
+            bad = [s for s in specs if not (s.latency > 0 and s.ranks > 1)]
+            if bad:
+                raise InputError(None, None, f"--clock virtual needs a latency > 0 and more "
+                                 f"than one rank in every run ({bad[0].label()} has not)")
+            for s in specs:
+                s.clock = "virtual"
         from asapgraph.bench.reference import resolve_graph
 
         for gname in sorted({s.graph for s in specs} | set(peer_graphs)):

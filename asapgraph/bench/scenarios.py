@@ -58,6 +58,7 @@ class RunSpec:
     repeat: int = 0
     group: str = "grid"
     tags: dict = field(default_factory=dict)
+    clock: str = "wall"  # "virtual": per-rank virtual clocks (asapgraph.engine.vclock)
 
     @property
     def emulated(self):
@@ -68,7 +69,8 @@ class RunSpec:
         if not self.emulated:
             return None
         return {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,
-                "straggler": self.straggler, "seed": self.seed + 1000 * self.repeat}
+                "straggler": self.straggler, "seed": self.seed + 1000 * self.repeat,
+                "clock": self.clock}
 
     def engine_kwargs(self):
         kw = {"mode": self.mode, "partition": self.partition, "tol": self.tol,
@@ -90,6 +92,8 @@ class RunSpec:
             parts.append(f"jitter {self.jitter * 1e3:g}ms")
         if self.straggler:
             parts.append(f"straggler {self.straggler}")
+        if self.clock != "wall":
+            parts.append(f"{self.clock} clock")
         return ", ".join(parts)
 
     def label(self):

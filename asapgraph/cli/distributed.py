@@ -31,7 +31,8 @@ def emulation_from_args(args):
     return Emulation(latency=float(getattr(args, "latency", 0.0) or 0.0),
                      bandwidth=float(getattr(args, "bandwidth", 0.0) or 0.0),
                      jitter=float(getattr(args, "jitter", 0.0) or 0.0),
-                     straggler=strag, seed=int(getattr(args, "emulate_seed", 0) or 0))
+                     straggler=strag, seed=int(getattr(args, "emulate_seed", 0) or 0),
+                     clock=getattr(args, "clock", None) or "wall")
 
 
 def _err(msg):
@@ -154,6 +155,10 @@ def _run(args, comm):
         summary["asap_form"] = st.get("form")
     if st.get("emulation"):
         summary["emulation"] = st["emulation"]
+    summary["clock"] = st.get("clock", "wall")
+    if st.get("clock") == "virtual":  # compute_seconds is virtual: the host's beside it
+        summary["virtual_seconds"] = st["virtual_seconds"]
+        summary["wall_seconds"] = st["wall_seconds"]
     summary["per_rank"] = st["per_rank"]
     emit_agreed(comm, emit_results, args, res.ids, res.ranks, "rank", summary,
                 score_name="score")

@@ -191,5 +191,9 @@ def add_distributed_options(p):
                    help="make RANK compute FACTOR times slower (repeatable)")
     e.add_argument("--emulate-seed", action=Given, type=nonneg_int, default=0, metavar="S",
                    help="seed of the emulated jitter")
+    e.add_argument("--clock", action=Given, choices=("wall", "virtual"), default="wall",
+                   help="time of the emulated cluster: the host's (wall) or per-rank virtual "
+                        "clocks advanced by CPU time and the network model (virtual: "
+                        "reproducible on a shared host; needs --latency > 0)")
     return g
 

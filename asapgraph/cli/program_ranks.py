@@ -62,7 +62,8 @@ def _refuse_engine_options(args, prog):
     engine = engine_kind(prog)
     for dest in sorted(getattr(args, "_given", None) or ()):
         why = engine_option_refusal(dest, getattr(prog, "name", "program"), engine,
-                                    prog.combiner)
+                                    prog.combiner, getattr(args, "mode", "bsp"),
+                                    getattr(args, "clock", "wall"))
         if why is not None:
             raise InputError("asapgraph", None, why)
 
@@ -175,7 +176,8 @@ def _cli_run(args, comm):
     # the engine's figures: bound, schedule, traffic, emulation
     for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout", "window",
               "approx", "seed", "extrapolations", "emulation", "data_messages_sent",
-              "acks_sent", "waves", "emulated_delay_seconds", "straggler_sleep_seconds"):
+              "acks_sent", "waves", "emulated_delay_seconds", "straggler_sleep_seconds",
+              "clock", "virtual_seconds", "wall_seconds"):
         if st.get(k) is not None:
             summary[k] = st[k]
     if algo.extra_summary is not None:

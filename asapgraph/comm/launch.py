@@ -97,7 +97,7 @@ _OPTIONS = [
     ("asap_form", "--asap-form", "val"),
     ("latency", "--latency", "val"), ("bandwidth", "--bandwidth", "val"),
     ("jitter", "--jitter", "val"), ("straggler", "--straggler", "list"),
-    ("emulate_seed", "--emulate-seed", "val"),
+    ("emulate_seed", "--emulate-seed", "val"), ("clock", "--clock", "val"),
 ]
 
 

@@ -11,6 +11,7 @@ from asapgraph import options as _options
 from asapgraph.errors import InputError
 from asapgraph.comm.mpi import agree, gatherv, mpi
 from asapgraph.engine.emulation import Emulator
+from asapgraph.engine.stats import virtual_figures
 
 __all__ = ["pagerank", "load", "LoadedGraph", "DistResult"]
 
@@ -267,6 +268,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
             st.ref = None
     comm.Barrier()
     t0 = time.perf_counter()
+    emu.start()
+    if emu.virtual:
+        st.clock = lambda: emu.vt
     extra = {}
     if mode == "bsp":
         from asapgraph.engine.bsp import run_bsp
@@ -284,6 +288,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                                             max_iter=max_iter)
         bound = float(res)
     seconds = time.perf_counter() - t0
+    clock = virtual_figures(comm, st, emu)
+    if emu.virtual:  # the figures in virtual seconds, the host's beside them
+        clock["wall_seconds"], seconds = seconds, clock["virtual_seconds"]
     lay, m, orig = lg.stats(), lg.m, lg.orig
     if not isinstance(source, LoadedGraph):  # this call's own graph: free it before the gather
         del lg, p, dvec
@@ -300,7 +307,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                   "iterations": its, "converged": bool(conv), "residual": float(res),
                   "error_bound": float(bound), "seed": seed,
                   "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
-                  "load_seconds": t_load, "threads": threads})
+                  "load_seconds": t_load, "threads": threads, **clock})
     stats = gather_stats(comm, st, lay, mode, seconds, extra)
     if me == 0:
         stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])

@@ -79,6 +79,7 @@ from asapgraph.engine.asap_delta import DeltaState, pool_peers
 from asapgraph.engine.emulation import now
 from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
+from asapgraph.engine.vclock import VirtualWaves, run_solve
 
 __all__ = ["run_asap", "FORMS"]
 
@@ -126,8 +127,13 @@ class _Solver:
         # a sweep's input that comes from peers): 4 x cut in [0.5, 3] -- measured best on
         # cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks on 2 cores
         env = os.environ.get("ASAPGRAPH_ASAP_PATIENCE")
-        if env is not None:
+        if debug_mass and emu.virtual:
+            raise ValueError("debug_mass does not run on the virtual clock (its snapshots "
+                             "block outside the windows)")
+        if env is not None and not emu.virtual:
             self.patience = float(env)
+        elif emu.virtual:  # the modelled cluster has a core per rank
+            self.patience = 0.0
         elif form == "jacobi" and comm.Get_size() > 1 and oversubscribed(comm):
             cut = np.array([np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc), len(lg.tgt)],
                            dtype=np.float64)
@@ -218,7 +224,9 @@ class _Solve:
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
         # waves with the bound it has (not converged)
-        self.wv = Waves(comm, nextra=5, passive_waves=2, tol=tol, drain=True)
+        waves = dict(nextra=5, passive_waves=2, tol=tol, drain=True)
+        self.wv = (VirtualWaves(self.emu, comm, **waves) if self.emu.virtual
+                   else Waves(comm, **waves))
         self.last_contrib = -1.0
         self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
@@ -338,8 +346,13 @@ class _Solve:
     # ------------------------------------------------------------------ termination
     def _wave(self, passive, tn):
         """Contribute to a wave when due, act on a completed one; True: stop now."""
-        wv, mm, d, st = self.wv, self.mm, self.d, self.st
-        jac, prog, beta = self.jac, self.prog, d.beta
+        self._contribute(passive, tn)
+        res = self.wv.test()
+        return False if res is None else self._on_wave(res)
+
+    def _contribute(self, passive, tn):
+        """Contribute to the next wave when due (at time ``tn``); True if it did."""
+        wv, mm, d, prog = self.wv, self.mm, self.d, self.prog
         # periodic waves (trace, global residual) at most once per sweep: between
         # sweeps the residual hardly changes, and a wave costs two passes over the
         # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
@@ -354,9 +367,13 @@ class _Solve:
                                  float(d.acc.sum()) if prog else 0.0))
             d.flow[:] = 0.0
             self.last_contrib = tn
-        res = wv.test()
-        if res is None:
-            return False
+            return True
+        return False
+
+    def _on_wave(self, res):
+        """Act on the completed wave ``res``; True: stop now."""
+        wv, mm, d, st = self.wv, self.mm, self.d, self.st
+        jac, prog, beta = self.jac, self.prog, d.beta
         self.r_global = float(res[_R])
         sx, tol = res[_SX], self.tol
         if self.relative and not jac and sx > 0:
@@ -402,6 +419,9 @@ class _Solve:
         t_start = last_dbg = perf()
         idle = sent = 0
         done = False
+        if emu.virtual:  # the same rounds in virtual time (.vclock)
+            run_solve(self, _WAVE_INTERVAL)
+            done = True
         while not done:
             self.rounds += 1
             t0 = perf()
@@ -454,6 +474,7 @@ class _Solve:
             d.check_mass(self.comm)
         st.rounds += self.rounds
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
+        st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["asap_seconds_solve"] = perf() - t_start
         x = d.x
         if self.prog:
@@ -490,9 +511,11 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         y, bound, rounds = sol.solve(p, tol, relative=True,
                                      bdang=p if dvec is None or same_vec(comm, dvec, p) else dvec)
         x = y / comm.allreduce(float(y.sum()), op=MPI.SUM)
+        emu.collective(comm)
     elif same:
         y, bound, rounds = sol.solve(p, tol, relative=True)
         S = comm.allreduce(float(y.sum()), op=MPI.SUM)
+        emu.collective(comm)
         x = y / S
     else:
         st.ref = None  # two solves: an iterate of one is not an iterate of the answer
@@ -504,6 +527,7 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         s = yd / (1.0 - alpha / beta * zd)
         x = y + alpha * s * z / beta
         S = comm.allreduce(float(x.sum()), op=MPI.SUM)
+        emu.collective(comm, 24)
         x /= S
         bound, rounds = 4.0 * max(b1, b2) / (beta * beta), r1 + r2
     extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx, "form": form}

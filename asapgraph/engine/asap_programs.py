@@ -136,6 +136,9 @@ class _Run:
         self.me, self.K = comm.Get_rank(), comm.Get_size()
         self.st = st = _AsapStats(self.me)
         self.emu = Emulator(opts.get("emulation"), self.me, self.K)
+        if self.emu.virtual:
+            raise ValueError("the virtual clock does not apply to the general ASAP engine of "
+                             "programs with hooks (run them in BSP, or on the host's clock)")
         self.sched = Schedule(self.K, opts.get("fanout", 2), opts.get("seed", 0))
         self.window = max(1, int(opts.get("window", 1)))
         self.is_sum = is_sum = comb == "sum"

@@ -40,7 +40,9 @@ vector, up to floating-point summation order (each row sums the same terms ``c[u
 those of a combined pair grouped into the partial sum its sender shipped).  With
 emulation on, each received buffer is used no earlier than its ``deliver_at`` header,
 and stragglers sleep after their sweep (in proportion to its CPU time), exactly as in
-ASAP.  Timing: ``compute`` is the sweeps and combines (their wall and CPU time and the
+ASAP; on the virtual clock (:mod:`.vclock`) the waits and sleeps advance each rank's
+clock instead, and each ``Allreduce`` costs the latest clock plus the modelled collective
+(the supersteps' order of events is fixed, so BSP needs no further synchronisation).  Timing: ``compute`` is the sweeps and combines (their wall and CPU time and the
 median ns per edge of one superstep's sweep + combine are reported per rank, with the
 combine's share apart) plus the layout's build (``pull_setup_seconds``; 0 when an earlier
 run on the same loaded graph built it), ``comm`` the packing and posting, ``wait`` the
@@ -127,6 +129,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
     red, out = np.zeros(2), np.zeros(2)
     red[1] = float(x[pg.inv_out == 0.0].sum())
     comm.Allreduce(red, out, op=MPI.SUM)
+    emu.collective(comm, red.nbytes)
     dmass = out[1]
     stats = np.zeros((len(pg.bounds) - 1, _k.NSTATS))
     sweep_wall, sweep_cpu = [], []
@@ -159,6 +162,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
         red[1] = stats[:, _k.STAT_DANGLING].sum()
         t6 = perf()
         comm.Allreduce(red, out, op=MPI.SUM)
+        emu.collective(comm, red.nbytes)
         st.wait_s += perf() - t6
         l1, dmass = float(out[0]), float(out[1])
         c, c2 = c2, c

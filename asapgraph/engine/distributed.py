@@ -211,6 +211,8 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
 
 def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0, engine_options):
     emap = BSPMapper(program, g, comm, (engine_options or {}).get("emulation"))
+    if emap.emu.virtual:  # a collective of the program costs the modelled collective
+        ctx.allreduce = _virtual_allreduce(ctx, emap.emu, comm)
     extra, bound = {}, None
     kind = engine_kind(program)
     # exact steps (``run(..., steps=k)``) keep the single-process meaning of a step (one
@@ -257,6 +259,8 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         extra = traffic_totals(comm, emap.st, emap.emu)
     values = program.result(ctx, state)
     seconds = time.perf_counter() - t0
+    if extra.get("clock") == "virtual":  # the figures in virtual seconds, the host's beside
+        extra["wall_seconds"], seconds = seconds, extra["virtual_seconds"]
     # every engine reports its totals over the ranks in ``extra`` (edges, messages, bytes)
     stats = {"mode": mode, "seconds": seconds, "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual, "ranks": comm.Get_size(),
@@ -276,6 +280,16 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         return ProgramResult(out, ids[o], iters, bool(conv), stats, name=name)
     return ProgramResult(None, None, iters, bool(conv), stats, name=name)
 
+
+
+def _virtual_allreduce(ctx, emu, comm):
+    reduce = Context.allreduce.__get__(ctx)
+
+    def allreduce(value, op="sum"):
+        out = reduce(value, op)
+        emu.collective(comm, 8 * max(int(np.size(value)), 1))
+        return out
+    return allreduce
 
 
 def _gather_any(comm, arr):

@@ -25,6 +25,13 @@ same emulated machine.
   0.28-0.44 s on cnr-2000 with wall-time sleeps).
 * *Seeded.*  All random draws come from ``numpy.random.default_rng((seed, rank))``, so a
   run repeats (up to the OS scheduler).
+* *Clock* (``clock="virtual"``, :mod:`.vclock`).  The same formulas on a per-rank virtual
+  clock ``vt`` instead of the host's: compute advances ``vt`` by its thread CPU time x the
+  straggler factor (plus the pauses), with no sleeping; a stamped message leaves at ``vt``;
+  a rank waiting for a message advances ``vt`` to its ``deliver_at``; a collective
+  (:meth:`Emulator.collective`) costs the latest clock over the ranks plus
+  ``ceil(log2 K) x latency + bytes / bandwidth``.  Real MPI carries the real messages;
+  only time is virtual, so the host's scheduling does not enter the figures.
 
 The real numbers are reported too: time spent holding messages (``emulated_delay_s``) and
 sleeping as a straggler (``straggler_sleep_s``) are accounted separately from the real
@@ -33,6 +40,7 @@ compute and communication time.
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -40,7 +48,10 @@ import numpy as np
 
 from asapgraph.engine.exchange import HEADER  # the message header (re-exported for bsp.py)
 
-__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER"]
+__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER", "CLOCKS"]
+
+#: the clocks of the emulation: the host's (``wall``, the default) or per-rank virtual
+CLOCKS = ("wall", "virtual")
 
 
 def now():
@@ -86,6 +97,9 @@ class Emulation:
         Random pauses: after each sweep, with probability ``pause_prob``, sleep
         ``pause_seconds``.
     seed : int
+    clock : {"wall", "virtual"}
+        ``virtual``: per-rank virtual clocks (module docstring); needs ``latency > 0``
+        (the lookahead of the conservative synchronisation, :mod:`.vclock`).
     """
 
     latency: float = 0.0
@@ -95,11 +109,23 @@ class Emulation:
     pause_prob: float = 0.0
     pause_seconds: float = 0.0
     seed: int = 0
+    clock: str = "wall"
+
+    def __post_init__(self):
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
+        if self.clock == "virtual" and not self.latency > 0:
+            raise ValueError("clock 'virtual' needs latency > 0 (the lookahead of its "
+                             "conservative synchronisation)")
 
     @property
     def active(self):
         return bool(self.latency > 0 or self.bandwidth > 0 or self.jitter > 0 or self.straggler
                     or self.pause_prob > 0)
+
+    @property
+    def virtual(self):
+        return self.clock == "virtual"
 
     @property
     def network(self):
@@ -109,7 +135,7 @@ class Emulation:
         return {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,
                 "straggler": {str(k): v for k, v in self.straggler.items()},
                 "pause_prob": self.pause_prob, "pause_seconds": self.pause_seconds,
-                "seed": self.seed}
+                "seed": self.seed, "clock": self.clock}
 
     @classmethod
     def from_any(cls, obj):
@@ -124,11 +150,16 @@ class Emulation:
 
 
 class Emulator:
-    """Per-rank emulation state: link queues, delivery queue, straggler sleeps."""
+    """Per-rank emulation state: link queues, delivery queue, straggler sleeps; with
+    ``clock="virtual"`` the rank's virtual clock ``vt`` (seconds since :meth:`start`)."""
 
     def __init__(self, cfg, rank, K):
         self.cfg = Emulation.from_any(cfg)
-        self.rank = rank
+        self.rank, self.K = rank, K
+        self.virtual = self.cfg.virtual
+        self.vt = 0.0
+        self.compute_vs = 0.0  # virtual seconds charged for compute (virtual clock)
+        self.last_cpu = 0.0  # CPU seconds of the last after_compute
         self._rng = None  # made on first use: numpy.random costs a rank ~5 MB resident
         self.link_free = np.zeros(K)
         self.factor = float(self.cfg.straggler.get(rank, 1.0))
@@ -144,10 +175,41 @@ class Emulator:
             self._rng = np.random.default_rng([int(self.cfg.seed), int(self.rank), 0x5EED])
         return self._rng
 
+    # ------------------------------------------------------------------ clock
+    def now(self):
+        """This rank's time: the virtual clock, or the host's (``time.time``)."""
+        return self.vt if self.virtual else now()
+
+    def start(self):
+        """Start of a run: the virtual clock (and the link queues) back to 0."""
+        self.vt = self.compute_vs = 0.0
+        self.link_free[:] = 0.0
+
+    def advance(self, seconds):
+        """Virtual clock: ``seconds`` of (already scaled) compute."""
+        self.vt += seconds
+        self.compute_vs += seconds
+
+    def collective_cost(self, nbytes=8):
+        """Modelled time of a collective over the ranks: ``ceil(log2 K) x latency +
+        bytes / bandwidth``."""
+        c = math.ceil(math.log2(self.K)) * self.cfg.latency if self.K > 1 else 0.0
+        return c + (nbytes / self.cfg.bandwidth if self.cfg.bandwidth > 0 else 0.0)
+
+    def collective(self, comm, nbytes=8):
+        """After a blocking collective over ``comm`` (virtual clock; collective): every
+        clock becomes the latest one plus :meth:`collective_cost`.  Nothing on the wall
+        clock (the real collective took its real time)."""
+        if not self.virtual:
+            return
+        from asapgraph.comm.mpi import mpi
+
+        self.vt = comm.allreduce(self.vt, op=mpi().MAX) + self.collective_cost(nbytes)
+
     # ------------------------------------------------------------------ sender side
     def stamp(self, peer, nbytes):
         """Delivery time for a message of ``nbytes`` sent now to ``peer``."""
-        t = now()
+        t = self.now()
         if not self.cfg.network:
             return t
         start = max(t, self.link_free[peer])
@@ -180,7 +242,13 @@ class Emulator:
         return self.queue[0][0] if self.queue else None
 
     def wait_until(self, t):
-        """Sleep until absolute time ``t`` (BSP exchange); returns seconds slept."""
+        """Sleep until absolute time ``t`` (BSP exchange); returns seconds slept (virtual
+        clock: advance it to ``t``)."""
+        if self.virtual:
+            dt = max(0.0, t - self.vt)
+            self.vt += dt
+            self.delay_s += dt
+            return dt
         dt = t - now()
         if dt > 0:
             time.sleep(dt)
@@ -190,12 +258,18 @@ class Emulator:
 
     # ------------------------------------------------------------------ stragglers
     def after_compute(self, seconds):
-        """Sleep as a straggler after ``seconds`` of real compute (CPU time); returns time slept."""
+        """Sleep as a straggler after ``seconds`` of real compute (CPU time); returns time
+        slept.  Virtual clock: advance it by the scaled compute and the pause instead."""
+        self.last_cpu = seconds
         s = 0.0
         if self.factor > 1.0 and seconds > 0:
             s += (self.factor - 1.0) * seconds
         if self.cfg.pause_prob > 0 and self.rng.random() < self.cfg.pause_prob:
             s += self.cfg.pause_seconds
+        if self.virtual:
+            self.advance(max(seconds, 0.0) + s)
+            self.sleep_s += s
+            return s
         if s > 0:
             time.sleep(s)
             self.sleep_s += s

@@ -267,6 +267,44 @@ class NotifyAck:
             self.ack_pending[:] = [r for r in self.ack_pending if not r.Test()]
         return ev
 
+    def receive(self, sink, block=False):
+        """Hand every completed receive to ``sink(kind, j, payload, nbytes)`` and repost
+        it (the virtual clock's path, :mod:`.vclock`: nothing is applied here): kind
+        ``"d"``, in-peer ``j``'s data message (a copy of its bytes); kind ``"a"``, out-peer
+        ``j``'s ACK (its delivery time).  ``block``: first wait for one receive.  Returns
+        the number handed."""
+        MPI, n = self.MPI, 0
+        if block:
+            status = MPI.Status()
+            i = MPI.Request.Waitany(self.reqs, status)
+            if i != MPI.UNDEFINED:
+                self._hand(i, status, sink)
+                n += 1
+        while True:
+            idx = MPI.Request.Testsome(self.reqs, self.stats)
+            if not idx:
+                return n
+            for pos, i in enumerate(idx):
+                self._hand(i, self.stats[pos], sink)
+                n += 1
+
+    def _hand(self, i, status, sink):
+        nin = len(self.in_peers)
+        if i < nin:
+            nb = status.Get_count(self.MPI.BYTE)
+            sink("d", i, self.rbufs[i][:nb].copy(), nb)
+        else:
+            sink("a", i - nin, float(self.abufs[i - nin][0]), 8)
+        self._repost(i)
+
+    def apply(self, j, buf, nbytes):
+        """Deliver in-peer ``j``'s message ``buf`` now (counted, then ACKed)."""
+        self._apply(j, buf, nbytes)
+
+    def ack_arrived(self, j):
+        """Out-peer ``j``'s ACK is delivered: one window position frees."""
+        self.inflight[j] -= 1
+
     def acked(self):
         """Every message this rank sent was ACKed."""
         return not self.inflight.any()
@@ -421,6 +459,7 @@ class Channel:
         red = np.array(vals, dtype=np.float64)
         out = np.zeros_like(red)
         self.comm.Allreduce(red, out, op=self.MPI.SUM)
+        self.emu.collective(self.comm, red.nbytes)
         self.st.wait_s += time.perf_counter() - t
         self.c0 = time.thread_time()
         return out

@@ -16,7 +16,7 @@ import numpy as np
 
 from asapgraph.comm.mpi import mpi
 
-__all__ = ["RankStats", "gather_stats", "traffic_totals"]
+__all__ = ["RankStats", "gather_stats", "traffic_totals", "virtual_figures"]
 
 
 class RankStats:
@@ -41,10 +41,16 @@ class RankStats:
         #: per superstep / termination wave, so a long run shows it is moving
         self.progress = None
         self.progress_what = ("iteration", "residual")
+        #: seconds since the start for the traces: the host's, or (virtual clock, see
+        #: :mod:`.vclock`) a callable returning the rank's virtual clock
+        self.clock = None
+
+    def now(self):
+        return self.clock() if self.clock is not None else time.perf_counter() - self.t0
 
     def sample(self, bound):
         """The global residual or bound after a superstep (BSP) or a wave (ASAP)."""
-        self.trace.append((time.perf_counter() - self.t0, float(bound)))
+        self.trace.append((self.now(), float(bound)))
         if self.progress is not None:
             self.progress.iteration(len(self.trace), float(bound), what=self.progress_what,
                                     sent=f"{self.bytes_sent / 1e6:,.1f} MB from rank 0")
@@ -59,7 +65,7 @@ class RankStats:
         if self.ref is not None:
             from asapgraph.kernels import _local
 
-            self.err_trace.append((time.perf_counter() - self.t0,
+            self.err_trace.append((self.now(),
                                    _local.l1_diff_scaled(x, scale, self.ref), self.bytes_sent))
 
     def as_dict(self):
@@ -109,10 +115,22 @@ def traffic_totals(comm, st, emu):
     comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
     times = np.array([st.compute_s, st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
     comm.Allreduce(MPI.IN_PLACE, times, op=MPI.SUM)
-    return {"edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
+    clock = virtual_figures(comm, st, emu)
+    return {**clock, "edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
             "data_messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
             "acks_sent": int(tot[3]), "compute_seconds": float(times[0]),
             "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
             "emulated_delay_seconds": float(times[3]),
             "straggler_sleep_seconds": float(times[4]),
             "emulation": emu.cfg.as_dict() if emu.cfg.active else None}
+
+
+def virtual_figures(comm, st, emu):
+    """The clock of the run (collective): ``{"clock": "wall"}``, or on the virtual clock
+    ``virtual_seconds`` (the latest rank clock), and per rank in ``st.extra`` its clock
+    at the end and its compute in virtual seconds."""
+    if not emu.virtual:
+        return {"clock": "wall"}
+    st.extra["virtual_seconds"] = emu.vt
+    st.extra["virtual_compute_seconds"] = emu.compute_vs
+    return {"clock": "virtual", "virtual_seconds": float(comm.allreduce(emu.vt, op=mpi().MAX))}

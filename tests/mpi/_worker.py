@@ -118,6 +118,7 @@ def main():
                             "max_mass_error": r.stats.get("max_mass_error"),
                             "spectral_gap": r.stats.get("spectral_gap"),
                             "messages": r.stats["messages_sent"],
+                            "clock": r.stats.get("clock"),
                             "vertices_per_rank": [q["vertices"] for q in r.stats["per_rank"]],
                             "edges_per_rank": [q["edges"] for q in r.stats["per_rank"]]})
     if comm.rank == 0:

@@ -26,7 +26,7 @@ MPI_OPTIONS = [
     ["--partition", "hash"], ["--fanout", "7"], ["--window", "5"], ["--approx", "0.5"],
     ["--asap-form", "push"], ["--seed", "3"], ["--latency", "0.0005"], ["--bandwidth", "1G"],
     ["--jitter", "0.0005"], ["--straggler", "1:2"], ["--emulate-seed", "5"],
-    ["--mpiexec", "MPIEXEC"],
+    ["--mpiexec", "MPIEXEC"], ["--clock", "virtual"], ["--clock", "virtual", "--latency", "0.0005"],
 ]
 #: options whose effect is on the launch, not on the run (nothing to see in --json)
 LAUNCH_ONLY = {"--mpiexec"}

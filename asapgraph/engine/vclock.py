@@ -1,0 +1,367 @@
+"""Virtual time: the emulated cluster on per-rank virtual clocks (``--clock virtual``).
+
+Rationale
+---------
+With more ranks than cores the host's clock measures the OS scheduler, not the algorithm.
+As in SimGrid/SMPI, the real code runs and the real MPI carries the real messages, but
+every figure is read off a per-rank *virtual clock* ``vt`` advanced by a model
+(:class:`.emulation.Emulator`): compute by its thread CPU time x the straggler factor
+(plus scheduled pauses, no sleeping); a message sent at ``vt = t`` over a link leaves when
+the link is free and arrives at ``t' = start + bytes / bandwidth + latency (+ jitter)``;
+a collective costs the latest clock plus ``ceil(log2 K) x latency + bytes / bandwidth``.
+
+*BSP* needs nothing more: a superstep's events are fixed by the program (sweep, send,
+wait for every in-peer's message: ``vt = max(vt, arrivals)``, ``Allreduce``: ``vt = max
+over ranks + collective``), so the host's timing cannot change what happens or when.
+
+*ASAP* reacts to whatever has arrived, so on the host's clock a rank would act on what
+the host happened to deliver.  Conservative synchronisation makes it act on what a real
+cluster with this model would have delivered by then.  The protocol is the synchronous
+conservative one of the Chandy-Misra-Bryant family whose lookahead is the link latency
+``L`` (bounded-lag / YAWNS: Lubachevsky, CACM 1989; Nicol, JACM 1993), with the rank
+clocks published by a clock reduction instead of null messages:
+
+1. *Window.*  Every rank reports how many data messages and ACKs it has sent to each
+   peer (one ``Allgather``) and then receives, blocking if need be, every message sent
+   to it so far; the received ones wait in a heap keyed by ``(arrival, kind, sender,
+   sender's sequence number)``.  Then one ``Allreduce`` (min) of the ranks' *next event
+   times* gives ``T``: a busy rank's next event is its clock; an idle one's is its
+   earliest held arrival, the virtual completion of its termination wave, or its next
+   periodic wave.  The window is ``[T, T + L)``.
+2. *Rounds.*  A rank runs rounds while its next event is ``< T + L``; a round starting at
+   ``vt`` first delivers every held message with arrival ``<= vt`` (heap order) and the
+   wave result if it completed by ``vt``, then does the solver's round (local work
+   advances ``vt``; flushes and ACKs are stamped at ``vt``).  The round's inputs are read
+   at its start, its outputs (sends) may fall after ``T + L``.
+3. *Waves* (:class:`VirtualWaves`).  A termination wave is the solver's ``Iallreduce``
+   plus a max of the contributors' clocks; it completes in virtual time at ``max clock +
+   collective``; a rank sees its result at its first round starting no earlier.  The
+   completion is fixed once every rank has contributed, which step 1 tells (the least
+   number of waves started); until then it is ``>= T + ceil(log2 K) L >= T + L``.
+
+*Why the result is the real cluster's.*  Every rank's clock is ``>= T`` at the window's
+start (``T`` is the least next event, and clocks never go back), so a message sent from
+then on leaves at ``>= T`` and arrives at ``>= T + L``: every message arriving before
+``T + L`` was sent before the window and is in the receiver's heap after step 1.  A
+round starting at ``vt < T + L`` therefore sees exactly the messages a real cluster
+would have delivered by ``vt`` (those with arrival ``<= vt``), in arrival order (ties
+broken by sender and sequence, not by the host), and a wave result exactly when a real
+cluster would have it (step 3).  By induction over rounds in clock order each rank goes
+through the states it would go through on the modelled cluster, whatever the host does
+in real time: a descheduled or slow rank only makes the others wait in the window
+collectives (real time), never changes a virtual time.  What stays non-deterministic is
+the model's input, the CPU time a sweep takes (a few % run to run), and floating-point
+sums over messages delivered together are in heap order.  No deadlock: the rank whose
+next event is ``T`` always runs a round in the window.  Latency 0 leaves no lookahead
+(``[T, T)`` is empty): the virtual clock needs ``latency > 0`` (refused otherwise).
+The general engine of programs with hooks (:mod:`.asap_programs`) does not run on it.
+
+:func:`main` is a small test entry (``python -m asapgraph.engine.vclock``): ping-pong
+and chain exchanges on the same windows whose arrival times are known in closed form.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import time
+
+import numpy as np
+
+from asapgraph.comm.mpi import mpi
+from asapgraph.kernels import _local
+from asapgraph.engine.termination import Waves
+
+__all__ = ["Links", "VirtualWaves", "run_solve", "main"]
+
+INF = math.inf
+_DEBUG = bool(__import__("os").environ.get("ASAPGRAPH_TRACE_VCLOCK"))
+
+
+class Links:
+    """The virtual-time receive side of one :class:`.exchange.NotifyAck` (module
+    docstring, step 1): held messages, the window collectives (on a duplicate of
+    ``comm``, so they never interleave with the solver's waves)."""
+
+    def __init__(self, comm, emu, na):
+        self.comm = comm.Dup()
+        self.emu, self.na = emu, na
+        self.K, self.me = comm.Get_size(), comm.Get_rank()
+        self.in_peers = [int(q) for q in na.in_peers]
+        self.out_peers = [int(q) for q in na.out_peers]
+        self.heap = []
+        self.got_d = np.zeros(self.K, dtype=np.int64)
+        self.got_a = np.zeros(self.K, dtype=np.int64)
+        self.windows = 0
+
+    def _sink(self, kind, j, payload, nbytes):
+        if kind == "d":
+            q = self.in_peers[j]
+            self.got_d[q] += 1
+            at = float(payload[:8].view(np.float64)[0])
+            heapq.heappush(self.heap, (at, 0, q, int(self.got_d[q]), j, payload, nbytes))
+        else:
+            q = self.out_peers[j]
+            self.got_a[q] += 1
+            heapq.heappush(self.heap, (payload, 1, q, int(self.got_a[q]), j, None, 0))
+
+    def pull(self):
+        """Move what has arrived (real time) into the heap."""
+        self.na.receive(self._sink)
+
+    def window(self, next_event, started, done):
+        """Steps 1 of a window (collective): receive everything sent so far, then the
+        least next event ``T`` and number of waves started, and whether every rank is
+        done.  ``next_event``: a callable (evaluated after the receives)."""
+        MPI, K, na = mpi(), self.K, self.na
+        row = np.concatenate([na.sent_to, na.recv_from]).astype(np.int64)  # ACKs = applied
+        allg = np.zeros((K, 2 * K), dtype=np.int64)
+        self.comm.Allgather([row, MPI.INT64_T], [allg, MPI.INT64_T])
+        exp_d, exp_a = allg[:, self.me], allg[:, K + self.me]
+        self.pull()
+        while (self.got_d < exp_d).any() or (self.got_a < exp_a).any():
+            na.receive(self._sink, block=True)
+        red = np.array([next_event(), float(started()), 1.0 if done else 0.0])
+        out = np.zeros(3)
+        self.comm.Allreduce(red, out, op=MPI.MIN)
+        self.windows += 1
+        return float(out[0]), int(out[1]), bool(out[2])
+
+    def next_arrival(self):
+        return self.heap[0][0] if self.heap else INF
+
+    def deliver(self, vt):
+        """Deliver every held message and ACK with arrival ``<= vt`` (heap order)."""
+        n, heap, na = 0, self.heap, self.na
+        while heap and heap[0][0] <= vt:
+            _, kind, _, _, j, payload, nbytes = heapq.heappop(heap)
+            if kind == 0:
+                na.apply(j, payload, nbytes)
+            else:
+                na.ack_arrived(j)
+            n += 1
+        return n
+
+    def close(self):
+        self.comm.Free()
+
+
+class VirtualWaves(Waves):
+    """:class:`.termination.Waves` whose results are seen at their virtual completion
+    (module docstring, step 3)."""
+
+    def __init__(self, emu, comm, **kw):
+        super().__init__(comm, **kw)
+        self.emu = emu
+        self.started = 0
+        self.ready_at = None
+
+    def contribute(self, *args, more=None, **kw):
+        more = dict(more or {})
+        more["~vclock"] = (self.emu.vt, "max")
+        super().contribute(*args, more=more, **kw)
+        self.started += 1
+        self.ready_at = None
+
+    def resolve(self, min_started):
+        """After a window: every rank contributed to this rank's wave in flight (the
+        least number of waves started reached its own), so its completion is known."""
+        if self.req is None or self.ready_at is not None or min_started < self.started:
+            return
+        self.MPI.Request.Waitall(self.req)
+        vmax = next(float(r[0]) for name, r, _, _ in self.more if name == "~vclock")
+        self.ready_at = vmax + self.emu.collective_cost(8 * (len(self.send) + 1))
+
+    def test(self):
+        if self.ready_at is None or self.emu.vt < self.ready_at:
+            return None
+        res = super().test()
+        self.reduced.pop("~vclock", None)
+        self.ready_at = None
+        return res
+
+    def next_event(self):
+        return INF if self.ready_at is None else self.ready_at
+
+
+def run_solve(s, wave_interval):
+    """The round loop of one ASAP solve (:class:`.asap._Solve` ``s``) on the virtual
+    clock; returns nothing (``s`` holds the state).  Same rounds as the host-clock loop
+    of :meth:`.asap._Solve.run`, ordered by the windows of the module docstring."""
+    emu, na, st, d, wv, sol = s.emu, s.na, s.st, s.d, s.wv, s.sol
+    links = Links(s.comm, emu, na)
+    L, cpu = emu.cfg.latency, time.thread_time
+    nloc, acc = s.nloc, d.acc
+    done = idle = False
+    sent = 0
+
+    def next_event():
+        if done:
+            return INF
+        if not idle:
+            return emu.vt
+        e = min(links.next_arrival(), wv.next_event())
+        if wv.idle:
+            e = min(e, s.last_contrib + max(wave_interval, s.last_sweep_len))
+        return max(e, emu.vt)
+
+    while True:
+        T, min_started, all_done = links.window(next_event, lambda: wv.started, done)
+        if all_done:
+            break
+        wv.resolve(min_started)
+        W = T + L
+        while not done:
+            e = next_event()
+            if e >= W:
+                break
+            emu.vt = max(emu.vt, e)
+            c0, charged = cpu(), emu.compute_vs
+            s.rounds += 1
+            links.pull()
+            ev = links.deliver(emu.vt)
+            res = wv.test()
+            if res is not None:
+                done = s._on_wave(res)
+                if done:
+                    break
+            s.rl += s.rin
+            s.rin = 0.0
+            s.over = st.edges_visited - s.e_start >= sol.max_work
+            v0 = emu.vt
+            pushed = s._work(ev, time.perf_counter())
+            if emu.compute_vs > charged:  # a sweep ran: its virtual length
+                s.last_sweep_len = emu.vt - v0
+            if sol.approx > 0 and (ev or pushed or sent):
+                rloc = _local.abs_sum(acc, 0, nloc + s.lg.nslots)
+                s.gs += rloc - s.r_prev
+                s.r_prev = rloc
+            out_work = wv.draining or s.over or s.rl <= s.target * s.share
+            sent = s.flush(out_work)
+            passive = (out_work and na.acked()
+                       and not (s.nout and (s.dirty.any() or s.rem.any() or d.dbuf.any()))
+                       and not acc[nloc:].any())
+            contributed = s._contribute(passive, emu.vt)
+            # the round's other CPU (polling, applying, packing) at the rank's speed
+            rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
+            emu.advance(max(rest, 0.0) * emu.factor)
+            idle = not (ev or pushed or sent or contributed or res is not None)
+            if _DEBUG and s.rounds % 50 == 0:
+                print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "
+                      f"{s.target * s.share:.3e} pend {d.pending_mass():.3e} ev {ev} "
+                      f"pushed {pushed} sent {sent} infl {na.inflight.tolist()} heap "
+                      f"{len(links.heap)} waves {wv.waves} rg {s.r_global:.3e}", flush=True)
+    st.extra["virtual_windows"] = links.windows
+    links.close()
+
+
+# ---------------------------------------------------------------- test entry point
+def scenario(comm, emu, kind, nbytes, compute, count, sleep):
+    """A ping-pong (``kind="pingpong"``, 2 ranks, ``count`` round trips) or a chain
+    (``"chain"``, 3 ranks: rank 0 sends ``count`` messages back to back to rank 1,
+    which forwards each to rank 2 after ``compute`` s) on :class:`Links` windows; every
+    compute step is ``compute`` virtual seconds (no CPU charged) and ``sleep`` real
+    seconds.  Returns this rank's ``[(arrival, clock when delivered), ...]``."""
+    from asapgraph.engine import exchange as ex
+    from asapgraph.engine.stats import RankStats
+
+    K, me = comm.Get_size(), comm.Get_rank()
+    if kind == "pingpong":
+        outp = inp = [1 - me]
+    else:
+        outp = [me + 1] if me < K - 1 else []
+        inp = [me - 1] if me > 0 else []
+    got, pending = [], []
+    slots = max(1, (nbytes - 8 * ex.HEADER) // 8)
+    na = ex.NotifyAck(comm, np.array(outp, dtype=np.int64), [slots] * len(outp),
+                      np.array(inp, dtype=np.int64), [slots] * len(inp), count + 1, emu,
+                      RankStats(me), lambda j, buf, nb: pending.append(ex.header(buf)[0]))
+    links = Links(comm, emu, na)
+    # what each rank sends in all, and its first step
+    if kind == "pingpong":
+        todo = count if me == 0 else count
+        ready = 1 if me == 0 else 0
+    else:
+        todo = count if me < K - 1 else 0
+        ready = count if me == 0 else 0
+    sent = 0
+    done = False
+
+    def next_event():
+        if done:
+            return INF
+        return emu.vt if (ready or pending) else max(emu.vt, links.next_arrival())
+
+    while True:
+        T, _, all_done = links.window(next_event, lambda: 0, done)
+        if all_done:
+            break
+        W = T + emu.cfg.latency
+        while not done:
+            e = next_event()
+            if e >= W:
+                break
+            emu.vt = max(emu.vt, e)
+            links.pull()
+            links.deliver(emu.vt)
+            for a in pending:
+                got.append((a, emu.vt))
+                if kind == "pingpong" or me < K - 1:
+                    ready += 1
+            pending.clear()
+            if kind == "pingpong" and me == 0 and sent == todo:
+                ready = 0
+            if ready and sent < todo:
+                if sleep:
+                    time.sleep(sleep)
+                if kind != "chain" or me > 0 or sent == 0:
+                    emu.advance(compute)
+                n = ready if (kind == "chain" and me == 0) else 1
+                for _ in range(n):
+                    buf = na.open(0)
+                    na.send(0, buf, nbytes, ex.DENSE_EXACT)
+                    sent += 1
+                ready -= n
+            else:
+                ready = 0
+            done = (sent == todo and na.acked() and not links.heap
+                    and len(got) == (count if (kind == "pingpong" or me > 0) else 0))
+    links.close()
+    na.close()
+    return got
+
+
+def main(argv=None):
+    """``python -m asapgraph.engine.vclock KIND --latency L --bandwidth B --bytes N
+    --compute C --count R [--sleep S] [--pid-dir D]``: print rank 0's JSON
+    ``{"arrivals": {rank: [[arrival, delivered_at], ...]}}``."""
+    import argparse
+    import json
+    import os
+
+    from asapgraph.engine.emulation import Emulator
+
+    ap = argparse.ArgumentParser(prog="python -m asapgraph.engine.vclock")
+    ap.add_argument("kind", choices=("pingpong", "chain"))
+    ap.add_argument("--latency", type=float, default=1e-3)
+    ap.add_argument("--bandwidth", type=float, default=125e6)
+    ap.add_argument("--bytes", type=int, default=1000)
+    ap.add_argument("--compute", type=float, default=1e-3)
+    ap.add_argument("--count", type=int, default=5)
+    ap.add_argument("--sleep", type=float, default=0.0)
+    ap.add_argument("--pid-dir", default=None)
+    a = ap.parse_args(argv)
+    comm = mpi().COMM_WORLD
+    if a.pid_dir:
+        with open(os.path.join(a.pid_dir, f"rank{comm.Get_rank()}.pid"), "w") as f:
+            f.write(str(os.getpid()))
+    emu = Emulator({"latency": a.latency, "bandwidth": a.bandwidth, "clock": "virtual"},
+                   comm.Get_rank(), comm.Get_size())
+    emu.start()
+    got = scenario(comm, emu, a.kind, a.bytes, a.compute, a.count, a.sleep)
+    allg = comm.gather(got, root=0)
+    if comm.Get_rank() == 0:
+        print(json.dumps({"arrivals": {str(r): g for r, g in enumerate(allg)}}))
+
+
+if __name__ == "__main__":
+    main()
