@@ -399,6 +399,14 @@ def _fanout_check(args, ranks):
     return None
 
 
+def _schedule_check(args, ranks):
+    if getattr(args, "schedule", None) == "priority" and getattr(args, "asap_form",
+                                                                 "jacobi") != "jacobi":
+        return ("--schedule priority applies to --asap-form jacobi only (the push form "
+                "already pushes by a residual threshold)")
+    return None
+
+
 def _seed_check(args, ranks):
     if min(int(getattr(args, "fanout", 2)), ranks - 1) >= ranks - 1:
         return (f"--seed changes nothing on {ranks} ranks with --fanout "
@@ -421,6 +429,9 @@ RULES = {
                           "residual to hold back)"),
     "asap_form": replace(_ASAP_PR, commands=("pagerank",),
                          why="it selects between the two forms of the PageRank solver"),
+    "schedule": replace(_ASAP_PR, commands=("pagerank", "katz", "run"), check=_schedule_check,
+                        why="min/max programs send improvements, not residuals: there is no "
+                            "residual order to schedule by"),
     "seed": replace(_ASAP_PR, check=_seed_check),
     "latency": _EMU,
     "bandwidth": _EMU,
@@ -483,6 +494,11 @@ def engine_option_refusal(dest, program_name, engine, combiner="sum"):
     general = engine not in ("sum", "minmax")
     if dest == "approx" and (engine == "minmax" or (general and combiner != "sum")):
         return f"{opt} does not apply to program {program_name}: {RULES['approx'].why}"
+    if dest == "schedule" and engine == "minmax":
+        return f"{opt} does not apply to program {program_name}: {RULES['schedule'].why}"
+    if dest == "schedule" and general:
+        return (f"{opt} does not apply to program {program_name}: it runs on the general "
+                f"program engine ({engine}), whose ASAP loop has no priority schedule")
     return None
 
 

@@ -115,6 +115,7 @@ def _run(args, comm):
                    approx=args.approx, emulation=emu, seed=args.seed,
                    weight_col=getattr(args, "weight_col", None),
                    asap_form=getattr(args, "asap_form", "jacobi"),
+                   schedule=getattr(args, "schedule", None),
                    progress=Progress(quiet=args.quiet) if me == 0 else None)
     total = time.perf_counter() - t0
     if me != 0:
@@ -145,11 +146,13 @@ def _run(args, comm):
         "ranks": st["ranks"], "partition": st["partition"], "rounds": st["rounds"],
         "messages_sent": st["messages_sent"], "bytes_sent": st["bytes_sent"],
         "wait_seconds": st["wait_seconds"], "peak_rss_mb_max_rank": st["peak_rss_mb_max"],
+        "edges_scanned": st["edges_visited"],
     }
     if args.mode == "asap":
         for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx", "seed"):
             summary[k] = st.get(k)
         summary["asap_form"] = st.get("form")
+        summary["schedule"] = st.get("schedule")
     if st.get("emulation"):
         summary["emulation"] = st["emulation"]
     summary["per_rank"] = st["per_rank"]

@@ -173,6 +173,10 @@ def add_distributed_options(p):
                    help="asap PageRank local solver: jacobi (signed delta sweeps, teleport and "
                         "dangling mass spread by the messages; default) or push (leaky "
                         "Gauss-Seidel residual push)")
+    g.add_argument("--schedule", action=Given, choices=("sweep", "priority"), default=None,
+                   help="asap (jacobi form): what a sweep pushes -- every block above the "
+                        "skip threshold (sweep), or first the blocks of largest residual per "
+                        "edge (priority; same answer and bound); default: the engine's")
     g.add_argument("--seed", action=Given, type=nonneg_int, default=0, metavar="S",
                    help="seed of the randomised parts (asap reduction order)")
     g.add_argument("--mpiexec", action=Given, default=None, metavar="PATH",

@@ -147,7 +147,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
              personalization=None, dangling=None, weighted=False,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
              debug_mass=False, weight_col=None, chunk_bytes=1 << 21, progress=None,
-             asap_form="jacobi", error_reference=None):
+             asap_form="jacobi", error_reference=None, schedule=None):
     """Distributed PageRank over an mpi4py communicator (collective).
 
     Parameters
@@ -195,6 +195,11 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         of the Google matrix (default; converges like power iteration) or the leaky
         Gauss-Seidel residual push (fewer edges on graphs with locality, slow on
         expander-like graphs).  Both certify the same error bound.
+    schedule : {"sweep", "priority"} or None
+        ASAP ``jacobi`` form: what a sweep pushes -- every block of vertices above the skip
+        threshold, or first the blocks of largest residual per edge (PrIter-style priority;
+        same fixed point, same certified bound).  None: the engine's default
+        (:data:`asapgraph.engine.asap.DEFAULT_SCHEDULE`).
     error_reference : (ids, values) or None
         ASAP, for benchmarks (pass it on every rank): a reference solution by original
         id; each rank then records the L1 error of its part of ``x / sum(x)`` whenever a
@@ -265,12 +270,13 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                                     _options.pagerank_change_tol(alpha, tol), max_iter, emu, st)
         bound = _options.pagerank_error_bound(alpha, res)
     else:
-        from asapgraph.engine.asap import run_asap
+        from asapgraph.engine.asap import DEFAULT_SCHEDULE, run_asap
 
         x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
                                             fanout=fanout, window=window, approx=approx,
                                             seed=seed, debug_mass=debug_mass, form=asap_form,
-                                            max_iter=max_iter)
+                                            max_iter=max_iter,
+                                            schedule=schedule or DEFAULT_SCHEDULE)
         bound = float(res)
     seconds = time.perf_counter() - t0
     lay, m, orig = lg.stats(), lg.m, lg.orig

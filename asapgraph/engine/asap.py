@@ -80,11 +80,18 @@ from asapgraph.engine.emulation import now
 from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
 
-__all__ = ["run_asap", "FORMS"]
+__all__ = ["run_asap", "FORMS", "SCHEDULES", "DEFAULT_SCHEDULE"]
 
 #: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
 #: Gauss-Seidel residual push, normalised at the end)
 FORMS = ("jacobi", "push")
+
+#: what a ``jacobi`` sweep pushes: every block above the skip threshold (``sweep``), or
+#: first the blocks of largest residual per unit of work holding ``ASAPGRAPH_ASAP_RHO``
+#: of the mass (``priority``, :func:`._local.jacobi_push`); the default from measurements
+#: (benchmarks/REPORT.md, issue 14)
+SCHEDULES = ("sweep", "priority")
+DEFAULT_SCHEDULE = "sweep"
 
 # the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
 # x, pushed and produced signed mass (sum programs' extrapolation), signed residual
@@ -98,11 +105,19 @@ class _Solver:
     across the solves of a run (:func:`run_asap` may solve twice); see :meth:`solve`."""
 
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
-                 form="jacobi", max_iter=None):
+                 form="jacobi", max_iter=None, schedule=DEFAULT_SCHEDULE):
         MPI = mpi()
         if form not in FORMS:
             raise ValueError(f"unknown ASAP form {form!r} (expected one of {', '.join(FORMS)})")
-        self.form = form
+        if schedule not in SCHEDULES:
+            raise ValueError(f"unknown ASAP schedule {schedule!r} (expected one of "
+                             f"{', '.join(SCHEDULES)})")
+        if schedule == "priority" and form != "jacobi":
+            raise ValueError("the priority schedule applies to the jacobi form")
+        self.form, self.schedule = form, schedule
+        # priority schedule: the share of the residual mass a sweep pushes first
+        self.rho = (float(os.environ.get("ASAPGRAPH_ASAP_RHO", "0.8"))
+                    if schedule == "priority" else 0.0)
         self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
@@ -473,7 +488,7 @@ def same_vec(comm, a, b):
 
 
 def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=0.0, seed=0,
-             debug_mass=False, form="jacobi", max_iter=None):
+             debug_mass=False, form="jacobi", max_iter=None, schedule=DEFAULT_SCHEDULE):
     """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``.
 
     ``max_iter``: most edge work per rank, in sweeps of its local edges (None: no limit);
@@ -481,7 +496,7 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
     """
     MPI = mpi()
     sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass, form,
-                  max_iter)
+                  max_iter, schedule)
     dmask = lg.dangling.astype(bool)
     same = True
     if form == "push" and dvec is not None:
@@ -508,7 +523,8 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         bound, rounds = 4.0 * max(b1, b2) / (beta * beta), r1 + r2
     extra = {"spectral_gap": sol.sched.spectral_gap(0), "spectral_gap_mean": sol.sched.mean_gap(),
              "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx, "form": form,
-             "seed": sol.sched.seed, "schedule_period": 2 * sol.sched.L}
+             "seed": sol.sched.seed, "schedule_period": 2 * sol.sched.L,
+             "schedule": sol.schedule}
     if debug_mass:
         extra["mass_checks"] = sol.mass_checks
         extra["max_mass_error"] = sol.max_mass_error

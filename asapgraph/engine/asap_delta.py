@@ -177,16 +177,20 @@ class DeltaState:
         elif jac:
             # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
             acc[:nloc] = 1.0 / lg.n
-            self.sweep(0.0)
+            self.sweep(0.0, full=True)  # every vertex: x = x0 everywhere
             acc[:nloc] -= self.x
             self.warm = True
         else:
             acc[:nloc] = (1.0 - self.alpha) * b
 
-    def sweep(self, theta):
-        """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
+    def sweep(self, theta, full=False):
+        """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``.
+
+        The priority schedule (``sol.rho``) applies unless ``full`` or the sweep is an
+        extrapolation step (both push every residual)."""
         lg, acc, nloc, pend = self.lg, self.acc, self.nloc, self.pend
         s_ = self.relax
+        rho = 0.0 if full or s_ != 1.0 else self.sol.rho
         if self.prog:
             before = float(acc.sum())
             if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
@@ -195,7 +199,7 @@ class DeltaState:
         nedge, dm, tot, _, left = _local.jacobi_push(
             lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
             lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
-            self.sol.block)
+            self.sol.block, rho)
         if self.prog:
             if s_ != 1.0:
                 acc[:nloc] -= ((s_ - 1.0) / s_) * self.rs

@@ -349,12 +349,13 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
                                          max_iter, emu, st)
         bound = _options.pagerank_error_bound(program.alpha, change)
     else:
-        from asapgraph.engine.asap import run_asap
+        from asapgraph.engine.asap import DEFAULT_SCHEDULE, run_asap
 
         x, iters, conv, bound, extra = run_asap(
             comm, lg, p, q, program.alpha, tol, emu, st, fanout=opts.get("fanout", 2),
             window=opts.get("window", 1), approx=opts.get("approx", 0.0),
-            seed=opts.get("seed", 0), max_iter=max_iter)
+            seed=opts.get("seed", 0), max_iter=max_iter,
+            schedule=opts.get("schedule") or DEFAULT_SCHEDULE)
     return x, int(iters), bool(conv), float(bound), _totals(comm, st, emu, bound, extra)
 
 
@@ -380,7 +381,8 @@ def asap_extra(comm, sol, st):
             "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx,
             "seed": sol.sched.seed, "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
             "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=mpi().MAX)),
-            "extrapolations": st.extra.get("extrapolations", 0)}
+            "extrapolations": st.extra.get("extrapolations", 0),
+            "schedule": sol.schedule}
 
 
 def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, progress=None,
@@ -419,10 +421,11 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
         x, iters, conv, bound = _bsp(comm, lg, d0, tol, max_iter, emu, st, report)
         extra = {"extrapolations": st.extra.get("extrapolations", 0)}
     else:
-        from asapgraph.engine.asap import _Solver
+        from asapgraph.engine.asap import DEFAULT_SCHEDULE, _Solver
 
         sol = _Solver(comm, lg, 1.0, emu, st, opts.get("fanout", 2), opts.get("window", 1),
-                      opts.get("approx", 0.0), opts.get("seed", 0), False, "jacobi", max_iter)
+                      opts.get("approx", 0.0), opts.get("seed", 0), False, "jacobi", max_iter,
+                      opts.get("schedule") or DEFAULT_SCHEDULE)
         x, bound, rounds = sol.solve(np.zeros(lg.nloc), tol, relative=False, delta0=d0)
         iters = int(comm.allreduce(rounds, op=MPI.MAX))
         conv = bool(bound <= tol)
