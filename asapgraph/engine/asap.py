@@ -118,6 +118,12 @@ class _Solver:
         # priority schedule: the share of the residual mass a sweep pushes first
         self.rho = (float(os.environ.get("ASAPGRAPH_ASAP_RHO", "0.8"))
                     if schedule == "priority" else 0.0)
+        # ... and across ranks: a rank sweeps only while its residual per owned vertex is
+        # at least `rank_prio` x the global one of the last wave (the ranks that are
+        # behind -- a straggler -- work, the others wait for mass instead of solving
+        # their own part far below the global error)
+        self.rank_prio = (float(os.environ.get("ASAPGRAPH_ASAP_RANK_PRIO", "0.5"))
+                          if schedule == "priority" else 0.0)
         self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
@@ -264,6 +270,8 @@ class _Solve:
         if not (self.rl > self.target * self.share and ready
                 and not (self.wv.draining or self.over)):
             return 0
+        if self.rl < sol.rank_prio * self.r_global * self.share:
+            return 0  # priority schedule: ranks with more residual per vertex go first
         c0 = time.thread_time()
         if mm is not None:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
