@@ -33,8 +33,6 @@ CLUSTER = {"latency": 1e-3, "bandwidth": 125e6, "straggler": "1:3"}
 
 def _worker(batch_path, out_path):
     """Under mpiexec: the benchmark worker's loop, with ``rho`` set per run."""
-    import numpy as np  # noqa: F401
-
     import asapgraph.engine as ad
     from asapgraph.bench import worker as W
     from asapgraph.comm.mpi import world
@@ -87,8 +85,6 @@ def main():
     ap.add_argument("--timeout", type=float, default=1800.0)
     ap.add_argument("--json-out", default=None)
     a = ap.parse_args()
-    import numpy as np
-
     from asapgraph.bench.reference import ensure_reference, load_reference, resolve_graph
     from asapgraph.bench.runner import _mpiexec, _worker_env, score_record
 
