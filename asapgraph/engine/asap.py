@@ -25,6 +25,18 @@ of work when its residual L1 sum is below its share ``n_r / n`` of a global targ
 keeps the bound at half of ``tol`` (push form: using the measured ``S = sum(x)`` of the
 last wave, which never decreases).
 
+*Priority schedule* (``schedule="priority"``, ``jacobi`` form; PrIter / Maiter).  Within
+a rank, a sweep pushes first the blocks of largest residual per unit of work, the fewest
+that hold ``rho`` (0.8, env ``ASAPGRAPH_ASAP_RHO``) of the mass above the skip threshold
+(log-bucket histogram in :func:`._local.jacobi_push`); across ranks, a rank sweeps only
+while its residual per owned vertex is at least ``rank_prio`` (0.5, env
+``ASAPGRAPH_ASAP_RANK_PRIO``) x the global one of the last wave, so the ranks that are
+behind work and the others wait for mass instead of sweeping their part far below the
+global error on partial input (the edge work ASAP used to add over BSP).  Some rank is
+always at or above the mean, and waves keep ``R`` current, so the run makes progress; the
+warm start and the extrapolation steps push everything.  Pushes only move mass, so the
+fixed point, the termination and the bound are unchanged.
+
 *NOTIFY-ACK and messages* (:mod:`.exchange`).  Flushing the buffer of peer ``q`` is one
 ``Isend`` of ``[header | payload]`` (the header carries the emulated delivery time, the
 payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's last
@@ -270,7 +282,7 @@ class _Solve:
         if not (self.rl > self.target * self.share and ready
                 and not (self.wv.draining or self.over)):
             return 0
-        if self.rl < sol.rank_prio * self.r_global * self.share:
+        if self._gated():
             return 0  # priority schedule: ranks with more residual per vertex go first
         c0 = time.thread_time()
         if mm is not None:
@@ -292,6 +304,12 @@ class _Solve:
         self.last_sweep_end = time.perf_counter()
         self.last_sweep_len = self.last_sweep_end - t1
         return pushed
+
+    def _gated(self):
+        """Priority schedule: this rank's residual per vertex is below ``rank_prio`` x the
+        global one of the last wave, so it waits (flushing its buffers exactly: mass held
+        back in them would count in the global residual and could gate every rank)."""
+        return self.rl < self.sol.rank_prio * self.r_global * self.share
 
     # ------------------------------------------------------------------ messages
     def _deliver(self, j, buf, nbytes):
@@ -441,7 +459,7 @@ class _Solve:
                 self.gs += rloc - self.r_prev
                 self.r_prev = rloc
             out_work = self.wv.draining or self.over or self.rl <= self.target * self.share
-            sent = self.flush(out_work)
+            sent = self.flush(out_work or self._gated())
             t3 = perf()
             st.comm_s += t3 - t2
             # termination waves (non-blocking)
