@@ -34,7 +34,8 @@ while its residual per owned vertex is at least ``rank_prio`` (0.5, env
 behind work and the others wait for mass instead of sweeping their part far below the
 global error on partial input (the edge work ASAP used to add over BSP).  Some rank is
 always at or above the mean, and waves keep ``R`` current, so the run makes progress; the
-warm start and the extrapolation steps push everything.  Pushes only move mass, so the
+warm start, the extrapolation steps and the end game (within 10x of the passivity
+target) push everything, with no gate.  Pushes only move mass, so the
 fixed point, the termination and the bound are unchanged.
 
 *NOTIFY-ACK and messages* (:mod:`.exchange`).  Flushing the buffer of peer ``q`` is one
@@ -109,6 +110,7 @@ DEFAULT_SCHEDULE = "sweep"
 # x, pushed and produced signed mass (sum programs' extrapolation), signed residual
 _R, _SX, _F0, _F1, _SG = range(EXTRA, EXTRA + 5)
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
+_ENDGAME = 10.0  # priority schedule: off within this factor of the passivity target
 _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
 
 
@@ -289,7 +291,7 @@ class _Solve:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
             st.edges_visited += nedge
         elif self.jac:
-            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n)
+            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n, full=self._endgame())
             pushed = 1
         else:
             pushed, nedge, self.rl = self.d.push(ev, self.r_global)
@@ -309,7 +311,15 @@ class _Solve:
         """Priority schedule: this rank's residual per vertex is below ``rank_prio`` x the
         global one of the last wave, so it waits (flushing its buffers exactly: mass held
         back in them would count in the global residual and could gate every rank)."""
-        return self.rl < self.sol.rank_prio * self.r_global * self.share
+        return (not self._endgame()
+                and self.rl < self.sol.rank_prio * self.r_global * self.share)
+
+    def _endgame(self):
+        """Within 10x of the passivity target the priority schedule is off (full sweeps,
+        no gate): near the rounding floor of the residuals, partial pushes moved mass
+        between the ranks without shrinking it and no two waves found every rank passive
+        (a livelock measured on rmat:20, 2 ranks)."""
+        return self.rl <= _ENDGAME * self.target * self.share
 
     # ------------------------------------------------------------------ messages
     def _deliver(self, j, buf, nbytes):
