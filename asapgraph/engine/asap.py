@@ -104,7 +104,7 @@ FORMS = ("jacobi", "push")
 #: of the mass (``priority``, :func:`._local.jacobi_push`); the default from measurements
 #: (benchmarks/REPORT.md, issue 14)
 SCHEDULES = ("sweep", "priority")
-DEFAULT_SCHEDULE = "sweep"
+DEFAULT_SCHEDULE = "priority"
 
 # the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
 # x, pushed and produced signed mass (sum programs' extrapolation), signed residual
