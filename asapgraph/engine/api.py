@@ -199,7 +199,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         ASAP ``jacobi`` form: what a sweep pushes -- every block of vertices above the skip
         threshold, or first the blocks of largest residual per edge (PrIter-style priority;
         same fixed point, same certified bound).  None: the engine's default
-        (:data:`asapgraph.engine.asap.DEFAULT_SCHEDULE`).
+        (:data:`asapgraph.engine.asap.DEFAULT_SCHEDULE`; ``sweep`` for the push form).
     error_reference : (ids, values) or None
         ASAP, for benchmarks (pass it on every rank): a reference solution by original
         id; each rank then records the L1 error of its part of ``x / sum(x)`` whenever a
@@ -270,13 +270,13 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                                     _options.pagerank_change_tol(alpha, tol), max_iter, emu, st)
         bound = _options.pagerank_error_bound(alpha, res)
     else:
-        from asapgraph.engine.asap import DEFAULT_SCHEDULE, run_asap
+        from asapgraph.engine.asap import run_asap
 
         x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
                                             fanout=fanout, window=window, approx=approx,
                                             seed=seed, debug_mass=debug_mass, form=asap_form,
                                             max_iter=max_iter,
-                                            schedule=schedule or DEFAULT_SCHEDULE)
+                                            schedule=schedule)
         bound = float(res)
     seconds = time.perf_counter() - t0
     lay, m, orig = lg.stats(), lg.m, lg.orig

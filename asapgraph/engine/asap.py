@@ -119,10 +119,12 @@ class _Solver:
     across the solves of a run (:func:`run_asap` may solve twice); see :meth:`solve`."""
 
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
-                 form="jacobi", max_iter=None, schedule=DEFAULT_SCHEDULE):
+                 form="jacobi", max_iter=None, schedule=None):
         MPI = mpi()
         if form not in FORMS:
             raise ValueError(f"unknown ASAP form {form!r} (expected one of {', '.join(FORMS)})")
+        if schedule is None:  # the default of the form (the push form has one schedule)
+            schedule = DEFAULT_SCHEDULE if form == "jacobi" else "sweep"
         if schedule not in SCHEDULES:
             raise ValueError(f"unknown ASAP schedule {schedule!r} (expected one of "
                              f"{', '.join(SCHEDULES)})")
@@ -524,7 +526,7 @@ def same_vec(comm, a, b):
 
 
 def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=0.0, seed=0,
-             debug_mass=False, form="jacobi", max_iter=None, schedule=DEFAULT_SCHEDULE):
+             debug_mass=False, form="jacobi", max_iter=None, schedule=None):
     """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``.
 
     ``max_iter``: most edge work per rank, in sweeps of its local edges (None: no limit);

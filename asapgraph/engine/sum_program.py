@@ -349,13 +349,13 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
                                          max_iter, emu, st)
         bound = _options.pagerank_error_bound(program.alpha, change)
     else:
-        from asapgraph.engine.asap import DEFAULT_SCHEDULE, run_asap
+        from asapgraph.engine.asap import run_asap
 
         x, iters, conv, bound, extra = run_asap(
             comm, lg, p, q, program.alpha, tol, emu, st, fanout=opts.get("fanout", 2),
             window=opts.get("window", 1), approx=opts.get("approx", 0.0),
             seed=opts.get("seed", 0), max_iter=max_iter,
-            schedule=opts.get("schedule") or DEFAULT_SCHEDULE)
+            schedule=opts.get("schedule"))
     return x, int(iters), bool(conv), float(bound), _totals(comm, st, emu, bound, extra)
 
 
@@ -421,11 +421,11 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
         x, iters, conv, bound = _bsp(comm, lg, d0, tol, max_iter, emu, st, report)
         extra = {"extrapolations": st.extra.get("extrapolations", 0)}
     else:
-        from asapgraph.engine.asap import DEFAULT_SCHEDULE, _Solver
+        from asapgraph.engine.asap import _Solver
 
         sol = _Solver(comm, lg, 1.0, emu, st, opts.get("fanout", 2), opts.get("window", 1),
                       opts.get("approx", 0.0), opts.get("seed", 0), False, "jacobi", max_iter,
-                      opts.get("schedule") or DEFAULT_SCHEDULE)
+                      opts.get("schedule"))
         x, bound, rounds = sol.solve(np.zeros(lg.nloc), tol, relative=False, delta0=d0)
         iters = int(comm.allreduce(rounds, op=MPI.MAX))
         conv = bool(bound <= tol)
