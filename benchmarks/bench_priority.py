@@ -107,7 +107,11 @@ def main():
                                    emulation=dict(CLUSTER, seed=rep) if net == "cluster" else None)
                         runs.append(cfg)
             with tempfile.TemporaryDirectory() as td:
-                bp, op = os.path.join(td, "batch.json"), os.path.join(td, "out.jsonl")
+                # the records outlive a job that times out (rank 0 appends one per run)
+                bp = os.path.join(td, "batch.json")
+                op = os.path.join(a.results_dir, f"runs-{label.replace(':', '_')}-{K}.jsonl")
+                if os.path.exists(op):
+                    os.remove(op)
                 with open(bp, "w") as f:
                     json.dump({"source": source, "reference": ref_path, "runs": runs}, f)
                 t0 = time.perf_counter()
