@@ -415,6 +415,15 @@ def _seed_check(args, ranks):
     return None
 
 
+def _threads_check(args, ranks):
+    if ranks is not None and ranks > 1 and getattr(args, "mode", "bsp") != "bsp" and \
+            (getattr(args, "threads", None) or 1) > 1:
+        return ("--threads does not apply to distributed pagerank --mode "
+                f"{getattr(args, 'mode', 'bsp')}: an ASAP rank sweeps with one thread (ranks x "
+                "threads run in --mode bsp)")
+    return None
+
+
 #: the network and straggler emulation: every engine on ranks, BSP and ASAP
 _EMU = Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "")
 
@@ -442,8 +451,7 @@ RULES = {
                       "over MPI ranks only"),
     "mpiexec": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "mpiexec is used with --np > 1 "
                     "only"),
-    "threads": Rule(("pagerank",), ("bsp", "asap"), "single",
-                    "the MPI engines run one thread per rank"),
+    "threads": Rule(("pagerank",), ("bsp", "asap"), "any", check=_threads_check),
     "method": Rule(("pagerank",), ("bsp", "asap"), "single",
                    "it selects the sweep of the single-process kernel"),
     "labels": Rule(RUN_COMMANDS, ("bsp", "asap"), "single",

@@ -4,6 +4,8 @@ Usage::
 
     python benchmarks/bench_load.py                # rmat:18 (4.2M edges, ~60 MB of text)
     python benchmarks/bench_load.py --scale 22     # the issue's figure (~67M edges, ~1.2 GB)
+    python benchmarks/bench_load.py --scale 22 --cache-dir /tmp \
+        --methods polars_csv,asap_load_graph,load_pagerank --before /path/to/other/checkout
 
 Writes (or reuses) ``rmat_S_EF.txt`` in the cache directory (default
 ``benchmarks/results/cache``, ignored by git): ``src<TAB>dst`` lines after a ``#``
@@ -18,10 +20,16 @@ asap_read_edges    asapgraph.graph.io.read_edges -> two int64 arrays (like the p
 asap_load_graph    asapgraph.graph.io.load_graph -> in-CSR Graph (parse + remap + build)
 pyarrow_csv        pyarrow.csv.read_csv -> two int64 numpy arrays
 pandas_c           pandas.read_csv(engine="c") -> two int64 numpy arrays
+polars_csv         polars.read_csv -> two int64 numpy arrays (issue 13's reference reader)
 binary_mmap        asapgraph.graph.io.load_binary (memory map only)
 binary_touch       load_binary + read every array once (pages faulted in)
 load_pagerank      load_graph + asapgraph.programs.pagerank.pagerank (peak RSS per edge)
 baseline           interpreter + imports only (RSS floor)
+
+``--before DIR`` adds ``METHOD@before`` runs of every asapgraph method with ``DIR`` (a
+checkout with its extensions built in place) first on ``PYTHONPATH``: before/after in one
+run, interleaved.  The summary prints load_graph's MB/s over polars' and the peak bytes
+per edge of load + PageRank (issue 13: at least 2x, at most 16 bytes per edge).
 """
 from __future__ import annotations
 
@@ -92,6 +100,8 @@ def child(method, path, binpath):
         import pyarrow.csv  # noqa: F401
     if method in ("baseline", "pandas_c"):
         import pandas  # noqa: F401
+    if method == "polars_csv":
+        import polars  # noqa: F401
     if method == "load_pagerank":
         import asapgraph.programs.pagerank  # noqa: F401
     rss0 = rss_now_bytes()
@@ -129,6 +139,15 @@ def child(method, path, binpath):
         s = df["s"].to_numpy()
         d = df["d"].to_numpy()
         m = s.size
+    elif method == "polars_csv":
+        import polars as pl
+
+        df = pl.read_csv(path, separator="\t", has_header=False, comment_prefix="#",
+                         new_columns=["s", "d"],
+                         schema_overrides={"column_1": pl.Int64, "column_2": pl.Int64})
+        s = df["s"].to_numpy()
+        d = df["d"].to_numpy()
+        m = min(s.size, d.size)
     elif method == "binary_mmap":
         from asapgraph.graph.io import load_binary
 
@@ -159,12 +178,18 @@ def child(method, path, binpath):
                       "rss0": rss0, "m": m}))
 
 
-def run_child(method, path, binpath, env):
-    out = subprocess.run([sys.executable, __file__, "--child", method, str(path), str(binpath)],
+def run_child(method, path, binpath, env, before=None):
+    base, _, tag = method.partition("@")
+    if tag:  # METHOD@before: the other checkout's asapgraph first on the path
+        env = dict(env, PYTHONPATH=os.pathsep.join(
+            x for x in (before, env.get("PYTHONPATH")) if x))
+    out = subprocess.run([sys.executable, __file__, "--child", base, str(path), str(binpath)],
                          capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return {"method": method, "error": out.stderr.strip().splitlines()[-1:]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res["method"] = method
+    return res
 
 
 def main(argv=None):
@@ -179,6 +204,8 @@ def main(argv=None):
     ap.add_argument("--child", nargs=3, metavar=("METHOD", "PATH", "BINPATH"), help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=None, help="OMP_NUM_THREADS for the runs")
     ap.add_argument("--write", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--before", default=None, metavar="DIR",
+                    help="also run the asapgraph methods from this checkout (METHOD@before)")
     a = ap.parse_args(argv)
     if a.write:
         write_rmat_text(a.write[0], int(a.write[1]), int(a.write[2]), int(a.write[3]))
@@ -209,9 +236,13 @@ def main(argv=None):
             pass
     results = {}
     methods = [x for x in a.methods.split(",") if x]
+    if a.before:
+        methods += [f"{x}@before" for x in methods
+                    if x.startswith(("asap_", "binary_", "load_"))]
+    load0 = os.getloadavg()[0]
     for r in range(a.repeat):
         for mth in methods:
-            res = run_child(mth, path, binpath, env)
+            res = run_child(mth, path, binpath, env, a.before)
             results.setdefault(mth, []).append(res)
     print(f"\nrmat:{a.scale} edge factor {a.edge_factor}: text {size / 1e6:,.1f} MB, "
           f"binary {binpath.stat().st_size / 1e6:,.1f} MB; {os.cpu_count()} cpus, "
@@ -221,7 +252,7 @@ def main(argv=None):
     for mth, rs in results.items():
         ok = [x for x in rs if "error" not in x]
         if not ok:
-            print(f"{mth:18s} FAILED: {rs[0].get('error')}")
+            print(f"{mth:24s} FAILED: {rs[0].get('error')}")
             continue
         med[mth] = (statistics.median(x["time"] for x in ok), max(x["rss"] for x in ok),
                     max(x["rss"] - x["rss0"] for x in ok),
@@ -233,9 +264,9 @@ def main(argv=None):
               "the machine is busy, wall times are inflated and noisy")
     pandas_t = med.get("pandas_c", (None,))[0]
     text_parse = med.get("asap_load_graph", (None,))[0]
-    print(f"m = {m_edges:,} edges; RSS 'own' = peak minus the RSS after imports")
+    print(f"m = {m_edges or 0:,} edges; RSS 'own' = peak minus the RSS after imports")
     print("wall time, MB/s (wall) and ratios (wall); CPU s = user+sys of the process")
-    print(f"{'method':18s} {'time s':>8s} {'CPU s':>7s} {'MB/s':>8s} {'peak RSS MB':>12s} "
+    print(f"{'method':24s} {'time s':>8s} {'CPU s':>7s} {'MB/s':>8s} {'peak RSS MB':>12s} "
           f"{'own MB':>8s} {'own B/edge':>10s} {'vs pyarrow':>10s} {'vs pandas':>10s}")
     for mth, (t, rss, own, cpu) in med.items():
         if mth == "baseline":
@@ -244,9 +275,23 @@ def main(argv=None):
         per = own / m_edges if m_edges else float("nan")
         ratio = (ref / t) if ref else float("nan")
         ratio2 = (pandas_t / t) if pandas_t else float("nan")
-        print(f"{mth:18s} {t:8.3f} {cpu:7.2f} {mbps:8.0f} {rss / 1e6:12.1f} {own / 1e6:8.1f} "
+        print(f"{mth:24s} {t:8.3f} {cpu:7.2f} {mbps:8.0f} {rss / 1e6:12.1f} {own / 1e6:8.1f} "
               f"{per:10.1f} "
               f"{ratio:9.2f}x {ratio2:9.2f}x")
+    print(f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
+    pol = med.get("polars_csv", (None,))[0]
+    for tag in ("", "@before"):
+        lg = med.get("asap_load_graph" + tag)
+        lp = med.get("load_pagerank" + tag)
+        if pol and lg:
+            print(f"load_graph{tag}: {size / 1e6 / lg[0]:,.0f} MB/s = {pol / lg[0]:.2f}x "
+                  f"polars.read_csv ({size / 1e6 / pol:,.0f} MB/s)")
+        if lp and m_edges:
+            print(f"load + PageRank{tag}: peak {lp[2] / m_edges:.1f} bytes per edge "
+                  f"(own RSS, max of {a.repeat})")
+    if "asap_load_graph@before" in med and "asap_load_graph" in med:
+        print(f"load_graph before/after: {med['asap_load_graph@before'][0] / text_parse:.2f}x "
+              f"wall, {med['asap_load_graph@before'][3] / med['asap_load_graph'][3]:.2f}x CPU")
     if "binary_touch" in med and text_parse:
         print(f"binary reload speed-up over text load_graph: "
               f"mmap {text_parse / med['binary_mmap'][0]:.0f}x, "

@@ -17,6 +17,10 @@ list (the package's vectorised ``format_rows`` writer) and loading it with ``loa
 
     python benchmarks/bench_nx_backend.py [--part nx|scipy|all] [--graph rmat:18]
                                           [--scipy-graph rmat:22] [--repeat 3]
+                                          [--algos pagerank,hits,hits-svds,wcc]
+
+``--algos`` runs part ``nx`` for a subset (e.g. ``--algos wcc``: the networkx, asapgraph and
+graphblas columns of ``weakly_connected_components`` alone, still interleaved).
 """
 import argparse
 import gc
@@ -41,7 +45,7 @@ def _rss_gb():
     return peak_rss_bytes() / 2**30
 
 
-def bench_nx(spec, repeat):
+def bench_nx(spec, repeat, only=None):
     import networkx as nx
 
     import asapgraph
@@ -75,6 +79,10 @@ def bench_nx(spec, repeat):
         "hits (asapgraph svds)": hits_svds,
         "wcc": lambda g, **kw: list(nx.weakly_connected_components(g, **kw)),
     }
+    if only:
+        keys = {"hits-svds": "hits (asapgraph svds)"}
+        algos = {k: f for k, f in algos.items()
+                 if k in {keys.get(a, a) for a in only}}
     conv = {"asapgraph": lambda: asapgraph.from_networkx(G)}
     if ga is not None:
         conv["graphblas"] = lambda: ga.DiGraph.from_networkx(G, weight="weight")
@@ -227,15 +235,28 @@ def bench_scipy(spec, repeat):
     print(f"peak RSS {_rss_gb():.1f} GB")
 
 
+ALGOS = ("pagerank", "hits", "hits-svds", "wcc")
+
+
+def _algos(text):
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    bad = [a for a in names if a not in ALGOS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"--algos takes {','.join(ALGOS)}, not {text!r}")
+    return names
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["nx", "scipy", "all"], default="all")
     ap.add_argument("--graph", default="rmat:18")
     ap.add_argument("--scipy-graph", default="rmat:22")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--algos", type=_algos, default=None,
+                    help="comma-separated subset of pagerank,hits,hits-svds,wcc (part nx)")
     a = ap.parse_args()
     if a.part in ("nx", "all"):
-        bench_nx(a.graph, a.repeat)
+        bench_nx(a.graph, a.repeat, a.algos)
     if a.part in ("scipy", "all"):
         bench_scipy(a.scipy_graph, a.repeat)
 

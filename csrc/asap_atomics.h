@@ -124,6 +124,18 @@ static inline int asap_cas_i64(int64_t *p, int64_t expected, int64_t desired)
     return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+/* int32 twins of the load and the compare-and-swap (union-find parents of graphs with
+ * n < 2^31: half the memory traffic of int64 parents). */
+static inline int32_t asap_atomic_load_i32(const int32_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline int asap_cas_i32(int32_t *p, int32_t expected, int32_t desired)
+{
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* Plain atomic store of an int64 (relaxed): no torn writes seen by concurrent readers. */
 static inline void asap_atomic_store_i64(int64_t *p, int64_t v)
 {

@@ -93,3 +93,56 @@ def test_from_edges_validation():
         Graph.from_edges(np.array([0, -1]), np.array([1, 2]))
     g = Graph.from_edges(np.zeros(0, np.int64), np.zeros(0, np.int64), n=4)
     assert (g.n, g.m) == (4, 0) and g.indptr.tolist() == [0] * 5
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_fused_remap_build_equals_unfused(rng, threads, weighted, dtype):
+    """The fused remap + counting sort gives the unfused path's arrays exactly (ids, edge
+    order within rows, float sums), whatever the number of threads."""
+    from asapgraph.graph import core
+    from asapgraph.kernels import _graph
+
+    m, hi = 300000, 20000
+    src = rng.integers(0, hi, m).astype(dtype)
+    dst = rng.integers(0, hi, m).astype(dtype)
+    dst[::7] = hi - 1  # a heavy in-row, its order spread over the threads' ranges
+    src[src % 97 == 3] = 5  # absent ids: dense ids differ from the original ones
+    dst[dst % 97 == 3] = 6
+    w = rng.standard_normal(m) if weighted else None
+    N = hi
+    T = threads
+    cin = np.zeros((T, N), np.int32)
+    cout = np.zeros((1, N), np.int32)
+    indptr, outdeg, ids = np.empty(N + 1, np.int64), np.empty(N, np.int64), np.empty(N, np.int64)
+    indices = np.empty(m, np.int32)
+    wout = np.empty(m) if weighted else None
+    outw = np.zeros(N) if weighted else None
+    n = _graph.remap_build_in_csr(src, dst, cin, cout, indices, indptr, outdeg, ids, w, wout,
+                                  outw)
+    rids, (s, d) = core.remap_ids(src.copy(), dst.copy())
+    ref = Graph.from_edges(s, d, n=len(rids), weights=w, ids=rids)
+    assert n == ref.n
+    assert np.array_equal(indptr[:n + 1], ref.indptr)
+    assert np.array_equal(indices, ref.indices)
+    assert np.array_equal(outdeg[:n], ref.out_degree)
+    assert np.array_equal(ids[:n], ref.ids)
+    if weighted:
+        assert np.array_equal(wout, ref.weights)
+        assert np.array_equal(outw[:n], ref.out_weight)  # same order of the float sums
+    g = Graph.from_original_ids(src, dst, weights=w)  # the entry point that takes it
+    assert np.array_equal(g.indices, ref.indices) and np.array_equal(g.ids, ref.ids)
+    assert g.indices.dtype == np.int32 and g.indptr.dtype == np.int64
+
+
+def test_fused_build_all_ids_present(rng):
+    """Every id 0..N-1 present: ``ids`` is None, as from the unfused path."""
+    m, N = 100000, 1000
+    src = rng.integers(0, N, m)
+    dst = rng.integers(0, N, m)
+    src[:N] = np.arange(N)
+    g = Graph.from_original_ids(src, dst)
+    assert g.ids is None and g.n == N
+    ref = Graph.from_edges(src, dst, n=N)
+    assert np.array_equal(g.indices, ref.indices) and np.array_equal(g.indptr, ref.indptr)

@@ -116,6 +116,7 @@ def _run(args, comm):
                    weight_col=getattr(args, "weight_col", None),
                    asap_form=getattr(args, "asap_form", "jacobi"),
                    schedule=getattr(args, "schedule", None),
+                   threads=getattr(args, "threads", None) or 1,
                    progress=Progress(quiet=args.quiet) if me == 0 else None)
     total = time.perf_counter() - t0
     if me != 0:
@@ -143,7 +144,8 @@ def _run(args, comm):
         "error_bound": res.error_bound, "load_seconds": st["load_seconds"],
         "compute_seconds": st["seconds"],
         "total_seconds": total, "mode": args.mode, "engine": "distributed",
-        "ranks": st["ranks"], "partition": st["partition"], "rounds": st["rounds"],
+        "ranks": st["ranks"], "threads": st["threads"], "partition": st["partition"],
+        "rounds": st["rounds"],
         "messages_sent": st["messages_sent"], "bytes_sent": st["bytes_sent"],
         "wait_seconds": st["wait_seconds"], "peak_rss_mb_max_rank": st["peak_rss_mb_max"],
         "edges_scanned": st["edges_visited"],

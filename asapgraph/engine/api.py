@@ -147,7 +147,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
              personalization=None, dangling=None, weighted=False,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
              debug_mass=False, weight_col=None, chunk_bytes=1 << 21, progress=None,
-             asap_form="jacobi", error_reference=None, schedule=None):
+             asap_form="jacobi", error_reference=None, threads=1, schedule=None):
     """Distributed PageRank over an mpi4py communicator (collective).
 
     Parameters
@@ -195,6 +195,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         of the Google matrix (default; converges like power iteration) or the leaky
         Gauss-Seidel residual push (fewer edges on graphs with locality, slow on
         expander-like graphs).  Both certify the same error bound.
+    threads : int
+        BSP: OpenMP threads inside each rank (its rows split into ``threads`` edge-balanced
+        blocks, as on one process; 1: a serial sweep, no OpenMP region).  ASAP ranks sweep
+        with one thread (``threads > 1`` is refused).
     schedule : {"sweep", "priority"} or None
         ASAP ``jacobi`` form: what a sweep pushes -- every block of vertices above the skip
         threshold, or first the blocks of largest residual per edge (PrIter-style priority;
@@ -229,6 +233,12 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     tol = _options.check_tol(tol)
     max_iter = _options.check_max_iter(max_iter)
     wcol = _options.weight_col_index(weight_col)
+    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    threads = int(threads)
+    if threads > 1 and mode != "bsp":
+        raise ValueError("threads > 1 applies to mode 'bsp' only (an ASAP rank sweeps with "
+                         "one thread)")
     K, me = comm.Get_size(), comm.Get_rank()
     prog = progress if me == 0 else None  # lines from rank 0 only
     if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
@@ -267,7 +277,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         from asapgraph.engine.bsp import run_bsp
 
         x, its, conv, res = run_bsp(comm, lg, p, p if dvec is None else dvec, alpha,
-                                    _options.pagerank_change_tol(alpha, tol), max_iter, emu, st)
+                                    _options.pagerank_change_tol(alpha, tol), max_iter, emu, st,
+                                    threads=threads)
         bound = _options.pagerank_error_bound(alpha, res)
     else:
         from asapgraph.engine.asap import run_asap
@@ -295,7 +306,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                   "iterations": its, "converged": bool(conv), "residual": float(res),
                   "error_bound": float(bound), "seed": seed,
                   "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
-                  "load_seconds": t_load})
+                  "load_seconds": t_load, "threads": threads})
     stats = gather_stats(comm, st, lay, mode, seconds, extra)
     if me == 0:
         stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])

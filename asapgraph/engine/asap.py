@@ -559,9 +559,7 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         S = comm.allreduce(float(x.sum()), op=MPI.SUM)
         x /= S
         bound, rounds = 4.0 * max(b1, b2) / (beta * beta), r1 + r2
-    extra = {"spectral_gap": sol.sched.spectral_gap(0), "spectral_gap_mean": sol.sched.mean_gap(),
-             "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx, "form": form,
-             "seed": sol.sched.seed, "schedule_period": 2 * sol.sched.L,
+    extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx, "form": form,
              "schedule": sol.schedule}
     if debug_mass:
         extra["mass_checks"] = sol.mass_checks

@@ -71,7 +71,7 @@ from asapgraph.engine.bsp_programs import EMPTY_W, collective
 from asapgraph.engine.emulation import Emulator, now
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
 from asapgraph.engine.reduce import Schedule
-from asapgraph.engine.stats import RankStats
+from asapgraph.engine.stats import RankStats, traffic_totals
 from asapgraph.engine.supersteps import better as improves
 from asapgraph.engine.termination import SENT, Waves
 from asapgraph.kernels import _programs as K
@@ -444,23 +444,12 @@ class _Run:
 
     def _extra(self):
         """The run's ASAP figures (the same keys as the tuned engines')."""
-        MPI, comm, st, emu, sched = mpi(), self.comm, self.st, self.emu, self.sched
-        tot = np.array([st.edges_visited, st.messages_sent, st.bytes_sent, st.acks_sent,
-                        st.stale, st.late], dtype=np.int64)
-        comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
-        times = np.array([st.compute_s, st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
-        comm.Allreduce(MPI.IN_PLACE, times, op=MPI.SUM)
-        return {"edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
-                "data_messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
-                "acks_sent": int(tot[3]), "stale_messages": int(tot[4]),
-                "late_messages": int(tot[5]), "compute_seconds": float(times[0]),
-                "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
-                "emulated_delay_seconds": float(times[3]),
-                "straggler_sleep_seconds": float(times[4]),
-                "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
-                "spectral_gap": sched.spectral_gap(0), "spectral_gap_mean": sched.mean_gap(),
-                "fanout": sched.k, "window": self.window, "approx": self.approx,
-                "seed": sched.seed, "schedule_period": 2 * sched.L, "waves": st.waves,
+        MPI, comm, st = mpi(), self.comm, self.st
+        bad = np.array([st.stale, st.late], dtype=np.int64)
+        comm.Allreduce(MPI.IN_PLACE, [bad, MPI.INT64_T], op=MPI.SUM)
+        return {**traffic_totals(comm, st, self.emu), **self.sched.figures(),
+                "stale_messages": int(bad[0]), "late_messages": int(bad[1]),
+                "window": self.window, "approx": self.approx, "waves": st.waves,
                 "local_sweeps_max": int(comm.allreduce(st.sweeps, op=MPI.MAX))}
 
 

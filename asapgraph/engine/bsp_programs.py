@@ -104,22 +104,6 @@ class BSPMapper:
         self.sparse_steps = 0
         self.c0 = time.thread_time()
 
-    @property
-    def edges(self):
-        return self.st.edges_visited
-
-    @property
-    def messages(self):
-        return self.st.messages_sent
-
-    @property
-    def bytes(self):
-        return self.st.bytes_sent
-
-    def reset_counts(self):
-        """Zero the traffic counters (a run whose totals come from another engine)."""
-        self.st.edges_visited = self.st.messages_sent = self.st.bytes_sent = 0
-
     def _w(self, w):
         return w if (w is not None and len(w) and self.p.use_weights) else EMPTY_W
 

@@ -52,6 +52,7 @@ from asapgraph.engine.asap_programs import DEBUG, run_asap
 from asapgraph.engine.bsp_programs import BSPMapper, bsp_delta, bsp_value, collective
 from asapgraph.engine.program import Context, exact_steps, finish_steps, validate_program
 from asapgraph.engine.result import ProgramResult
+from asapgraph.engine.stats import traffic_totals
 from asapgraph.errors import InputError
 from asapgraph.kernels import _programs as K
 from asapgraph.partition.program_graph import ProgramGraph, load
@@ -212,21 +213,21 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
     emap = BSPMapper(program, g, comm, (engine_options or {}).get("emulation"))
     extra, bound = {}, None
     kind = engine_kind(program)
-    tuned = kind in ("sum", "minmax")
-    minmax = kind == "minmax" and not (engine_options or {}).get("hop_supersteps")
-    if minmax:  # min/max programs: the same loops with the min/max state and messages
-        tuned = True
+    # exact steps (``run(..., steps=k)``) keep the single-process meaning of a step (one
+    # hop): min/max programs then run on the general engine's supersteps
+    if kind == "minmax" and not (engine_options or {}).get("hop_supersteps"):
+        # min/max programs: the same loops with the min/max state and messages
         inputs = collective(comm, program.init_delta, ctx)
         state, iters, conv, residual, extra = MM.run_minmax_program(
             program, ctx, g, comm, mode, max_iter, engine_options, progress, inputs)
         residual = None  # as on one process (the pending count is ``error_bound``)
         it_times = []
-    elif tuned and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
+    elif kind == "sum" and SP.is_plain_pagerank(program):  # PageRank's own solvers (pools for dangling)
         state, iters, conv, residual, extra = SP.run_pagerank_program(
             program, ctx, g, comm, mode, tol, max_iter, engine_options)
         bound = extra.pop("error_bound")  # the solvers' own certified bound
         it_times = []
-    elif tuned:  # the tuned BSP/ASAP engine (PageRank's solver with the program's coefficients)
+    elif kind == "sum":  # the tuned engine (PageRank's solver, the program's coefficients)
         inputs = collective(comm, SP.prepare, program, ctx)
         state, iters, conv, residual, extra = SP.run_sum_program(
             program, ctx, g, comm, mode, ctx.tol, max_iter, engine_options, progress, inputs)
@@ -239,13 +240,12 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
         if mode == "bsp":
             state, iters, conv, residual, it_times = bsp_delta(program, ctx, emap, progress, coef)
-            extra = _emulation_figures(comm, emap)
+            extra = traffic_totals(comm, emap.st, emap.emu)
         else:
             state, st, conv, residual, extra = run_asap(program, ctx, g, comm, progress, coef,
                                                         engine_options, strict=STRICT)
             iters = st.waves  # global rounds (the same on every rank)
             it_times = []
-            tuned = True  # the totals are in ``extra``
             if STRICT and (extra["stale_messages"] or extra["late_messages"]):
                 # the same decision on every rank (reduced counts): no hang
                 raise AssertionError(f"{program.name} ASAP run {epoch}: "
@@ -254,17 +254,11 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
                                      f"is unsound)")
     else:
         state, iters, conv, residual, it_times = bsp_value(program, ctx, emap, progress)
-        extra = _emulation_figures(comm, emap)
+        extra = traffic_totals(comm, emap.st, emap.emu)
     values = program.result(ctx, state)
     seconds = time.perf_counter() - t0
-    MPI = mpi()
-    tot = np.array([emap.edges, emap.messages, emap.bytes], dtype=np.int64)
-    comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
-    if tuned:
-        tot[:] = extra["edges_scanned"], extra["messages_sent"], extra["bytes_sent"]
-    stats = {"mode": mode, "seconds": seconds, "edges_scanned": int(tot[0]),
-             "messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
-             "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
+    # every engine reports its totals over the ranks in ``extra`` (edges, messages, bytes)
+    stats = {"mode": mode, "seconds": seconds, "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual, "ranks": comm.Get_size(),
              "partition": g.part.kind, "engine": "distributed", **extra, "tol": tol,
              "error_bound": (bound if bound is not None
@@ -282,16 +276,6 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         return ProgramResult(out, ids[o], iters, bool(conv), stats, name=name)
     return ProgramResult(None, None, iters, bool(conv), stats, name=name)
 
-
-
-def _emulation_figures(comm, emap):
-    """The general BSP engine's emulation and time figures (summed over the ranks)."""
-    st, emu = emap.st, emap.emu
-    t = np.array([st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
-    comm.Allreduce(mpi().IN_PLACE, t, op=mpi().SUM)
-    return {"comm_seconds": float(t[0]), "wait_seconds": float(t[1]),
-            "emulated_delay_seconds": float(t[2]), "straggler_sleep_seconds": float(t[3]),
-            "emulation": emu.cfg.as_dict() if emu.cfg.active else None}
 
 
 def _gather_any(comm, arr):

@@ -230,10 +230,11 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
     nq = np.diff(lg.out_off).astype(np.int64)      # slots (distinct targets) per out-peer
     ng = np.zeros(nout, dtype=np.int64)            # distinct sources per out-peer
     ne = np.zeros(nout, dtype=np.int64)            # cut edges per out-peer
-    if nout:
-        _pull.peer_sources(lg.indptr, lg.tgt, nloc,
-                           np.repeat(np.arange(nout, dtype=np.int32), nq),
-                           np.full(nout, -1, dtype=np.int64), ng, ne)
+    # edges per target: owned vertex (local in-degree) or slot (edges to that remote
+    # vertex), counted in the same pass
+    cnt = np.zeros(nloc + nslots, dtype=np.int64)
+    _pull.peer_sources(lg.indptr, lg.tgt, nloc, np.repeat(np.arange(nout, dtype=np.int32), nq),
+                       np.full(nout, -1, dtype=np.int64), ng, ne, cnt)
     if form is None:
         pg.combined = (nq < ng) & ((ng - nq) * COMBINE_EDGES_PER_VALUE >= ne)
     else:
@@ -247,9 +248,6 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
     rplan = np.empty((K, 2), dtype=np.int64)
     comm.Alltoall([plan, MPI.INT64_T], [rplan, MPI.INT64_T])
 
-    # edges per target: owned vertex (local in-degree) or slot (edges to that remote vertex)
-    cnt = np.zeros(nloc + nslots, dtype=np.int64)
-    _graph.count_ids(lg.tgt, cnt)
     # to each out-peer its slots' edge counts: every rank then knows its rows' sizes
     scount = np.zeros(K, dtype=np.int64)
     scount[lg.out_peers] = np.diff(lg.out_off)

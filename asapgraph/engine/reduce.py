@@ -79,3 +79,8 @@ class Schedule:
     def mean_gap(self):
         return float(np.mean([self.spectral_gap(t) for t in range(self.L)]))
 
+    def figures(self):
+        """What ``--json`` reports of the schedule."""
+        return {"spectral_gap": self.spectral_gap(0), "spectral_gap_mean": self.mean_gap(),
+                "fanout": self.k, "seed": self.seed, "schedule_period": 2 * self.L}
+

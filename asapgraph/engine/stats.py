@@ -14,7 +14,9 @@ import time
 
 import numpy as np
 
-__all__ = ["RankStats", "gather_stats"]
+from asapgraph.comm.mpi import mpi
+
+__all__ = ["RankStats", "gather_stats", "traffic_totals"]
 
 
 class RankStats:
@@ -96,3 +98,21 @@ def gather_stats(comm, st, layout_stats, mode, seconds, extra=None):
 
 def np_float(x):
     return float(np.asarray(x))
+
+
+def traffic_totals(comm, st, emu):
+    """Edges, messages, bytes and times of ``st`` summed over the ranks, with the
+    emulation's figures (``emu``: the rank's :class:`.emulation.Emulator`); collective."""
+    MPI = mpi()
+    tot = np.array([st.edges_visited, st.messages_sent, st.bytes_sent, st.acks_sent],
+                   dtype=np.int64)
+    comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
+    times = np.array([st.compute_s, st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
+    comm.Allreduce(MPI.IN_PLACE, times, op=MPI.SUM)
+    return {"edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
+            "data_messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
+            "acks_sent": int(tot[3]), "compute_seconds": float(times[0]),
+            "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
+            "emulated_delay_seconds": float(times[3]),
+            "straggler_sleep_seconds": float(times[4]),
+            "emulation": emu.cfg.as_dict() if emu.cfg.active else None}

@@ -58,6 +58,7 @@ from asapgraph.engine.program import VertexProgram, program_class
 from asapgraph.kernels import _local
 from asapgraph.comm.mpi import mpi
 from asapgraph.engine import exchange as ex
+from asapgraph.engine.stats import traffic_totals
 
 __all__ = ["reason_not_compiled", "prepare", "run_sum_program", "run_local", "is_plain_pagerank",
            "run_pagerank_program", "ENGINE"]
@@ -360,26 +361,14 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
 
 
 def _totals(comm, st, emu, bound, extra, engine=ENGINE):
-    MPI = mpi()
-    tot = np.array([st.edges_visited, st.messages_sent, st.bytes_sent, st.acks_sent,
-                    st.messages_received], dtype=np.int64)
-    comm.Allreduce(MPI.IN_PLACE, [tot, MPI.INT64_T], op=MPI.SUM)
-    times = np.array([st.compute_s, st.comm_s, st.wait_s, emu.delay_s, emu.sleep_s])
-    comm.Allreduce(MPI.IN_PLACE, times, op=MPI.SUM)
-    return {"edges_scanned": int(tot[0]), "messages_sent": int(tot[1] + tot[3]),
-            "data_messages_sent": int(tot[1]), "bytes_sent": int(tot[2]),
-            "acks_sent": int(tot[3]), "compute_seconds": float(times[0]),
-            "comm_seconds": float(times[1]), "wait_seconds": float(times[2]),
-            "emulated_delay_seconds": float(times[3]), "straggler_sleep_seconds": float(times[4]),
-            "emulation": emu.cfg.as_dict() if emu.cfg.active else None,
-            "error_bound": float(bound), "engine": engine, **extra}
+    return {**traffic_totals(comm, st, emu), "error_bound": float(bound), "engine": engine,
+            **extra}
 
 
 def asap_extra(comm, sol, st):
     """The ASAP figures of a program run on :class:`.asap._Solver` (schedule, waves, sweeps)."""
-    return {"spectral_gap": sol.sched.spectral_gap(0), "spectral_gap_mean": sol.sched.mean_gap(),
-            "fanout": sol.sched.k, "window": sol.window, "approx": sol.approx,
-            "seed": sol.sched.seed, "schedule_period": 2 * sol.sched.L, "waves": st.extra.get("waves", 0),
+    return {**sol.sched.figures(), "window": sol.window, "approx": sol.approx,
+            "waves": st.extra.get("waves", 0),
             "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=mpi().MAX)),
             "extrapolations": st.extra.get("extrapolations", 0),
             "schedule": sol.schedule}

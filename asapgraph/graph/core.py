@@ -135,6 +135,10 @@ class Graph:
             src = src.astype(np.int64)
         if dst.dtype != src.dtype:
             dst = dst.astype(src.dtype)
+        if not undirected:
+            g = _fused_build(src, dst, weights, max_id, source)
+            if g is not None:
+                return g
         ids, (s, d) = remap_ids(src, dst, inplace=inplace, max_id=max_id)
         del src, dst
         if ids is not None:
@@ -246,6 +250,60 @@ def _minmax(a):
     from asapgraph.kernels import _graph
 
     return _graph.minmax(_as_vid(a))
+
+
+def _fused_build(src, dst, weights, max_id, source):
+    """The Graph of original-id edges by the fused remap + counting sort
+    (:func:`asapgraph.kernels._graph.remap_build_in_csr`), or None when it does not apply.
+
+    It applies to directed edges whose largest id ``N - 1`` is small next to the edge
+    count: its per-thread degree counters take ``(T + 1) N`` ints, so ``T`` is capped at
+    ``m / (4 N)`` (at most 2 bytes per edge); when that leaves one thread on a machine
+    with more, the unfused path (parallel, ``n``-sized counters) is used.  The result is
+    the same Graph as the unfused path (same dense ids, same stable edge order).
+    """
+    from asapgraph.kernels import _graph
+
+    src, dst = _as_vid(src), _as_vid(dst)
+    m = src.shape[0]
+    if m == 0 or src.dtype != dst.dtype or src.shape != dst.shape:
+        return None
+    if max_id is None:
+        (lo1, hi1), (lo2, hi2) = _graph.minmax(src), _graph.minmax(dst)
+        if min(lo1, lo2) < 0:
+            return None  # remap_ids raises the error
+        max_id = max(hi1, hi2)
+    N = int(max_id) + 1
+    if N >= 2**31 - 1 or 4 * N > m:
+        return None
+    w = None
+    if weights is not None:
+        w = np.ascontiguousarray(weights, dtype=WEIGHT)
+        if w.shape != (m,):
+            return None
+    avail = max(1, int(_graph.max_threads()))
+    T = max(1, min(avail, 64, m // (4 * N), m // 65536 + 1))
+    if T == 1 and avail > 1 and m > (1 << 20):
+        return None
+    cdt = np.int32 if m < 2**31 - 1 else np.int64
+    cin = np.zeros((T, N), dtype=cdt)
+    cout = np.zeros((1, N), dtype=cdt)
+    indptr = np.empty(N + 1, dtype=EID)
+    outdeg = np.empty(N, dtype=np.int64)
+    ids = np.empty(N, dtype=np.int64)
+    indices = np.empty(m, dtype=np.int32)
+    wout = None if w is None else np.empty(m, dtype=WEIGHT)
+    outw = None if w is None else np.zeros(N, dtype=WEIGHT)
+    n = _graph.remap_build_in_csr(src, dst, cin, cout, indices, indptr, outdeg, ids, w, wout,
+                                  outw)
+    del cin, cout
+    if n == N:
+        ids = None
+    else:
+        indptr, outdeg, ids = indptr[:n + 1].copy(), outdeg[:n].copy(), ids[:n].copy()
+        if outw is not None:
+            outw = outw[:n].copy()
+    return Graph(indptr, indices, wout, outdeg, outw, ids, source)
 
 
 #: Use the dense lookup when ``max_id + 1 <= DENSE_FACTOR * (number of endpoints)``

@@ -27,7 +27,6 @@ test run can count the networkx tests that exercised the backend (not the fallba
 from __future__ import annotations
 
 import functools
-import gc
 import os
 
 import numpy as np
@@ -57,14 +56,16 @@ _DOCS = {
             "engine's kernel); ``'power'`` never falls back.",
     "katz_centrality": "networkx's Jacobi iteration (stop at L1 change < n * tol) with the "
                        "engine's OpenMP pull kernel for ``A^T x``.",
-    "weakly_connected_components": "Union-find (the engine's WCC); components are yielded "
-                                   "in the order of their first node.",
-    "number_weakly_connected_components": "Union-find (the engine's WCC).",
-    "is_weakly_connected": "Union-find (the engine's WCC).",
-    "connected_components": "Union-find (the engine's WCC) on the symmetric adjacency.",
-    "number_connected_components": "Union-find (the engine's WCC).",
-    "is_connected": "Union-find (the engine's WCC).",
-    "node_connected_component": "Union-find (the engine's WCC).",
+    "weakly_connected_components": "Lock-free union-find over the converted CSR, the sets "
+                                   "of node objects built in C; components are yielded "
+                                   "in the order of their first node, as networkx does.",
+    "number_weakly_connected_components": "Lock-free union-find (components counted in C).",
+    "is_weakly_connected": "Lock-free union-find.",
+    "connected_components": "Lock-free union-find on the symmetric adjacency (each edge "
+                            "linked once), the sets built in C; networkx's order.",
+    "number_connected_components": "Lock-free union-find (components counted in C).",
+    "is_connected": "Lock-free union-find.",
+    "node_connected_component": "Lock-free union-find.",
     "single_source_shortest_path_length": "The engine's direction-optimising BFS; the dict "
                                           "is ordered by distance.",
     "single_source_dijkstra_path_length": "The engine's SSSP (Bellman-Ford supersteps, "
@@ -314,60 +315,50 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
 
 
 # ---------------------------------------------------------------------- components
-def _component_labels(G):
-    """Per dense id, the smallest dense id of its (weak) component."""
-    from asapgraph.programs.components import wcc
+def _components(G):
+    """``(labels, count)``: per dense id the smallest dense id of its (weak) component
+    (an array of the CSR's id dtype), and the number of components.
+
+    The union-find kernel is called directly (not through the engine's WCC program, whose
+    value/delta arrays and result object cost more than the union-find itself on rmat:18);
+    ``nx.config.backends.asapgraph.threads`` applies.  An undirected graph's CSR lists
+    each edge twice, so only one direction is linked.
+    """
+    from asapgraph.kernels import _components as KC
+    from asapgraph.kernels import _programs as K
 
     g = G.engine_graph(None)
-    if g.n == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.asarray(wcc(g, threads=_threads()).values, dtype=np.int64)
+    labels = np.empty(g.n, dtype=g.indices.dtype)
+    threads = _threads()
+    old = K.set_num_threads(threads) if threads else None
+    try:
+        count = KC.component_labels(g.indptr, g.indices, labels,
+                                    symmetric=not G.is_directed())
+    finally:
+        if old is not None:
+            K.set_num_threads(old)
+    return labels, count
 
 
 def _component_sets(G):
     """An iterator over one ``set`` of node objects per component (networkx's output),
-    in the order of each component's first node.  Built at once, on the call: a
-    generator would resume a Python frame per set (measured 29 ms of 88 ms for the
-    88,163 components of rmat:18).
+    in the order of each component's first node (networkx's order: it starts a component
+    at each node not yet seen, in node order).
 
-    The sets are made with the cyclic garbage collector paused: each new set is a tracked
-    container, so ~10^5 of them trigger collections that traverse every object alive,
-    the caller's networkx graph included (measured on rmat:18: 1.6 s with the collector
-    running, 0.1 s paused).  The sets hold no cycles; the collector is restored before
-    returning.
+    Labels are the smallest dense id of each component, so that order is the order of the
+    labels; the sets are built in C (:func:`asapgraph.kernels._components.component_sets`:
+    ``PySet_New``/``PySet_Add`` on the node objects in one pass over the labels, the
+    cyclic garbage collector paused) and handed over as an iterator over the list made on
+    the call (a generator would resume a Python frame per set).
     """
-    labels = _component_labels(G)
-    n = labels.size
-    if n == 0:
-        return iter(())
-    # a component's label is its smallest dense id (its first node), so the components in
-    # networkx's order (of first nodes) are the labels in increasing order
-    size = np.bincount(labels, minlength=n)
-    roots = np.flatnonzero(size)
-    nodes = G.node_array()
-    single = size[roots] == 1                 # most components of sparse graphs: one node
-    multi_v = np.flatnonzero(size[labels] > 1)
-    multi_v = multi_v[np.argsort(labels[multi_v], kind="stable")]
-    bounds = np.cumsum(size[roots[~single]])[:-1].tolist()
-    members = nodes[multi_v].tolist()
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        sets = np.empty(roots.shape[0], dtype=object)
-        sets[single] = [{v} for v in nodes[roots[single]].tolist()]
-        if members:
-            sets[~single] = [set(members[a:z])
-                             for a, z in zip([0] + bounds, bounds + [len(members)])]
-        sets = sets.tolist()
-    finally:
-        if paused:
-            gc.enable()
-    return iter(sets)
+    from asapgraph.kernels import _components as KC
+
+    labels, _ = _components(G)
+    return iter(KC.component_sets(labels, G.nodes))
 
 
 def _n_components(G):
-    labels = _component_labels(G)
-    return int(np.count_nonzero(labels == np.arange(labels.shape[0])))
+    return _components(G)[1]
 
 
 def _check_null(G):
@@ -410,7 +401,7 @@ is_connected = _undirected_twin("is_connected", is_weakly_connected.__wrapped__)
 @_implements
 def node_connected_component(G, n):
     i = G.index[n]
-    labels = _component_labels(G)
+    labels, _ = _components(G)
     return set(G.node_array()[labels == labels[i]].tolist())
 
 

@@ -62,6 +62,14 @@ cdef extern from *:
     void asapg_prefetch_w(const void *p) nogil
     void asapg_prefetch_r(const void *p) nogil
 
+cdef extern from *:
+    """
+    #define asapg_inc32(p) ((void)__atomic_fetch_add((p), 1, __ATOMIC_RELAXED))
+    #define asapg_inc64(p) ((void)__atomic_fetch_add((p), 1, __ATOMIC_RELAXED))
+    """
+    void asapg_inc32(int32_t *p) nogil
+    void asapg_inc64(int64_t *p) nogil
+
 cdef enum:
     PF_FAR = 32    # prefetch distance for the counter of a future edge
     PF_NEAR = 16   # ... and for the slot that counter points to
@@ -69,6 +77,11 @@ cdef enum:
 ctypedef fused out_t:
     int32_t
     int64_t
+
+
+def max_threads():
+    """OpenMP threads a parallel region of this module gets (``OMP_NUM_THREADS``)."""
+    return omp_get_max_threads()
 
 
 def minmax(const vid_t[::1] a):
@@ -153,7 +166,7 @@ def map_sorted(const vid_t[::1] a, const int64_t[::1] ids, out_t[::1] out):
 
 def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::1] indices,
                  const double[::1] weights=None, double[::1] wout=None, bint undirected=False,
-                 int threads=0, bint prefetch=True):
+                 int threads=0, bint prefetch=True, bint out_sums=True):
     """Counting-sort the edges by destination into an in-CSR (parallel, stable).
 
     Parameters
@@ -166,6 +179,8 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
     threads : number of OpenMP threads (0: all)
     prefetch : software-prefetch the counters and slots of edges ahead (random
         access into n- and m-sized arrays is the cost of this kernel)
+    out_sums : count the out-degrees and out-weights (one more pass over the edges);
+        False returns None for both (callers that only want the CSR)
 
     Returns
     -------
@@ -186,14 +201,14 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
     T = threads if threads > 0 else omp_get_max_threads()
     T = max(<int64_t>1, min(T, 64, m // 65536 + 1))
     indptr_arr = np.empty(n + 1, dtype=np.int64)
-    outdeg_arr = np.zeros(n, dtype=np.int64)
-    outw_arr = np.zeros(n, dtype=np.float64) if weighted else None
+    outdeg_arr = np.zeros(n if out_sums else 0, dtype=np.int64)
+    outw_arr = np.zeros(n, dtype=np.float64) if (weighted and out_sums) else None
     cnt_arr = np.zeros((T, n), dtype=np.int64)
     cdef int64_t[::1] indptr = indptr_arr
     cdef int64_t[::1] outdeg = outdeg_arr
     cdef int64_t[:, ::1] cnt = cnt_arr
     cdef double[::1] outw
-    if weighted:
+    if weighted and out_sums:
         outw = outw_arr
     with nogil:
         for t in prange(T, schedule="static", num_threads=T):
@@ -239,6 +254,8 @@ def build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, int64_t n, out_t[::
                     indices[k] = <out_t>d
                     if weighted:
                         wout[k] = weights[e]
+    if not out_sums:
+        return indptr_arr, None, None
     if undirected:
         # every placed entry is also an out-edge of its source: out = in
         outdeg_arr = np.diff(indptr_arr)
@@ -357,3 +374,134 @@ def transpose_csr(const int64_t[::1] indptr, const vid_t[::1] indices, const int
                 if weighted:
                     wout[k] = weights[e]
     return optr_arr
+
+
+ctypedef fused cnt_t:
+    int32_t
+    int64_t
+
+
+def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
+                       cnt_t[:, ::1] cout, int32_t[::1] indices, int64_t[::1] indptr,
+                       int64_t[::1] outdeg, int64_t[::1] ids, const double[::1] weights=None,
+                       double[::1] wout=None, double[::1] outw=None, bint prefetch=True):
+    """Id remap and in-CSR build in one counting sort over original ids (parallel, stable).
+
+    The fused form of ``mark_present`` x2 + ``dense_lookup`` + ``map_dense`` x2 +
+    :func:`build_in_csr`: two passes over the edges instead of seven.  ``src``/``dst``
+    hold original ids in ``0..N-1`` (``N = cin.shape[1]``); ``cin``/``cout`` are zeroed
+    ``(T, N)`` and ``(1, N)`` counters (``T`` threads, int32 when ``m`` and ``N`` fit;
+    the out-degrees need no order, so one row counted atomically); ``indptr``
+    (N+1), ``outdeg`` and ``ids`` (N) are outputs of which the first ``n`` (+1) entries
+    are filled.  Returns ``n``, the number of ids present.
+
+    1. Thread ``t`` counts the in-degree of every original id over its edge range
+       ``[m t / T, m (t+1) / T)`` into its private row ``cin[t]``, the out-degrees into
+       the shared row ``cout[0]`` (relaxed atomic increments).
+    2. One scan in increasing original id: an id is present when its total degree is
+       positive; present ids get dense ids ``0..n-1`` in that order (the numbering of
+       :func:`asapgraph.graph.core.remap_ids`), ``indptr``/``outdeg``/``ids`` are written
+       at the dense id, ``cin[t, v]`` becomes thread ``t``'s private write offset for
+       destination ``v`` and ``cout[0, v]`` the dense id of ``v`` (the lookup).
+    3. Every thread places its edges at its offsets, the source mapped through the
+       lookup: the result is the stable counting sort of the dense edges, the same
+       arrays as the unfused path for any ``T``.
+    4. Weighted: ``outw`` (zeroed, length >= n) sums the weights by dense source in
+       input order, sequentially (deterministic float sums, as :func:`build_in_csr`).
+    """
+    cdef int64_t m = src.shape[0], N = cin.shape[1], T = cin.shape[0]
+    cdef int64_t e, t, lo, hi, v, run, c, ind, od, x, k
+    cdef bint weighted = weights is not None
+    if cout.shape[0] < 1 or cout.shape[1] != N or indptr.shape[0] < N + 1 or \
+            outdeg.shape[0] < N or ids.shape[0] < N or indices.shape[0] != m:
+        raise ValueError("remap_build_in_csr: inconsistent array shapes")
+    with nogil:
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = m * t // T
+            hi = m * (t + 1) // T
+            for e in range(lo, hi):
+                if prefetch and e + PF_FAR < hi:
+                    asapg_prefetch_w(&cin[t, dst[e + PF_FAR]])
+                    asapg_prefetch_w(&cout[0, src[e + PF_FAR]])
+                cin[t, dst[e]] += 1
+                if cnt_t is int32_t:  # one shared row: an order-free count
+                    asapg_inc32(&cout[0, src[e]])
+                else:
+                    asapg_inc64(&cout[0, src[e]])
+        run = 0
+        c = 0
+        for v in range(N):
+            ind = 0
+            od = 0
+            od = cout[0, v]
+            for t in range(T):
+                x = cin[t, v]
+                cin[t, v] = <cnt_t>(run + ind)
+                ind = ind + x
+            if ind + od > 0:
+                indptr[c] = run
+                outdeg[c] = od
+                ids[c] = v
+                cout[0, v] = <cnt_t>c
+                c = c + 1
+                run = run + ind
+        indptr[c] = run
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = m * t // T
+            hi = m * (t + 1) // T
+            for e in range(lo, hi):
+                if prefetch and e + PF_FAR < hi:
+                    asapg_prefetch_w(&cin[t, dst[e + PF_FAR]])
+                    asapg_prefetch_r(&cout[0, src[e + PF_FAR]])
+                    asapg_prefetch_w(&indices[cin[t, dst[e + PF_NEAR]]])
+                v = dst[e]
+                k = cin[t, v]
+                cin[t, v] = <cnt_t>(k + 1)
+                indices[k] = <int32_t>cout[0, src[e]]
+                if weighted:
+                    wout[k] = weights[e]
+        if weighted:
+            for e in range(m):
+                outw[cout[0, src[e]]] += weights[e]
+    return c
+
+
+def mark_outside(const vid_t[::1] a, int64_t lo, int64_t hi, uint8_t[::1] mark):
+    """``mark[x] = 1`` for every id ``x`` of ``a`` outside ``[lo, hi)`` (a rank's remote
+    targets; ids in range)."""
+    cdef int64_t i, x, n = a.shape[0]
+    with nogil:
+        for i in prange(n, schedule="static"):
+            x = a[i]
+            if x < lo or x >= hi:
+                if i + PF_FAR < n:
+                    asapg_prefetch_w(&mark[a[i + PF_FAR]])
+                mark[x] = 1
+
+
+def slot_lookup(const uint8_t[::1] mark, int32_t[::1] lookup):
+    """``lookup[x]`` = rank of ``x`` among the marked ids (marked ids only); returns their
+    count.  The numbering is increasing in ``x``."""
+    cdef int64_t i, n = mark.shape[0], c = 0
+    with nogil:
+        for i in range(n):
+            if mark[i]:
+                lookup[i] = <int32_t>c
+                c += 1
+    return c
+
+
+def local_targets(const vid_t[::1] d, int64_t lo, int64_t hi, const int32_t[::1] lookup,
+                  int64_t nloc, out_t[::1] out):
+    """A rank's local target of every edge: ``x - lo`` for an owned ``x`` in ``[lo, hi)``,
+    ``nloc + lookup[x]`` (its slot) otherwise."""
+    cdef int64_t i, x, n = d.shape[0]
+    with nogil:
+        for i in prange(n, schedule="static"):
+            x = d[i]
+            if i + PF_FAR < n:
+                asapg_prefetch_r(&lookup[d[i + PF_FAR]])
+            if x >= lo and x < hi:
+                out[i] = <out_t>(x - lo)
+            else:
+                out[i] = <out_t>(nloc + lookup[x])

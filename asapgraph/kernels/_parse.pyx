@@ -260,10 +260,6 @@ cdef class EdgeAccumulator:
                 end -= 1
             if end == 0:
                 return 0
-        # NUL bytes anywhere mean binary data
-        if memchr(buf, 0, <size_t>end) != NULL:
-            self.error = (BINARY, None, 0, 0, b"")
-            return -1
         T = min(<int64_t>omp_get_max_threads(), <int64_t>MAXPIECES, max(<int64_t>1, end // MIN_PIECE))
         bnd[0] = 0
         for i in range(1, T):
@@ -271,9 +267,17 @@ cdef class EdgeAccumulator:
             q = <const char *>memchr(buf + pos, b'\n', <size_t>(end - pos)) if pos < end else NULL
             bnd[i] = (q - buf) + 1 if q != NULL else end
         bnd[T] = end
+        # NUL bytes anywhere mean binary data (checked piece by piece, in parallel)
         with nogil:
             for i in prange(T, schedule="static", num_threads=T):
-                nl[i] = asap_count_newlines(buf + bnd[i], bnd[i + 1] - bnd[i])
+                if memchr(buf + bnd[i], 0, <size_t>(bnd[i + 1] - bnd[i])) != NULL:
+                    nl[i] = -1
+                else:
+                    nl[i] = asap_count_newlines(buf + bnd[i], bnd[i + 1] - bnd[i])
+        for i in range(T):
+            if nl[i] < 0:
+                self.error = (BINARY, None, 0, 0, b"")
+                return -1
         total_ub = 0
         total_nl = 0
         for i in range(T):

@@ -15,8 +15,10 @@ scatter-added.  These kernels build that layout once from the rank's push layout
 (:class:`asapgraph.partition.loader.LocalGraph`: out-CSR of the owned vertices, targets
 local or per-peer slots) and pack the boundary values each superstep:
 
-* :func:`asapgraph.kernels._graph.count_ids` (not here): edges per target (owned vertex or
-  slot), one pass;
+* :func:`peer_sources`: edges per target (owned vertex or slot) and, per out-peer, how
+  many distinct owned sources have an edge into it (the length of its send list in the
+  pull form) and how many cut edges, one pass over the out-CSR before anything is built,
+  so that the form of every (sender, receiver) pair is agreed first;
 * :func:`asapgraph.kernels._graph.transpose_csr` with preset offsets (not here): one
   counting-sort pass over the out-edges in source order that writes each local edge's
   new source label into its in-CSR row and each remote edge's into its slot's bucket
@@ -26,9 +28,6 @@ local or per-peer slots) and pack the boundary values each superstep:
   send list) and, per edge, the source's position in it;
 * :func:`place_remote`: one in-peer's received edges (slot counts and ghost positions)
   appended to their rows;
-* :func:`peer_sources`: per out-peer, how many distinct owned sources have an edge into
-  it (the length of its send list in the pull form), one pass over the out-CSR before
-  anything is built, so that the form of every (sender, receiver) pair is agreed first;
 * :func:`gather`: ``out[i] = c[idx[i]]``, the boundary values packed into a message (pull
   form);
 * :func:`combine`: ``out[s] = sum c[src[k]] (* w[k])`` over slot ``s``'s cut edges, the
@@ -68,6 +67,7 @@ cdef extern from *:
 
 cdef enum:
     PF_DIST = 32  # prefetch distance (edges) of the combine (as the sweep's)
+    PF_FAR = 32   # prefetch distance of the target counters (as count_ids')
 
 
 def ghost_positions(vid_t[::1] src, int32_t[::1] mark, int32_t[::1] send):
@@ -129,17 +129,28 @@ def gather(const double[::1] c, const int32_t[::1] idx, double[::1] out):
 
 def peer_sources(const int64_t[::1] indptr, const vid_t[::1] tgt, int64_t nloc,
                  const int32_t[::1] slot_peer, int64_t[::1] last, int64_t[::1] ng,
-                 int64_t[::1] ne):
+                 int64_t[::1] ne, int64_t[::1] cnt=None):
     """``ng[j] +=`` the number of distinct sources with an edge into a slot of out-peer
     ``j`` (``slot_peer[s]``: the out-peer of slot ``s``), ``ne[j] +=`` the number of those
     edges.  ``last`` (one entry per out-peer) must hold -1 and is left holding the last
     source seen.  Out-CSR order: a source's edges are consecutive, so one pass with a
-    last-seen mark per peer counts them."""
-    cdef int64_t u, k, t, j, n = indptr.shape[0] - 1
+    last-seen mark per peer counts them.
+
+    ``cnt`` (optional, ``nloc + slots`` entries, zeroed by the caller): also ``cnt[t] += 1``
+    for every target ``t`` (owned vertex or slot), in the same pass -- what
+    :func:`asapgraph.kernels._graph.count_ids` computes, with its counter prefetch, without
+    a second read of the targets.
+    """
+    cdef int64_t u, k, t, j, n = indptr.shape[0] - 1, m = indptr[n]
+    cdef bint counting = cnt is not None
     with nogil:
         for u in range(n):
             for k in range(indptr[u], indptr[u + 1]):
                 t = tgt[k]
+                if counting:
+                    if k + PF_FAR < m:
+                        asap_pull_prefetch_w(&cnt[tgt[k + PF_FAR]])
+                    cnt[t] += 1
                 if t >= nloc:
                     j = slot_peer[t - nloc]
                     ne[j] += 1

@@ -135,7 +135,16 @@ def range_partition(comm, src, n):
 
     K, me = comm.Get_size(), comm.Get_rank()
     blk = np.array([n * r // K for r in range(K + 1)], dtype=np.int64)
-    us, uc = np.unique(src, return_counts=True)
+    if 0 < n <= 2 * len(src):  # a counter per vertex: at most 4 bytes per local edge
+        from asapgraph.kernels import _graph
+
+        c = np.zeros(n, dtype=np.int64)
+        _graph.count_ids(np.ascontiguousarray(src), c)  # the sort of np.unique: 1.2 s on
+        us = np.flatnonzero(c)                          # rmat:22's half on a rank
+        uc = c[us]
+        del c
+    else:
+        us, uc = np.unique(src, return_counts=True)
     cnt = np.bincount(np.searchsorted(blk, us, side="right") - 1, minlength=K)
     ids_r, _ = alltoallv(comm, us.astype(np.int64), cnt)
     cnt_r, _ = alltoallv(comm, uc.astype(np.int64), cnt)

@@ -243,10 +243,15 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
             parse_byte_range = None
         if parse_byte_range is not None:
             parts = []
-            step = max(1 << 16, 8 * int(chunk_bytes))  # sub-ranges compose (lines own bytes)
+            # one range per rank: the parser's arrays grow in place (no parts to join);
+            # sub-ranges compose (lines own their bytes), which the tests exercise
+            step = max(1, end - start)
+            if "ASAPGRAPH_DIST_CHUNK_BYTES" in os.environ:
+                step = max(1 << 16, 8 * int(chunk_bytes))
             for a in range(start, end, step):
                 el = parse_byte_range(path, a, min(end, a + step), weighted=weighted,
-                                      weight_col=(weight_col + 1) if weighted else None)
+                                      weight_col=(weight_col + 1) if weighted else None,
+                                      id32=True)
                 parts.append(_narrow((el.src, el.dst, None if not weighted else el.weights)))
                 del el
             out = _concat_parts(parts, weighted)
@@ -409,6 +414,9 @@ def _concat_parts(parts, weighted):
     """Concatenate parsed parts (int32 ids if every part has them); frees ``parts``."""
     if not parts:
         return np.zeros(0, np.int32), np.zeros(0, np.int32), (np.zeros(0) if weighted else None)
+    if len(parts) == 1:  # nothing to join
+        s, d, w = parts.pop()
+        return s, d, (w if weighted else None)
     dt = np.result_type(*[p[0].dtype for p in parts])
     out = []
     for j in range(2 + bool(weighted)):

@@ -301,3 +301,46 @@ def test_byte_range_rejects_compressed(tmp_path):
     p = write(tmp_path, "c.txt.gz", gzip.compress(b"1 2\n"))
     with pytest.raises(InputError, match="uncompressed"):
         parse_byte_range(p, 0, 10)
+
+
+@pytest.mark.parametrize("sep", ["\t", " ", ",", " \t "])
+def test_ids_of_every_length(tmp_path, rng, sep):
+    """Ids of 1 to 19 digits (the 8-byte digit groups of the parser, and the slow path past
+    18 digits), leading zeros, lines cut at every offset of a 4 KiB block, CRLF, no final
+    newline: the same numbers as Python's int()."""
+    m = 20000
+    nd = rng.integers(1, 20, size=(m, 2))
+    vals = [[int(rng.integers(10 ** (k - 1) if k > 1 else 0, min(10 ** k, 2**63)))
+             for k in row] for row in nd.tolist()]
+    lines = []
+    for i, (a, b) in enumerate(vals):
+        sa = str(a).zfill(3) if i % 11 == 0 else str(a)
+        end = "\r\n" if i % 5 == 0 else "\n"
+        lines.append(f"{sa}{sep}{b}{end}")
+    text = "".join(lines).rstrip("\n").encode()
+    p = write(tmp_path, "digits.txt", text)
+    for cb in (4096, 1 << 25):
+        e = read_edges(p, chunk_bytes=cb)
+        assert e.src.tolist() == [a for a, _ in vals]
+        assert e.dst.tolist() == [b for _, b in vals]
+
+
+def test_mapped_and_streamed_reads_agree(tmp_path, rng, monkeypatch):
+    """The memory-mapped reader and the streaming one: same edges, same error lines."""
+    from asapgraph.graph.io import _text
+
+    m = 50000
+    src, dst = rng.integers(0, 10**9, m), rng.integers(0, 10**5, m)
+    text = "# header\n" + "".join(f"{a} {b}\n" for a, b in zip(src, dst))
+    p = write(tmp_path, "a.txt", b"\xef\xbb\xbf" + text.encode())
+    bad = write(tmp_path, "bad.txt", (text + "7 x\n").encode())
+    got = []
+    for mapped in (True, False):
+        if not mapped:
+            monkeypatch.setattr(_text, "parse_mapped", lambda *a, **k: False)
+        e = read_edges(p, chunk_bytes=4096)
+        with pytest.raises(Exception) as err:
+            read_edges(bad, chunk_bytes=4096)
+        got.append((e.src.tolist(), e.dst.tolist(), str(err.value)))
+    assert got[0] == got[1]
+    assert got[0][0] == src.tolist() and f":{m + 2}:" in got[0][2]

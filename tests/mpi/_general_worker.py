@@ -9,14 +9,10 @@ tuned solvers) and a BFS with a ``direction_at`` override.  CASES.json: list of
 "reps": R}``; every rank runs every case collectively, rank 0 compares with
 independent peers (networkx PageRank, scipy's BFS) and writes one record per case.
 """
-import json
-import sys
-import traceback
-
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.csgraph as csg
-from mpi4py import MPI
+from _programs_worker import main
 
 import asapgraph.programs as P
 from asapgraph.engine import distributed as DP
@@ -76,7 +72,7 @@ def check(case, comm, cache):
                 d = np.where(np.isinf(d), -1, d).astype(np.int64)
                 rec["exact"].append(bool(np.array_equal(r.values, d)))
                 rec["reachable"] = int((d >= 0).sum())
-        rec.setdefault("seconds", []).append(float(r.stats["seconds"]))
+        rec.setdefault("run_seconds", []).append(float(r.stats["seconds"]))
         rec["engine_kind"] = engine_kind(prog)
         rec["stale"] += int(r.stats["stale_messages"])
         rec["late"] += int(r.stats["late_messages"])
@@ -88,20 +84,5 @@ def check(case, comm, cache):
     return rec
 
 
-def main():
-    comm = MPI.COMM_WORLD
-    cases = json.load(open(sys.argv[1]))
-    cache, out = {}, []
-    try:
-        for c in cases:
-            out.append(check(c, comm, cache))
-    except Exception:  # noqa: BLE001 - one rank's failure must not hang the others
-        traceback.print_exc()
-        sys.stderr.flush()
-        comm.Abort(1)
-    if comm.Get_rank() == 0:
-        json.dump(out, open(sys.argv[2], "w"))
-
-
 if __name__ == "__main__":
-    main()
+    main(check)  # the driver of _programs_worker (same folder: on sys.path)

@@ -44,8 +44,11 @@ def _files(tmp_path, rng):
     tiny.write_text("5 9\n9 5\n9 12\n")
     star = tmp_path / "star.txt"  # every edge leaves vertex 0: one rank holds all edges
     star.write_text("".join(f"0 {i}\n" for i in range(1, 60)))
+    dense = tmp_path / "dense.txt"  # ids < m / 8: the ranks' presence-map id mapping
+    ds, dd = rng.integers(0, 400, 4000), rng.integers(0, 200, 4000) * 2  # odd ids: sources only
+    dense.write_text("".join(f"{a} {b}\n" for a, b in zip(ds, dd)))
     return {"mixed": str(g), "pers": str(pers), "dang": str(dang), "tiny": str(tiny),
-            "star": str(star)}
+            "star": str(star), "dense": str(dense)}
 
 
 def _cases(f, shared):
@@ -59,6 +62,8 @@ def _cases(f, shared):
         {"name": "star", "source": f["star"], "runs": RUNS},
         {"name": "all-dangling", "source": "er:7:0", "runs": RUNS},
         {"name": "rmat8", "source": "rmat:8:4:3", "runs": RUNS},
+        {"name": "dense-ids", "source": f["dense"], "runs": RUNS},
+        {"name": "rmat11", "source": "rmat:11:16:4", "runs": RUNS},
     ]
     for name, opts in (("p2p-Gnutella08.txt", {}), ("wiki-Vote.txt.gz", {}),
                        ("foodweb-baydry.txt", {"weighted": True})):

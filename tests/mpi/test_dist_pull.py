@@ -4,7 +4,9 @@ The relabelled, prefetching layout is what large graphs get; here the single-pro
 policy's thresholds are lowered inside the ranks so small graphs exercise it too.  The
 BSP answer must equal the single-process one (itself checked against networkx in
 tests/test_pagerank.py) to 1e-10 in L1, on range and hash partitions, weighted or not,
-with several peers per rank; and two runs must agree bit for bit.
+with several peers per rank, one thread or two per rank (hybrid ranks x threads: the
+rows split into edge-balanced blocks, as on one process); and two runs must agree bit for
+bit.
 """
 import json
 import sys
@@ -31,6 +33,7 @@ def _abort(*exc):  # an exception on one rank must not leave the others waiting
 
 sys.excepthook = _abort
 mode, out, sources = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+threads = int(sys.argv[4])
 if mode == "force":  # relabel and prefetch whatever the size and order of the graph
     pull.REORDER_MIN_EDGES, pull.LOCALITY_WINDOW, pull.PREFETCH_MIN_BYTES = 0, 0, 0
 comm = MPI.COMM_WORLD
@@ -43,7 +46,8 @@ for src, weighted in sources:
         ref = dict(zip(r.ids.tolist(), r.ranks.tolist()))
     for part in ("range", "hash"):
         runs = [ad.pagerank(src, comm=comm, mode="bsp", partition=part, tol=1e-14,
-                            max_iter=3000, weighted=weighted) for _ in range(2)]
+                            max_iter=3000, weighted=weighted, threads=threads)
+                for _ in range(2)]
         if comm.rank == 0:
             a, b = runs
             x = np.array([ref[i] for i in a.ids.tolist()])
@@ -58,6 +62,7 @@ for src, weighted in sources:
                          "combined": sum(q["combine_edges"] - q["combined_values"]
                                          for q in per),
                          "reordered": [q["reordered"] for q in per],
+                         "threads": [a.stats["threads"]] + [q["threads"] for q in per],
                          "prefetch": [q["prefetch"] for q in per]})
 if comm.rank == 0:
     json.dump(recs, open(out, "w"))
@@ -80,12 +85,14 @@ def _edges_file(tmp_path):
     return str(p)
 
 
-@pytest.mark.parametrize("k,mode", [(2, "force"), (3, "force"), (3, "policy")])
-def test_bsp_pull_equals_single_process(k, mode, mpirun, tmp_path):
+@pytest.mark.parametrize("k,mode,threads", [(2, "force", 1), (3, "force", 1),
+                                            (3, "policy", 1), (2, "force", 2)])
+def test_bsp_pull_equals_single_process(k, mode, threads, mpirun, tmp_path):
     f = _edges_file(tmp_path)
     sources = [["rmat:10:8:3", False], [f, False], [f, True]]
     out = tmp_path / "out.json"
-    r = mpirun(k, [sys.executable, "-c", WORKER, mode, str(out), json.dumps(sources)],
+    r = mpirun(k, [sys.executable, "-c", WORKER, mode, str(out), json.dumps(sources),
+                   str(threads)],
                timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
     recs = json.loads(out.read_text())
@@ -99,3 +106,4 @@ def test_bsp_pull_equals_single_process(k, mode, mpirun, tmp_path):
         assert rec["sweep_edges"] + rec["combined"] == rec["m"], rec
         assert all(rec["reordered"]) == (mode == "force"), rec
         assert all(rec["prefetch"]) == (mode == "force"), rec
+        assert rec["threads"] == [threads] * (k + 1), rec

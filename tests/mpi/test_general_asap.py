@@ -73,3 +73,23 @@ def test_general_asap_repeated_runs_leave_nothing_in_flight(mpirun, tmp_path):
     for rec in _run(mpirun, tmp_path, 3, cases, env={"ASAPGRAPH_STRICT_ASAP": "1"}):
         _check(rec)
         assert len(rec["l1"] or rec["exact"]) == 8
+
+
+def test_exact_steps_of_a_minmax_program_on_ranks(tmp_path):
+    """``run --steps K`` of a min/max program keeps the single-process meaning of a step
+    (one hop) on K ranks: the general engine's supersteps, the same file everywhere."""
+    import subprocess
+
+    outs = []
+    for np_ in ("1", "2", "3"):
+        out = tmp_path / f"bfs{np_}.csv"
+        r = subprocess.run([sys.executable, "-m", "asapgraph", "run", "asapgraph.programs:BFSProgram",
+                            "rmat:10", "--param", "source=0", "--steps", "2", "--np", np_, "-q",
+                            "-o", str(out), "--json"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=240)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["iterations"] == 2
+        outs.append(out.read_text())
+    assert outs[0] == outs[1] == outs[2]
+    reached = [ln for ln in outs[0].splitlines()[1:] if not ln.endswith(",-1")]
+    assert 1 < len(reached) < 1024  # two hops: some vertices, not all

@@ -146,6 +146,23 @@ def test_refusal_table_is_what_the_cli_does(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
 
 
+def test_threads_apply_to_bsp_ranks(tmp_path):
+    """``--np K --threads T`` (BSP): T OpenMP threads inside each rank, shown in --json
+    (top level and per rank), the same answer as one thread per rank; ASAP refuses it."""
+    base = ["pagerank", GRAPH, "--np", "2", "--json", "-q", "--tol", "1e-13"]
+    out = {}
+    for t in ("1", "2"):
+        r = _cli([*base, "--threads", t, "-o", str(tmp_path / f"t{t}.csv")], tmp_path)
+        assert r.returncode == 0, r.stderr
+        d = json.loads(r.stdout)
+        assert d["threads"] == int(t) and [q["threads"] for q in d["per_rank"]] == [int(t)] * 2
+        out[t] = _read(tmp_path / f"t{t}.csv")
+    assert np.array_equal(out["1"][:, 0], out["2"][:, 0])
+    assert np.abs(out["1"][:, 1] - out["2"][:, 1]).sum() <= 1e-12
+    r = _cli([*base, "--mode", "asap", "--threads", "2"], tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--threads" in r.stderr
+
+
 # ----------------------------------------------------------------------------- 1 vs 4 ranks
 
 

@@ -52,6 +52,7 @@ from asapgraph.graph.io._text import (CHUNK_BYTES,
     display_name,
     feed_blocks,
     open_binary,
+    parse_mapped,
     read_text,
     sniff)
 
@@ -372,7 +373,7 @@ def byte_range_bounds(path, start, end):
 
 
 def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_col=1,
-                     dst_col=2, chunk_bytes=CHUNK_BYTES):
+                     dst_col=2, chunk_bytes=CHUNK_BYTES, id32=False):
     """Parse the lines of an uncompressed text edge list that belong to ``[start, end)``.
 
     Each line belongs to exactly one range: a range starts at the first line
@@ -380,8 +381,8 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
     line containing byte ``end - 1``.  So for offsets ``0 = b0 < b1 < ... < bK =
     size`` the ranges ``[b_i, b_{i+1})`` together parse every line once, in order.
 
-    Returns an EdgeList (int64 original ids; possibly empty — no "no edges" error
-    here).  Error line numbers are file line numbers (computed with
+    Returns an EdgeList (int64 original ids, int32 with ``id32`` when they all fit;
+    possibly empty — no "no edges" error here).  Error line numbers are file line numbers (computed with
     :func:`count_lines_before` only when an error occurs).
     """
     path = os.fspath(path)
@@ -398,10 +399,12 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
         from asapgraph.graph.io._text import os_error
 
         raise os_error(name, exc) from None
-    acc = _parse.EdgeAccumulator(src_col, dst_col, wc, False)
+    acc = _parse.EdgeAccumulator(src_col, dst_col, wc, id32)
     try:
-        for _ in feed_blocks(_RangeReader(f, begin, stop), acc, path, None, chunk_bytes):
-            pass
+        if stop <= begin or not parse_mapped(f, acc, path, None, chunk_bytes, None, begin,
+                                             stop):
+            for _ in feed_blocks(_RangeReader(f, begin, stop), acc, path, None, chunk_bytes):
+                pass
     except InputError as err:
         if err.line is not None and begin > 0:
             raise InputError(err.path, err.line + count_lines_before(path, begin),

@@ -1,0 +1,76 @@
+"""Distributed loading against the single process's ``load_graph`` (issue 13, loading).
+
+Usage::
+
+    python benchmarks/bench_load_dist.py rmat:22 /tmp/rmat22.txt [--np 2] [--repeat 3]
+        [--before DIR]
+
+For every input, runs ``asapgraph pagerank INPUT --max-iter 1 --allow-unconverged --json``
+in a fresh process on one process and with ``--np K`` (interleaved, ``--repeat`` rounds)
+and reports the median ``load_seconds`` of each (the JSON's load phase: reading or
+generating, id mapping, partitioning, shuffle, local CSR on every rank) and the peak RSS
+per rank.  ``--before DIR`` adds the same runs with another checkout (extensions built in
+place) first on ``PYTHONPATH``: before/after in one run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run(inp, np_, before):
+    env = dict(os.environ)
+    if before:
+        env["PYTHONPATH"] = os.pathsep.join(x for x in (before, env.get("PYTHONPATH")) if x)
+    cmd = [sys.executable, "-m", "asapgraph", "pagerank", inp, "--max-iter", "1",
+           "--allow-unconverged", "--json", "-q"]
+    if np_ > 1:
+        cmd += ["--np", str(np_)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
+    if out.returncode != 0:
+        return None
+    d = json.loads(out.stdout)
+    rss = d.get("peak_rss_mb_max_rank") or d.get("peak_rss_bytes", 0) / 2**20
+    return d["load_seconds"], rss
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("inputs", nargs="+")
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--before", default=None)
+    a = ap.parse_args(argv)
+    variants = [("after", None)] + ([("before", a.before)] if a.before else [])
+    res = {}
+    load0 = os.getloadavg()[0]
+    for _ in range(a.repeat):
+        for inp in a.inputs:
+            for tag, path in variants:
+                for k in (1, a.np):
+                    res.setdefault((inp, tag, k), []).append(run(inp, k, path))
+    print(f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
+          f"median of {a.repeat}, fresh processes, interleaved")
+    print(f"{'input':28s} {'code':7s} {'ranks':>5s} {'load s':>8s} {'peak MB/rank':>13s}"
+          f" {'vs 1 process':>13s}")
+    for inp in a.inputs:
+        for tag, _ in variants:
+            one = None
+            for k in (1, a.np):
+                ok = [x for x in res[(inp, tag, k)] if x]
+                if not ok:
+                    print(f"{inp:28s} {tag:7s} {k:5d} FAILED")
+                    continue
+                t = statistics.median(x[0] for x in ok)
+                mb = max(x[1] for x in ok)
+                one = t if k == 1 else one
+                rel = f"{t / one:12.2f}x" if (one and k > 1) else ""
+                print(f"{inp:28s} {tag:7s} {k:5d} {t:8.2f} {mb:13.0f} {rel:>13s}")
+
+
+if __name__ == "__main__":
+    main()
