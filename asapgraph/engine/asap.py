@@ -29,13 +29,15 @@ last wave, which never decreases).
 a rank, a sweep pushes first the blocks of largest residual per unit of work, the fewest
 that hold ``rho`` (0.8, env ``ASAPGRAPH_ASAP_RHO``) of the mass above the skip threshold
 (log-bucket histogram in :func:`._local.jacobi_push`); across ranks, a rank sweeps only
-while its residual per owned vertex is at least ``rank_prio`` (0.5, env
-``ASAPGRAPH_ASAP_RANK_PRIO``) x the global one of the last wave, so the ranks that are
-behind work and the others wait for mass instead of sweeping their part far below the
-global error on partial input (the edge work ASAP used to add over BSP).  Some rank is
-always at or above the mean, and waves keep ``R`` current, so the run makes progress; the
-warm start, the extrapolation steps and the end game (within 10x of the passivity
-target) push everything, with no gate.  Pushes only move mass, so the
+while its residual per owned vertex ``rl / n_r`` is at least ``rank_prio`` (0.5, env
+``ASAPGRAPH_ASAP_RANK_PRIO``, at most 1) x the ranks' mean ``sum(rl) / n`` of the last
+wave, so the ranks that are behind work and the others wait for mass instead of sweeping
+their part far below the global error on partial input (the edge work ASAP used to add
+over BSP).  ``rl`` is recounted exactly (``sum |r| + |pools|``) whenever a message
+arrived, and a gated rank does not sweep, so its ``rl`` only grows: the rank at or above
+the mean in the last wave stays open, and some rank always works (see ``_gated`` for the
+livelock this replaced).  The warm start, the extrapolation steps and the end game
+(within 10x of the passivity target) push everything, with no gate.  Pushes only move mass, so the
 fixed point, the termination and the bound are unchanged.
 
 *NOTIFY-ACK and messages* (:mod:`.exchange`).  Flushing the buffer of peer ``q`` is one
@@ -107,8 +109,9 @@ SCHEDULES = ("sweep", "priority")
 DEFAULT_SCHEDULE = "priority"
 
 # the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
-# x, pushed and produced signed mass (sum programs' extrapolation), signed residual
-_R, _SX, _F0, _F1, _SG = range(EXTRA, EXTRA + 5)
+# x, pushed and produced signed mass (sum programs' extrapolation), signed residual, the
+# ranks' local residuals (their sum: what the priority schedule's rank gate compares with)
+_R, _SX, _F0, _F1, _SG, _RL = range(EXTRA, EXTRA + 6)
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
 _ENDGAME = 10.0  # priority schedule: off within this factor of the passivity target
 _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
@@ -255,13 +258,16 @@ class _Solve:
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
         # waves with the bound it has (not converged)
-        self.wv = Waves(comm, nextra=5, passive_waves=2, tol=tol, drain=True)
+        self.wv = Waves(comm, nextra=6, passive_waves=2, tol=tol, drain=True)
         self.last_contrib = -1.0
         self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
         self.r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
         self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
         self.rin = 0.0  # residual mass that arrived since the last round
+        self.got = False  # a data message arrived since the last round (jacobi: exact rl)
+        # priority schedule: the sum of the ranks' `rl` of the last wave (the rank gate)
+        self.rl_global = comm.allreduce(self.rl) if sol.rank_prio > 0 else 0.0
         self.fresh = np.zeros(nin, dtype=bool)
         self.peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
         self.last_sweep_end, self.last_sweep_len = -np.inf, 0.0
@@ -311,16 +317,27 @@ class _Solve:
 
     def _gated(self):
         """Priority schedule: this rank's residual per vertex is below ``rank_prio`` x the
-        global one of the last wave, so it waits (flushing its buffers exactly: mass held
-        back in them would count in the global residual and could gate every rank)."""
+        mean of the ranks' ``rl`` in the last wave, so it waits (flushing its buffers
+        exactly).
+
+        Why the ranks' own ``rl`` and not ``R``: the gate must never close on every rank.
+        In a wave, some rank ``q`` has ``rl_q >= share_q x sum(rl)``; a gated rank does no
+        sweep, so its ``rl`` can only grow (messages), and ``q`` stays open until it
+        sweeps -- progress.  Compared with ``R`` (which also counts slot buffers and pools
+        owed to peers), and with ``rl`` underestimating the residual (a signed message
+        added ``|sum v|``, not ``sum |v|``), every rank of a 3-rank emulated run closed its
+        gate with nothing in flight: no sweep, the same ``R`` in every wave, a livelock
+        (tests/mpi/test_dist_pagerank.py's straggler case, 300 s timeout)."""
         return (not self._endgame()
-                and self.rl < self.sol.rank_prio * self.r_global * self.share)
+                and self.rl < self.sol.rank_prio * self.rl_global * self.share)
 
     def _endgame(self):
         """Within 10x of the passivity target the priority schedule is off (full sweeps,
-        no gate): near the rounding floor of the residuals, partial pushes moved mass
-        between the ranks without shrinking it and no two waves found every rank passive
-        (a livelock measured on rmat:20, 2 ranks)."""
+        no gate).  Added when partial pushes near the end moved mass between the ranks
+        without shrinking it (rmat:20, 2 ranks); that mass was most likely the rounding
+        drift of the signed residual sum, which no schedule can push away and which
+        :meth:`.asap_delta.DeltaState._recentre` now removes (the sweep schedule stalled
+        on it too).  Kept: near the end a full sweep costs little more than a partial one."""
         return self.rl <= _ENDGAME * self.target * self.share
 
     # ------------------------------------------------------------------ messages
@@ -330,10 +347,12 @@ class _Solve:
         mm = self.mm
         got = (ex.decode(self.d.acc, self.in_maps[j], buf, nbytes) if mm is None
                else mm.decode(self.in_maps[j], buf, nbytes))
-        if self.jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
-            self.rin += abs(got) + abs(f[ex.POOL_B]) + abs(f[ex.POOL_D])
+        if self.jac and mm is None:  # signed values cancel in `got`: rl is recounted
+            self.got = True
             self.d.pend[0] += f[ex.POOL_B]
             self.d.pend[1] += f[ex.POOL_D]
+        elif mm is not None:  # improvements that arrived
+            self.rin += abs(got)
         else:
             self.rin += got
         self.gs += f[ex.GOSSIP_S]
@@ -404,13 +423,14 @@ class _Solve:
                 racc = d.pending_mass()
             wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
                           extra=(racc, float(d.x.sum()), d.flow[0], d.flow[1],
-                                 float(d.acc.sum()) if prog else 0.0))
+                                 float(d.acc.sum()) if prog else 0.0, self.rl))
             d.flow[:] = 0.0
             self.last_contrib = tn
         res = wv.test()
         if res is None:
             return False
         self.r_global = float(res[_R])
+        self.rl_global = float(res[_RL])
         sx, tol = res[_SX], self.tol
         if self.relative and not jac and sx > 0:
             # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
@@ -461,7 +481,11 @@ class _Solve:
             ev = na.poll()
             t1 = perf()
             st.comm_s += t1 - t0
-            self.rl += self.rin  # residual mass that arrived (jacobi: an upper bound of its |.|)
+            if self.got:  # jacobi: sum |r| + |pools| (a bound of the residual's L1 norm)
+                self.rl = _local.abs_sum(acc, 0, nloc) + float(np.abs(d.pend).sum())
+                self.got = False
+            else:
+                self.rl += self.rin  # push form: the (non-negative) mass that arrived
             self.rin = 0.0
             self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
             pushed = self._work(ev, t1)
@@ -490,7 +514,10 @@ class _Solve:
                        f"{self.target * self.share:.3g} inflight {na.inflight.tolist()} "
                        f"queue {len(emu.queue)} sent {na.n_sent} recv {na.n_recv} obuf "
                        f"{bool(self.nout and acc[nloc:].any())} waves {wv.waves} wave "
-                       f"{not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()}")
+                       f"{not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()} "
+                       f"r_global {self.r_global:.3g} gated {bool(self._gated())} endgame "
+                       f"{bool(self._endgame())} tfac {self.tfac:g} dirty "
+                       f"{self.dirty.tolist()} rem {self.rem.tolist()}")
             if not (ev or pushed or sent):
                 idle += 1
                 if idle > 2:
