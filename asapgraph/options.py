@@ -44,7 +44,7 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = [
-    "DEFAULTS", "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
+    "DEFAULTS", "SCHEDULES", "DEFAULT_SCHEDULE", "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
     "check_max_iter", "weight_col_index", "read_vertex_values", "dense_vertex_values",
     "unknown_vertex_error", "zero_sum_error", "negative_weights_error",
     "pagerank_change_tol", "pagerank_error_bound", "engine_tol", "error_bound",
@@ -65,6 +65,13 @@ DEFAULTS = {
     "bfs": (None, None),
 }
 
+
+#: ASAP (``jacobi`` form): what a sweep pushes -- every block above the skip threshold
+#: (``sweep``) or first the blocks of largest residual per unit of work (``priority``); the
+#: default is chosen from measurements (benchmarks/REPORT.md, issue 14) and stated by
+#: ``--help``; :mod:`asapgraph.engine.asap` uses these two names.
+SCHEDULES = ("sweep", "priority")
+DEFAULT_SCHEDULE = "priority"
 
 # ----------------------------------------------------------------------------- scalars
 

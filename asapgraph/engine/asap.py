@@ -87,6 +87,7 @@ import time
 
 import numpy as np
 
+from asapgraph import options as _options
 from asapgraph.kernels import _local
 from asapgraph.comm.mpi import mpi, oversubscribed
 from asapgraph.engine import exchange as ex
@@ -104,9 +105,8 @@ FORMS = ("jacobi", "push")
 #: what a ``jacobi`` sweep pushes: every block above the skip threshold (``sweep``), or
 #: first the blocks of largest residual per unit of work holding ``ASAPGRAPH_ASAP_RHO``
 #: of the mass (``priority``, :func:`._local.jacobi_push`); the default from measurements
-#: (benchmarks/REPORT.md, issue 14)
-SCHEDULES = ("sweep", "priority")
-DEFAULT_SCHEDULE = "priority"
+#: (benchmarks/REPORT.md, issue 14), defined in :mod:`asapgraph.options` for ``--help``
+SCHEDULES, DEFAULT_SCHEDULE = _options.SCHEDULES, _options.DEFAULT_SCHEDULE
 
 # the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
 # x, pushed and produced signed mass (sum programs' extrapolation), signed residual, the
