@@ -68,10 +68,12 @@ DEFAULTS = {
 
 #: ASAP (``jacobi`` form): what a sweep pushes -- every block above the skip threshold
 #: (``sweep``) or first the blocks of largest residual per unit of work (``priority``); the
-#: default is chosen from measurements (benchmarks/REPORT.md, issue 14) and stated by
-#: ``--help``; :mod:`asapgraph.engine.asap` uses these two names.
+#: default is chosen from measurements (benchmarks/REPORT.md, issue 14: unemulated, 2 and
+#: 4 ranks, tol 1e-6 and 1e-10, priority was faster only on rmat:20 with 2 ranks, 2.6-3.8x;
+#: 15-48 % slower on cnr-2000, level on rmat:20 with 4 ranks) and stated by ``--help``;
+#: :mod:`asapgraph.engine.asap` uses these two names.
 SCHEDULES = ("sweep", "priority")
-DEFAULT_SCHEDULE = "priority"
+DEFAULT_SCHEDULE = "sweep"
 
 # ----------------------------------------------------------------------------- scalars
 
