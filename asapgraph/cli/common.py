@@ -2,9 +2,10 @@
 environment, progress, loading the input, the early ``-o`` check, stderr lines."""
 from __future__ import annotations
 
-import os
 import sys
 import time
+
+from asapgraph.comm.launch import mpi_rank_from_env, mpi_world_size_from_env
 
 __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_INTERRUPTED",
            "EXIT_PIPE", "peak_rss_bytes", "mpi_world_size_from_env", "mpi_rank_from_env",
@@ -20,41 +21,6 @@ def peak_rss_bytes():
     from asapgraph._rss import peak_rss_bytes as peak
 
     return peak()
-
-
-def mpi_world_size_from_env(environ=None):
-    """World size announced by an MPI launcher, read from the environment (no MPI import).
-
-    Returns
-    -------
-    int or None
-        The size from ``PMI_SIZE`` (MPICH hydra) or ``OMPI_COMM_WORLD_SIZE`` (Open MPI);
-        1 when only a rank variable (``PMI_RANK``, ``PMIX_RANK``) is present; None when
-        not launched by mpiexec.
-    """
-    env = os.environ if environ is None else environ
-    for key in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS"):
-        v = env.get(key)
-        if v:
-            try:
-                return int(v)
-            except ValueError:
-                pass
-    if env.get("PMI_RANK") or env.get("PMIX_RANK"):
-        return 1
-    return None
-
-
-def mpi_rank_from_env(environ=None):
-    """This process's rank announced by an MPI launcher (``PMI_RANK``,
-    ``OMPI_COMM_WORLD_RANK``, ``PMIX_RANK``), or None (no MPI import)."""
-    env = os.environ if environ is None else environ
-    for key in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
-        v = env.get(key, "")
-        if v.isdigit():
-            return int(v)
-    return None
-
 
 
 def wants_distributed(args, environ=None):

@@ -19,7 +19,7 @@ import sys
 from asapgraph.errors import InputError
 
 __all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "rank_env",
-           "RANK_ENV_DEFAULTS"]
+           "RANK_ENV_DEFAULTS", "mpi_world_size_from_env", "mpi_rank_from_env"]
 
 #: Environment defaults for the ranks started with MPICH's ``mpiexec`` (a variable the
 #: user has set is left alone); measured with the MPICH wheel (ch4:ucx), cnr-2000 on 4
@@ -30,6 +30,40 @@ __all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "rank_env",
 #: the engines keep a few messages in flight per peer (load, BSP and ASAP times did not
 #: change measurably), but every cell once used stays resident (2-3 MB per rank).
 RANK_ENV_DEFAULTS = {"UCX_TLS": "^sm", "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS": "16"}
+
+
+def mpi_world_size_from_env(environ=None):
+    """World size announced by an MPI launcher, read from the environment (no MPI import).
+
+    Returns
+    -------
+    int or None
+        The size from ``PMI_SIZE`` (MPICH hydra) or ``OMPI_COMM_WORLD_SIZE`` (Open MPI);
+        1 when only a rank variable (``PMI_RANK``, ``PMIX_RANK``) is present; None when
+        not launched by mpiexec.
+    """
+    env = os.environ if environ is None else environ
+    for key in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS"):
+        v = env.get(key)
+        if v:
+            try:
+                return int(v)
+            except ValueError:
+                pass
+    if env.get("PMI_RANK") or env.get("PMIX_RANK"):
+        return 1
+    return None
+
+
+def mpi_rank_from_env(environ=None):
+    """This process's rank announced by an MPI launcher (``PMI_RANK``,
+    ``OMPI_COMM_WORLD_RANK``, ``PMIX_RANK``), or None (no MPI import)."""
+    env = os.environ if environ is None else environ
+    for key in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"):
+        v = env.get(key, "")
+        if v.isdigit():
+            return int(v)
+    return None
 
 
 def find_mpiexec(explicit=None):
@@ -133,8 +167,9 @@ def rank_command(exe, nprocs, argv, module="asapgraph"):
             os.path.abspath(watchdog.__file__), top, module, *argv]
 
 
-def run_ranks(exe, nprocs, argv):
-    """Run ``asapgraph argv`` on ``nprocs`` ranks under ``exe``; returns the exit status.
+def run_ranks(exe, nprocs, argv, module="asapgraph"):
+    """Run ``python -m module argv`` (default: ``asapgraph argv``) on ``nprocs`` ranks under
+    ``exe``; returns the exit status.
 
     The ranks end within about :data:`.watchdog.POLL` seconds when this process dies,
     however it dies.  When a rank dies (a signal, an unknown exit status) one line on
@@ -144,7 +179,7 @@ def run_ranks(exe, nprocs, argv):
     """
     from asapgraph.comm import watchdog
 
-    cmd = rank_command(exe, nprocs, argv)
+    cmd = rank_command(exe, nprocs, argv, module)
     env = rank_env(exe)
     status = watchdog.StatusSocket()
     env.pop(watchdog.ENV_STATUS, None)

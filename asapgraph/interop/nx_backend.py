@@ -18,7 +18,9 @@ own code (``nx.config.fallback_to_nx``) instead of a different answer.
 Configuration: ``nx.config.backends.asapgraph.threads`` (OpenMP threads; None: all cores),
 ``nx.config.backends.asapgraph.hits_method`` (``"auto"``, the default: networkx's power
 iteration on the engine's kernel, networkx's ARPACK call where that does not converge;
-``"power"``; ``"svds"``: always the ARPACK call).
+``"power"``; ``"svds"``: always the ARPACK call), ``nx.config.backends.asapgraph.np`` and
+``.mode`` (PageRank on K MPI ranks, BSP or ASAP: :mod:`asapgraph.interop.nx_ranks`; the
+other functions run in this process).
 
 Counting for tests: with ``ASAPGRAPH_NX_CALL_LOG=<file>`` every call that runs the
 asapgraph implementation appends ``<PYTEST_CURRENT_TEST>\\t<function>`` to that file, so a
@@ -31,6 +33,7 @@ import os
 
 import numpy as np
 
+from asapgraph.interop import nx_ranks
 from asapgraph.interop.nxgraph import NxGraph, from_networkx
 
 __all__ = ["BackendInterface", "get_info", "FUNCTIONS"]
@@ -44,7 +47,13 @@ FUNCTIONS = {}
 _DOCS = {
     "pagerank": "The engine's OpenMP pull kernel (Jacobi sweeps) with networkx's stop rule "
                 "(L1 change < n * tol); negative weights or vector entries, a zero-sum "
-                "``dangling`` or ``nstart`` and ``alpha`` outside [0, 1) fall back to networkx.",
+                "``dangling`` or ``nstart`` and ``alpha`` outside [0, 1) fall back to networkx.  "
+                "With ``nx.config.backends.asapgraph.np = K`` (K ranks started with mpiexec) "
+                "or under ``mpiexec -n K`` (every rank calls it: collective), the distributed "
+                "engine runs in ``mode`` 'bsp' (default; stops at the same superstep as "
+                "networkx) or 'asap' (stops when its certified L1 error bound is within "
+                "alpha / (1 - alpha) * n * tol, the bound networkx's rule certifies); "
+                "``nstart`` is refused there.",
     "hits": "By default (``hits_method = 'auto'``) the iteration networkx's docstring "
             "describes and its ``_hits_python`` runs: max-normalised power iteration, "
             "stopping when the L1 change of the hubs is < tol, on the engine's OpenMP pull "
@@ -149,6 +158,18 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     limit = n * float(tol)
     # networkx stops at err < n*tol, the engine at residual <= its tol
     etol = float(np.nextafter(limit, 0.0)) if limit > 0 else 0.0
+    where = nx_ranks.placement(_config("np"), _config("mode"))
+    if where is not None:
+        if nstart is not None:
+            raise ValueError("asapgraph backend: nstart is not supported on MPI ranks (the "
+                             "engines start from the uniform vector); unset it, or "
+                             "nx.config.backends.asapgraph.np / mpiexec")
+        if not (limit > 0):
+            raise nx.PowerIterationFailedConvergence(max_iter)
+        x, conv = nx_ranks.pagerank_on_ranks(where, g, alpha, P, D, etol, max_iter)
+        if not conv:
+            raise nx.PowerIterationFailedConvergence(max_iter)
+        return dict(zip(G.nodes, x.tolist()))
     res = _pagerank(g, alpha=alpha, personalization=P, dangling=D, change_tol=etol,
                     max_iter=max_iter, weighted=g.weights is not None, threads=_threads(),
                     method="jacobi", nstart=X0)
@@ -528,7 +549,7 @@ def get_info():
         "package": "asapgraph",
         "url": "https://github.com/asapgraph/asapgraph",
         "short_summary": "OpenMP graph kernels (PageRank, Katz, WCC, BFS, SSSP) over CSR arrays.",
-        "default_config": {"threads": None,
+        "default_config": {"threads": None, "np": None, "mode": None,
                            "hits_method": os.environ.get("ASAPGRAPH_NX_HITS_METHOD", "auto")},
         "functions": {name: {"additional_docs": doc} for name, doc in _DOCS.items()},
     }

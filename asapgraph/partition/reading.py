@@ -11,10 +11,16 @@ only its own share, with original ids.
   :mod:`asapgraph.graph.io` in sub-ranges (lines own their bytes, so they compose).
 * A compressed file cannot be split: rank 0 decompresses it and streams bounded chunks
   (``chunk_bytes``, cut at line ends) round-robin to the ranks, each chunk carrying the
-  number of the line it starts at (so errors name the right line).
+  number of the line it starts at (so errors name the right line).  A text file that
+  rank 0 can read and some other rank cannot (a file on rank 0's host only) is streamed
+  from rank 0 the same way; a binary one is refused in one line.
 * A binary ``.asg`` graph or an ``.npy`` edge array is memory-mapped and sliced by edge.
 * A generator spec (``rmat:S``, ``er:N:M``) is produced per rank with the counter-based
   ``*_slice`` generators: rank r makes edges ``[r m/K, (r+1) m/K)``.
+* :class:`DenseEdges` (edge arrays in memory or memory-mapped, ids already dense, the
+  vertex count given, so vertices without edges keep their place, as in a generator
+  spec): rank r takes edges ``[r m/K, (r+1) m/K)``.  The networkx backend's runs on
+  ranks use it.
 
 Ids are narrowed to int32 whenever they fit (half the memory held).  Bad input found by
 any rank is agreed collectively (:func:`asapgraph.comm.mpi.agree`), so every rank raises
@@ -28,13 +34,30 @@ import io
 import lzma
 import os
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from asapgraph.errors import InputError
 from asapgraph.comm.mpi import TAG_CHUNK, TAG_CHUNK_HDR, agree, mpi
 
-__all__ = ["read_local_edges"]
+__all__ = ["read_local_edges", "DenseEdges"]
+
+
+@dataclass
+class DenseEdges:
+    """Edges ``src[k] -> dst[k]`` over dense ids ``0..n-1`` (every rank holds the same
+    arrays, or memory maps of the same files), optional float64 ``weights``; ``name`` is
+    what messages call the input."""
+
+    src: object
+    dst: object
+    n: int
+    weights: object = None
+    name: str = "<in-memory graph>"
+
+    def __fspath__(self):
+        return self.name
 
 _COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _NUM = re.compile(rb"[ \t,;]+")
@@ -186,6 +209,17 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     chunk_bytes = int(os.environ.get("ASAPGRAPH_DIST_CHUNK_BYTES", chunk_bytes))  # tests
     err = None
     out = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0) if weighted else None)
+    if isinstance(source, DenseEdges):
+        m = len(source.src)
+        lo, hi = m * me // K, m * (me + 1) // K
+        dt = np.int32 if source.n < 2**31 - 1 else np.int64
+        src = np.ascontiguousarray(source.src[lo:hi], dtype=dt)
+        dst = np.ascontiguousarray(source.dst[lo:hi], dtype=dt)
+        w = None
+        if weighted:
+            w = (np.ones(hi - lo) if source.weights is None
+                 else np.array(source.weights[lo:hi], dtype=np.float64))
+        return src, dst, w, int(source.n)
     if isinstance(source, str) and gen.is_spec(source) and not os.path.exists(source):
         try:
             kind, p = gen.parse_spec(source)
@@ -213,6 +247,21 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         agree(comm, InputError(path, None, "standard input cannot be split across ranks; "
                                            "save it to a file (or use --np 1)"))
     fmt, err = "text", None  # a missing/unreadable file: the reader's message, as on one process
+    if K > 1 and _only_rank0_sees(comm, path):  # rank 0 reads it for everyone
+        if me == 0:
+            try:
+                from asapgraph.graph.io import detect_format
+
+                fmt = detect_format(path)
+                if fmt != "text":
+                    err = InputError(path, None, "only rank 0 can read this file: a binary "
+                                     "or Matrix Market graph must be at the same path on "
+                                     "every rank (a text edge list is streamed from rank 0)")
+            except Exception as e:  # noqa: BLE001
+                err = e
+        agree(comm, err)
+        opener = _COMPRESSED.get(os.path.splitext(path)[1].lower(), open)
+        return (*_read_compressed(path, comm, weighted, weight_col, chunk_bytes, opener), None)
     try:
         from asapgraph.graph.io import detect_format
 
@@ -330,8 +379,15 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col):
     return _narrow((src, dst, w))
 
 
-def _read_compressed(path, comm, weighted, weight_col, chunk_bytes):
-    """Rank 0 decompresses and streams line-aligned chunks round-robin; all parse theirs."""
+def _only_rank0_sees(comm, path):
+    """True when rank 0 can read ``path`` and some other rank cannot (collective)."""
+    sees = comm.allgather(bool(os.path.isfile(path) and os.access(path, os.R_OK)))
+    return sees[0] and not all(sees)
+
+
+def _read_compressed(path, comm, weighted, weight_col, chunk_bytes, opener=None):
+    """Rank 0 reads (``opener``, default: by the file's compression suffix), decompresses
+    and streams line-aligned chunks round-robin; all ranks parse theirs."""
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
     parts, err = [], None
@@ -340,7 +396,7 @@ def _read_compressed(path, comm, weighted, weight_col, chunk_bytes):
         line = 1
         i = 0
         try:
-            f = _COMPRESSED[os.path.splitext(path)[1].lower()](path, "rb")
+            f = (opener or _COMPRESSED[os.path.splitext(path)[1].lower()])(path, "rb")
         except OSError as e:
             f, err = None, InputError(path, None, f"cannot open: {e}")
         rest = b""

@@ -145,3 +145,28 @@ def test_component_sets_refuses_bad_labels():
     with pytest.raises(ValueError, match="length"):
         KC.component_sets(np.array([0, 0], dtype=np.int32), ["a", "b", "c"])
     assert KC.component_sets(np.zeros(0, dtype=np.int32), []) == []
+
+
+def test_component_sets_untracked_only_when_atomic():
+    """Sets of atomic node objects are untracked by the cyclic collector; a set holding
+    any other object (which could refer back to it) stays tracked, so a cycle through it
+    is still collected."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    labels = np.array([0, 0, 2, 2, 4, 4, 6], dtype=np.int32)
+    nodes = [1, "s", (1, "t"), a, (2, b), 2.5, b"x"]
+    gc.collect()                        # lets the collector untrack (1, "t")
+    sets = KC.component_sets(labels, nodes)
+    assert sets == [{1, "s"}, {(1, "t"), a}, {(2, b), 2.5}, {b"x"}]
+    assert [gc.is_tracked(s) for s in sets] == [False, True, True, False]
+    # a cycle through a tracked set (set -> node -> set) is collected
+    a.back = sets[1]
+    ref = weakref.ref(a)
+    del sets, a, nodes
+    gc.collect()
+    assert ref() is None

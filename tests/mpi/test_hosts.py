@@ -8,9 +8,11 @@
   answer), so two answers differ by at most 2e-12 in L1; the test allows 1e-10 in L1
   (and 1e-12 between the two 2-rank runs, which do the same arithmetic).
 * An input file that only rank 0 can see (simulated with a relative path and a different
-  working directory per rank, ``mpiexec -n 1 -wdir A ... : -n 1 -wdir B ...``) is refused
-  with one line naming the file and exit status 2, never a hang: as the README says, the
-  graph file must be at the same path on every host.
+  working directory per rank, ``mpiexec -n 1 -wdir A ... : -n 1 -wdir B ...``): a text
+  file (plain or gzip) is read by rank 0 and streamed to the other rank, and the answer
+  equals one process's (L1 <= 1e-10, both at a certified 1e-12); a binary ``.npy`` array
+  only rank 0 sees, or a file rank 0 cannot see, is refused with one line naming the file
+  and exit status 2, never a hang.
 """
 import csv
 import json
@@ -90,24 +92,64 @@ def test_documented_mpiexec_form_matches_np_and_one_process(tmp_path):
     assert l1 <= 1e-12, l1
 
 
-@pytest.mark.parametrize("name", ["rmat-12.txt.gz", "rmat-12.txt"])
-def test_input_only_rank0_sees_is_refused(tmp_path, name):
-    if not DATASET.exists():
-        pytest.skip("bundled dataset missing")
-    exe = _mpiexec()
+def _split_dirs(tmp_path, name):
     seen, blind = tmp_path / "rank0", tmp_path / "rank1"
     seen.mkdir()
     blind.mkdir()
     if name.endswith(".gz"):
         shutil.copy(DATASET, seen / name)
+    elif name.endswith(".npy"):
+        import gzip
+
+        rows = np.loadtxt(gzip.open(DATASET), dtype=np.int64, comments="#")
+        np.save(seen / name, rows[:, :2])
     else:
         import gzip
 
         (seen / name).write_bytes(gzip.decompress(DATASET.read_bytes()))
-    rank = [sys.executable, "-m", "asapgraph", "pagerank", name, "-q", "--json"]
+    return seen, blind
+
+
+@pytest.mark.parametrize("mode", ["bsp", "asap"])
+@pytest.mark.parametrize("name", ["rmat-12.txt.gz", "rmat-12.txt"])
+def test_input_only_rank0_sees_is_streamed_from_rank0(tmp_path, name, mode):
+    """A text file on rank 0's host only: rank 0 reads it and streams it to the others;
+    the answer equals one process's (both asked for a certified L1 bound of 1e-12)."""
+    if not DATASET.exists():
+        pytest.skip("bundled dataset missing")
+    exe = _mpiexec()
+    seen, blind = _split_dirs(tmp_path, name)
+    rank = [sys.executable, "-m", "asapgraph", "pagerank", name, "-q", "--json", "--mode",
+            mode, *TOL, "-o", "ranks.csv"]
     r = _run([exe, "-n", "1", "-wdir", str(seen), *rank, ":",
-              "-n", "1", "-wdir", str(blind), *rank], tmp_path, timeout=120)
+              "-n", "1", "-wdir", str(blind), *rank], tmp_path, timeout=240)
+    assert r.returncode == 0, f"rc={r.returncode}\nstderr:{r.stderr[-3000:]}"
+    assert json.loads(r.stdout)["ranks"] == 2
+    one = _run([sys.executable, "-m", "asapgraph", "pagerank", name, "-q", *TOL,
+                "-o", "single.csv"], seen)
+    assert one.returncode == 0, one.stderr[-2000:]
+    (ia, va), (ib, vb) = _ranks(seen / "ranks.csv"), _ranks(seen / "single.csv")
+    assert len(ia) > 1000 and np.array_equal(ia, ib)
+    assert float(np.abs(va - vb).sum()) <= 1e-10
+    assert not (blind / "ranks.csv").exists()
+
+
+@pytest.mark.parametrize("where", ["rank1-only text", "rank0-only npy"])
+def test_input_rank0_cannot_use_is_refused(tmp_path, where):
+    """A file rank 0 cannot read (only another rank can), or a binary edge array only rank
+    0 can read: one line naming the file, exit status 2, never a hang."""
+    if not DATASET.exists():
+        pytest.skip("bundled dataset missing")
+    exe = _mpiexec()
+    name = "g.npy" if "npy" in where else "g.txt"
+    seen, blind = _split_dirs(tmp_path, name)
+    first, second = (blind, seen) if where.startswith("rank1") else (seen, blind)
+    rank = [sys.executable, "-m", "asapgraph", "pagerank", name, "-q", "--json"]
+    r = _run([exe, "-n", "1", "-wdir", str(first), *rank, ":",
+              "-n", "1", "-wdir", str(second), *rank], tmp_path, timeout=120)
     assert r.returncode == 2, f"rc={r.returncode}\nstderr:{r.stderr[-3000:]}"
     lines = [ln for ln in r.stderr.splitlines() if name in ln]
     assert len(lines) == 1 and lines[0].startswith(name), r.stderr
+    if "npy" in where:
+        assert "only rank 0 can read this file" in lines[0]
     assert r.stdout == ""
