@@ -44,7 +44,7 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = [
-    "DEFAULTS", "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
+    "DEFAULTS", "SCHEDULES", "DEFAULT_SCHEDULE", "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
     "check_max_iter", "weight_col_index", "read_vertex_values", "dense_vertex_values",
     "unknown_vertex_error", "zero_sum_error", "negative_weights_error",
     "pagerank_change_tol", "pagerank_error_bound", "engine_tol", "error_bound",
@@ -65,6 +65,15 @@ DEFAULTS = {
     "bfs": (None, None),
 }
 
+
+#: ASAP (``jacobi`` form): what a sweep pushes -- every block above the skip threshold
+#: (``sweep``) or first the blocks of largest residual per unit of work (``priority``); the
+#: default is chosen from measurements (benchmarks/REPORT.md, issue 14: unemulated, 2 and
+#: 4 ranks, tol 1e-6 and 1e-10, priority was faster only on rmat:20 with 2 ranks, 2.6-3.8x;
+#: 15-48 % slower on cnr-2000, level on rmat:20 with 4 ranks) and stated by ``--help``;
+#: :mod:`asapgraph.engine.asap` uses these two names.
+SCHEDULES = ("sweep", "priority")
+DEFAULT_SCHEDULE = "sweep"
 
 # ----------------------------------------------------------------------------- scalars
 
@@ -399,6 +408,14 @@ def _fanout_check(args, ranks):
     return None
 
 
+def _schedule_check(args, ranks):
+    if getattr(args, "schedule", None) == "priority" and getattr(args, "asap_form",
+                                                                 "jacobi") != "jacobi":
+        return ("--schedule priority applies to --asap-form jacobi only (the push form "
+                "already pushes by a residual threshold)")
+    return None
+
+
 def _seed_check(args, ranks):
     if min(int(getattr(args, "fanout", 2)), ranks - 1) >= ranks - 1:
         return (f"--seed changes nothing on {ranks} ranks with --fanout "
@@ -438,6 +455,9 @@ RULES = {
                           "residual to hold back)"),
     "asap_form": replace(_ASAP_PR, commands=("pagerank",),
                          why="it selects between the two forms of the PageRank solver"),
+    "schedule": replace(_ASAP_PR, commands=("pagerank", "katz", "run"), check=_schedule_check,
+                        why="min/max programs send improvements, not residuals: there is no "
+                            "residual order to schedule by"),
     "seed": replace(_ASAP_PR, check=_seed_check),
     "latency": _EMU,
     "bandwidth": _EMU,
@@ -505,6 +525,11 @@ def engine_option_refusal(dest, program_name, engine, combiner="sum", mode="bsp"
                 f"runs on the general ASAP engine ({engine}), which has no virtual clock")
     if dest == "approx" and (engine == "minmax" or (general and combiner != "sum")):
         return f"{opt} does not apply to program {program_name}: {RULES['approx'].why}"
+    if dest == "schedule" and engine == "minmax":
+        return f"{opt} does not apply to program {program_name}: {RULES['schedule'].why}"
+    if dest == "schedule" and general:
+        return (f"{opt} does not apply to program {program_name}: it runs on the general "
+                f"program engine ({engine}), whose ASAP loop has no priority schedule")
     return None
 
 

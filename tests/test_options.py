@@ -237,3 +237,12 @@ def test_every_rule_refuses_outside_its_commands():
             why = options.refusal(dest, cmd, "asap", True, {"jitter"})
             if cmd not in rule.commands:
                 assert why and options.option_name(dest) in why, (dest, cmd)
+
+
+def test_help_states_the_default_schedule(capsys):
+    """``--help`` names the ASAP schedule the engine uses when ``--schedule`` is absent."""
+    from asapgraph.engine.asap import DEFAULT_SCHEDULE
+
+    assert cli.main(["pagerank", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"default: {DEFAULT_SCHEDULE} (measured" in out

@@ -116,6 +116,7 @@ def _run(args, comm):
                    approx=args.approx, emulation=emu, seed=args.seed,
                    weight_col=getattr(args, "weight_col", None),
                    asap_form=getattr(args, "asap_form", "jacobi"),
+                   schedule=getattr(args, "schedule", None),
                    threads=getattr(args, "threads", None) or 1,
                    progress=Progress(quiet=args.quiet) if me == 0 else None)
     total = time.perf_counter() - t0
@@ -148,11 +149,13 @@ def _run(args, comm):
         "rounds": st["rounds"],
         "messages_sent": st["messages_sent"], "bytes_sent": st["bytes_sent"],
         "wait_seconds": st["wait_seconds"], "peak_rss_mb_max_rank": st["peak_rss_mb_max"],
+        "edges_scanned": st["edges_visited"],
     }
     if args.mode == "asap":
         for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx", "seed"):
             summary[k] = st.get(k)
         summary["asap_form"] = st.get("form")
+        summary["schedule"] = st.get("schedule")
     if st.get("emulation"):
         summary["emulation"] = st["emulation"]
     summary["clock"] = st.get("clock", "wall")

@@ -151,7 +151,7 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
 
 def add_distributed_options(p):
     """MPI options (``--np``, ``--mode`` ...) and network emulation, for run_distributed."""
-    from asapgraph.options import Given, GivenAppend
+    from asapgraph.options import DEFAULT_SCHEDULE, SCHEDULES, Given, GivenAppend
 
     g = p.add_argument_group("distributed options (MPI)")
     g.add_argument("--np", type=positive_int, default=1, metavar="P",
@@ -174,6 +174,12 @@ def add_distributed_options(p):
                    help="asap PageRank local solver: jacobi (signed delta sweeps, teleport and "
                         "dangling mass spread by the messages; default) or push (leaky "
                         "Gauss-Seidel residual push)")
+    g.add_argument("--schedule", action=Given, choices=SCHEDULES, default=None,
+                   help="asap (jacobi form): what a sweep pushes -- every block above the "
+                        "skip threshold (sweep), or first the blocks of largest residual per "
+                        "edge, and only on the ranks that are behind (priority); same answer "
+                        f"and bound; default: {DEFAULT_SCHEDULE} (measured: benchmarks/"
+                        "REPORT.md, issue 14)")
     g.add_argument("--seed", action=Given, type=nonneg_int, default=0, metavar="S",
                    help="seed of the randomised parts (asap reduction order)")
     g.add_argument("--mpiexec", action=Given, default=None, metavar="PATH",

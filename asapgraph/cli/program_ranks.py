@@ -140,6 +140,7 @@ def _cli_run(args, comm):
 
     eopts = {"fanout": getattr(args, "fanout", 2), "window": getattr(args, "window", 1),
              "approx": getattr(args, "approx", 0.0), "seed": getattr(args, "seed", 0) or 0,
+             "schedule": getattr(args, "schedule", None),
              "emulation": emulation_from_args(args)}
     max_iter = getattr(args, "max_iter", None)
     per = getattr(prog, "supersteps_per_iteration", 1)   # hits: --max-iter counts HITS iterations
@@ -175,7 +176,7 @@ def _cli_run(args, comm):
     }
     # the engine's figures: bound, schedule, traffic, emulation
     for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout", "window",
-              "approx", "seed", "extrapolations", "emulation", "data_messages_sent",
+              "approx", "seed", "schedule", "extrapolations", "emulation", "data_messages_sent",
               "acks_sent", "waves", "emulated_delay_seconds", "straggler_sleep_seconds",
               "clock", "virtual_seconds", "wall_seconds"):
         if st.get(k) is not None:

@@ -94,7 +94,7 @@ _OPTIONS = [
     ("dangling", "--dangling", "val"), ("mode", "--mode", "val"),
     ("partition", "--partition", "val"), ("fanout", "--fanout", "val"),
     ("window", "--window", "val"), ("approx", "--approx", "val"), ("seed", "--seed", "val"),
-    ("asap_form", "--asap-form", "val"),
+    ("asap_form", "--asap-form", "val"), ("schedule", "--schedule", "val"),
     ("latency", "--latency", "val"), ("bandwidth", "--bandwidth", "val"),
     ("jitter", "--jitter", "val"), ("straggler", "--straggler", "list"),
     ("emulate_seed", "--emulate-seed", "val"), ("clock", "--clock", "val"),

@@ -148,7 +148,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
              personalization=None, dangling=None, weighted=False,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
              debug_mass=False, weight_col=None, chunk_bytes=1 << 21, progress=None,
-             asap_form="jacobi", error_reference=None, threads=1):
+             asap_form="jacobi", error_reference=None, threads=1, schedule=None):
     """Distributed PageRank over an mpi4py communicator (collective).
 
     Parameters
@@ -200,6 +200,11 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         BSP: OpenMP threads inside each rank (its rows split into ``threads`` edge-balanced
         blocks, as on one process; 1: a serial sweep, no OpenMP region).  ASAP ranks sweep
         with one thread (``threads > 1`` is refused).
+    schedule : {"sweep", "priority"} or None
+        ASAP ``jacobi`` form: what a sweep pushes -- every block of vertices above the skip
+        threshold, or first the blocks of largest residual per edge (PrIter-style priority;
+        same fixed point, same certified bound).  None: the engine's default
+        (:data:`asapgraph.engine.asap.DEFAULT_SCHEDULE`; ``sweep`` for the push form).
     error_reference : (ids, values) or None
         ASAP, for benchmarks (pass it on every rank): a reference solution by original
         id; each rank then records the L1 error of its part of ``x / sum(x)`` whenever a
@@ -285,7 +290,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
                                             fanout=fanout, window=window, approx=approx,
                                             seed=seed, debug_mass=debug_mass, form=asap_form,
-                                            max_iter=max_iter)
+                                            max_iter=max_iter,
+                                            schedule=schedule)
         bound = float(res)
     seconds = time.perf_counter() - t0
     clock = virtual_figures(comm, st, emu)

@@ -25,6 +25,21 @@ of work when its residual L1 sum is below its share ``n_r / n`` of a global targ
 keeps the bound at half of ``tol`` (push form: using the measured ``S = sum(x)`` of the
 last wave, which never decreases).
 
+*Priority schedule* (``schedule="priority"``, ``jacobi`` form; PrIter / Maiter).  Within
+a rank, a sweep pushes first the blocks of largest residual per unit of work, the fewest
+that hold ``rho`` (0.8, env ``ASAPGRAPH_ASAP_RHO``) of the mass above the skip threshold
+(log-bucket histogram in :func:`._local.jacobi_push`); across ranks, a rank sweeps only
+while its residual per owned vertex ``rl / n_r`` is at least ``rank_prio`` (0.8, env
+``ASAPGRAPH_ASAP_RANK_PRIO``, at most 1) x the ranks' mean ``sum(rl) / n`` of the last
+wave, so the ranks that are behind work and the others wait for mass instead of sweeping
+their part far below the global error on partial input (the edge work ASAP used to add
+over BSP).  ``rl`` is recounted exactly (``sum |r| + |pools|``) whenever a message
+arrived, and a gated rank does not sweep, so its ``rl`` only grows: the rank at or above
+the mean in the last wave stays open, and some rank always works (see ``_gated`` for the
+livelock this replaced).  The warm start, the extrapolation steps and the end game
+(within 10x of the passivity target) push everything, with no gate.  Pushes only move mass, so the
+fixed point, the termination and the bound are unchanged.
+
 *NOTIFY-ACK and messages* (:mod:`.exchange`).  Flushing the buffer of peer ``q`` is one
 ``Isend`` of ``[header | payload]`` (the header carries the emulated delivery time, the
 payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's last
@@ -72,6 +87,7 @@ import time
 
 import numpy as np
 
+from asapgraph import options as _options
 from asapgraph.kernels import _local
 from asapgraph.comm.mpi import mpi, oversubscribed
 from asapgraph.engine import exchange as ex
@@ -81,16 +97,24 @@ from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
 from asapgraph.engine.vclock import VirtualWaves, run_solve
 
-__all__ = ["run_asap", "FORMS"]
+__all__ = ["run_asap", "FORMS", "SCHEDULES", "DEFAULT_SCHEDULE"]
 
 #: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
 #: Gauss-Seidel residual push, normalised at the end)
 FORMS = ("jacobi", "push")
 
+#: what a ``jacobi`` sweep pushes: every block above the skip threshold (``sweep``), or
+#: first the blocks of largest residual per unit of work holding ``ASAPGRAPH_ASAP_RHO``
+#: of the mass (``priority``, :func:`._local.jacobi_push`); the default from measurements
+#: (benchmarks/REPORT.md, issue 14), defined in :mod:`asapgraph.options` for ``--help``
+SCHEDULES, DEFAULT_SCHEDULE = _options.SCHEDULES, _options.DEFAULT_SCHEDULE
+
 # the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
-# x, pushed and produced signed mass (sum programs' extrapolation), signed residual
-_R, _SX, _F0, _F1, _SG = range(EXTRA, EXTRA + 5)
+# x, pushed and produced signed mass (sum programs' extrapolation), signed residual, the
+# ranks' local residuals (their sum: what the priority schedule's rank gate compares with)
+_R, _SX, _F0, _F1, _SG, _RL = range(EXTRA, EXTRA + 6)
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
+_ENDGAME = 10.0  # priority schedule: off within this factor of the passivity target
 _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
 
 
@@ -99,11 +123,29 @@ class _Solver:
     across the solves of a run (:func:`run_asap` may solve twice); see :meth:`solve`."""
 
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
-                 form="jacobi", max_iter=None):
+                 form="jacobi", max_iter=None, schedule=None):
         MPI = mpi()
         if form not in FORMS:
             raise ValueError(f"unknown ASAP form {form!r} (expected one of {', '.join(FORMS)})")
-        self.form = form
+        if schedule is None:  # the default of the form (the push form has one schedule)
+            schedule = DEFAULT_SCHEDULE if form == "jacobi" else "sweep"
+        if schedule not in SCHEDULES:
+            raise ValueError(f"unknown ASAP schedule {schedule!r} (expected one of "
+                             f"{', '.join(SCHEDULES)})")
+        if schedule == "priority" and form != "jacobi":
+            raise ValueError("the priority schedule applies to the jacobi form")
+        self.form, self.schedule = form, schedule
+        # priority schedule: the share of the residual mass a sweep pushes first
+        self.rho = (float(os.environ.get("ASAPGRAPH_ASAP_RHO", "0.8"))
+                    if schedule == "priority" else 0.0)
+        # ... and across ranks: a rank sweeps only while its residual per owned vertex is
+        # at least `rank_prio` x the ranks' mean of the last wave (the ranks that are
+        # behind -- a straggler -- work, the others wait for mass instead of solving
+        # their own part far below the global error).  0.8: rmat:20 on 2 ranks, tol 1e-10,
+        # 5.1e8 edges (BSP 4.7e8) against 1.07-1.09e9 with 0.5; above 1 the gate could
+        # close on every rank (see `_Solve._gated`), so it is capped at 1
+        self.rank_prio = (min(float(os.environ.get("ASAPGRAPH_ASAP_RANK_PRIO", "0.8")), 1.0)
+                          if schedule == "priority" else 0.0)
         self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
@@ -224,7 +266,7 @@ class _Solve:
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
         # waves with the bound it has (not converged)
-        waves = dict(nextra=5, passive_waves=2, tol=tol, drain=True)
+        waves = dict(nextra=6, passive_waves=2, tol=tol, drain=True)
         self.wv = (VirtualWaves(self.emu, comm, **waves) if self.emu.virtual
                    else Waves(comm, **waves))
         self.last_contrib = -1.0
@@ -233,6 +275,9 @@ class _Solve:
         self.r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
         self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
         self.rin = 0.0  # residual mass that arrived since the last round
+        self.got = False  # a data message arrived since the last round (jacobi: exact rl)
+        # priority schedule: the sum of the ranks' `rl` of the last wave (the rank gate)
+        self.rl_global = comm.allreduce(self.rl) if sol.rank_prio > 0 else 0.0
         self.fresh = np.zeros(nin, dtype=bool)
         self.peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
         self.last_sweep_end, self.last_sweep_len = -np.inf, 0.0
@@ -257,12 +302,14 @@ class _Solve:
         if not (self.rl > self.target * self.share and ready
                 and not (self.wv.draining or self.over)):
             return 0
+        if self._gated():
+            return 0  # priority schedule: ranks with more residual per vertex go first
         c0 = time.thread_time()
         if mm is not None:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
             st.edges_visited += nedge
         elif self.jac:
-            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n)
+            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n, full=self._endgame())
             pushed = 1
         else:
             pushed, nedge, self.rl = self.d.push(ev, self.r_global)
@@ -278,6 +325,31 @@ class _Solve:
         self.last_sweep_len = self.last_sweep_end - t1
         return pushed
 
+    def _gated(self):
+        """Priority schedule: this rank's residual per vertex is below ``rank_prio`` x the
+        mean of the ranks' ``rl`` in the last wave, so it waits (flushing its buffers
+        exactly).
+
+        Why the ranks' own ``rl`` and not ``R``: the gate must never close on every rank.
+        In a wave, some rank ``q`` has ``rl_q >= share_q x sum(rl)``; a gated rank does no
+        sweep, so its ``rl`` can only grow (messages), and ``q`` stays open until it
+        sweeps -- progress.  Compared with ``R`` (which also counts slot buffers and pools
+        owed to peers), and with ``rl`` underestimating the residual (a signed message
+        added ``|sum v|``, not ``sum |v|``), every rank of a 3-rank emulated run closed its
+        gate with nothing in flight: no sweep, the same ``R`` in every wave, a livelock
+        (tests/mpi/test_dist_pagerank.py's straggler case, 300 s timeout)."""
+        return (not self._endgame()
+                and self.rl < self.sol.rank_prio * self.rl_global * self.share)
+
+    def _endgame(self):
+        """Within 10x of the passivity target the priority schedule is off (full sweeps,
+        no gate).  Added when partial pushes near the end moved mass between the ranks
+        without shrinking it (rmat:20, 2 ranks); that mass was most likely the rounding
+        drift of the signed residual sum, which no schedule can push away and which
+        :meth:`.asap_delta.DeltaState._recentre` now removes (the sweep schedule stalled
+        on it too).  Kept: near the end a full sweep costs little more than a partial one."""
+        return self.rl <= _ENDGAME * self.target * self.share
+
     # ------------------------------------------------------------------ messages
     def _deliver(self, j, buf, nbytes):
         """Apply in-peer ``j``'s message (:class:`.exchange.NotifyAck` ACKs it)."""
@@ -285,10 +357,12 @@ class _Solve:
         mm = self.mm
         got = (ex.decode(self.d.acc, self.in_maps[j], buf, nbytes) if mm is None
                else mm.decode(self.in_maps[j], buf, nbytes))
-        if self.jac:  # an upper bound of the change of sum |r| (refreshed at each sweep)
-            self.rin += abs(got) + abs(f[ex.POOL_B]) + abs(f[ex.POOL_D])
+        if self.jac and mm is None:  # signed values cancel in `got`: rl is recounted
+            self.got = True
             self.d.pend[0] += f[ex.POOL_B]
             self.d.pend[1] += f[ex.POOL_D]
+        elif mm is not None:  # improvements that arrived
+            self.rin += abs(got)
         else:
             self.rin += got
         self.gs += f[ex.GOSSIP_S]
@@ -364,7 +438,7 @@ class _Solve:
                 racc = d.pending_mass()
             wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
                           extra=(racc, float(d.x.sum()), d.flow[0], d.flow[1],
-                                 float(d.acc.sum()) if prog else 0.0))
+                                 float(d.acc.sum()) if prog else 0.0, self.rl))
             d.flow[:] = 0.0
             self.last_contrib = tn
             return True
@@ -375,6 +449,7 @@ class _Solve:
         wv, mm, d, st = self.wv, self.mm, self.d, self.st
         jac, prog, beta = self.jac, self.prog, d.beta
         self.r_global = float(res[_R])
+        self.rl_global = float(res[_RL])
         sx, tol = res[_SX], self.tol
         if self.relative and not jac and sx > 0:
             # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
@@ -428,7 +503,11 @@ class _Solve:
             ev = na.poll()
             t1 = perf()
             st.comm_s += t1 - t0
-            self.rl += self.rin  # residual mass that arrived (jacobi: an upper bound of its |.|)
+            if self.got:  # jacobi: sum |r| + |pools| (a bound of the residual's L1 norm)
+                self.rl = _local.abs_sum(acc, 0, nloc) + float(np.abs(d.pend).sum())
+                self.got = False
+            else:
+                self.rl += self.rin  # push form: the (non-negative) mass that arrived
             self.rin = 0.0
             self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
             pushed = self._work(ev, t1)
@@ -438,7 +517,7 @@ class _Solve:
                 self.gs += rloc - self.r_prev
                 self.r_prev = rloc
             out_work = self.wv.draining or self.over or self.rl <= self.target * self.share
-            sent = self.flush(out_work)
+            sent = self.flush(out_work or self._gated())
             t3 = perf()
             st.comm_s += t3 - t2
             # termination waves (non-blocking)
@@ -457,7 +536,10 @@ class _Solve:
                        f"{self.target * self.share:.3g} inflight {na.inflight.tolist()} "
                        f"queue {len(emu.queue)} sent {na.n_sent} recv {na.n_recv} obuf "
                        f"{bool(self.nout and acc[nloc:].any())} waves {wv.waves} wave "
-                       f"{not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()}")
+                       f"{not wv.idle} prev {None if wv.prev is None else wv.prev.tolist()} "
+                       f"r_global {self.r_global:.3g} gated {bool(self._gated())} endgame "
+                       f"{bool(self._endgame())} tfac {self.tfac:g} dirty "
+                       f"{self.dirty.tolist()} rem {self.rem.tolist()}")
             if not (ev or pushed or sent):
                 idle += 1
                 if idle > 2:
@@ -494,7 +576,7 @@ def same_vec(comm, a, b):
 
 
 def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=0.0, seed=0,
-             debug_mass=False, form="jacobi", max_iter=None):
+             debug_mass=False, form="jacobi", max_iter=None, schedule=None):
     """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``.
 
     ``max_iter``: most edge work per rank, in sweeps of its local edges (None: no limit);
@@ -502,7 +584,7 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
     """
     MPI = mpi()
     sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass, form,
-                  max_iter)
+                  max_iter, schedule)
     dmask = lg.dangling.astype(bool)
     same = True
     if form == "push" and dvec is not None:
@@ -530,7 +612,8 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
         emu.collective(comm, 24)
         x /= S
         bound, rounds = 4.0 * max(b1, b2) / (beta * beta), r1 + r2
-    extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx, "form": form}
+    extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx, "form": form,
+             "schedule": sol.schedule}
     if debug_mass:
         extra["mass_checks"] = sol.mass_checks
         extra["max_mass_error"] = sol.max_mass_error

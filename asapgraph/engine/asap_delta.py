@@ -64,7 +64,8 @@ Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual 
 rank does not solve its own part far below the global error only to redo it when new
 mass arrives.  Env knobs for experiments: ``ASAPGRAPH_ASAP_JGAMMA`` (the
 ``jacobi`` skip threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK`` (its block size, 16; 1 skips
-single vertices), ``ASAPGRAPH_ASAP_PRIO``, ``ASAPGRAPH_ASAP_DEGREE_RULE``.
+single vertices), ``ASAPGRAPH_ASAP_PRIO``, ``ASAPGRAPH_ASAP_DEGREE_RULE``; the priority
+schedule's ``ASAPGRAPH_ASAP_RHO`` and ``ASAPGRAPH_ASAP_RANK_PRIO`` (:mod:`.asap`).
 
 *Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
 is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
@@ -83,6 +84,8 @@ reason above; spreading the teleport and dangling pools on the data messages fix
 References: Zhang, Gao, Gao, Wang, "Maiter", IEEE TPDS 25(8), 2014 (delta form).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -177,16 +180,23 @@ class DeltaState:
         elif jac:
             # warm start: push x0 = 1/n once (x <- x0, r <- G x0 - x0)
             acc[:nloc] = 1.0 / lg.n
-            self.sweep(0.0)
+            self.sweep(0.0, full=True)  # every vertex: x = x0 everywhere
             acc[:nloc] -= self.x
+            self._recentre(0.0)  # this rank's r sums to 0 (its x0 is now in x)
             self.warm = True
         else:
             acc[:nloc] = (1.0 - self.alpha) * b
 
-    def sweep(self, theta):
-        """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``."""
+    def sweep(self, theta, full=False):
+        """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``.
+
+        The priority schedule (``sol.rho``) applies unless ``full`` or the sweep is an
+        extrapolation step (both push every residual)."""
         lg, acc, nloc, pend = self.lg, self.acc, self.nloc, self.pend
         s_ = self.relax
+        rho = 0.0 if full or s_ != 1.0 else self.sol.rho
+        if not self.prog:  # PageRank: the signed mass a sweep must conserve
+            mass0 = self._signed_mass()
         if self.prog:
             before = float(acc.sum())
             if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
@@ -195,7 +205,7 @@ class DeltaState:
         nedge, dm, tot, _, left = _local.jacobi_push(
             lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
             lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
-            self.sol.block)
+            self.sol.block, rho)
         if self.prog:
             if s_ != 1.0:
                 acc[:nloc] -= ((s_ - 1.0) / s_) * self.rs
@@ -210,8 +220,35 @@ class DeltaState:
         pend[:] += pool * self.Bme
         if self.nout:
             self.dbuf[:] += pool * self.bshare
+        if not self.prog:
+            left += self._recentre(mass0)
         self.st.edges_visited += nedge
         return left + float(np.abs(pend).sum())
+
+    def _signed_mass(self):
+        """This rank's signed residual mass: residuals, slot buffers, pools (compensated)."""
+        return math.fsum((_local.exact_sum(self.acc, 0, len(self.acc)), *self.pend.tolist(),
+                          *self.dbuf.ravel().tolist()))
+
+    def _recentre(self, mass0):
+        """Drift correction (``jacobi`` PageRank): put back the signed mass rounding created
+        since ``mass0`` was measured; returns its size (added to the local residual).
+
+        Why: on exact arithmetic a sweep moves signed mass and never creates it, so the
+        global ``sum r`` stays 0; in float64 the sums into high in-degree vertices round
+        (each addition by up to half an ulp of the partial sum), and the drift they leave
+        is an eigenvalue-1 component of ``G`` that no push can shrink -- it circulates
+        between the ranks for ever, keeps ``R >= |sum r|`` and no two waves find every
+        rank passive (measured: rmat:16, 3 ranks, tol 1e-12: ``sum r = 7.5e-14``, the
+        same ``R`` wave after wave until ``max_iter``).  Measured with a compensated sum
+        (:func:`._local.exact_sum`) and put on one owned residual, the drift becomes an
+        ordinary residual that the next sweeps push away."""
+        if not self.nloc:
+            return 0.0
+        d = self._signed_mass() - mass0
+        if d != 0.0:
+            self.acc[0] -= d
+        return abs(d)
 
     def push(self, ev, r_global):
         """One Gauss-Seidel residual push (``push`` form); ``ev``: messages arrived this

@@ -210,5 +210,6 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
         conv = left == 0
         extra = asap_extra(comm, sol, st)
         extra.pop("extrapolations", None)
+        extra.pop("schedule", None)  # min/max offers: no residual order
     stats = _totals(comm, st, emu, left, extra, ENGINE)
     return state.values[:lg.nloc].copy(), int(iters), bool(conv), float(left), stats

@@ -355,7 +355,8 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
         x, iters, conv, bound, extra = run_asap(
             comm, lg, p, q, program.alpha, tol, emu, st, fanout=opts.get("fanout", 2),
             window=opts.get("window", 1), approx=opts.get("approx", 0.0),
-            seed=opts.get("seed", 0), max_iter=max_iter)
+            seed=opts.get("seed", 0), max_iter=max_iter,
+            schedule=opts.get("schedule"))
     return x, int(iters), bool(conv), float(bound), _totals(comm, st, emu, bound, extra)
 
 
@@ -369,7 +370,8 @@ def asap_extra(comm, sol, st):
     return {**sol.sched.figures(), "window": sol.window, "approx": sol.approx,
             "waves": st.extra.get("waves", 0),
             "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=mpi().MAX)),
-            "extrapolations": st.extra.get("extrapolations", 0)}
+            "extrapolations": st.extra.get("extrapolations", 0),
+            "schedule": sol.schedule}
 
 
 def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, progress=None,
@@ -411,7 +413,8 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
         from asapgraph.engine.asap import _Solver
 
         sol = _Solver(comm, lg, 1.0, emu, st, opts.get("fanout", 2), opts.get("window", 1),
-                      opts.get("approx", 0.0), opts.get("seed", 0), False, "jacobi", max_iter)
+                      opts.get("approx", 0.0), opts.get("seed", 0), False, "jacobi", max_iter,
+                      opts.get("schedule"))
         x, bound, rounds = sol.solve(np.zeros(lg.nloc), tol, relative=False, delta0=d0)
         iters = int(comm.allreduce(rounds, op=MPI.MAX))
         conv = bool(bound <= tol)

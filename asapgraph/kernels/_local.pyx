@@ -42,7 +42,12 @@ Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
-from libc.math cimport fabs, nextafterf
+from libc.math cimport fabs, log2, nextafterf
+
+# priority schedule: buckets of the key (mass per unit of work), PRIO_SUB per octave
+cdef enum:
+    PRIO_NB = 128
+cdef double PRIO_SUB = 4.0
 
 # edge targets (vid_t): int32 when nloc + nslots fits, else int64
 
@@ -119,7 +124,7 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 int32_t[::1] act, double[::1] bsum, const uint8_t[::1] dangling,
                 double alpha, double pend_p, const double[::1] bq_p,
                 double pend_d, const double[::1] bq_d, double theta=0.0,
-                Py_ssize_t block=16):
+                Py_ssize_t block=16, double rho=0.0):
     """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
 
     The residual of ``u`` is ``acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]`` (pool mass
@@ -141,6 +146,15 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     The rest of each pushed residual -- ``(1 - alpha) r[u]`` (teleport) and, for a
     dangling ``u``, ``alpha r[u]`` -- goes to the pools the caller spreads over the ranks.
 
+    *Priority schedule* (``0 < rho < 1``; PrIter/Maiter-style, on blocks): of the blocks
+    above ``theta``, only those with the largest *key* -- ``sum |r|`` per unit of work, the
+    block's out-edges plus its vertices -- are pushed, the fewest that carry at least
+    ``rho`` of their mass.  The threshold comes from a histogram of the keys in
+    logarithmic buckets (``PRIO_SUB`` per octave below the largest key; one pass over the
+    block sums, no sort); the blocks of the top buckets are pushed, the others wait and
+    combine.  The block of the largest key is always pushed, so a sweep makes progress.
+    ``rho <= 0`` or ``>= 1``: every block above ``theta`` (the uniform sweep).
+
     Returns
     -------
     (int, float, float, float, float)
@@ -152,6 +166,10 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     cdef double ru, s, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
     cdef bint per_edge = coef is not None
     cdef bint pools = pend_p != 0.0 or pend_d != 0.0
+    cdef bint prio = 0.0 < rho < 1.0
+    cdef double kmax = 0.0, key, htot = 0.0, cum
+    cdef double hist[PRIO_NB]
+    cdef int kb = PRIO_NB - 1, bin_
     if block < 1:
         raise ValueError("block must be >= 1")
     nb = (n + block - 1) // block
@@ -173,14 +191,35 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                     rs[u] = ru
                     s += fabs(ru)
             bsum[b] = s
+            if prio:
+                key = s / <double>(indptr[hi] - indptr[lo] + hi - lo)
+                kmax = key if key > kmax else kmax
             s = s / (hi - lo)
             rmax = s if s > rmax else rmax
         if theta > 0.5 * rmax:
             theta = 0.5 * rmax
+        if prio and kmax > 0.0:  # the key buckets of the blocks above theta, their mass
+            for bin_ in range(PRIO_NB):
+                hist[bin_] = 0.0
+            for b in range(nb):
+                lo = b * block
+                hi = lo + block if lo + block < n else n
+                if bsum[b] > theta * (hi - lo):
+                    bin_ = _prio_bin(bsum[b], indptr[hi] - indptr[lo] + hi - lo, kmax)
+                    hist[bin_] += bsum[b]
+                    htot += bsum[b]
+            cum = 0.0
+            for bin_ in range(PRIO_NB):  # the fewest top buckets holding rho of the mass
+                cum += hist[bin_]
+                if cum >= rho * htot:
+                    kb = bin_
+                    break
         for b in range(nb):  # choose the blocks; the others keep their residuals in acc
             lo = b * block
             hi = lo + block if lo + block < n else n
-            if bsum[b] > theta * (hi - lo):
+            if bsum[b] > theta * (hi - lo) and not (
+                    prio and kmax > 0.0
+                    and _prio_bin(bsum[b], indptr[hi] - indptr[lo] + hi - lo, kmax) > kb):
                 act[k] = <int32_t>b
                 k += 1
                 for u in range(lo, hi):
@@ -204,6 +243,18 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     return nedge, dp, pushed, pushed_abs, left
 
 
+cdef inline int _prio_bin(double mass, int64_t work, double kmax) noexcept nogil:
+    """Bucket of the key ``mass / work``: 0 for the largest key ``kmax``, then ``PRIO_SUB``
+    buckets per octave below it; the last bucket holds everything smaller."""
+    cdef double key = mass / <double>work, d
+    if key <= 0.0:
+        return PRIO_NB - 1
+    d = PRIO_SUB * log2(kmax / key)
+    if d >= PRIO_NB - 1:
+        return PRIO_NB - 1
+    return <int>d if d > 0.0 else 0
+
+
 def scatter_add(double[::1] acc, const int64_t[::1] idx, const double[::1] vals):
     """``acc[idx[s]] += vals[s]`` for every slot ``s``; returns ``sum(vals)``."""
     cdef Py_ssize_t m = idx.shape[0], s
@@ -223,6 +274,24 @@ def abs_sum(const double[::1] a, Py_ssize_t lo, Py_ssize_t hi):
         for i in range(lo, hi):
             s += fabs(a[i])
     return s
+
+
+def exact_sum(const double[::1] a, Py_ssize_t lo, Py_ssize_t hi):
+    """``sum a[lo:hi]`` compensated (Neumaier): the error is about one rounding of the
+    result plus ``n eps^2 sum |a|``, not ``n eps sum |a|`` (the ``jacobi`` form's drift
+    correction measures the signed mass a sweep creates by rounding with it)."""
+    cdef Py_ssize_t i
+    cdef double s = 0.0, c = 0.0, t, v
+    with nogil:
+        for i in range(lo, hi):
+            v = a[i]
+            t = s + v
+            if fabs(s) >= fabs(v):
+                c += (s - t) + v
+            else:
+                c += (v - t) + s
+            s = t
+    return s + c
 
 
 def pack_sparse(double[::1] seg, double[::1] vals, int32_t[::1] idx, double thresh):

@@ -18,6 +18,8 @@ import sys
 import numpy as np
 import pytest
 
+from asapgraph.engine.asap import DEFAULT_SCHEDULE, SCHEDULES
+
 pytestmark = pytest.mark.mpi
 
 GRAPH = "rmat:8"
@@ -27,6 +29,7 @@ MPI_OPTIONS = [
     ["--asap-form", "push"], ["--seed", "3"], ["--latency", "0.0005"], ["--bandwidth", "1G"],
     ["--jitter", "0.0005"], ["--straggler", "1:2"], ["--emulate-seed", "5"],
     ["--mpiexec", "MPIEXEC"], ["--clock", "virtual"], ["--clock", "virtual", "--latency", "0.0005"],
+    ["--schedule", next(s for s in SCHEDULES if s != DEFAULT_SCHEDULE)],
 ]
 #: options whose effect is on the launch, not on the run (nothing to see in --json)
 LAUNCH_ONLY = {"--mpiexec"}
