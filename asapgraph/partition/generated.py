@@ -23,12 +23,12 @@ generation itself (rmat:22 on 2 ranks: 3.3 of 6.9 s per rank).  Here instead:
    (:func:`asapgraph.kernels._rankbuild.merge_rows`) and maps targets to local vertices
    and slots in place (:func:`asapgraph.partition.local_graph.local_from_rows`).
 
-Measured alternative (rmat:22, 2 ranks, CPU seconds per rank on a shared machine): every
-rank generating the whole stream and keeping the edges it owns (no exchange at all)
-costs the full generation, about 0.9 s, on every rank, before any placement, against
-about 0.5 s for generating one slice plus the local sort and the compact exchange; its
-cost does not shrink with more ranks.  So the slices are generated once and exchanged
-compactly (see benchmarks/REPORT.md, "Issue 13, loading").
+Measured alternative (rmat:22, 2 ranks, one thread each, CPU seconds per rank on a shared
+machine): every rank generating the whole stream and keeping the edges it owns (no
+exchange at all) took 3.0 s for the generation and the filter alone, before any sorting,
+against 2.6 s for this whole load (the general loader: 6.9 s); its cost does not shrink
+with more ranks.  So each slice is generated once and exchanged compactly (see
+benchmarks/REPORT.md, "Issue 13, loading").
 
 Result: the same vertices, partition, slots and per-peer maps as the general loader for
 the same spec (tests compare the two and the single process's graph), and every row lists
