@@ -25,7 +25,7 @@ from asapgraph.kernels import _generators as _g
 from asapgraph.errors import InputError
 
 __all__ = ["rmat", "rmat_slice", "rmat_permutation", "erdos_renyi", "erdos_renyi_slice",
-           "from_spec", "is_spec", "GRAPH500"]
+           "from_spec", "is_spec", "spec_slice", "GRAPH500"]
 
 #: Graph500 R-MAT quadrant probabilities (d = 1 - a - b - c = 0.05).
 GRAPH500 = (0.57, 0.19, 0.19)
@@ -65,7 +65,7 @@ def _out_dtype(dtype, n):
 
 
 def rmat_slice(scale, edge_factor=16, seed=0, start=0, stop=None, a=0.57, b=0.19, c=0.19,
-               permute=True, dtype=None):
+               permute=True, dtype=None, threads=0):
     """Edges ``start..stop-1`` of the R-MAT graph ``rmat(scale, edge_factor, seed, ...)``.
 
     Parameters
@@ -84,6 +84,8 @@ def rmat_slice(scale, edge_factor=16, seed=0, start=0, stop=None, a=0.57, b=0.19
         Relabel vertices with :func:`rmat_permutation` (Graph500 does so).
     dtype : {None, "int64", "int32"}
         Output dtype (default int64); int32 halves the memory and needs ``scale <= 31``.
+    threads : int
+        OpenMP threads (0: ``OMP_NUM_THREADS`` / all cores); the edges do not depend on it.
 
     Returns
     -------
@@ -99,7 +101,7 @@ def rmat_slice(scale, edge_factor=16, seed=0, start=0, stop=None, a=0.57, b=0.19
     dst = np.empty(cnt, dtype=dt)
     if cnt:
         _g.rmat_fill(src, dst, int(scale), _seed64(seed), start, float(a), float(b), float(c),
-                     bool(permute))
+                     bool(permute), int(threads))
     return src, dst
 
 
@@ -146,8 +148,9 @@ def rmat_permutation(ids, scale, seed=0):
     return out
 
 
-def erdos_renyi_slice(n, m, seed=0, start=0, stop=None, dtype=None):
-    """Edges ``start..stop-1`` of :func:`erdos_renyi(n, m, seed) <erdos_renyi>`."""
+def erdos_renyi_slice(n, m, seed=0, start=0, stop=None, dtype=None, threads=0):
+    """Edges ``start..stop-1`` of :func:`erdos_renyi(n, m, seed) <erdos_renyi>`
+    (``threads``: OpenMP threads, 0 for all; the edges do not depend on it)."""
     n = int(n)
     dt = _out_dtype(dtype, n)
     m = int(m)
@@ -161,7 +164,7 @@ def erdos_renyi_slice(n, m, seed=0, start=0, stop=None, dtype=None):
     src = np.empty(cnt, dtype=dt)
     dst = np.empty(cnt, dtype=dt)
     if cnt:
-        _g.er_fill(src, dst, n, _seed64(seed), start)
+        _g.er_fill(src, dst, n, _seed64(seed), start, int(threads))
     return src, dst
 
 
@@ -264,4 +267,23 @@ def from_spec(spec, seed=None, dtype="auto"):
         src, dst = rmat(p["scale"], p["edge_factor"], s, dtype=dtype)
         return src, dst, p["n"]
     src, dst = erdos_renyi(p["n"], p["m"], s, dtype=dtype)
+    return src, dst, p["n"]
+
+
+def spec_slice(spec, start, stop, seed=None, threads=0):
+    """Edges ``start..stop-1`` of the graph named by ``spec`` (what :func:`from_spec` returns
+    for those edges: the same ids and dtype), without generating the others.
+
+    ``threads``: OpenMP threads (0: ``OMP_NUM_THREADS`` / all cores; MPI ranks sharing a
+    host pass 1).  Returns ``src, dst, n``.
+    """
+    kind, p = parse_spec(spec)
+    s = p["seed"] if p["seed"] is not None else (0 if seed is None else seed)
+    dtype = np.int32 if p["n"] < 2**31 - 1 else np.int64
+    if kind == "rmat":
+        src, dst = rmat_slice(p["scale"], p["edge_factor"], s, start, stop, dtype=dtype,
+                              threads=threads)
+    else:
+        src, dst = erdos_renyi_slice(p["n"], p["m"], s, start, stop, dtype=dtype,
+                                     threads=threads)
     return src, dst, p["n"]

@@ -54,6 +54,9 @@ from asapgraph.kernels._typedefs cimport eid_t, vid_t
 
 import numpy as np
 
+cdef extern from "omp.h" nogil:
+    int omp_get_max_threads()
+
 cdef extern from *:
     """
 #include <stdint.h>
@@ -233,14 +236,16 @@ cdef class _PermKeys:
 
 
 def rmat_fill(src, dst, int scale, uint64_t seed, int64_t start, double a, double b, double c,
-              bint permute):
+              bint permute, int threads=0):
     """Fill ``src[i], dst[i]`` with R-MAT edge number ``start + i`` (see module docstring).
 
     ``src`` and ``dst``: contiguous arrays of the same length and dtype, int64, or int32
-    when ``scale <= 31``.  Blocks of ``_CHUNK`` edges are generated in parallel (OpenMP);
-    the result does not depend on the split.
+    when ``scale <= 31``.  Blocks of ``_CHUNK`` edges are generated in parallel (OpenMP,
+    ``threads`` threads; 0: ``OMP_NUM_THREADS`` / all cores); the result does not depend
+    on the split.
     """
     cdef int64_t cnt = src.shape[0], nch, ch, lo, hi
+    cdef int nt = threads if threads > 0 else omp_get_max_threads()
     cdef uint64_t base = _mix64(seed ^ 0x5851F42D4C957F2DULL)
     cdef uint64_t ta = <uint64_t>(a * 65536.0 + 0.5)
     cdef uint64_t tab = <uint64_t>((a + b) * 65536.0 + 0.5)
@@ -276,11 +281,11 @@ def rmat_fill(src, dst, int scale, uint64_t seed, int64_t start, double a, doubl
     perm.mask, perm.k1, perm.k2, perm.k3, perm.x1, perm.shift = pk.mask, pk.k1, pk.k2, pk.k3, pk.x1, pk.shift
     nch = (cnt + _CHUNK - 1) // _CHUNK
     with nogil:
-        if nch == 1:
+        if nch == 1 or nt == 1:
             asap_rmat_fill(ps, pd, out32, cnt, <uint64_t>start, base, scale, ta, tab, tabc,
                            permute, &perm)
         else:
-            for ch in prange(nch, schedule="static"):
+            for ch in prange(nch, schedule="static", num_threads=nt):
                 lo = ch * _CHUNK
                 hi = min(cnt, lo + _CHUNK)
                 asap_rmat_fill(ps + lo * es, pd + lo * es, out32, hi - lo,
@@ -333,17 +338,20 @@ def permute_fill(int64_t[::1] ids, int scale, uint64_t seed):
 
 
 
-def er_fill(vid_t[::1] src, vid_t[::1] dst, int64_t n, uint64_t seed, int64_t start):
+def er_fill(vid_t[::1] src, vid_t[::1] dst, int64_t n, uint64_t seed, int64_t start,
+            int threads=0):
     """Fill ``src[i], dst[i]`` with uniform edge number ``start + i`` over ``n`` vertices.
 
-    ``src``/``dst``: int64, or int32 when ``n <= 2**31 - 1``.
+    ``src``/``dst``: int64, or int32 when ``n <= 2**31 - 1``; ``threads`` OpenMP threads
+    (0: ``OMP_NUM_THREADS`` / all cores).
     """
     cdef int64_t i, e, cnt = src.shape[0]
+    cdef int nt = threads if threads > 0 else omp_get_max_threads()
     cdef uint64_t base = _mix64(seed ^ 0x2545F4914F6CDD1DULL)
     cdef double scale = <double>n / 9007199254740992.0   # n / 2**53
     cdef int64_t s, d
     with nogil:
-        for i in prange(cnt, schedule="static"):
+        for i in prange(cnt, schedule="static", num_threads=nt):
             e = start + i
             s = <int64_t>(<double>(_mix64(base + (<uint64_t>e * 2 + 1) * GOLDEN) >> 11) * scale)
             d = <int64_t>(<double>(_mix64(base + (<uint64_t>e * 2 + 2) * GOLDEN) >> 11) * scale)

@@ -10,7 +10,10 @@ No rank ever holds the whole edge list.
    and streams bounded chunks (``chunk_bytes``, cut at line ends) round-robin to the
    ranks, each chunk carrying the number of the line it starts at (so errors name the
    right line).  A generator spec (``rmat:S``, ``er:N:M``) is produced per rank with the
-   counter-based ``*_slice`` generators: rank r makes edges ``[r m/K, (r+1) m/K)``.
+   counter-based ``*_slice`` generators: rank r makes edges ``[r m/K, (r+1) m/K)``, and
+   takes its own path (:mod:`asapgraph.partition.generated`): no id mapping, and instead
+   of the shuffle of step 3 each rank sorts its slice by owner and sends each owner only
+   targets and row lengths.
 2. *Id mapping.*  Original int64 ids are mapped to dense ids equal to their rank in the
    global sorted order (the same numbering as :meth:`asapgraph.graph.Graph.from_original_ids`):
    a sample sort -- ranks sample their distinct ids, splitters are agreed with one
@@ -81,6 +84,12 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     return src, dst, w, n, idmap
 
 
+def _is_spec(source):
+    from asapgraph.graph.generators import is_spec
+
+    return isinstance(source, str) and is_spec(source) and not os.path.exists(source)
+
+
 def load_partitioned(source, comm, partition="range", weighted=False, undirected=False,
                      weight_col=2, chunk_bytes=1 << 21, seed=None, progress=None):
     """Read, map ids, partition and shuffle; collective over ``comm``.  ``progress``: rank
@@ -96,6 +105,22 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     K = comm.Get_size()
     tune_malloc()
     t0 = time.perf_counter()
+    if _is_spec(source):
+        from asapgraph.partition.generated import load_spec
+
+        err = None
+        try:
+            from asapgraph.graph.generators import parse_spec
+
+            parse_spec(source)
+        except Exception as e:  # noqa: BLE001
+            err = e
+        agree(comm, err)
+        got = load_spec(source, comm, partition, weighted, undirected, seed, progress)
+        if got is not None:
+            comm.Barrier()
+            del MPI
+            return got
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
                                              chunk_bytes, seed, progress)
     if weighted:  # PageRank's loader: the check of the single-process pagerank, on all ranks

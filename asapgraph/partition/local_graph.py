@@ -25,7 +25,7 @@ import numpy as np
 from asapgraph.comm.mpi import alltoallv, alltoallv_into, mpi
 from asapgraph.partition.memory import BLOCK, mem_mark, phase, trim_malloc
 
-__all__ = ["LocalGraph", "build_local"]
+__all__ = ["LocalGraph", "build_local", "local_from_rows"]
 
 
 class LocalGraph:
@@ -114,12 +114,14 @@ def _shuffle(comm, part, arrays, chunk=BLOCK):
     return out
 
 
-def _range_slots(part, me, d, n, nloc):
+def _range_slots(part, me, d, n, nloc, out=None):
     """Local targets and slots of a range partition, in three compiled passes (mark the
     remote targets in an ``n``-byte map, number them in id order, map every edge): the
     same arrays as :func:`_sorted_slots`, whose per-block sorts and searches were the
     loader's largest cost (rmat:22 on 2 ranks: 42 of 76 s).  Ranges are increasing in
-    rank, so id order is (peer, id) order.  Holds ``5 n`` bytes for the duration."""
+    rank, so id order is (peer, id) order.  Holds ``5 n`` bytes for the duration.
+    ``out``: where the targets go (may be ``d`` itself when its dtype is the target
+    dtype: an element is read before it is written)."""
     from asapgraph.kernels import _graph
 
     lo, hi = int(part.bounds[me]), int(part.bounds[me + 1])
@@ -130,7 +132,9 @@ def _range_slots(part, me, d, n, nloc):
     slot_vertex = np.flatnonzero(mark).astype(d.dtype, copy=False)
     del mark
     tdt = np.int32 if nloc + nslots < 2**31 - 1 else np.int64
-    tgt_u = np.empty(len(d), dtype=tdt)  # targets in received order
+    if out is None or out.dtype != tdt:
+        out = np.empty(len(d), dtype=tdt)  # targets in received order
+    tgt_u = out
     _graph.local_targets(d, lo, hi, lookup, nloc, tgt_u)
     del lookup
     return tgt_u, slot_vertex, part.owner(slot_vertex)
@@ -181,7 +185,7 @@ def build_local(comm, part, edges, n, weighted, progress=None):
     build_in_csr = _graph.build_in_csr
 
     MPI = mpi()
-    K, me = comm.Get_size(), comm.Get_rank()
+    me = comm.Get_rank()
     src, dst, w = edges
     edges.clear()
     held = [src, dst] + ([w] if weighted else [])
@@ -246,6 +250,14 @@ def build_local(comm, part, edges, n, weighted, progress=None):
     lg.vcoef = 1.0 / np.maximum(deg, 1)
     del deg
     mem_mark("bl:csr")
+    _peer_maps(comm, part, lg, slot_vertex, slot_peer)
+    return lg
+
+
+def _peer_maps(comm, part, lg, slot_vertex, slot_peer):
+    """Per-peer slot ranges of ``lg`` and, from every peer, which owned vertex each of its
+    slots stands for (one Alltoallv); collective."""
+    K, me = comm.Get_size(), comm.Get_rank()
     pc = np.bincount(slot_peer, minlength=K).astype(np.int64)
     del slot_peer
     lg.out_peers = np.flatnonzero(pc).astype(np.int64)
@@ -257,5 +269,42 @@ def build_local(comm, part, edges, n, weighted, progress=None):
     lg.in_maps = [np.ascontiguousarray(part.local_index(me, recv[roff[q]:roff[q + 1]], lg.owned),
                                        dtype=np.int64)
                   for q in lg.in_peers]
-    return lg
 
+
+def local_from_rows(comm, part, n, indptr, d, weighted, progress=None, t0=None):
+    """The :class:`LocalGraph` of rows already in CSR order; collective.
+
+    ``indptr`` (int64, ``nloc + 1``) and ``d`` (global dense target ids, row after row)
+    are this rank's out-rows of the vertices ``part.owned(me)``; ``d`` is rewritten in
+    place into the local targets when its dtype allows (no second edge-sized array).
+    Every edge weighs 1 (generator specs): the weighted coefficient of an edge is
+    ``1 / outdeg`` of its source, as :func:`build_local` computes it from unit weights.
+    The slots, peer maps and per-vertex arrays are those :func:`build_local` makes for the
+    same edges; rows keep the order of ``d``.
+    """
+    MPI = mpi()
+    me = comm.Get_rank()
+    t0 = time.perf_counter() if t0 is None else t0
+    lg = LocalGraph()
+    lg.n = n
+    lg.mloc = mloc = len(d)
+    lg.m = int(comm.allreduce(mloc, op=MPI.SUM))
+    lg.owned = part.owned(me)
+    lg.nloc = nloc = len(lg.owned)
+    if part.kind == "range" and 0 < n <= 2 * mloc:
+        tgt, slot_vertex, slot_peer = _range_slots(part, me, d, n, nloc, out=d)
+    else:
+        tgt, slot_vertex, slot_peer = _sorted_slots(part, me, d, nloc, lg.owned)
+    del d
+    lg.nslots = len(slot_vertex)
+    lg.tgt = tgt
+    lg.indptr = indptr
+    mem_mark("gen:slots")
+    phase(progress, "mapped boundary vertices to slots", t0)
+    deg = np.diff(indptr)
+    lg.dangling = (deg == 0).astype(np.uint8)
+    lg.vcoef = 1.0 / np.maximum(deg, 1)
+    lg.coef = np.repeat(lg.vcoef, deg) if weighted else None
+    del deg
+    _peer_maps(comm, part, lg, slot_vertex, slot_peer)
+    return lg

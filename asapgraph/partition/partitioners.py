@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Partition", "range_bounds", "range_partition"]
+__all__ = ["Partition", "range_bounds", "range_partition", "range_partition_counts"]
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -154,3 +154,22 @@ def range_partition(comm, src, n):
     del ids_r, cnt_r
     alpha = 8.0 * (K - 1) if K > 1 else 1.0
     return Partition("range", K, n, range_bounds(alpha + deg, int(lo), n, K, comm))
+
+
+def range_partition_counts(comm, counts, n):
+    """:func:`range_partition` from per-id out-degree counts (collective).
+
+    ``counts`` (int64, length ``n``): the out-degrees this rank's edges give every dense
+    id.  One ``Reduce_scatter`` sums them into the same id blocks :func:`range_partition`
+    uses, so the bounds are the same (integer degrees: the float costs are exact).
+    """
+    from asapgraph.comm.mpi import mpi
+
+    MPI = mpi()
+    K, me = comm.Get_size(), comm.Get_rank()
+    blk = np.array([n * r // K for r in range(K + 1)], dtype=np.int64)
+    deg = np.empty(int(blk[me + 1] - blk[me]), dtype=np.int64)
+    comm.Reduce_scatter([np.ascontiguousarray(counts, dtype=np.int64), MPI.INT64_T],
+                        [deg, MPI.INT64_T], recvcounts=np.diff(blk).tolist(), op=MPI.SUM)
+    alpha = 8.0 * (K - 1) if K > 1 else 1.0
+    return Partition("range", K, n, range_bounds(alpha + deg, int(blk[me]), n, K, comm))

@@ -23,8 +23,9 @@ def test_rank0_reports_loading_phases_once(mode, tmp_path):
              tmp_path)
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
-    for phase in ("loading rmat:12 on 3 ranks", "read ", "partitioned (range) over 3 ranks",
-                  "shuffled the edges", "built the local graphs"):
+    # a spec: each rank generates its slice and sends each owner its rows (no shuffle)
+    for phase in ("loading rmat:12 on 3 ranks", "generated ", "partitioned (range) over 3 ranks",
+                  "sent each owner its rows", "built the local graphs"):
         hits = [ln for ln in lines if phase in ln]
         assert len(hits) == 1, (phase, r.stderr)
     step = "superstep" if mode == "bsp" else "wave"
@@ -33,3 +34,15 @@ def test_rank0_reports_loading_phases_once(mode, tmp_path):
     q = _run(["pagerank", "rmat:12", "--np", "3", "--mode", mode, "-q",
               "-o", str(tmp_path / "q.csv")], tmp_path)
     assert q.returncode == 0 and q.stderr == "", q.stderr
+
+
+def test_rank0_reports_text_loading_phases_once(tmp_path):
+    p = tmp_path / "g.txt"
+    p.write_text("".join(f"{i} {(i * 7 + 3) % 50}\n" for i in range(200)))
+    r = _run(["pagerank", str(p), "--np", "2", "-o", str(tmp_path / "r.csv")], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    for phase in ("read ", "mapped ids", "partitioned (range) over 2 ranks",
+                  "shuffled the edges", "built the local graphs"):
+        hits = [ln for ln in lines if phase in ln]
+        assert len(hits) == 1, (phase, r.stderr)
