@@ -79,6 +79,18 @@ class LocalGraph:
 SHUFFLE_BLOCK = 1 << 20
 
 
+def _new_local(comm, part, n, mloc):
+    """A :class:`LocalGraph` with this rank's sizes and owned vertices (collective: the
+    global edge count is summed)."""
+    lg = LocalGraph()
+    lg.n = n
+    lg.mloc = mloc
+    lg.m = int(comm.allreduce(mloc, op=mpi().SUM))
+    lg.owned = part.owned(comm.Get_rank())
+    lg.nloc = len(lg.owned)
+    return lg
+
+
 def _shuffle(comm, part, arrays, chunk=BLOCK):
     """Send every edge to the owner of its source in bounded rounds; collective.
 
@@ -184,7 +196,6 @@ def build_local(comm, part, edges, n, weighted, progress=None):
 
     build_in_csr = _graph.build_in_csr
 
-    MPI = mpi()
     me = comm.Get_rank()
     src, dst, w = edges
     edges.clear()
@@ -198,12 +209,8 @@ def build_local(comm, part, edges, n, weighted, progress=None):
     del got
     mem_mark("bl:shuffled")
     phase(progress, "shuffled the edges to their owners", t_bl)
-    lg = LocalGraph()
-    lg.n = n
-    lg.mloc = mloc = len(s)
-    lg.m = int(comm.allreduce(mloc, op=MPI.SUM))
-    lg.owned = part.owned(me)
-    lg.nloc = nloc = len(lg.owned)
+    lg = _new_local(comm, part, n, len(s))
+    mloc, nloc = lg.mloc, lg.nloc
     C = BLOCK
     # local source index, in place (values < nloc fit the id dtype)
     for a in range(0, mloc, C):
@@ -282,15 +289,10 @@ def local_from_rows(comm, part, n, indptr, d, weighted, progress=None, t0=None):
     The slots, peer maps and per-vertex arrays are those :func:`build_local` makes for the
     same edges; rows keep the order of ``d``.
     """
-    MPI = mpi()
     me = comm.Get_rank()
     t0 = time.perf_counter() if t0 is None else t0
-    lg = LocalGraph()
-    lg.n = n
-    lg.mloc = mloc = len(d)
-    lg.m = int(comm.allreduce(mloc, op=MPI.SUM))
-    lg.owned = part.owned(me)
-    lg.nloc = nloc = len(lg.owned)
+    lg = _new_local(comm, part, n, len(d))
+    mloc, nloc = lg.mloc, lg.nloc
     if part.kind == "range" and 0 < n <= 2 * mloc:
         tgt, slot_vertex, slot_peer = _range_slots(part, me, d, n, nloc, out=d)
     else:
