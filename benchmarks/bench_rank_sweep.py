@@ -45,7 +45,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
+sys.path.insert(0, str(HERE))
+from bench_cost import source_of  # noqa: E402  (the same graph names, one resolver)
 
 #: wraps the kernels named in the module doc with (wall, cpu) accumulators
 TIMERS = r"""
@@ -98,15 +99,6 @@ recs = comm.gather(rec, root=0)
 if comm.rank == 0:
     print("<<" + json.dumps(recs) + ">>")
 """
-
-
-def source_of(name):
-    if name.startswith(("rmat:", "er:")):
-        return name
-    p = SHARED / (name if "." in name else name + ".txt.gz")
-    if not p.exists():
-        sys.exit(f"{p} not found (set ASAPGRAPH_SHARED_DATASETS)")
-    return str(p)
 
 
 _SINGLE = {}

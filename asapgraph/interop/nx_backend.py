@@ -159,23 +159,22 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     # networkx stops at err < n*tol, the engine at residual <= its tol
     etol = float(np.nextafter(limit, 0.0)) if limit > 0 else 0.0
     where = nx_ranks.placement(_config("np"), _config("mode"))
-    if where is not None:
-        if nstart is not None:
-            raise ValueError("asapgraph backend: nstart is not supported on MPI ranks (the "
-                             "engines start from the uniform vector); unset it, or "
-                             "nx.config.backends.asapgraph.np / mpiexec")
-        if not (limit > 0):
-            raise nx.PowerIterationFailedConvergence(max_iter)
-        x, conv = nx_ranks.pagerank_on_ranks(where, g, alpha, P, D, etol, max_iter)
-        if not conv:
-            raise nx.PowerIterationFailedConvergence(max_iter)
-        return dict(zip(G.nodes, x.tolist()))
-    res = _pagerank(g, alpha=alpha, personalization=P, dangling=D, change_tol=etol,
-                    max_iter=max_iter, weighted=g.weights is not None, threads=_threads(),
-                    method="jacobi", nstart=X0)
-    if not res.converged or not (limit > 0):
+    if where is not None and nstart is not None:
+        raise ValueError("asapgraph backend: nstart is not supported on MPI ranks (the "
+                         "engines start from the uniform vector); unset it, or "
+                         "nx.config.backends.asapgraph.np / mpiexec")
+    if not (limit > 0):  # networkx's loop never meets err < 0
         raise nx.PowerIterationFailedConvergence(max_iter)
-    return dict(zip(G.nodes, res.ranks.tolist()))
+    if where is not None:
+        x, conv = nx_ranks.pagerank_on_ranks(where, g, alpha, P, D, etol, max_iter)
+    else:
+        res = _pagerank(g, alpha=alpha, personalization=P, dangling=D, change_tol=etol,
+                        max_iter=max_iter, weighted=g.weights is not None,
+                        threads=_threads(), method="jacobi", nstart=X0)
+        x, conv = res.ranks, res.converged
+    if not conv:
+        raise nx.PowerIterationFailedConvergence(max_iter)
+    return dict(zip(G.nodes, np.asarray(x).tolist()))
 
 
 def _adjacency_products(G, wname):

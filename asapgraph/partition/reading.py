@@ -251,7 +251,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
                 err = e
         agree(comm, err)
         opener = _COMPRESSED.get(os.path.splitext(path)[1].lower(), open)
-        return (*_read_compressed(path, comm, weighted, weight_col, chunk_bytes, opener), None)
+        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener), None)
     try:
         from asapgraph.graph.io import detect_format
 
@@ -272,7 +272,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         return (*out, None)
     ext = os.path.splitext(path)[1].lower()
     if ext in _COMPRESSED:
-        return (*_read_compressed(path, comm, weighted, weight_col, chunk_bytes), None)
+        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes), None)
     try:
         size = os.path.getsize(path)
         start, end = size * me // K, size * (me + 1) // K
@@ -375,7 +375,7 @@ def _only_rank0_sees(comm, path):
     return sees[0] and not all(sees)
 
 
-def _read_compressed(path, comm, weighted, weight_col, chunk_bytes, opener=None):
+def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener=None):
     """Rank 0 reads (``opener``, default: by the file's compression suffix), decompresses
     and streams line-aligned chunks round-robin; all ranks parse theirs."""
     MPI = mpi()
