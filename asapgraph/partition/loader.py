@@ -22,7 +22,12 @@ No rank ever holds the whole edge list.
    specs already have dense ids ``0..n-1`` (isolated vertices included).
 3. *Partitioning and shuffle.*  The owner function (:mod:`.partition`) is agreed, every
    edge is sent to the owner of its source (Alltoallv of typed arrays), and the local
-   out-CSR with per-peer slots is built (:class:`LocalGraph`).
+   out-CSR with per-peer slots is built (:class:`LocalGraph`).  Without weights (every
+   edge weighs 1) and when ``n`` is at most twice the smallest rank's edge count, each
+   rank instead sorts its slice into the owners' rows (:mod:`asapgraph.partition.rows`,
+   the path of generator specs): one counting sort, 4 bytes per edge sent instead of 8,
+   no second sort on the owner (rmat:22 text on 2 ranks, load and one superstep:
+   29.5 -> 19.5 CPU seconds).
 
 Bad input found by any rank is agreed collectively (:func:`.comm.agree`): every rank
 raises the same one-line error, which the CLI prints once.
@@ -47,6 +52,7 @@ from asapgraph.partition.local_graph import LocalGraph, build_local
 from asapgraph.partition.memory import MEM_TRACE, mem_mark, phase, trim_malloc, tune_malloc
 from asapgraph.partition.partitioners import Partition, range_partition
 from asapgraph.partition.reading import read_local_edges
+from asapgraph.partition.rows import fits, local_from_slice
 
 __all__ = ["load_partitioned", "LocalGraph", "read_local_edges", "read_dense_edges",
            "build_local", "map_ids", "IdMap", "MEM_TRACE"]
@@ -129,13 +135,18 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
         neg = comm.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0), op=MPI.MAX)
         if neg:
             agree(comm, negative_weights_error(source if isinstance(source, str) else None))
+    if n < 2**31 - 1:  # dense ids fit in int32: halve the exchanged volume
+        src, dst = src.astype(np.int32, copy=False), dst.astype(np.int32, copy=False)
+    if w is None and fits(comm, n, len(src)):  # unit weights: rows to the owners
+        edges = [src, dst]
+        del src, dst
+        lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0)
+        return _finish(comm, lg, part, idmap)
     if partition == "range":
         part = range_partition(comm, src, n)
         mem_mark("range_bounds")
     else:
         part = Partition(partition, K, n)
-    if n < 2**31 - 1:  # dense ids fit in int32: halve the shuffled volume
-        src, dst = src.astype(np.int32, copy=False), dst.astype(np.int32, copy=False)
     edges = [src, dst, w]
     del src, dst, w
     phase(progress, f"partitioned ({part.kind}) over {K} ranks", t0)
@@ -144,8 +155,11 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     mem_mark("build_local")
     phase(progress, f"built the local graphs: rank 0 holds {lg.nloc:,} vertices, "
                      f"{lg.mloc:,} edges", t0)
+    return _finish(comm, lg, part, idmap)
+
+
+def _finish(comm, lg, part, idmap):
     lg.orig = idmap.original(lg.owned)
     mem_mark("orig")
     comm.Barrier()
-    del MPI
     return lg, part, idmap

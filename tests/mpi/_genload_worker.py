@@ -63,6 +63,16 @@ def gathered_edges(comm, lg):
     return allr, out
 
 
+def edge_list(spec, is_file):
+    """The input's edges in input order, with dense ids (sorted original ids)."""
+    if not is_file:
+        S, D, _ = from_spec(spec)
+        return S.astype(np.int64), D.astype(np.int64)
+    raw = np.loadtxt(spec, dtype=np.int64, comments="#", usecols=(0, 1), ndmin=2)
+    ids = np.unique(raw)
+    return np.searchsorted(ids, raw[:, 0]), np.searchsorted(ids, raw[:, 1])
+
+
 def _rows_sorted(src, dst, coef):
     o = np.lexsort((dst, src))
     return src[o], dst[o], coef[o]
@@ -75,7 +85,10 @@ def main():
     for c in cases:
         spec, partition = c["spec"], c["partition"]
         und, wt = c.get("undirected", False), c.get("weighted", False)
-        in_place = load_spec(spec, comm, partition, weighted=wt, undirected=und) is not None
+        if c.get("file"):  # a text file: the rows path unless weighted (no load_spec)
+            in_place = None
+        else:
+            in_place = load_spec(spec, comm, partition, weighted=wt, undirected=und) is not None
         lg, part, _ = load_partitioned(spec, comm, partition, weighted=wt, undirected=und)
         lg0, part0 = general(comm, spec, partition, wt, und)
         same_layout = all(comm.allgather(bool(
@@ -105,8 +118,7 @@ def main():
         rec["same_as_single"] = bool(g.n == lg.n and np.array_equal(s1[o1], gs[o])
                                      and np.array_equal(d1[o1], gd[o]))
         if not und:  # rows: the spec's edges of the rank's sources, stably by source key
-            S, D, _ = from_spec(spec)
-            S, D = S.astype(np.int64), D.astype(np.int64)
+            S, D = edge_list(spec, bool(c.get("file")))
             own = part.owner(S)
             ok = True
             for r, (src, dst, _) in enumerate(e1):
