@@ -49,9 +49,10 @@ def add_arguments(p):
     what.add_argument("--from-json", metavar="FILE", help="redraw the Markdown and plots of an "
                       "earlier run's JSON (nothing is run)")
     g = p.add_argument_group("grid options (comma-separated lists)")
-    g.add_argument("--graphs", default="rmat:16", help="generator specs or files / shared "
-                   "dataset names (default rmat:16)")
-    g.add_argument("--ranks", default="4", type=_ints)
+    g.add_argument("--graphs", default=None, help="generator specs or files / shared "
+                   "dataset names (default rmat:16); with --scenario: keep only these")
+    g.add_argument("--ranks", default=None, type=_ints,
+                   help="rank counts (default 4); with --scenario: keep only these")
     g.add_argument("--modes", default="bsp,asap", type=_strs)
     g.add_argument("--fanout", default="2", type=_ints)
     g.add_argument("--window", default="1", type=_ints)
@@ -118,7 +119,18 @@ def _plan(args):
         if args.scenario not in SCENARIOS:
             raise SystemExit(f"asapgraph bench: unknown scenario {args.scenario!r}; known: "
                              f"{', '.join(SCENARIOS)}")
-        return args.scenario, scenario(args.scenario, args.repeat), [], 180.0, None
+        specs = scenario(args.scenario, args.repeat)
+        if args.graphs:  # keep only these graphs of the scenario
+            keep = set(_strs(args.graphs))
+            if keep - {s.graph for s in specs}:
+                from asapgraph.errors import InputError
+
+                raise InputError(None, None, f"scenario {args.scenario} has no graph "
+                                 f"{sorted(keep - {s.graph for s in specs})[0]!r}")
+            specs = [s for s in specs if s.graph in keep]
+        if args.ranks:
+            specs = [s for s in specs if s.ranks in set(args.ranks)]
+        return args.scenario, specs, [], 180.0, None
     strag = []
     for s in args.straggler or [""]:
         strag.append("" if s.lower() in ("", "none", "0") else s)
@@ -133,7 +145,7 @@ def _plan(args):
 
             raise InputError(None, None, f"--pauses {args.pauses!r}: expected MIN:MAX:EVERY "
                              "seconds, 0 <= MIN <= MAX, EVERY > 0") from None
-    specs = grid(_strs(args.graphs), args.ranks, args.modes, args.fanout, args.window, args.approx,
+    specs = grid(_strs(args.graphs or "rmat:16"), args.ranks or [4], args.modes, args.fanout, args.window, args.approx,
                  args.latency, args.bandwidth, strag, args.tol, args.repeat or 1, args.partition,
                  args.seed, [x for x in args.schedule if x] or [""], pauses)
     return "grid", specs, [], 180.0, None

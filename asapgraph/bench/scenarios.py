@@ -300,6 +300,10 @@ SCENARIOS = {
                    "ranks)", lambda r: _stragglers(["cnr-2000", "rmat:20"], (4,), repeat=r)),
     "stragglers-k8": ("the straggler scenarios on K = 8 ranks (cnr-2000, rmat:20)",
                       lambda r: _stragglers(["cnr-2000", "rmat:20"], (8,), repeat=r)),
+    "factors": ("RQ5 with straggler factors 1, 2, 3, 5, 8, window 1 (cnr-2000, rmat:20, 4 "
+                "ranks; --clock virtual)",
+                lambda r: _rq5("cnr-2000", 4, r, (1, 2, 3, 5, 8), (1,))
+                + _rq5("rmat:20", 4, r, (1, 2, 3, 5, 8), (1,))),
     "scale": ("K = 4, 16, 64 ranks, rank 1 3x (cnr-2000, rmat:20; --clock virtual)",
               lambda r: _scale(["cnr-2000", "rmat:20"], repeat=r)),
 }

@@ -33,7 +33,7 @@ same emulated machine.
   it took.  ``"model"`` (SimGrid-style modelled bursts): a sweep costs
   ``ns_per_edge x edges + ns_per_vertex x vertices`` nanoseconds of its kernel (``pull``:
   BSP's PageRank sweep; ``push``: ASAP's sweeps) and every ASAP round's other work
-  (polls, applying and packing messages) ``ns_per_round``; the constants are a host
+  (polls, applying and packing messages, waves) :meth:`Emulator.round_cost`; the constants are a host
   calibration (:data:`MODEL_NS`, measured on the 2-core host of benchmarks/REPORT.md; the
   measured CPU ns per edge and vertex of each kernel are in the ranks' ``--json`` under
   ``compute_calibration``, to recalibrate).  Compute for which no edge count is passed
@@ -81,9 +81,13 @@ CLOCKS = ("wall", "virtual")
 #: how compute is charged: thread CPU time, or the modelled cost of the work done
 COMPUTE = ("cpu", "model")
 
-#: the compute model's default constants (ns): per kernel ``(per edge, per vertex)`` and
-#: per ASAP round; host calibration (benchmarks/REPORT.md, issue 15, "compute model")
-MODEL_NS = {"pull": (1.6, 3.0), "push": (3.0, 4.0), "round": 20000.0}
+#: the compute model's default constants (ns): per sweep kernel ``(per edge, per vertex)``;
+#: an ASAP round's other work: per round, per message applied or sent, per vertex of a
+#: pass over the rank's state.  A host calibration: least squares over the ranks' measured
+#: CPU time of 10 runs of cnr-2000 on 4 ranks (benchmarks/REPORT.md, issue 15, "compute
+#: model"); ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
+MODEL_NS = {"pull": (1.1, 9.5), "push": (4.4, 9.0), "round": 40000.0, "message": 40000.0,
+            "pass": 2.0}
 
 
 def now():
@@ -134,9 +138,11 @@ class Emulation:
         0: ``pause_seconds``).
     compute : {"cpu", "model"}
         How compute is charged (module docstring).
-    ns_per_edge, ns_per_vertex, ns_per_round : dict, dict, float
-        The compute model's constants (``{"pull": ns, "push": ns}``; defaults from
-        :data:`MODEL_NS`); ignored with ``compute="cpu"``.
+    ns_per_edge, ns_per_vertex : dict
+        The compute model's sweep constants (``{"pull": ns, "push": ns}``).
+    ns_per_round, ns_per_message, ns_per_pass : float
+        The compute model's ASAP round constants (:meth:`Emulator.round_cost`); defaults
+        of all five from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
     seed : int
     clock : {"wall", "virtual"}
         ``virtual``: per-rank virtual clocks (module docstring); needs ``latency > 0``
@@ -154,11 +160,13 @@ class Emulation:
     pause_every: float = 0.0
     pause_max: float = 0.0
     compute: str = "cpu"
-    ns_per_edge: dict = field(default_factory=lambda: {k: v[0] for k, v in MODEL_NS.items()
-                                                        if k != "round"})
-    ns_per_vertex: dict = field(default_factory=lambda: {k: v[1] for k, v in MODEL_NS.items()
-                                                          if k != "round"})
+    ns_per_edge: dict = field(default_factory=lambda: {k: MODEL_NS[k][0]
+                                                        for k in ("pull", "push")})
+    ns_per_vertex: dict = field(default_factory=lambda: {k: MODEL_NS[k][1]
+                                                          for k in ("pull", "push")})
     ns_per_round: float = MODEL_NS["round"]
+    ns_per_message: float = MODEL_NS["message"]
+    ns_per_pass: float = MODEL_NS["pass"]
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
@@ -172,8 +180,8 @@ class Emulation:
             raise ValueError(f"pause_max ({self.pause_max:g}) must be >= pause_seconds "
                              f"({self.pause_seconds:g})")
         for name in ("ns_per_edge", "ns_per_vertex"):
-            d = {**{k: v[0 if name == "ns_per_edge" else 1] for k, v in MODEL_NS.items()
-                    if k != "round"}, **dict(getattr(self, name) or {})}
+            d = {**{k: MODEL_NS[k][0 if name == "ns_per_edge" else 1]
+                    for k in ("pull", "push")}, **dict(getattr(self, name) or {})}
             if set(d) != {"pull", "push"} or min(d.values()) < 0:
                 raise ValueError(f"{name} must map pull and push to ns >= 0, got {d}")
             setattr(self, name, {k: float(v) for k, v in d.items()})
@@ -202,7 +210,8 @@ class Emulation:
                 "seed": self.seed, "clock": self.clock, "compute": self.compute,
                 **({"ns_per_edge": dict(self.ns_per_edge),
                     "ns_per_vertex": dict(self.ns_per_vertex),
-                    "ns_per_round": self.ns_per_round} if self.compute == "model" else {})}
+                    "ns_per_round": self.ns_per_round, "ns_per_message": self.ns_per_message,
+                    "ns_per_pass": self.ns_per_pass} if self.compute == "model" else {})}
 
     @classmethod
     def from_any(cls, obj):
@@ -261,10 +270,16 @@ class Emulator:
         if self.cfg.pause_every > 0:
             self.next_pause = self.now() + self.rng.exponential(self.cfg.pause_every)
 
-    def round_cost(self, cpu_seconds):
+    def round_cost(self, cpu_seconds, messages=0, vertices=0):
         """Virtual seconds of an ASAP round's work other than its sweep (unscaled): its
-        CPU time, or ``ns_per_round`` under the compute model."""
-        return self.cfg.ns_per_round * 1e-9 if self.model else max(cpu_seconds, 0.0)
+        CPU time, or under the compute model ``ns_per_round + ns_per_message x messages
+        (applied and sent) + ns_per_pass x vertices`` (``vertices``: the vertices of the
+        passes over the rank's state the round made: recounting its residual after
+        messages, contributing to a wave, acting on one)."""
+        if not self.model:
+            return max(cpu_seconds, 0.0)
+        c = self.cfg
+        return 1e-9 * (c.ns_per_round + c.ns_per_message * messages + c.ns_per_pass * vertices)
 
     def calibration(self):
         """Measured CPU ns per edge and per vertex of each kernel's sweeps (per kernel:
