@@ -22,12 +22,17 @@ conservative one of the Chandy-Misra-Bryant family whose lookahead is the link l
 clocks published by a clock reduction instead of null messages:
 
 1. *Window.*  Every rank reports how many data messages and ACKs it has sent to each
-   peer (one ``Allgather``) and then receives, blocking if need be, every message sent
-   to it so far; the received ones wait in a heap keyed by ``(arrival, kind, sender,
-   sender's sequence number)``.  Then one ``Allreduce`` (min) of the ranks' *next event
-   times* gives ``T``: a busy rank's next event is its clock; an idle one's is its
-   earliest held arrival, the virtual completion of its termination wave, or its next
-   periodic wave.  The window is ``[T, T + L)``.
+   peer and how many termination waves it has started (one ``Allgather``) and then
+   receives, blocking if need be, every message sent to it so far; the received ones
+   wait in a heap keyed by ``(arrival, kind, sender, sender's sequence number)``.  A
+   wave every rank has started is resolved (step 3).  Then one ``Allreduce`` (min) of
+   the ranks' *next event times* gives ``T``: a busy rank's next event is its clock; an
+   idle one's is its earliest held arrival, the virtual completion of its termination
+   wave, or its next periodic wave.  The window is ``[T, T + L)``.  (Resolving the waves
+   before ``T`` matters: when every rank waits only for a wave, its completion is the
+   only next event; resolved after ``T``, ``T`` was infinite, the window unbounded, and
+   the ranks acted on whatever the host had delivered -- a causality gap that made
+   repetitions of one seeded run differ.)
 2. *Rounds.*  A rank runs rounds while its next event is ``< T + L``; a round starting at
    ``vt`` first delivers every held message with arrival ``<= vt`` (heap order) and the
    wave result if it completed by ``vt``, then does the solver's round (local work
@@ -50,8 +55,11 @@ cluster would have it (step 3).  By induction over rounds in clock order each ra
 through the states it would go through on the modelled cluster, whatever the host does
 in real time: a descheduled or slow rank only makes the others wait in the window
 collectives (real time), never changes a virtual time.  What stays non-deterministic is
-the model's input, the CPU time a sweep takes (a few % run to run), and floating-point
-sums over messages delivered together are in heap order.  No deadlock: the rank whose
+the model's input, the CPU time a sweep takes (+-10-20 % run to run with 4 ranks on 2
+shared cores, which ASAP's straggler-bound time inherits); with the compute model
+(``compute="model"``, :mod:`.emulation`) there is none left: a seeded run repeats to
+the last bit (tests/mpi/test_vclock_model.py).  Floating-point sums over messages
+delivered together are in heap order.  No deadlock: the rank whose
 next event is ``T`` always runs a round in the window.  Latency 0 leaves no lookahead
 (``[T, T)`` is empty): the virtual clock needs ``latency > 0`` (refused otherwise).
 The general engine of programs with hooks (:mod:`.asap_programs`) does not run on it.
