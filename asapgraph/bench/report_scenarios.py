@@ -113,6 +113,8 @@ def scale_md(records):
         rows.append([g, K, m.upper(), _f(t), _f(bt / t if bt and t and m != "bsp" else None,
                                                 ".2f"),
                      _f(_med([r.get("seconds") for r in rs])), _f(_med([_wall(r) for r in rs])),
+                     _f(_ratio(_med([(r.get("bytes_to_error") or {}).get(LEVEL)
+                                     for r in rs]), 1e6), ".3g"),
                      _f(_med([r.get("bytes_sent") for r in rs]) / 1e6, ".3g"),
                      _f(_med([r.get("messages_sent") for r in rs]), ",.0f"),
                      _f(max((r.get("final_error") or 0.0) for r in rs), ".1e"),
@@ -123,7 +125,7 @@ def scale_md(records):
         f"Rank counts ({_clock(recs)} clock; rank 1 3x, 1 ms / 1 Gbit/s):",
         "",
         _table(["graph", "K", "mode", "s to 1e-6", "speed-up BSP/ASAP", "s to the end (bound)",
-                "wall s", "MB sent", "messages", "final L1 error", "peak RSS / rank",
+                "wall s", "MB to 1e-6", "MB sent (run)", "messages (run)", "final L1 error", "peak RSS / rank",
                 "K x peak RSS", "runs"], rows)])
 
 
