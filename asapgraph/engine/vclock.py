@@ -127,7 +127,8 @@ class Links:
         (The least number of waves started used to come with ``T``, and the waves were
         resolved after it: a window in which every rank waited only for a wave then had
         ``T`` = inf -- no bound -- and the ranks ran their rounds on whatever the host had
-        delivered: 2-rank runs of one seeded scenario ended 0.073-0.101 virtual s apart.)"""
+        delivered: six 2-rank runs of one seeded scenario ended between 0.073 and 0.104
+        virtual s.)"""
         MPI, K, na = mpi(), self.K, self.na
         row = np.concatenate([na.sent_to, na.recv_from,  # ACKs = applied
                               [int(started())]]).astype(np.int64)
