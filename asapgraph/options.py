@@ -445,6 +445,19 @@ def _clock_check(args, ranks):
     return None
 
 
+def _emulate_seed_check(args, ranks):
+    if not (float(getattr(args, "jitter", 0) or 0) > 0 or getattr(args, "pauses", None)):
+        return "--emulate-seed changes nothing without --jitter or --pauses"
+    return None
+
+
+def _compute_check(args, ranks):
+    if getattr(args, "compute", "cpu") != "cpu" and getattr(args, "clock", "wall") != "virtual":
+        return (f"--compute {args.compute} applies to --clock virtual only (on the host's "
+                "clock compute takes the time it takes)")
+    return None
+
+
 #: option dest -> :class:`Rule`.  The one table of where each option applies: when the
 #: program engine learns an option, add the command to its rule's ``commands``.
 RULES = {
@@ -463,8 +476,10 @@ RULES = {
     "bandwidth": _EMU,
     "jitter": _EMU,
     "straggler": _EMU,
-    "emulate_seed": replace(_EMU, needs="jitter"),
+    "emulate_seed": replace(_EMU, check=_emulate_seed_check),
     "clock": replace(_EMU, check=_clock_check),
+    "pauses": _EMU,
+    "compute": replace(_EMU, check=_compute_check),
     "partition": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "vertices are partitioned "
                       "over MPI ranks only"),
     "mpiexec": Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "mpiexec is used with --np > 1 "

@@ -49,9 +49,10 @@ def add_arguments(p):
     what.add_argument("--from-json", metavar="FILE", help="redraw the Markdown and plots of an "
                       "earlier run's JSON (nothing is run)")
     g = p.add_argument_group("grid options (comma-separated lists)")
-    g.add_argument("--graphs", default="rmat:16", help="generator specs or files / shared "
-                   "dataset names (default rmat:16)")
-    g.add_argument("--ranks", default="4", type=_ints)
+    g.add_argument("--graphs", default=None, help="generator specs or files / shared "
+                   "dataset names (default rmat:16); with --scenario: keep only these")
+    g.add_argument("--ranks", default=None, type=_ints,
+                   help="rank counts (default 4); with --scenario: keep only these")
     g.add_argument("--modes", default="bsp,asap", type=_strs)
     g.add_argument("--fanout", default="2", type=_ints)
     g.add_argument("--window", default="1", type=_ints)
@@ -63,10 +64,19 @@ def add_arguments(p):
                         "'none' for no straggler)")
     g.add_argument("--tol", default="1e-6", type=_floats)
     g.add_argument("--partition", default="range", type=_strs)
+    g.add_argument("--schedule", default="", type=_strs,
+                   help="ASAP schedules, e.g. sweep,priority (default: the engine's)")
+    g.add_argument("--pauses", default=None, metavar="MIN:MAX:EVERY",
+                   help="transient stragglers: every rank pauses U(MIN, MAX) seconds at "
+                        "exponential gaps of mean EVERY seconds (e.g. 0.02:0.1:0.25)")
     p.add_argument("--clock", choices=("wall", "virtual"), default="wall",
                    help="time of the emulated cluster: the host's (wall) or per-rank virtual "
                         "clocks (virtual: every run needs a latency > 0); the figures are "
                         "then virtual seconds, the wall seconds beside them")
+    p.add_argument("--compute", choices=("cpu", "model"), default="cpu",
+                   help="how the emulation charges compute: thread CPU time (cpu) or the "
+                        "modelled cost of the edges and vertices a sweep visits (model: "
+                        "reproducible; asapgraph.engine.emulation)")
     p.add_argument("--repeat", type=int, default=None, help="repetitions of every run")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--peers", dest="peers", action="store_true", default=None,
@@ -109,13 +119,35 @@ def _plan(args):
         if args.scenario not in SCENARIOS:
             raise SystemExit(f"asapgraph bench: unknown scenario {args.scenario!r}; known: "
                              f"{', '.join(SCENARIOS)}")
-        return args.scenario, scenario(args.scenario, args.repeat), [], 180.0, None
+        specs = scenario(args.scenario, args.repeat)
+        if args.graphs:  # keep only these graphs of the scenario
+            keep = set(_strs(args.graphs))
+            if keep - {s.graph for s in specs}:
+                from asapgraph.errors import InputError
+
+                raise InputError(None, None, f"scenario {args.scenario} has no graph "
+                                 f"{sorted(keep - {s.graph for s in specs})[0]!r}")
+            specs = [s for s in specs if s.graph in keep]
+        if args.ranks:
+            specs = [s for s in specs if s.ranks in set(args.ranks)]
+        return args.scenario, specs, [], 180.0, None
     strag = []
     for s in args.straggler or [""]:
         strag.append("" if s.lower() in ("", "none", "0") else s)
-    specs = grid(_strs(args.graphs), args.ranks, args.modes, args.fanout, args.window, args.approx,
+    pauses = None
+    if args.pauses:
+        try:
+            pauses = [float(x) for x in args.pauses.split(":")]
+            if len(pauses) != 3 or min(pauses) < 0 or pauses[0] > pauses[1] or not pauses[2] > 0:
+                raise ValueError
+        except ValueError:
+            from asapgraph.errors import InputError
+
+            raise InputError(None, None, f"--pauses {args.pauses!r}: expected MIN:MAX:EVERY "
+                             "seconds, 0 <= MIN <= MAX, EVERY > 0") from None
+    specs = grid(_strs(args.graphs or "rmat:16"), args.ranks or [4], args.modes, args.fanout, args.window, args.approx,
                  args.latency, args.bandwidth, strag, args.tol, args.repeat or 1, args.partition,
-                 args.seed)
+                 args.seed, [x for x in args.schedule if x] or [""], pauses)
     return "grid", specs, [], 180.0, None
 
 
@@ -149,6 +181,16 @@ def run_command(args):
                                  f"than one rank in every run ({bad[0].label()} has not)")
             for s in specs:
                 s.clock = "virtual"
+        if getattr(args, "compute", "cpu") != "cpu":
+            bad = [s for s in specs if not s.emulated]
+            if bad:
+                raise InputError(None, None, f"--compute {args.compute} needs an emulated run "
+                                 f"({bad[0].label()} has no emulation)")
+            for s in specs:
+                s.compute = args.compute
+        for sch in {s.schedule for s in specs} - {"", "sweep", "priority"}:
+            raise InputError(None, None, f"unknown schedule {sch!r} (expected sweep or "
+                             "priority)")
         from asapgraph.bench.reference import resolve_graph
 
         for gname in sorted({s.graph for s in specs} | set(peer_graphs)):

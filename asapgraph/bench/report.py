@@ -12,6 +12,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from asapgraph.bench.report_scenarios import sections
 from asapgraph.bench.runner import level_key
 from asapgraph.bench.scenarios import LEVELS, straggler_factor
 
@@ -506,6 +507,9 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
         _failures(records),
         "",
     ]
+    extra = sections(records)  # scenario families beyond RQ1-RQ5 (present ones only)
+    if extra:
+        lines[-4:-4] = [extra]
     return "\n".join(lines)
 
 

@@ -326,7 +326,7 @@ def run_specs(specs, results_dir, run_timeout=180.0, progress=None, budget=None)
         for i in idxs:
             s = specs[i]
             wide = (s.graph, s.ranks, s.mode, s.net_label())
-            fams[str(i)] = (wide + (s.fanout, s.window, s.approx), wide)
+            fams[str(i)] = (wide + (s.fanout, s.window, s.approx, s.schedule), wide)
         res = _run_batch(src, path, K, items, run_timeout, log, fams, hung, deadline)
         for i in idxs:
             rec = res.get(str(i), {"id": str(i), "ok": False, "error": "not run"})

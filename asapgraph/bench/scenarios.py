@@ -22,13 +22,22 @@ The scenarios answer the questions of the ASAP paper for graphs:
 * ``rq5`` -- what does NOTIFY-ACK gain over a barrier?  BSP vs ASAP as the straggler
   factor grows (1, 2, 3, 5) on cnr-2000 with 1 ms / 1 Gbit/s links, wait time per rank,
   and window 1 vs 4.
+
+Issue 14 item 5 and issue 15 item 3 add:
+
+* ``stragglers`` / ``stragglers-k8`` -- persistent (rank 1 3x), heterogeneous (speeds 1,
+  1.5, 2, 3) and transient stragglers (every rank pauses 20-100 ms now and then), on 4 and
+  8 ranks, each with BSP and ASAP under both schedules (the sweep-vs-priority ablation):
+  :data:`STRAGGLER_SCENARIOS`, targets :data:`STRAGGLER_TARGETS`.
+* ``scale`` -- 4, 16 and 64 ranks (meant for ``--clock virtual``).
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["RunSpec", "CLUSTER", "SCENARIOS", "scenario", "grid", "LEVELS"]
+__all__ = ["RunSpec", "CLUSTER", "SCENARIOS", "scenario", "grid", "LEVELS",
+           "STRAGGLER_SCENARIOS", "STRAGGLER_TARGETS", "SCHEDULES"]
 
 #: error levels (L1 vs the reference) at which time-to-error is recorded
 LEVELS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
@@ -59,18 +68,32 @@ class RunSpec:
     group: str = "grid"
     tags: dict = field(default_factory=dict)
     clock: str = "wall"  # "virtual": per-rank virtual clocks (asapgraph.engine.vclock)
+    schedule: str = ""  # ASAP's --schedule (sweep / priority; "": the engine's default)
+    compute: str = "cpu"  # how compute is charged: "cpu" time or the "model" (emulation)
+    # transient stragglers: every rank pauses U(pause_min, pause_max) s at exponential
+    # gaps of mean pause_every s of its own clock (0: off; asapgraph.engine.emulation)
+    pause_every: float = 0.0
+    pause_min: float = 0.0
+    pause_max: float = 0.0
 
     @property
     def emulated(self):
-        return bool(self.latency or self.bandwidth or self.jitter or self.straggler)
+        return bool(self.latency or self.bandwidth or self.jitter or self.straggler
+                    or self.pause_every)
 
     def emulation(self):
         """The ``emulation=`` argument of :func:`asapgraph.engine.api` (None: off)."""
         if not self.emulated:
             return None
-        return {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,
-                "straggler": self.straggler, "seed": self.seed + 1000 * self.repeat,
-                "clock": self.clock}
+        emu = {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,
+               "straggler": self.straggler, "seed": self.seed + 1000 * self.repeat,
+               "clock": self.clock}
+        if self.compute != "cpu":
+            emu["compute"] = self.compute
+        if self.pause_every:
+            emu.update(pause_every=self.pause_every, pause_seconds=self.pause_min,
+                       pause_max=self.pause_max)
+        return emu
 
     def engine_kwargs(self):
         kw = {"mode": self.mode, "partition": self.partition, "tol": self.tol,
@@ -78,6 +101,8 @@ class RunSpec:
               "emulation": self.emulation()}
         if self.mode == "asap":
             kw.update(fanout=self.fanout, window=self.window, approx=self.approx)
+            if self.schedule:
+                kw["schedule"] = self.schedule
         return kw
 
     def net_label(self):
@@ -92,14 +117,20 @@ class RunSpec:
             parts.append(f"jitter {self.jitter * 1e3:g}ms")
         if self.straggler:
             parts.append(f"straggler {self.straggler}")
+        if self.pause_every:
+            parts.append(f"pauses {self.pause_min * 1e3:g}-{self.pause_max * 1e3:g}ms every "
+                         f"~{self.pause_every * 1e3:g}ms")
         if self.clock != "wall":
             parts.append(f"{self.clock} clock")
+        if self.compute != "cpu":
+            parts.append(f"{self.compute} compute")
         return ", ".join(parts)
 
     def label(self):
         s = f"{self.graph} K={self.ranks} {self.mode}"
         if self.mode == "asap":
             s += f" k={self.fanout} W={self.window}" + (f" approx={self.approx:g}" if self.approx else "")
+            s += f" {self.schedule}" if self.schedule else ""
         return s + f" tol={self.tol:g} net[{self.net_label()}] rep {self.repeat}"
 
     def as_dict(self):
@@ -167,6 +198,59 @@ def _rq5(graph, K, repeat, factors=(1, 2, 3, 5), windows=(1, 4)):
     return _rep(out, repeat)
 
 
+#: issue 14 item 5, the emulated clusters of the straggler scenarios (1 ms, 1 Gbit/s):
+#: ``persistent``: rank 1 3x slower; ``hetero``: rank speeds 1, 1.5, 2, 3 (rank r's factor);
+#: ``transient``: every rank pauses 20-100 ms (uniform) at exponential gaps of mean 250 ms
+#: of its own clock, as garbage collection or a noisy neighbour does (seeded)
+STRAGGLER_SCENARIOS = {
+    "persistent": {"straggler": "1:3"},
+    "hetero": {"straggler": "1:1.5,2:2,3:3"},
+    "transient": {"pause_every": 0.25, "pause_min": 0.02, "pause_max": 0.1},
+}
+
+#: the issue's targets: ASAP's speed-up over BSP (time to L1 1e-6) per scenario
+STRAGGLER_TARGETS = {"persistent": 2.5, "hetero": 2.0, "transient": 1.5}
+
+#: the ablation's ASAP variants (BSP is the baseline of each)
+SCHEDULES = ("sweep", "priority")
+
+
+def _stragglers(graphs, Ks=(4,), kinds=tuple(STRAGGLER_SCENARIOS), schedules=SCHEDULES,
+                repeat=1, tol=1e-6):
+    """Issue 14 item 5: per graph, rank count and straggler scenario, BSP and ASAP with
+    each schedule (the ablation sweep vs priority), to L1 ``tol``; groups ``s-<kind>``
+    (``s-persistent-k8`` etc. for ``K != 4``), tags ``scenario``.  BSP runs to ``tol x
+    0.15 / 0.85`` so that its trace reaches the level (as in rq1/rq5)."""
+    out = []
+    for g in graphs:
+        for K in Ks:
+            for kind in kinds:
+                net = {"latency": CLUSTER["latency"], "bandwidth": CLUSTER["bandwidth"],
+                       **STRAGGLER_SCENARIOS[kind]}
+                grp = f"s-{kind}" + ("" if K == 4 else f"-k{K}")
+                tags = {"scenario": kind}
+                out.append(RunSpec(g, K, "bsp", tol=tol * 0.15 / 0.85 * 0.999, group=grp,
+                                   tags=tags, **net))
+                for sch in schedules:
+                    out.append(RunSpec(g, K, "asap", fanout=2, tol=tol, group=grp, tags=tags,
+                                       schedule=sch, **net))
+    return _rep(out, repeat)
+
+
+def _scale(graphs, Ks=(4, 16, 64), repeat=1, tol=1e-6):
+    """Issue 15 item 3: K = 4, 16, 64 ranks, rank 1 3x, 1 ms / 1 Gbit/s (meant for the
+    virtual clock), BSP and ASAP; group ``scale``."""
+    out = []
+    for g in graphs:
+        for K in Ks:
+            net = {"latency": CLUSTER["latency"], "bandwidth": CLUSTER["bandwidth"],
+                   "straggler": CLUSTER["straggler"]}
+            out.append(RunSpec(g, K, "bsp", tol=tol * 0.15 / 0.85 * 0.999, group="scale",
+                               **net))
+            out.append(RunSpec(g, K, "asap", fanout=2, tol=tol, group="scale", **net))
+    return _rep(out, repeat)
+
+
 def _quick():
     g = "rmat:13"
     out = []
@@ -210,6 +294,18 @@ SCENARIOS = {
     "rq5": ("NOTIFY-ACK vs barrier: speedup vs straggler factor (cnr-2000, 4 ranks)",
             lambda r: _rq5("cnr-2000", 4, r)),
     "report": ("everything in benchmarks/REPORT.md (RQ1-RQ5, < 20 minutes)", _report),
+    # issue 14 item 5 / issue 15 item 3 (run them with --clock virtual on a shared host)
+    "stragglers": ("persistent (1:3), heterogeneous (1, 1.5, 2, 3) and transient (20-100 ms "
+                   "pauses) stragglers, BSP vs ASAP sweep vs priority (cnr-2000, rmat:20, 4 "
+                   "ranks)", lambda r: _stragglers(["cnr-2000", "rmat:20"], (4,), repeat=r)),
+    "stragglers-k8": ("the straggler scenarios on K = 8 ranks (cnr-2000, rmat:20)",
+                      lambda r: _stragglers(["cnr-2000", "rmat:20"], (8,), repeat=r)),
+    "factors": ("RQ5 with straggler factors 1, 2, 3, 5, 8, window 1 (cnr-2000, rmat:20, 4 "
+                "ranks; --clock virtual)",
+                lambda r: _rq5("cnr-2000", 4, r, (1, 2, 3, 5, 8), (1,))
+                + _rq5("rmat:20", 4, r, (1, 2, 3, 5, 8), (1,))),
+    "scale": ("K = 4, 16, 64 ranks, rank 1 3x (cnr-2000, rmat:20; --clock virtual)",
+              lambda r: _scale(["cnr-2000", "rmat:20"], repeat=r)),
 }
 
 
@@ -223,18 +319,22 @@ def scenario(name, repeat=None):
 
 def grid(graphs, ranks=(4,), modes=("bsp", "asap"), fanout=(2,), window=(1,), approx=(0.0,),
          latency=(0.0,), bandwidth=(0.0,), straggler=("",), tol=(1e-6,), repeat=1,
-         partition=("range",), seed=0):
-    """Cartesian product of the options; BSP runs ignore (and do not multiply) ASAP knobs."""
+         partition=("range",), seed=0, schedule=("",), pauses=None):
+    """Cartesian product of the options; BSP runs ignore (and do not multiply) ASAP knobs.
+    ``pauses``: ``(min, max, every)`` seconds of transient stragglers (None: off)."""
     out, seen = [], set()
-    for g, K, m, k, w, a, lat, bw, sg, t, part in itertools.product(
+    pz = {} if not pauses else dict(zip(("pause_min", "pause_max", "pause_every"),
+                                        map(float, pauses)))
+    for g, K, m, k, w, a, lat, bw, sg, t, part, sch in itertools.product(
             graphs, ranks, modes, fanout, window, approx, latency, bandwidth, straggler, tol,
-            partition):
+            partition, schedule):
         if m == "bsp":
-            k, w, a = 2, 1, 0.0
+            k, w, a, sch = 2, 1, 0.0, ""
         else:
             k = min(int(k), max(1, int(K) - 1))  # the engine clamps the fanout to K-1
         spec = RunSpec(g, int(K), m, part, int(k), int(w), float(a), float(t), latency=float(lat),
-                       bandwidth=float(bw), straggler=sg, seed=seed, group="grid")
+                       bandwidth=float(bw), straggler=sg, seed=seed, group="grid",
+                       schedule=sch, **pz)
         key = tuple(sorted((kk, str(v)) for kk, v in spec.as_dict().items()))
         if key in seen:
             continue

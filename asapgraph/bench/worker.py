@@ -27,13 +27,15 @@ PER_RANK_KEYS = ("rank", "messages_sent", "bytes_sent", "acks_sent", "rounds", "
                  "comm_seconds", "wait_seconds", "edges_visited", "emulated_delay_seconds",
                  "straggler_sleep_seconds", "peak_rss_mb", "vertices", "edges",
                  "boundary_vertices", "remote_slots", "peers", "sweeps", "virtual_seconds",
-                 "virtual_compute_seconds", "virtual_windows")
+                 "virtual_compute_seconds", "virtual_windows", "compute_calibration",
+                 "pauses", "pause_seconds")
 
 #: totals copied from the engine's stats
 TOTAL_KEYS = ("seconds", "rounds", "messages_sent", "data_messages_sent", "bytes_sent",
               "wait_seconds", "compute_seconds", "comm_seconds", "edges_visited", "n", "m",
               "load_seconds", "spectral_gap", "spectral_gap_mean", "schedule_period",
-              "peak_rss_mb_max", "partition", "clock", "virtual_seconds", "wall_seconds")
+              "peak_rss_mb_max", "partition", "clock", "virtual_seconds", "wall_seconds",
+              "schedule", "emulation")
 
 
 def _versions():

@@ -28,11 +28,14 @@ def emulation_from_args(args):
     strag = {}
     for s in getattr(args, "straggler", None) or []:
         strag.update(parse_straggler(s))
+    lo, hi, every = getattr(args, "pauses", None) or (0.0, 0.0, 0.0)
     return Emulation(latency=float(getattr(args, "latency", 0.0) or 0.0),
                      bandwidth=float(getattr(args, "bandwidth", 0.0) or 0.0),
                      jitter=float(getattr(args, "jitter", 0.0) or 0.0),
                      straggler=strag, seed=int(getattr(args, "emulate_seed", 0) or 0),
-                     clock=getattr(args, "clock", None) or "wall")
+                     clock=getattr(args, "clock", None) or "wall",
+                     pause_every=every, pause_seconds=lo, pause_max=hi,
+                     compute=getattr(args, "compute", None) or "cpu")
 
 
 def _err(msg):

@@ -67,6 +67,19 @@ def _bandwidth(text):
     return v
 
 
+def _pauses(text):
+    """``MIN:MAX:EVERY`` seconds (0 <= MIN <= MAX, EVERY > 0): transient stragglers."""
+    try:
+        lo, hi, every = (float(x) for x in text.split(":"))
+        if not (0.0 <= lo <= hi < float("inf") and 0.0 < every < float("inf")):
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected MIN:MAX:EVERY seconds with 0 <= MIN <= MAX and EVERY > 0, got "
+            f"{text!r}") from None
+    return lo, hi, every
+
+
 def _straggler(text):
     """``RANK:FACTOR`` (rank >= 0, factor >= 1), or a comma list of them: those ranks
     compute FACTOR times slower."""
@@ -201,5 +214,14 @@ def add_distributed_options(p):
                    help="time of the emulated cluster: the host's (wall) or per-rank virtual "
                         "clocks advanced by CPU time and the network model (virtual: "
                         "reproducible on a shared host; needs --latency > 0)")
+    e.add_argument("--pauses", action=Given, type=_pauses, default=None,
+                   metavar="MIN:MAX:EVERY",
+                   help="transient stragglers: every rank pauses U(MIN, MAX) seconds at "
+                        "exponential gaps of mean EVERY seconds of its clock (seeded by "
+                        "--emulate-seed), as garbage collection or a noisy neighbour does")
+    e.add_argument("--compute", action=Given, choices=("cpu", "model"), default="cpu",
+                   help="with --clock virtual: charge compute by thread CPU time (cpu) or by "
+                        "a calibrated model of the edges, vertices and messages of the work "
+                        "(model: a seeded run repeats exactly; constants in --json)")
     return g
 

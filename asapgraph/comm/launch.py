@@ -83,7 +83,8 @@ def find_mpiexec(explicit=None):
     return p
 
 
-# (attribute, option, kind): kind "flag" (store_true), "val", "list" (append)
+# (attribute, option, kind): kind "flag" (store_true), "val", "list" (append), "colon"
+# (a tuple written as A:B:C)
 _OPTIONS = [
     ("weighted", "--weighted", "flag"), ("undirected", "--undirected", "flag"),
     ("weight_col", "--weight-col", "val"), ("output", "--output", "val"),
@@ -98,6 +99,7 @@ _OPTIONS = [
     ("latency", "--latency", "val"), ("bandwidth", "--bandwidth", "val"),
     ("jitter", "--jitter", "val"), ("straggler", "--straggler", "list"),
     ("emulate_seed", "--emulate-seed", "val"), ("clock", "--clock", "val"),
+    ("pauses", "--pauses", "colon"), ("compute", "--compute", "val"),
 ]
 
 
@@ -113,6 +115,8 @@ def rebuild_argv(args, command="pagerank"):
         elif kind == "list":
             for x in v:
                 out += [opt, str(x)]
+        elif kind == "colon":  # a tuple of floats, MIN:MAX:EVERY
+            out += [f"{opt}={':'.join(repr(float(x)) for x in v)}"]
         else:
             if isinstance(v, float):
                 v = repr(v)

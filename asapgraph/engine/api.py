@@ -308,7 +308,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         ids, vals = _by_id(ids, vals)
     # the peak covers the whole run, the gathered result on rank 0 included
     st.extra.update({"emulated_delay_seconds": emu.delay_s, "straggler_sleep_seconds": emu.sleep_s,
-                     "peak_rss_mb": _peak_rss_mb(), "load_seconds": t_load})
+                     "peak_rss_mb": _peak_rss_mb(), "load_seconds": t_load,
+                     "compute_calibration": emu.calibration()})
+    if emu.cfg.pause_every > 0:
+        st.extra.update({"pauses": emu.pauses, "pause_seconds": emu.pause_s})
     extra.update({"partition": part.kind, "n": n, "m": m, "alpha": alpha, "tol": tol,
                   "iterations": its, "converged": bool(conv), "residual": float(res),
                   "error_bound": float(bound), "seed": seed,

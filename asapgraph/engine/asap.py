@@ -304,7 +304,7 @@ class _Solve:
             return 0
         if self._gated():
             return 0  # priority schedule: ranks with more residual per vertex go first
-        c0 = time.thread_time()
+        c0, e0 = time.thread_time(), st.edges_visited
         if mm is not None:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
             st.edges_visited += nedge
@@ -319,7 +319,9 @@ class _Solve:
         tc = time.perf_counter() - t1
         st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
         st.compute_s += tc
-        self.emu.after_compute(time.thread_time() - c0)
+        # (a sweep scans the rank's vertices and visits the edges of those it pushes)
+        self.emu.after_compute(time.thread_time() - c0, st.edges_visited - e0, self.nloc,
+                               "push")
         self.fresh[:] = False
         self.last_sweep_end = time.perf_counter()
         self.last_sweep_len = self.last_sweep_end - t1

@@ -157,7 +157,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
         sweep_edges.append(e)
         st.compute_s += dt
         st.edges_visited += e
-        emu.after_compute(dc)
+        emu.after_compute(dc, e, lg.nloc, "pull")
         red[0] = stats[:, _k.STAT_CHANGE].sum()
         red[1] = stats[:, _k.STAT_DANGLING].sum()
         t6 = perf()

@@ -18,7 +18,31 @@ same emulated machine.
   BSP's exchange waits for the deliveries in the same way.
 * *Stragglers.*  A rank with factor ``f`` sleeps ``(f - 1) x`` the CPU time of each local
   sweep (``time.thread_time``) after it; optional random pauses (probability
-  ``pause_prob`` per sweep, ``pause_seconds`` long) model hiccups.  CPU time, not wall
+  ``pause_prob`` per sweep, ``pause_seconds`` long) model hiccups.
+* *Transient stragglers* (``pause_every > 0``): every rank pauses now and then, as a
+  garbage collector or a noisy neighbour makes it: pauses start at the times of a Poisson
+  process on the rank's own clock (exponential gaps of mean ``pause_every`` seconds, the
+  gap counted from the end of the previous pause) and last a duration drawn uniformly
+  from ``[pause_seconds, pause_max]`` (``pause_max`` 0: exactly ``pause_seconds``).  A
+  pause that fell due is taken after the next local compute (a rank waiting for
+  messages is not computing; a due pause is never split or skipped, at most delayed to
+  the end of that compute).  On the host's clock the rank sleeps; on the virtual clock
+  its clock jumps.  Seeded like the rest, so the same pauses at the same (virtual)
+  times in every repetition.
+* *Compute model* (``compute``).  ``"cpu"`` (default): compute costs the thread CPU time
+  it took.  ``"model"`` (SimGrid-style modelled bursts): a sweep costs
+  ``ns_per_edge x edges + ns_per_vertex x vertices`` nanoseconds of its kernel (``pull``:
+  BSP's PageRank sweep; ``push``: ASAP's sweeps) and every ASAP round's other work
+  (polls, applying and packing messages, waves) :meth:`Emulator.round_cost`; the constants are a host
+  calibration (:data:`MODEL_NS`, measured on the 2-core host of benchmarks/REPORT.md; the
+  measured CPU ns per edge and vertex of each kernel are in the ranks' ``--json`` under
+  ``compute_calibration``, to recalibrate).  Compute for which no edge count is passed
+  (the BSP channel of programs with hooks) is charged its CPU time.  CPU time measures the
+  host: with 4 ranks time-sliced on 2 cores a memory-bound sweep's CPU time varies
+  +-10-20 % with what runs beside it, and ASAP, bound by its straggler's sweeps, carried
+  that noise into its virtual time (benchmarks/REPORT.md, issue 15); the model removes it,
+  at the price of being a model (cache effects, the partition's locality and the edge
+  order are in the constants, not in the run).  CPU time, not wall
   time: with more ranks than cores, a sweep's wall time includes the time the OS gave
   to other ranks, and multiplying that made the emulated slowdown depend on how busily
   the *other* ranks wait (BSP's ranks spin in MPI waits: its emulated runs varied
@@ -48,10 +72,22 @@ import numpy as np
 
 from asapgraph.engine.exchange import HEADER  # the message header (re-exported for bsp.py)
 
-__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER", "CLOCKS"]
+__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER", "CLOCKS", "COMPUTE",
+           "MODEL_NS"]
 
 #: the clocks of the emulation: the host's (``wall``, the default) or per-rank virtual
 CLOCKS = ("wall", "virtual")
+
+#: how compute is charged: thread CPU time, or the modelled cost of the work done
+COMPUTE = ("cpu", "model")
+
+#: the compute model's default constants (ns): per sweep kernel ``(per edge, per vertex)``;
+#: an ASAP round's other work: per round, per message applied or sent, per vertex of a
+#: pass over the rank's state.  A host calibration: least squares over the ranks' measured
+#: CPU time of 10 runs of cnr-2000 on 4 ranks (benchmarks/REPORT.md, issue 15, "compute
+#: model"); ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
+MODEL_NS = {"pull": (1.1, 9.5), "push": (4.4, 9.0), "round": 40000.0, "message": 40000.0,
+            "pass": 2.0}
 
 
 def now():
@@ -96,6 +132,17 @@ class Emulation:
     pause_prob, pause_seconds : float
         Random pauses: after each sweep, with probability ``pause_prob``, sleep
         ``pause_seconds``.
+    pause_every, pause_max : float
+        Transient stragglers (module docstring): pauses at exponential gaps of mean
+        ``pause_every`` seconds, each ``U(pause_seconds, pause_max)`` long (``pause_max``
+        0: ``pause_seconds``).
+    compute : {"cpu", "model"}
+        How compute is charged (module docstring).
+    ns_per_edge, ns_per_vertex : dict
+        The compute model's sweep constants (``{"pull": ns, "push": ns}``).
+    ns_per_round, ns_per_message, ns_per_pass : float
+        The compute model's ASAP round constants (:meth:`Emulator.round_cost`); defaults
+        of all five from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
     seed : int
     clock : {"wall", "virtual"}
         ``virtual``: per-rank virtual clocks (module docstring); needs ``latency > 0``
@@ -110,10 +157,34 @@ class Emulation:
     pause_seconds: float = 0.0
     seed: int = 0
     clock: str = "wall"
+    pause_every: float = 0.0
+    pause_max: float = 0.0
+    compute: str = "cpu"
+    ns_per_edge: dict = field(default_factory=lambda: {k: MODEL_NS[k][0]
+                                                        for k in ("pull", "push")})
+    ns_per_vertex: dict = field(default_factory=lambda: {k: MODEL_NS[k][1]
+                                                          for k in ("pull", "push")})
+    ns_per_round: float = MODEL_NS["round"]
+    ns_per_message: float = MODEL_NS["message"]
+    ns_per_pass: float = MODEL_NS["pass"]
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
+        if self.compute not in COMPUTE:
+            raise ValueError(f"compute must be one of {', '.join(COMPUTE)}, not "
+                             f"{self.compute!r}")
+        if self.pause_every < 0 or self.pause_seconds < 0 or self.pause_max < 0:
+            raise ValueError("pause_every, pause_seconds and pause_max must be >= 0")
+        if self.pause_max and self.pause_max < self.pause_seconds:
+            raise ValueError(f"pause_max ({self.pause_max:g}) must be >= pause_seconds "
+                             f"({self.pause_seconds:g})")
+        for name in ("ns_per_edge", "ns_per_vertex"):
+            d = {**{k: MODEL_NS[k][0 if name == "ns_per_edge" else 1]
+                    for k in ("pull", "push")}, **dict(getattr(self, name) or {})}
+            if set(d) != {"pull", "push"} or min(d.values()) < 0:
+                raise ValueError(f"{name} must map pull and push to ns >= 0, got {d}")
+            setattr(self, name, {k: float(v) for k, v in d.items()})
         if self.clock == "virtual" and not self.latency > 0:
             raise ValueError("clock 'virtual' needs latency > 0 (the lookahead of its "
                              "conservative synchronisation)")
@@ -121,7 +192,7 @@ class Emulation:
     @property
     def active(self):
         return bool(self.latency > 0 or self.bandwidth > 0 or self.jitter > 0 or self.straggler
-                    or self.pause_prob > 0)
+                    or self.pause_prob > 0 or self.pause_every > 0)
 
     @property
     def virtual(self):
@@ -135,7 +206,12 @@ class Emulation:
         return {"latency": self.latency, "bandwidth": self.bandwidth, "jitter": self.jitter,
                 "straggler": {str(k): v for k, v in self.straggler.items()},
                 "pause_prob": self.pause_prob, "pause_seconds": self.pause_seconds,
-                "seed": self.seed, "clock": self.clock}
+                "pause_every": self.pause_every, "pause_max": self.pause_max,
+                "seed": self.seed, "clock": self.clock, "compute": self.compute,
+                **({"ns_per_edge": dict(self.ns_per_edge),
+                    "ns_per_vertex": dict(self.ns_per_vertex),
+                    "ns_per_round": self.ns_per_round, "ns_per_message": self.ns_per_message,
+                    "ns_per_pass": self.ns_per_pass} if self.compute == "model" else {})}
 
     @classmethod
     def from_any(cls, obj):
@@ -167,6 +243,11 @@ class Emulator:
         self._seq = 0
         self.delay_s = 0.0  # time messages were held beyond their real arrival
         self.sleep_s = 0.0
+        self.model = self.cfg.compute == "model"
+        self.next_pause = None  # transient stragglers: when the next pause falls due
+        self.pauses, self.pause_s = 0, 0.0
+        # per kernel: [calls, CPU seconds, edges, vertices] (the model's calibration data)
+        self.calib = {}
 
     @property
     def rng(self):
@@ -181,9 +262,34 @@ class Emulator:
         return self.vt if self.virtual else now()
 
     def start(self):
-        """Start of a run: the virtual clock (and the link queues) back to 0."""
+        """Start of a run: the virtual clock (and the link queues) back to 0; the first
+        transient pause drawn."""
         self.vt = self.compute_vs = 0.0
         self.link_free[:] = 0.0
+        self.next_pause = None
+        if self.cfg.pause_every > 0:
+            self.next_pause = self.now() + self.rng.exponential(self.cfg.pause_every)
+
+    def round_cost(self, cpu_seconds, messages=0, vertices=0):
+        """Virtual seconds of an ASAP round's work other than its sweep (unscaled): its
+        CPU time, or under the compute model ``ns_per_round + ns_per_message x messages
+        (applied and sent) + ns_per_pass x vertices`` (``vertices``: the vertices of the
+        passes over the rank's state the round made: recounting its residual after
+        messages, contributing to a wave, acting on one)."""
+        if not self.model:
+            return max(cpu_seconds, 0.0)
+        c = self.cfg
+        return 1e-9 * (c.ns_per_round + c.ns_per_message * messages + c.ns_per_pass * vertices)
+
+    def calibration(self):
+        """Measured CPU ns per edge and per vertex of each kernel's sweeps (per kernel:
+        ``{"sweeps", "cpu_seconds", "edges", "vertices", "ns_per_edge"}``), the data a
+        compute model is calibrated from."""
+        out = {}
+        for k, (n, c, e, v) in self.calib.items():
+            out[k] = {"sweeps": n, "cpu_seconds": c, "edges": e, "vertices": v,
+                      "ns_per_edge": c / e * 1e9 if e else None}
+        return out
 
     def advance(self, seconds):
         """Virtual clock: ``seconds`` of (already scaled) compute."""
@@ -257,15 +363,46 @@ class Emulator:
         return 0.0
 
     # ------------------------------------------------------------------ stragglers
-    def after_compute(self, seconds):
+    def _pause_due(self, t):
+        """Transient stragglers: the pause due by time ``t`` (seconds, 0 if none); draws
+        its length and the next one's start."""
+        if self.next_pause is None:
+            if self.cfg.pause_every <= 0:
+                return 0.0
+            self.next_pause = t + self.rng.exponential(self.cfg.pause_every)
+        if t < self.next_pause:
+            return 0.0
+        lo, hi = self.cfg.pause_seconds, self.cfg.pause_max
+        d = float(self.rng.uniform(lo, hi)) if hi > lo else lo
+        self.next_pause = t + d + self.rng.exponential(self.cfg.pause_every)
+        self.pauses += 1
+        self.pause_s += d
+        return d
+
+    def after_compute(self, seconds, edges=None, vertices=0, kernel="push"):
         """Sleep as a straggler after ``seconds`` of real compute (CPU time); returns time
-        slept.  Virtual clock: advance it by the scaled compute and the pause instead."""
+        slept.  Virtual clock: advance it by the scaled compute and the pause instead.
+
+        ``edges``, ``vertices``: the work of the compute (a sweep of ``kernel``, ``pull``
+        or ``push``): recorded for :meth:`calibration`; under the compute model the
+        compute costs that work, not ``seconds``."""
         self.last_cpu = seconds
+        if edges is not None:
+            c = self.calib.setdefault(kernel, [0, 0.0, 0, 0])
+            c[0] += 1
+            c[1] += seconds
+            c[2] += int(edges)
+            c[3] += int(vertices)
+            if self.model:
+                seconds = 1e-9 * (self.cfg.ns_per_edge[kernel] * edges
+                                  + self.cfg.ns_per_vertex[kernel] * vertices)
         s = 0.0
         if self.factor > 1.0 and seconds > 0:
             s += (self.factor - 1.0) * seconds
         if self.cfg.pause_prob > 0 and self.rng.random() < self.cfg.pause_prob:
             s += self.cfg.pause_seconds
+        if self.cfg.pause_every > 0:
+            s += self._pause_due((self.vt + max(seconds, 0.0) + s) if self.virtual else now())
         if self.virtual:
             self.advance(max(seconds, 0.0) + s)
             self.sleep_s += s

@@ -22,12 +22,17 @@ conservative one of the Chandy-Misra-Bryant family whose lookahead is the link l
 clocks published by a clock reduction instead of null messages:
 
 1. *Window.*  Every rank reports how many data messages and ACKs it has sent to each
-   peer (one ``Allgather``) and then receives, blocking if need be, every message sent
-   to it so far; the received ones wait in a heap keyed by ``(arrival, kind, sender,
-   sender's sequence number)``.  Then one ``Allreduce`` (min) of the ranks' *next event
-   times* gives ``T``: a busy rank's next event is its clock; an idle one's is its
-   earliest held arrival, the virtual completion of its termination wave, or its next
-   periodic wave.  The window is ``[T, T + L)``.
+   peer and how many termination waves it has started (one ``Allgather``) and then
+   receives, blocking if need be, every message sent to it so far; the received ones
+   wait in a heap keyed by ``(arrival, kind, sender, sender's sequence number)``.  A
+   wave every rank has started is resolved (step 3).  Then one ``Allreduce`` (min) of
+   the ranks' *next event times* gives ``T``: a busy rank's next event is its clock; an
+   idle one's is its earliest held arrival, the virtual completion of its termination
+   wave, or its next periodic wave.  The window is ``[T, T + L)``.  (Resolving the waves
+   before ``T`` matters: when every rank waits only for a wave, its completion is the
+   only next event; resolved after ``T``, ``T`` was infinite, the window unbounded, and
+   the ranks acted on whatever the host had delivered -- a causality gap that made
+   repetitions of one seeded run differ.)
 2. *Rounds.*  A rank runs rounds while its next event is ``< T + L``; a round starting at
    ``vt`` first delivers every held message with arrival ``<= vt`` (heap order) and the
    wave result if it completed by ``vt``, then does the solver's round (local work
@@ -50,8 +55,11 @@ cluster would have it (step 3).  By induction over rounds in clock order each ra
 through the states it would go through on the modelled cluster, whatever the host does
 in real time: a descheduled or slow rank only makes the others wait in the window
 collectives (real time), never changes a virtual time.  What stays non-deterministic is
-the model's input, the CPU time a sweep takes (a few % run to run), and floating-point
-sums over messages delivered together are in heap order.  No deadlock: the rank whose
+the model's input, the CPU time a sweep takes (+-10-20 % run to run with 4 ranks on 2
+shared cores, which ASAP's straggler-bound time inherits); with the compute model
+(``compute="model"``, :mod:`.emulation`) there is none left: a seeded run repeats to
+the last bit (tests/mpi/test_vclock_model.py).  Floating-point sums over messages
+delivered together are in heap order.  No deadlock: the rank whose
 next event is ``T`` always runs a round in the window.  Latency 0 leaves no lookahead
 (``[T, T)`` is empty): the virtual clock needs ``latency > 0`` (refused otherwise).
 The general engine of programs with hooks (:mod:`.asap_programs`) does not run on it.
@@ -108,23 +116,36 @@ class Links:
         """Move what has arrived (real time) into the heap."""
         self.na.receive(self._sink)
 
-    def window(self, next_event, started, done):
-        """Steps 1 of a window (collective): receive everything sent so far, then the
-        least next event ``T`` and number of waves started, and whether every rank is
-        done.  ``next_event``: a callable (evaluated after the receives)."""
+    def window(self, next_event, started, done, resolve=None):
+        """Steps 1 of a window (collective): receive everything sent so far and learn the
+        least number of waves started (``resolve(min_started)`` is called with it, so a
+        wave whose completion it fixes enters the next events), then the least next
+        event ``T`` and whether every rank is done.  ``next_event``: a callable
+        (evaluated after the receives and ``resolve``).  Returns ``(T, min_started,
+        all_done)``.
+
+        (The least number of waves started used to come with ``T``, and the waves were
+        resolved after it: a window in which every rank waited only for a wave then had
+        ``T`` = inf -- no bound -- and the ranks ran their rounds on whatever the host had
+        delivered: six 2-rank runs of one seeded scenario ended between 0.073 and 0.104
+        virtual s.)"""
         MPI, K, na = mpi(), self.K, self.na
-        row = np.concatenate([na.sent_to, na.recv_from]).astype(np.int64)  # ACKs = applied
-        allg = np.zeros((K, 2 * K), dtype=np.int64)
+        row = np.concatenate([na.sent_to, na.recv_from,  # ACKs = applied
+                              [int(started())]]).astype(np.int64)
+        allg = np.zeros((K, 2 * K + 1), dtype=np.int64)
         self.comm.Allgather([row, MPI.INT64_T], [allg, MPI.INT64_T])
         exp_d, exp_a = allg[:, self.me], allg[:, K + self.me]
+        min_started = int(allg[:, 2 * K].min())
         self.pull()
         while (self.got_d < exp_d).any() or (self.got_a < exp_a).any():
             na.receive(self._sink, block=True)
-        red = np.array([next_event(), float(started()), 1.0 if done else 0.0])
-        out = np.zeros(3)
+        if resolve is not None:
+            resolve(min_started)
+        red = np.array([next_event(), 1.0 if done else 0.0])
+        out = np.zeros(2)
         self.comm.Allreduce(red, out, op=MPI.MIN)
         self.windows += 1
-        return float(out[0]), int(out[1]), bool(out[2])
+        return float(out[0]), min_started, bool(out[1])
 
     def next_arrival(self):
         return self.heap[0][0] if self.heap else INF
@@ -205,10 +226,12 @@ def run_solve(s, wave_interval):
         return max(e, emu.vt)
 
     while True:
-        T, min_started, all_done = links.window(next_event, lambda: wv.started, done)
+        T, min_started, all_done = links.window(next_event, lambda: wv.started, done,
+                                                wv.resolve)
         if all_done:
             break
-        wv.resolve(min_started)
+        if T == INF:  # cannot happen (a wave in flight is resolved by now): no lookahead
+            raise RuntimeError("virtual clock: no next event on any rank")
         W = T + L
         while not done:
             e = next_event()
@@ -224,7 +247,11 @@ def run_solve(s, wave_interval):
                 done = s._on_wave(res)
                 if done:
                     break
-            s.rl += s.rin
+            if s.got:  # jacobi: sum |r| + |pools| (as in the host-clock loop)
+                s.rl = _local.abs_sum(acc, 0, nloc) + float(np.abs(d.pend).sum())
+                s.got = False
+            else:
+                s.rl += s.rin
             s.rin = 0.0
             s.over = st.edges_visited - s.e_start >= sol.max_work
             v0 = emu.vt
@@ -236,14 +263,16 @@ def run_solve(s, wave_interval):
                 s.gs += rloc - s.r_prev
                 s.r_prev = rloc
             out_work = wv.draining or s.over or s.rl <= s.target * s.share
-            sent = s.flush(out_work)
+            sent = s.flush(out_work or s._gated())  # (a gated rank flushes, as on the host clock)
             passive = (out_work and na.acked()
                        and not (s.nout and (s.dirty.any() or s.rem.any() or d.dbuf.any()))
                        and not acc[nloc:].any())
             contributed = s._contribute(passive, emu.vt)
             # the round's other CPU (polling, applying, packing) at the rank's speed
+            # (or the compute model's cost of a round)
             rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
-            emu.advance(max(rest, 0.0) * emu.factor)
+            passes = int(bool(contributed)) + int(res is not None) + int(ev > 0)
+            emu.advance(emu.round_cost(rest, ev + sent, passes * nloc) * emu.factor)
             idle = not (ev or pushed or sent or contributed or res is not None)
             if _DEBUG and s.rounds % 50 == 0:
                 print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "

@@ -119,6 +119,13 @@ def main():
                             "spectral_gap": r.stats.get("spectral_gap"),
                             "messages": r.stats["messages_sent"],
                             "clock": r.stats.get("clock"),
+                            "virtual_seconds": r.stats.get("virtual_seconds"),
+                            "bytes": r.stats.get("bytes_sent"),
+                            "rank_rounds": [q.get("rounds") for q in r.stats["per_rank"]],
+                            "rank_virtual": [q.get("virtual_seconds")
+                                             for q in r.stats["per_rank"]],
+                            "rank_pauses": [q.get("pauses", 0) for q in r.stats["per_rank"]],
+                            "emulation": r.stats.get("emulation"),
                             "vertices_per_rank": [q["vertices"] for q in r.stats["per_rank"]],
                             "edges_per_rank": [q["edges"] for q in r.stats["per_rank"]]})
     if comm.rank == 0:

@@ -1,0 +1,141 @@
+"""Markdown of the straggler scenarios (issue 14 item 5) and of the rank-count scale runs
+(issue 15 item 3): one table per family, every figure computed from the records.
+
+Kept apart from :mod:`.report` (the RQ1-RQ5 report) so that each family of scenarios
+adds its own function and its own line in :func:`sections`.  Times are the records'
+``time_to_error`` (virtual seconds on the virtual clock, the run's ``wall_seconds``
+beside them); a speed-up is BSP's median time to L1 1e-6 over the variant's.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+from asapgraph.bench.scenarios import STRAGGLER_TARGETS
+
+__all__ = ["stragglers_md", "scale_md", "sections"]
+
+LEVEL = "1e-06"
+
+
+def _med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def _f(x, fmt=".3g"):
+    return "–" if x is None else format(x, fmt)
+
+
+def _table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _t(r):
+    return (r.get("time_to_error") or {}).get(LEVEL)
+
+
+def _wall(r):
+    """The run's real seconds (``wall_seconds`` on the virtual clock, else ``seconds``)."""
+    return r.get("wall_seconds", r.get("seconds"))
+
+
+def _ratio(a, b):
+    return a / b if a and b else None
+
+
+def _variant(r):
+    return "BSP" if r["mode"] == "bsp" else f"ASAP {r.get('schedule') or 'default'}"
+
+
+def _clock(recs):
+    clocks = {r.get("clock") or "wall" for r in recs}
+    return "virtual" if clocks == {"virtual"} else ("wall" if clocks == {"wall"} else "mixed")
+
+
+def stragglers_md(records):
+    """The straggler scenarios (groups ``s-*``): per graph, K and scenario, BSP against
+    ASAP with each schedule (the ablation), speed-up against the issue's target."""
+    cells = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r.get("ok") and str(r.get("group", "")).startswith("s-"):
+            kind = (r.get("tags") or {}).get("scenario") or r["group"][2:]
+            cells[(r["graph"], r["ranks"], kind)][_variant(r)].append(r)
+    if not cells:
+        return ""
+    rows = []
+    for (g, K, kind), d in sorted(cells.items()):
+        b = d.get("BSP", [])
+        bt = _med([_t(r) for r in b])
+        bb = _med([(r.get("bytes_to_error") or {}).get(LEVEL) for r in b])
+        target = STRAGGLER_TARGETS.get(kind)
+        for v in sorted(k for k in d if k != "BSP"):
+            a = d[v]
+            at = _med([_t(r) for r in a])
+            ab = _med([(r.get("bytes_to_error") or {}).get(LEVEL) for r in a])
+            sp = bt / at if bt and at else None
+            met = "–" if sp is None or target is None else ("**met**" if sp >= target
+                                                              else "not met")
+            rows.append([g, K, kind, v, _f(bt), _f(at), _f(sp, ".2f"),
+                         f"{target:g}x {met}" if target else "–",
+                         _f(bb / ab if bb and ab else None, ".2f"),
+                         _f(_med([r.get("messages_sent") for r in a]), ".0f"),
+                         _f(_ratio(_med([r.get("edges_visited") for r in a]),
+                                   _med([r.get("edges_visited") for r in b])), ".2f"),
+                         f"{_f(_med([_wall(r) for r in b]))} / {_f(_med([_wall(r) for r in a]))}",
+                         f"{len(b)}/{len(a)}"])
+    recs = [r for d in cells.values() for rs in d.values() for r in rs]
+    return "\n".join([
+        f"Straggler scenarios ({_clock(recs)} clock; time to L1 {float(LEVEL):g}, medians):",
+        "",
+        _table(["graph", "K", "scenario", "ASAP variant", "BSP s", "ASAP s", "speed-up",
+                "target", "bytes BSP/ASAP (to 1e-6)", "ASAP messages",
+                "edges ASAP/BSP (whole runs)", "wall s BSP / ASAP", "runs BSP/ASAP"], rows)])
+
+
+def scale_md(records):
+    """The rank-count runs (group ``scale``): per graph, K and mode, time to 1e-6, the
+    run's end (bound), wall seconds, bytes, messages, final error, peak RSS per rank."""
+    cells = defaultdict(list)
+    for r in records:
+        if r.get("ok") and r.get("group") == "scale":
+            cells[(r["graph"], r["ranks"], r["mode"])].append(r)
+    if not cells:
+        return ""
+    rows = []
+    for (g, K, m), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                               kv[0][2] != "bsp")):
+        t = _med([_t(r) for r in rs])
+        bt = _med([_t(r) for r in cells.get((g, K, "bsp"), [])])
+        rss = [max(r.get("peak_rss_mb") or [0]) for r in rs]
+        rows.append([g, K, m.upper(), _f(t), _f(bt / t if bt and t and m != "bsp" else None,
+                                                ".2f"),
+                     _f(_med([r.get("seconds") for r in rs])), _f(_med([_wall(r) for r in rs])),
+                     _f(_ratio(_med([(r.get("bytes_to_error") or {}).get(LEVEL)
+                                     for r in rs]), 1e6), ".3g"),
+                     _f(_med([r.get("bytes_sent") for r in rs]) / 1e6, ".3g"),
+                     _f(_med([r.get("messages_sent") for r in rs]), ",.0f"),
+                     _f(max((r.get("final_error") or 0.0) for r in rs), ".1e"),
+                     f"{_f(max(rss), '.0f')} MB", f"{_f(max(rss) * K / 1024, '.1f')} GB",
+                     len(rs)])
+    recs = [r for rs in cells.values() for r in rs]
+    return "\n".join([
+        f"Rank counts ({_clock(recs)} clock; rank 1 3x, 1 ms / 1 Gbit/s):",
+        "",
+        _table(["graph", "K", "mode", "s to 1e-6", "speed-up BSP/ASAP", "s to the end (bound)",
+                "wall s", "MB to 1e-6", "MB sent (run)", "messages (run)", "final L1 error", "peak RSS / rank",
+                "K x peak RSS", "runs"], rows)])
+
+
+def sections(records):
+    """The Markdown of every scenario family present in ``records`` ("" when none)."""
+    parts = []
+    s = stragglers_md(records)
+    if s:
+        parts += ["## Straggler scenarios (issue 14 item 5)", "", s, ""]
+    s = scale_md(records)
+    if s:
+        parts += ["## Rank counts (issue 15 item 3)", "", s, ""]
+    return "\n".join(parts)

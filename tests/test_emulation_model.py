@@ -1,0 +1,132 @@
+"""The emulation's transient stragglers and compute model (asapgraph.engine.emulation),
+the straggler/scale scenarios of ``asapgraph bench`` and their Markdown (no MPI)."""
+import time
+
+import pytest
+
+from asapgraph.bench import report_scenarios, scenarios
+from asapgraph.engine.emulation import MODEL_NS, Emulation, Emulator
+
+
+def _pauses(emu, steps, compute=1e-3):
+    out = []
+    for _ in range(steps):
+        before = emu.pause_s
+        emu.after_compute(compute)
+        if emu.pause_s > before:
+            out.append((round(emu.vt, 12), emu.pause_s - before))
+    return out
+
+
+def test_transient_pauses_seeded_in_range_virtual():
+    cfg = {"latency": 1e-3, "clock": "virtual", "pause_every": 0.01, "pause_seconds": 0.002,
+           "pause_max": 0.005, "seed": 7}
+    a, b = Emulator(cfg, 1, 4), Emulator(cfg, 1, 4)
+    a.start(), b.start()
+    t = time.time()
+    pa = _pauses(a, 500)
+    assert time.time() - t < 0.5  # the virtual clock jumps, nothing sleeps
+    assert pa == _pauses(b, 500)  # seeded: the same pauses at the same virtual times
+    assert len(pa) >= 10 and all(0.002 <= d <= 0.005 for _, d in pa)
+    assert a.vt == pytest.approx(0.5 + a.pause_s) and a.sleep_s == pytest.approx(a.pause_s)
+    c = Emulator({**cfg, "seed": 8}, 1, 4)
+    c.start()
+    assert _pauses(c, 500) != pa  # another seed, other pauses
+    other_rank = Emulator(cfg, 2, 4)
+    other_rank.start()
+    assert _pauses(other_rank, 500) != pa  # ranks pause independently
+
+
+def test_transient_pauses_wall_clock_sleep():
+    e = Emulator({"pause_every": 0.001, "pause_seconds": 0.003, "pause_max": 0.003}, 0, 2)
+    e.start()
+    time.sleep(0.005)  # the first pause is due
+    t = time.time()
+    slept = e.after_compute(0.0)
+    assert slept == pytest.approx(0.003) and time.time() - t >= 0.0025
+    assert e.pauses == 1 and e.cfg.active
+
+
+def test_emulation_validation():
+    with pytest.raises(ValueError, match="compute"):
+        Emulation(compute="gpu")
+    with pytest.raises(ValueError, match="pause_max"):
+        Emulation(pause_every=0.1, pause_seconds=0.05, pause_max=0.01)
+    with pytest.raises(ValueError, match="ns_per_edge"):
+        Emulation(compute="model", ns_per_edge={"pull": -1.0})
+    d = Emulation(latency=1e-3, compute="model", pause_every=0.2).as_dict()
+    assert d["compute"] == "model" and d["pause_every"] == 0.2
+    assert d["ns_per_edge"] == {"pull": MODEL_NS["pull"][0], "push": MODEL_NS["push"][0]}
+    assert "ns_per_edge" not in Emulation(latency=1e-3).as_dict()  # cpu: no constants
+
+
+def test_compute_model_charges_work_not_cpu():
+    cfg = {"latency": 1e-3, "clock": "virtual", "compute": "model", "straggler": {1: 3.0},
+           "ns_per_edge": {"pull": 2.0, "push": 5.0}, "ns_per_vertex": {"pull": 1.0,
+                                                                     "push": 3.0},
+           "ns_per_round": 1000.0, "ns_per_message": 100.0, "ns_per_pass": 0.5}
+    e = Emulator(cfg, 1, 4)
+    e.start()
+    e.after_compute(123.0, edges=1000, vertices=100, kernel="pull")  # CPU time ignored
+    assert e.vt == pytest.approx(3 * (2000 + 100) * 1e-9)
+    e.after_compute(0.5, edges=10, vertices=10, kernel="push")
+    assert e.vt == pytest.approx(3 * (2100 + 80) * 1e-9)
+    assert e.round_cost(9.0, messages=3, vertices=200) == pytest.approx(1400e-9)
+    cal = e.calibration()  # the CPU time measured, per kernel
+    assert cal["pull"]["cpu_seconds"] == 123.0 and cal["pull"]["edges"] == 1000
+    assert cal["push"]["sweeps"] == 1 and cal["push"]["vertices"] == 10
+    cpu = Emulator({"latency": 1e-3, "clock": "virtual"}, 0, 4)
+    cpu.after_compute(0.25, edges=1000, vertices=100, kernel="pull")
+    assert cpu.vt == pytest.approx(0.25) and cpu.round_cost(0.1, 5, 5) == 0.1
+
+
+def test_straggler_scenarios_specs():
+    specs = scenarios.scenario("stragglers")
+    kinds = {(s.tags or {}).get("scenario") for s in specs}
+    assert kinds == set(scenarios.STRAGGLER_SCENARIOS)
+    assert {s.graph for s in specs} == {"cnr-2000", "rmat:20"} and {s.ranks for s in specs} == {4}
+    for kind in kinds:
+        grp = [s for s in specs if s.tags["scenario"] == kind and s.graph == "cnr-2000"]
+        assert sorted((s.mode, s.schedule) for s in grp) == [
+            ("asap", "priority"), ("asap", "sweep"), ("bsp", "")]
+    hetero = next(s for s in specs if s.tags["scenario"] == "hetero" and s.mode == "asap")
+    assert hetero.emulation()["straggler"] == "1:1.5,2:2,3:3"
+    assert hetero.engine_kwargs()["schedule"] in ("sweep", "priority")
+    tr = next(s for s in specs if s.tags["scenario"] == "transient")
+    emu = Emulation.from_any(tr.emulation())  # accepted by the engine's emulation
+    assert (emu.pause_every, emu.pause_seconds, emu.pause_max) == (0.25, 0.02, 0.1)
+    assert "pauses 20-100ms" in tr.net_label()
+    assert {s.ranks for s in scenarios.scenario("stragglers-k8")} == {8}
+    assert {s.ranks for s in scenarios.scenario("scale")} == {4, 16, 64}
+    f = scenarios.scenario("factors")
+    assert sorted({scenarios.straggler_factor(s.straggler) for s in f}) == [1, 2, 3, 5, 8]
+    g = scenarios.grid(["rmat:10"], modes=("bsp", "asap"), schedule=("sweep", "priority"),
+                       pauses=(0.01, 0.02, 0.1))
+    assert sorted((s.mode, s.schedule) for s in g) == [("asap", "priority"), ("asap", "sweep"),
+                                                      ("bsp", "")]
+    assert all(s.pause_every == 0.1 and s.emulated for s in g)
+
+
+def _rec(mode, t, kind="persistent", schedule="", group=None, K=4, **kw):
+    return {"ok": True, "group": group or "s-" + kind, "tags": {"scenario": kind},
+            "graph": "g", "ranks": K, "mode": mode, "schedule": schedule, "clock": "virtual",
+            "time_to_error": {"1e-06": t}, "bytes_to_error": {"1e-06": 100.0 * t},
+            "messages_sent": 10, "edges_visited": 1000, "wall_seconds": 5.0, "seconds": t,
+            "bytes_sent": 1e6, "final_error": 1e-7, "peak_rss_mb": [50.0] * K, **kw}
+
+
+def test_scenario_markdown():
+    recs = [_rec("bsp", 3.0), _rec("asap", 1.0, schedule="sweep"),
+            _rec("asap", 2.0, schedule="priority"), _rec("bsp", 1.0, kind="transient"),
+            _rec("asap", 1.0, kind="transient", schedule="sweep")]
+    md = report_scenarios.stragglers_md(recs)
+    assert "| g | 4 | persistent | ASAP sweep | 3 | 1 | 3.00 | 2.5x **met**" in md
+    assert "| g | 4 | persistent | ASAP priority | 3 | 2 | 1.50 | 2.5x not met" in md
+    assert "| transient | ASAP sweep | 1 | 1 | 1.00 | 1.5x not met" in md
+    assert "virtual clock" in md
+    scale = [_rec("bsp", 2.0, group="scale", K=64), _rec("asap", 4.0, group="scale", K=64)]
+    md = report_scenarios.scale_md(scale)
+    assert "| g | 64 | BSP | 2 |" in md and "| g | 64 | ASAP | 4 | 0.50 |" in md
+    assert "3.1 GB" in md  # 64 x 50 MB
+    assert report_scenarios.sections([]) == ""
+    assert "Rank counts" in report_scenarios.sections(scale)
