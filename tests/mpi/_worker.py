@@ -102,6 +102,11 @@ def main():
                         c.get("dangling")) if comm.rank == 0 else None
         for run in c["runs"]:
             kw = dict(run)
+            force = kw.pop("force_seed", None)  # forced migrations (engine.rebalance)
+            if force is None:
+                os.environ.pop("ASAPGRAPH_REBALANCE_FORCE", None)
+            else:
+                os.environ["ASAPGRAPH_REBALANCE_FORCE"] = str(force)
             if os.environ.get("ASAPGRAPH_TEST_VERBOSE") and comm.rank == 0:
                 print(c["name"], run, file=sys.stderr, flush=True)
             r = ad.pagerank(c["source"], comm, weighted=c.get("weighted", False),
@@ -119,6 +124,8 @@ def main():
                             "spectral_gap": r.stats.get("spectral_gap"),
                             "messages": r.stats["messages_sent"],
                             "clock": r.stats.get("clock"),
+                            "rebalance": r.stats.get("rebalance"),
+                            "bounds": r.stats.get("bounds"),
                             "vertices_per_rank": [q["vertices"] for q in r.stats["per_rank"]],
                             "edges_per_rank": [q["edges"] for q in r.stats["per_rank"]]})
     if comm.rank == 0:
