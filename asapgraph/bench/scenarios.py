@@ -59,6 +59,8 @@ class RunSpec:
     group: str = "grid"
     tags: dict = field(default_factory=dict)
     clock: str = "wall"  # "virtual": per-rank virtual clocks (asapgraph.engine.vclock)
+    rebalance: str = "off"  # off | start | dynamic (asapgraph.engine.rebalance)
+    schedule: str = ""  # ASAP sweep | priority ("": the engine's default)
 
     @property
     def emulated(self):
@@ -78,6 +80,10 @@ class RunSpec:
               "emulation": self.emulation()}
         if self.mode == "asap":
             kw.update(fanout=self.fanout, window=self.window, approx=self.approx)
+            if self.schedule:
+                kw["schedule"] = self.schedule
+        if self.rebalance != "off":
+            kw["rebalance"] = self.rebalance
         return kw
 
     def net_label(self):
@@ -100,6 +106,10 @@ class RunSpec:
         s = f"{self.graph} K={self.ranks} {self.mode}"
         if self.mode == "asap":
             s += f" k={self.fanout} W={self.window}" + (f" approx={self.approx:g}" if self.approx else "")
+        if self.schedule:
+            s += f" {self.schedule}"
+        if self.rebalance != "off":
+            s += f" rebalance={self.rebalance}"
         return s + f" tol={self.tol:g} net[{self.net_label()}] rep {self.repeat}"
 
     def as_dict(self):
@@ -167,6 +177,23 @@ def _rq5(graph, K, repeat, factors=(1, 2, 3, 5), windows=(1, 4)):
     return _rep(out, repeat)
 
 
+def _rebalance(graphs, K, repeat):
+    """Issue 14's ablation on the emulated cluster (rank 1 three times slower): static vs
+    rebalanced (``start``, ``dynamic``) x sweep vs priority, BSP and ASAP, interleaved."""
+    out = []
+    for g in graphs:
+        runs = []
+        for rb in ("off", "start", "dynamic"):
+            runs.append(RunSpec(g, K, "bsp", tol=1e-9, group="rebalance", rebalance=rb,
+                                tags={"rebalance": rb}, **CLUSTER))
+            for sch in ("sweep", "priority"):
+                runs.append(RunSpec(g, K, "asap", fanout=2, tol=1e-6, group="rebalance",
+                                    rebalance=rb, schedule=sch,
+                                    tags={"rebalance": rb, "schedule": sch}, **CLUSTER))
+        out += _rep(runs, repeat)
+    return out
+
+
 def _quick():
     g = "rmat:13"
     out = []
@@ -210,6 +237,9 @@ SCENARIOS = {
     "rq5": ("NOTIFY-ACK vs barrier: speedup vs straggler factor (cnr-2000, 4 ranks)",
             lambda r: _rq5("cnr-2000", 4, r)),
     "report": ("everything in benchmarks/REPORT.md (RQ1-RQ5, < 20 minutes)", _report),
+    "rebalance": ("static vs rebalanced x sweep vs priority, BSP and ASAP (cnr-2000, rmat:20, "
+                  "4 ranks, emulated cluster)",
+                  lambda r: _rebalance(["cnr-2000", "rmat:20"], 4, r)),
 }
 
 
@@ -217,7 +247,7 @@ def scenario(name, repeat=None):
     """The runs of a named scenario (``repeat`` None: its default)."""
     if name not in SCENARIOS:
         raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-    default = 5 if name in ("report", "rq1", "headline") else 1
+    default = 5 if name in ("report", "rq1", "headline") else 3 if name == "rebalance" else 1
     return SCENARIOS[name][1](default if repeat is None else int(repeat))
 
 

@@ -33,7 +33,8 @@ PER_RANK_KEYS = ("rank", "messages_sent", "bytes_sent", "acks_sent", "rounds", "
 TOTAL_KEYS = ("seconds", "rounds", "messages_sent", "data_messages_sent", "bytes_sent",
               "wait_seconds", "compute_seconds", "comm_seconds", "edges_visited", "n", "m",
               "load_seconds", "spectral_gap", "spectral_gap_mean", "schedule_period",
-              "peak_rss_mb_max", "partition", "clock", "virtual_seconds", "wall_seconds")
+              "peak_rss_mb_max", "partition", "clock", "virtual_seconds", "wall_seconds",
+              "rebalance", "schedule")
 
 
 def _versions():

@@ -274,7 +274,8 @@ class _Solve:
         self.last_contrib = -1.0
         self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
-        self.r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
+        self.r_global = (comm.allreduce(_local.abs_sum(acc, 0, nloc))
+                         if prog or resume is not None else beta)
         self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
         self.rin = 0.0  # residual mass that arrived since the last round
         self.got = False  # a data message arrived since the last round (jacobi: exact rl)

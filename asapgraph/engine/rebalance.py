@@ -19,16 +19,20 @@ vector (each rank fills its slot, the sum is an allgather): on BSP's per-superst
 receives the same numbers and takes the same decision without an extra collective.
 
 *Decision* (:meth:`Balancer.decide`).  Once every rank has measured ``CALIBRATION``
-sweeps since the last check, speeds ``s_q = edges / seconds`` (``dynamic``: an
-exponential moving average over checks, weight 1/2); with ``C_q`` the balance weight of
-rank ``q``'s range (``alpha |V_q| + |E_q|``, ``alpha = 8 (K - 1)``, as
-:mod:`asapgraph.partition.partitioners`), the predicted superstep time is ``max C_q /
-s_q`` against ``sum C / sum s`` for the speed-proportional split; if it is more than
-``THRESHOLD`` (15 %) longer, the bounds are recomputed so that rank ``q`` gets the share
-``s_q / sum s`` of the total weight (:func:`.partitioners.range_bounds` with
+sweeps since the last check, each rank's speed is taken in the partitioner's units:
+with ``C_q`` the balance weight of its range (``alpha |V_q| + |E_q|``, ``alpha = 8 (K -
+1)``, as :mod:`asapgraph.partition.partitioners`), ``s_q = C_q x (full sweeps) /
+seconds`` (ASAP sweeps skip blocks: full sweeps = edges visited / local edges).  Per
+edge alone, the speeds of equal hosts differed 2x on cnr-2000 (the per-vertex work,
+~24 units per vertex against ~10 edges, is what the weight counts).  ``dynamic``
+averages the speeds over checks (weight 1/2).  The predicted time of a full sweep is
+``max C_q / s_q`` against ``sum C / sum s`` for the speed-proportional split; if it is
+more than ``THRESHOLD`` (15 %) longer, the bounds are recomputed so that rank ``q`` gets
+the share ``s_q / sum s`` of the total weight (:func:`.partitioners.range_bounds` with
 ``fractions``) and the rows migrate (:func:`asapgraph.partition.migrate.migrate`).
-``start`` checks once (the first ``CALIBRATION`` sweeps); ``dynamic`` checks again every
-``CALIBRATION`` sweeps of the slowest rank for the whole run.
+``start`` checks once (after the first ``CALIBRATION`` sweeps of every rank);
+``dynamic`` checks for the whole run, every ``CALIBRATION x 2^m`` sweeps of the slowest
+rank after ``m`` migrations (a migration costs tens of sweeps: no thrashing on noise).
 
 *Migration points.*  BSP: between supersteps, after the ``Allreduce``: ``x`` is the whole
 state, so the run resumes from the migrated ``x`` exactly (same iterates as without the
@@ -115,20 +119,22 @@ class Balancer:
     def set_graph(self, lg):
         alpha = 8.0 * (self.K - 1) if self.K > 1 else 1.0
         self.cost = alpha * lg.nloc + lg.mloc
+        self.mloc = lg.mloc
 
     @property
     def size(self):
-        return 4 * self.K
+        return 5 * self.K
 
     def record(self, edges, seconds):
         """One local sweep: ``edges`` visited in ``seconds`` (CPU + emulated slowness)."""
         self.win += (edges, seconds, 1.0)
 
     def vector(self):
-        """This rank's slots of the reduced vector: ``(edges, seconds, sweeps, cost)``."""
+        """This rank's slots of the reduced vector: ``(edges, seconds, sweeps, cost,
+        local edges)``."""
         v = np.zeros(self.size)
         self.sent = self.win.copy()
-        v[self.me::self.K] = (*self.sent, self.cost)
+        v[self.me::self.K] = (*self.sent, self.cost, self.mloc)
         return v
 
     def more(self):
@@ -145,11 +151,17 @@ class Balancer:
                 self.pending = self.force.dirichlet(np.ones(self.K))
                 return True
             return False
-        E, S, N, C = np.asarray(summed).reshape(4, self.K)
-        if N.min() < CALIBRATION or not (S > 0).all() or not (E > 0).all():
+        E, S, N, C, M = np.asarray(summed).reshape(5, self.K)
+        # dynamic: the interval doubles with every migration (no thrashing on noise)
+        if N.min() < CALIBRATION * 2 ** len(self.migrations) or not (S > 0).all():
             return False
         self.win -= self.sent     # a new window (what was recorded since stays)
-        new = E / S
+        # full-sweep equivalents per second (ASAP sweeps skip blocks: edges / local edges)
+        # times the rank's balance weight: its speed in the partitioner's units, which
+        # counts the per-vertex work a per-edge speed would ignore (alpha = 8 (K-1) per
+        # vertex against ~10 edges per vertex on cnr-2000)
+        full = np.where(M > 0, E / np.maximum(M, 1.0), N)
+        new = C * full / S
         self.speed = new if self.speed is None else 0.5 * self.speed + 0.5 * new
         sp = self.speed
         slow = float((C / sp).max() / (C.sum() / sp.sum())) - 1.0
@@ -225,9 +237,10 @@ class Balancer:
 
 def _sums(comm, vecs):
     """Global sums of the per-vertex vectors (compensated locally); collective."""
-    import math
+    from asapgraph.kernels import _local
 
-    loc = np.array([math.fsum(v) if v is not None else 0.0 for v in vecs])
+    loc = np.array([_local.exact_sum(np.ascontiguousarray(v, dtype=np.float64), 0, len(v))
+                    if v is not None else 0.0 for v in vecs])
     return comm.allreduce(loc, op=mpi().SUM)
 
 
