@@ -81,8 +81,7 @@ DEFAULT_SCHEDULE = "sweep"
 REBALANCE_MODES = ("off", "start", "dynamic")
 
 
-def rebalance_refusal(rebalance, partition="range", asap_form="jacobi", mode="bsp",
-                      clock="wall"):
+def rebalance_refusal(rebalance, partition="range", asap_form="jacobi", mode="bsp"):
     """Why ``rebalance`` cannot apply to a distributed PageRank run (None: it can); the
     CLI (:data:`RULES`) and :func:`asapgraph.engine.pagerank` give the same reason."""
     if rebalance not in REBALANCE_MODES:
@@ -95,9 +94,6 @@ def rebalance_refusal(rebalance, partition="range", asap_form="jacobi", mode="bs
     if mode == "asap" and asap_form != "jacobi":
         return (f"--rebalance {rebalance} applies to --asap-form jacobi only (the push form "
                 "leaks mass and solves twice: its state does not resume after a migration)")
-    if clock == "virtual":
-        return (f"--rebalance {rebalance} does not run on --clock virtual (a migration's "
-                "drain and collectives are outside the virtual clock's windows)")
     return None
 
 # ----------------------------------------------------------------------------- scalars
@@ -465,8 +461,7 @@ _EMU = Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "")
 def _rebalance_check(args, ranks):
     return rebalance_refusal(getattr(args, "rebalance", "off"),
                              getattr(args, "partition", "range"),
-                             getattr(args, "asap_form", "jacobi"), getattr(args, "mode", "bsp"),
-                             getattr(args, "clock", "wall"))
+                             getattr(args, "asap_form", "jacobi"), getattr(args, "mode", "bsp"))
 
 
 def _clock_check(args, ranks):

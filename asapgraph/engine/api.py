@@ -248,11 +248,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         raise ValueError("threads > 1 applies to mode 'bsp' only (an ASAP rank sweeps with "
                          "one thread)")
     K, me = comm.Get_size(), comm.Get_rank()
-    from asapgraph.engine.emulation import Emulation
-
     why = _options.rebalance_refusal(
         rebalance, source.part.kind if isinstance(source, LoadedGraph) else partition,
-        asap_form, mode, "virtual" if Emulation.from_any(emulation).virtual else "wall")
+        asap_form, mode)
     if why is not None:
         raise ValueError(why)
     prog = progress if me == 0 else None  # lines from rank 0 only

@@ -59,8 +59,13 @@ the rows and the rebuild (``seconds`` per migration in ``--json``).
 migrations happen at supersteps (BSP) or waves (ASAP) drawn from ``SEED`` (2 of 1..3; ASAP: counted in the current solve) to
 bounds drawn from it (random speed shares), with ``--rebalance start`` or ``dynamic``.
 
-Scope: PageRank on ranks with the range partition, BSP and ASAP's ``jacobi`` form on the
-wall clock.  The vertex programs (sum and min/max programs, the general engine) keep
+*Virtual clock* (``--clock virtual``, :mod:`.vclock`: a core per rank on a shared host).
+The measured seconds are the virtual ones (CPU time x factor); a migration starts after
+the drained solve ended (or between supersteps) and costs each rank its CPU time plus a
+modelled collective of the largest rank's bytes; BSP's pull layout of the new rows is
+built inside the migration and charged the same way.
+
+Scope: PageRank on ranks with the range partition, BSP and ASAP's ``jacobi`` form.  The vertex programs (sum and min/max programs, the general engine) keep
 their partition: their ``ProgramGraph`` has no migration yet (refused up front by
 :data:`asapgraph.options.RULES`).
 """
@@ -187,15 +192,17 @@ class Balancer:
         if not done and not wv.draining and self.decide(wv.waves, wv.reduced.get("rebalance")):
             wv.drain()  # the coordinated migration point: every rank, this wave
 
-    def migrate(self, lg, part, vecs, step, st=None):
+    def migrate(self, lg, part, vecs, step, st=None, emu=None):
         """Re-split by the pending fractions and move the rows and ``vecs``; collective.
-        Returns ``(lg, part, vecs)``."""
+        Returns ``(lg, part, vecs)``.  On the virtual clock (``emu.virtual``) the
+        migration costs each rank its CPU time, then a collective of the largest
+        rank's bytes (:meth:`.emulation.Emulator.collective`)."""
         from asapgraph.partition.migrate import migrate
         from asapgraph.partition.partitioners import range_bounds
 
         MPI = mpi()
         comm, K, me = self.comm, self.K, self.me
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         frac, self.pending = self.pending, None
         alpha = 8.0 * (K - 1) if K > 1 else 1.0
         cost = alpha + np.diff(np.asarray(lg.indptr)).astype(np.float64)
@@ -215,6 +222,9 @@ class Balancer:
                            initial=0.0))
         moved = comm.allreduce(np.array([fig["moved_vertices"], fig["moved_edges"],
                                           fig["bytes"]]), op=MPI.SUM)
+        if emu is not None and emu.virtual:
+            emu.advance(time.thread_time() - c0)
+            emu.collective(comm, comm.allreduce(fig["bytes"], op=MPI.MAX))
         secs = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
         self.migrations.append({
             "step": int(step), "shares": [round(float(f), 4) for f in frac],
@@ -248,6 +258,7 @@ def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal,
     """BSP PageRank with migrations between supersteps; returns ``(x, iterations,
     converged, residual, lg, part)`` (``x`` by the final partition's owned vertices)."""
     from asapgraph.engine.bsp import run_bsp
+    from asapgraph.engine.pull import pull_graph
 
     x, its, conv, res = None, 0, False, np.inf
     while True:
@@ -259,8 +270,17 @@ def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal,
             break
         same = d is p
         lg, part, (x, p, dd, st.ref) = bal.migrate(lg, part, [x, p, None if same else d,
-                                                             st.ref], its, st)
+                                                             st.ref], its, st, emu)
         d = p if same else dd
+        # the pull layout of the new rows, built here so that its time is the migration's
+        c0, t0 = time.thread_time(), time.perf_counter()
+        pull_graph(comm, lg, threads)
+        bal.migrations[-1]["pull_layout_seconds"] = comm.allreduce(time.perf_counter() - t0,
+                                                                   op=mpi().MAX)
+        bal.migrations[-1]["seconds"] += bal.migrations[-1]["pull_layout_seconds"]
+        if emu.virtual:
+            emu.advance(time.thread_time() - c0)
+            emu.collective(comm)
     return x, its, conv, res, lg, part
 
 
@@ -285,7 +305,7 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
             break
         xs, rs = sol.last_state
         lg, part, (xs, rs, p, dvec, st.ref) = bal.migrate(
-            lg, part, [xs, rs, p, dvec, st.ref], st.extra.get("waves", 0), st)
+            lg, part, [xs, rs, p, dvec, st.ref], st.extra.get("waves", 0), st, emu)
         state = (xs, rs)
     x = y / comm.allreduce(float(y.sum()), op=MPI.SUM)
     extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx,
