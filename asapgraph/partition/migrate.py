@@ -76,10 +76,14 @@ def migrate(comm, lg, part, bounds, vecs=()):
     # bytes this rank sends to others: targets (+ coefficients), 2 ints and the floats
     # per vertex, the row lengths
     nfl = 1 + sum(v is not None for v in vecs)
-    fig["bytes"] = 8 * (fig["moved_edges"] * (1 + (lg.coef is not None))
-                        + fig["moved_vertices"] * (3 + nfl))
+    fig["bytes"] = (fig["moved_edges"] * ((4 if n < 2**31 - 1 else 8) + 8 * (lg.coef is not None))
+                    + 8 * fig["moved_vertices"] * (3 + nfl))
     deg, _ = alltoallv(comm, np.diff(indptr), vcnt)
-    tgt, _ = alltoallv(comm, global_targets(lg), ecnt)
+    gt = global_targets(lg)
+    if n < 2**31 - 1:
+        gt = gt.astype(np.int32)  # half the bytes of the largest array moved
+    tgt, _ = alltoallv(comm, gt, ecnt)
+    del gt
     coef = alltoallv(comm, lg.coef, ecnt)[0] if lg.coef is not None else None
     ints, _ = alltoallv(comm, np.stack([np.asarray(lg.orig, dtype=np.int64),
                                         np.asarray(lg.dangling, dtype=np.int64)], 1).ravel(),
@@ -114,10 +118,8 @@ def _rows_to_local(comm, part, n, indptr, d, coef):
     me = comm.Get_rank()
     lg = _new_local(comm, part, n, len(d))
     mloc, nloc = lg.mloc, lg.nloc
-    if n < 2**31 - 1:
-        d = d.astype(np.int32)
     if 0 < n <= 2 * mloc:
-        tgt, slot_vertex, slot_peer = _range_slots(part, me, d, n, nloc)
+        tgt, slot_vertex, slot_peer = _range_slots(part, me, d, n, nloc, out=d)
     else:
         tgt, slot_vertex, slot_peer = _sorted_slots(part, me, d, nloc, lg.owned)
     lg.nslots = len(slot_vertex)
