@@ -30,11 +30,12 @@ averages the speeds over checks (weight 1/2).  The predicted time of a full swee
 more than ``THRESHOLD`` (15 %) longer, the bounds are recomputed so that rank ``q`` gets
 the share ``s_q / sum s`` of the total weight (:func:`.partitioners.range_bounds` with
 ``fractions``) and the rows migrate (:func:`asapgraph.partition.migrate.migrate`).
-``start`` checks once (after the first ``CALIBRATION`` sweeps of every rank);
-``dynamic`` checks for the whole run, every ``CALIBRATION x 2^m`` sweeps of the slowest
+``start`` checks once, before the run, on ``CALIBRATION`` full local sweeps of scratch
+state per rank (:func:`calibrate`: then BSP builds its pull layout once and ASAP needs no
+drain); ``dynamic`` measures the run's own sweeps and checks for the whole run, every ``CALIBRATION x 2^m`` sweeps of the slowest
 rank after ``m`` migrations (a migration costs tens of sweeps: no thrashing on noise).
 
-*Migration points.*  BSP: between supersteps, after the ``Allreduce``: ``x`` is the whole
+*Migration points* (``dynamic``; ``start`` migrates before the run).  BSP: between supersteps, after the ``Allreduce``: ``x`` is the whole
 state, so the run resumes from the migrated ``x`` exactly (same iterates as without the
 migration, up to summation order; the pull layout is rebuilt, its time counted).
 
@@ -239,6 +240,7 @@ class Balancer:
     def figures(self):
         """The ``rebalance`` entry of the run's figures."""
         return {"mode": self.mode, "checks": self.checks,
+                "calibration_seconds": getattr(self, "calibration_seconds", None),
                 "imbalance": [round(v, 4) for v in self.imbalance],
                 "speeds": None if self.speed is None else [float(v) for v in self.speed],
                 "migrations": self.migrations, "forced": self.force is not None,
@@ -254,6 +256,43 @@ def _sums(comm, vecs):
     return comm.allreduce(loc, op=mpi().SUM)
 
 
+def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
+    """``start``: measure every rank's speed on ``sweeps`` full local sweeps of scratch
+    state (the ASAP push kernel over the rank's own rows, no messages), timed and charged
+    like the engines' sweeps, decide on one ``Allreduce`` and migrate before the run;
+    returns ``(lg, part, vecs)``.  Collective.
+
+    Why before the run and not on its first supersteps: a migration rebuilds the local
+    graph and, for BSP, the pull layout (~160 ns per local edge in all, ~40 sweeps'
+    worth on rmat:20): done before the engine starts, BSP builds its layout once and
+    ASAP needs no drain; the price is ``sweeps`` sweeps that do not advance the
+    solution.  ``dynamic`` measures the run's own sweeps instead."""
+    from asapgraph.kernels import _local
+
+    nloc = lg.nloc
+    x, rs, zero = np.zeros(nloc), np.zeros(nloc), np.zeros(nloc)
+    acc = np.zeros(nloc + lg.nslots)
+    act = np.zeros(-(-nloc // 16), dtype=np.int32)
+    bsum = np.zeros(len(act))
+    t0 = time.perf_counter()
+    for _ in range(sweeps):
+        acc[:nloc] = 1.0 / lg.n  # every vertex has a residual: a full sweep
+        c0 = time.thread_time()
+        e = _local.jacobi_push(lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum,
+                               lg.dangling, 0.85, 0.0, zero, 0.0, zero, 0.0, 16)[0]
+        cpu = time.thread_time() - c0
+        st.compute_s += cpu
+        bal.record(e, cpu + emu.after_compute(cpu))
+    summed = comm.allreduce(bal.vector(), op=mpi().SUM)
+    emu.collective(comm, 8 * bal.size)
+    go = bal.decide(0, summed)
+    bal.done = True
+    bal.calibration_seconds = comm.allreduce(time.perf_counter() - t0, op=mpi().MAX)
+    if not go:
+        return lg, part, vecs
+    return bal.migrate(lg, part, vecs, 0, st, emu)
+
+
 def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal, threads=1):
     """BSP PageRank with migrations between supersteps; returns ``(x, iterations,
     converged, residual, lg, part)`` (``x`` by the final partition's owned vertices)."""
@@ -261,6 +300,11 @@ def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal,
     from asapgraph.engine.pull import pull_graph
 
     x, its, conv, res = None, 0, False, np.inf
+    if bal.mode == "start" and bal.force is None:
+        same = d is p
+        lg, part, (p, dd, st.ref) = calibrate(comm, lg, part, [p, None if same else d,
+                                                               st.ref], emu, st, bal)
+        d = p if same else dd
     while True:
         x, k, conv, res = run_bsp(comm, lg, p, d, alpha, tol, max_iter - its, emu, st,
                                   threads=threads, x0=x, balancer=bal, step0=its)
@@ -293,6 +337,9 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
 
     MPI = mpi()
     rounds, state, checks, worst = 0, None, 0, 0.0
+    if bal.mode == "start" and bal.force is None:
+        lg, part, (p, dvec, st.ref) = calibrate(comm, lg, part, [p, dvec, st.ref], emu, st,
+                                                bal)
     while True:
         sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
                       "jacobi", max_iter, schedule)
