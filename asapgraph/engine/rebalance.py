@@ -32,8 +32,12 @@ the share ``s_q / sum s`` of the total weight (:func:`.partitioners.range_bounds
 ``fractions``) and the rows migrate (:func:`asapgraph.partition.migrate.migrate`).
 ``start`` checks once, before the run, on ``CALIBRATION`` full local sweeps of scratch
 state per rank (:func:`calibrate`: then BSP builds its pull layout once and ASAP needs no
-drain); ``dynamic`` measures the run's own sweeps and checks for the whole run, every ``CALIBRATION x 2^m`` sweeps of the slowest
-rank after ``m`` migrations (a migration costs tens of sweeps: no thrashing on noise).
+drain); ``dynamic`` does the same, then measures the run's own sweeps and checks again
+every ``CALIBRATION x 2^m`` sweeps of the slowest rank after ``m`` migrations, and
+migrates only if the time the new split saves over as many sweeps as were done so far
+exceeds what the last migration cost (a migration costs tens of sweeps: measured speeds
+per weight unit still differ by data, and without the rule ``dynamic`` migrated 3-7
+times per run).
 
 *Migration points* (``dynamic``; ``start`` migrates before the run).  BSP: between supersteps, after the ``Allreduce``: ``x`` is the whole
 state, so the run resumes from the migrated ``x`` exactly (same iterates as without the
@@ -113,6 +117,7 @@ class Balancer:
         self.done = False
         self.checks = 0
         self.imbalance = []           # predicted slowdown at each check
+        self.swept = 0.0              # sweeps of the slowest rank over the checked windows
         self.migrations = []          # one record per migration
         self.set_graph(lg)
         env = os.environ.get(FORCE_ENV)
@@ -170,12 +175,18 @@ class Balancer:
         new = C * full / S
         self.speed = new if self.speed is None else 0.5 * self.speed + 0.5 * new
         sp = self.speed
-        slow = float((C / sp).max() / (C.sum() / sp.sum())) - 1.0
+        t_now, t_bal = float((C / sp).max()), float(C.sum() / sp.sum())
+        slow = t_now / t_bal - 1.0
+        self.swept += float(full.min())
         self.checks += 1
         self.imbalance.append(slow)
         if self.mode == "start":
             self.done = True
-        if slow > THRESHOLD:
+        # worth it: after a first migration, the time it saves over as many sweeps as
+        # were done so far (a run is as likely to be before its middle as after) must
+        # exceed what the last migration cost
+        cost = self.migrations[-1]["seconds"] if self.migrations else 0.0
+        if slow > THRESHOLD and (t_now - t_bal) * self.swept > cost:
             self.pending = sp / sp.sum()
             return True
         return False
@@ -286,7 +297,7 @@ def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
     summed = comm.allreduce(bal.vector(), op=mpi().SUM)
     emu.collective(comm, 8 * bal.size)
     go = bal.decide(0, summed)
-    bal.done = True
+    bal.done = bal.mode == "start"
     bal.calibration_seconds = comm.allreduce(time.perf_counter() - t0, op=mpi().MAX)
     if not go:
         return lg, part, vecs
@@ -300,7 +311,7 @@ def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal,
     from asapgraph.engine.pull import pull_graph
 
     x, its, conv, res = None, 0, False, np.inf
-    if bal.mode == "start" and bal.force is None:
+    if bal.force is None:  # start, dynamic: the first split before the run
         same = d is p
         lg, part, (p, dd, st.ref) = calibrate(comm, lg, part, [p, None if same else d,
                                                                st.ref], emu, st, bal)
@@ -337,7 +348,7 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
 
     MPI = mpi()
     rounds, state, checks, worst = 0, None, 0, 0.0
-    if bal.mode == "start" and bal.force is None:
+    if bal.force is None:  # start, dynamic: the first split before the run
         lg, part, (p, dvec, st.ref) = calibrate(comm, lg, part, [p, dvec, st.ref], emu, st,
                                                 bal)
     while True:
