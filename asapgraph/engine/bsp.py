@@ -168,7 +168,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1, x0=None, b
         red[0] = stats[:, _k.STAT_CHANGE].sum()
         red[1] = stats[:, _k.STAT_DANGLING].sum()
         if balancer is not None:  # measured: CPU time plus what the emulated host added
-            balancer.record(e, dc + slept)
+            balancer.record(e, dc + slept, 1.0)  # a superstep is one full sweep
             red[2:] = balancer.vector()
         t6 = perf()
         comm.Allreduce(red, out, op=MPI.SUM)

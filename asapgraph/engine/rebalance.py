@@ -110,7 +110,7 @@ class Balancer:
             raise ValueError(f"rebalance must be one of {', '.join(MODES)}, got {mode!r}")
         self.comm, self.mode = comm, mode
         self.K, self.me = comm.Get_size(), comm.Get_rank()
-        self.win = np.zeros(3)        # edges, seconds, sweeps since the last check
+        self.win = np.zeros(3)        # full sweeps, seconds, sweeps since the last check
         self.sent = np.zeros(3)       # the window in the last contribution
         self.speed = None             # per-rank speeds (moving average)
         self.pending = None           # fractions of the decided split
@@ -136,12 +136,17 @@ class Balancer:
     def size(self):
         return 5 * self.K
 
-    def record(self, edges, seconds):
-        """One local sweep: ``edges`` visited in ``seconds`` (CPU + emulated slowness)."""
-        self.win += (edges, seconds, 1.0)
+    def record(self, edges, seconds, full=None):
+        """One local sweep: ``edges`` visited in ``seconds`` (CPU + emulated slowness);
+        ``full``: the fraction of a full sweep it was (default ``edges`` over the local
+        out-edges: ASAP's partial sweeps; a BSP superstep passes 1 -- it sweeps in-edges,
+        whose count is not the out-edges the balance weight counts)."""
+        if full is None:
+            full = edges / self.mloc if self.mloc else 1.0
+        self.win += (full, seconds, 1.0)
 
     def vector(self):
-        """This rank's slots of the reduced vector: ``(edges, seconds, sweeps, cost,
+        """This rank's slots of the reduced vector: ``(full sweeps, seconds, sweeps, cost,
         local edges)``."""
         v = np.zeros(self.size)
         self.sent = self.win.copy()
@@ -162,7 +167,7 @@ class Balancer:
                 self.pending = self.force.dirichlet(np.ones(self.K))
                 return True
             return False
-        E, S, N, C, M = np.asarray(summed).reshape(5, self.K)
+        F, S, N, C, M = np.asarray(summed).reshape(5, self.K)
         # dynamic: the interval doubles with every migration (no thrashing on noise)
         if N.min() < CALIBRATION * 2 ** len(self.migrations) or not (S > 0).all():
             return False
@@ -171,7 +176,7 @@ class Balancer:
         # times the rank's balance weight: its speed in the partitioner's units, which
         # counts the per-vertex work a per-edge speed would ignore (alpha = 8 (K-1) per
         # vertex against ~10 edges per vertex on cnr-2000)
-        full = np.where(M > 0, E / np.maximum(M, 1.0), N)
+        full = F
         new = C * full / S
         self.speed = new if self.speed is None else 0.5 * self.speed + 0.5 * new
         sp = self.speed
