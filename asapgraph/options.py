@@ -44,7 +44,8 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = [
-    "DEFAULTS", "SCHEDULES", "DEFAULT_SCHEDULE", "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
+    "DEFAULTS", "SCHEDULES", "DEFAULT_SCHEDULE", "REBALANCE_MODES", "rebalance_refusal",
+    "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
     "check_max_iter", "weight_col_index", "read_vertex_values", "dense_vertex_values",
     "unknown_vertex_error", "zero_sum_error", "negative_weights_error",
     "pagerank_change_tol", "pagerank_error_bound", "engine_tol", "error_bound",
@@ -74,6 +75,26 @@ DEFAULTS = {
 #: :mod:`asapgraph.engine.asap` uses these two names.
 SCHEDULES = ("sweep", "priority")
 DEFAULT_SCHEDULE = "sweep"
+
+#: dynamic load balancing of PageRank on ranks (:mod:`asapgraph.engine.rebalance`): none,
+#: one measured re-split after a short calibration, or re-splits while the job runs
+REBALANCE_MODES = ("off", "start", "dynamic")
+
+
+def rebalance_refusal(rebalance, partition="range", asap_form="jacobi", mode="bsp"):
+    """Why ``rebalance`` cannot apply to a distributed PageRank run (None: it can); the
+    CLI (:data:`RULES`) and :func:`asapgraph.engine.pagerank` give the same reason."""
+    if rebalance not in REBALANCE_MODES:
+        return f"--rebalance must be one of {', '.join(REBALANCE_MODES)}, not {rebalance!r}"
+    if rebalance == "off":
+        return None
+    if partition != "range":
+        return (f"--rebalance {rebalance} needs --partition range (a migration moves the "
+                "bounds of contiguous ranges; a hash partition has none)")
+    if mode == "asap" and asap_form != "jacobi":
+        return (f"--rebalance {rebalance} applies to --asap-form jacobi only (the push form "
+                "leaks mass and solves twice: its state does not resume after a migration)")
+    return None
 
 # ----------------------------------------------------------------------------- scalars
 
@@ -437,6 +458,12 @@ def _threads_check(args, ranks):
 _EMU = Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "")
 
 
+def _rebalance_check(args, ranks):
+    return rebalance_refusal(getattr(args, "rebalance", "off"),
+                             getattr(args, "partition", "range"),
+                             getattr(args, "asap_form", "jacobi"), getattr(args, "mode", "bsp"))
+
+
 def _clock_check(args, ranks):
     if getattr(args, "clock", "wall") == "virtual" and not float(getattr(args, "latency", 0)
                                                                  or 0) > 0:
@@ -487,6 +514,9 @@ RULES = {
     "threads": Rule(("pagerank",), ("bsp", "asap"), "any", check=_threads_check),
     "method": Rule(("pagerank",), ("bsp", "asap"), "single",
                    "it selects the sweep of the single-process kernel"),
+    "rebalance": Rule(("pagerank",), ("bsp", "asap"), "multi",
+                      "vertex migration is built for PageRank's local graph only (the vertex "
+                      "programs' ProgramGraph has no migration yet)", check=_rebalance_check),
     "labels": Rule(RUN_COMMANDS, ("bsp", "asap"), "single",
                    "the distributed loader reads integer vertex ids only (map the names to "
                    "integers first, or run on one process)"),

@@ -68,6 +68,7 @@ class RunSpec:
     group: str = "grid"
     tags: dict = field(default_factory=dict)
     clock: str = "wall"  # "virtual": per-rank virtual clocks (asapgraph.engine.vclock)
+    rebalance: str = "off"  # off | start | dynamic (asapgraph.engine.rebalance)
     schedule: str = ""  # ASAP's --schedule (sweep / priority; "": the engine's default)
     compute: str = "cpu"  # how compute is charged: "cpu" time or the "model" (emulation)
     # transient stragglers: every rank pauses U(pause_min, pause_max) s at exponential
@@ -103,6 +104,8 @@ class RunSpec:
             kw.update(fanout=self.fanout, window=self.window, approx=self.approx)
             if self.schedule:
                 kw["schedule"] = self.schedule
+        if self.rebalance != "off":
+            kw["rebalance"] = self.rebalance
         return kw
 
     def net_label(self):
@@ -131,6 +134,8 @@ class RunSpec:
         if self.mode == "asap":
             s += f" k={self.fanout} W={self.window}" + (f" approx={self.approx:g}" if self.approx else "")
             s += f" {self.schedule}" if self.schedule else ""
+        if self.rebalance != "off":
+            s += f" rebalance={self.rebalance}"
         return s + f" tol={self.tol:g} net[{self.net_label()}] rep {self.repeat}"
 
     def as_dict(self):
@@ -251,6 +256,23 @@ def _scale(graphs, Ks=(4, 16, 64), repeat=1, tol=1e-6):
     return _rep(out, repeat)
 
 
+def _rebalance(graphs, K, repeat):
+    """Issue 14's ablation on the emulated cluster (rank 1 three times slower): static vs
+    rebalanced (``start``, ``dynamic``) x sweep vs priority, BSP and ASAP, interleaved."""
+    out = []
+    for g in graphs:
+        runs = []
+        for rb in ("off", "start", "dynamic"):
+            runs.append(RunSpec(g, K, "bsp", tol=1e-9, group="rebalance", rebalance=rb,
+                                tags={"rebalance": rb}, **CLUSTER))
+            for sch in ("sweep", "priority"):
+                runs.append(RunSpec(g, K, "asap", fanout=2, tol=1e-6, group="rebalance",
+                                    rebalance=rb, schedule=sch,
+                                    tags={"rebalance": rb, "schedule": sch}, **CLUSTER))
+        out += _rep(runs, repeat)
+    return out
+
+
 def _quick():
     g = "rmat:13"
     out = []
@@ -306,6 +328,9 @@ SCENARIOS = {
                 + _rq5("rmat:20", 4, r, (1, 2, 3, 5, 8), (1,))),
     "scale": ("K = 4, 16, 64 ranks, rank 1 3x (cnr-2000, rmat:20; --clock virtual)",
               lambda r: _scale(["cnr-2000", "rmat:20"], repeat=r)),
+    "rebalance": ("static vs rebalanced x sweep vs priority, BSP and ASAP (cnr-2000, rmat:20, "
+                  "4 ranks, emulated cluster)",
+                  lambda r: _rebalance(["cnr-2000", "rmat:20"], 4, r)),
 }
 
 
@@ -313,7 +338,7 @@ def scenario(name, repeat=None):
     """The runs of a named scenario (``repeat`` None: its default)."""
     if name not in SCENARIOS:
         raise KeyError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-    default = 5 if name in ("report", "rq1", "headline") else 1
+    default = 5 if name in ("report", "rq1", "headline") else 3 if name == "rebalance" else 1
     return SCENARIOS[name][1](default if repeat is None else int(repeat))
 
 

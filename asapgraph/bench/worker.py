@@ -35,7 +35,7 @@ TOTAL_KEYS = ("seconds", "rounds", "messages_sent", "data_messages_sent", "bytes
               "wait_seconds", "compute_seconds", "comm_seconds", "edges_visited", "n", "m",
               "load_seconds", "spectral_gap", "spectral_gap_mean", "schedule_period",
               "peak_rss_mb_max", "partition", "clock", "virtual_seconds", "wall_seconds",
-              "schedule", "emulation")
+              "rebalance", "schedule", "emulation")
 
 
 def _versions():

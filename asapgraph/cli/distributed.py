@@ -120,6 +120,7 @@ def _run(args, comm):
                    weight_col=getattr(args, "weight_col", None),
                    asap_form=getattr(args, "asap_form", "jacobi"),
                    schedule=getattr(args, "schedule", None),
+                   rebalance=getattr(args, "rebalance", "off"),
                    threads=getattr(args, "threads", None) or 1,
                    progress=Progress(quiet=args.quiet) if me == 0 else None)
     total = time.perf_counter() - t0
@@ -159,6 +160,7 @@ def _run(args, comm):
             summary[k] = st.get(k)
         summary["asap_form"] = st.get("form")
         summary["schedule"] = st.get("schedule")
+    summary["rebalance"] = st.get("rebalance") or {"mode": "off"}
     if st.get("emulation"):
         summary["emulation"] = st["emulation"]
     summary["clock"] = st.get("clock", "wall")

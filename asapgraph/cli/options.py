@@ -164,7 +164,8 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
 
 def add_distributed_options(p):
     """MPI options (``--np``, ``--mode`` ...) and network emulation, for run_distributed."""
-    from asapgraph.options import DEFAULT_SCHEDULE, SCHEDULES, Given, GivenAppend
+    from asapgraph.options import (DEFAULT_SCHEDULE, REBALANCE_MODES, SCHEDULES, Given,
+                                   GivenAppend)
 
     g = p.add_argument_group("distributed options (MPI)")
     g.add_argument("--np", type=positive_int, default=1, metavar="P",
@@ -193,6 +194,11 @@ def add_distributed_options(p):
                         "edge, and only on the ranks that are behind (priority); same answer "
                         f"and bound; default: {DEFAULT_SCHEDULE} (measured: benchmarks/"
                         "REPORT.md, issue 14)")
+    g.add_argument("--rebalance", action=Given, choices=REBALANCE_MODES, default="off",
+                   help="pagerank, range partition: measure each rank's speed (edges per "
+                        "second of its sweeps) and move vertices off slow ranks -- once after "
+                        "a short calibration (start) or whenever the measured imbalance "
+                        "exceeds 15%% (dynamic); default off")
     g.add_argument("--seed", action=Given, type=nonneg_int, default=0, metavar="S",
                    help="seed of the randomised parts (asap reduction order)")
     g.add_argument("--mpiexec", action=Given, default=None, metavar="PATH",

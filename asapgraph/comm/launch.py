@@ -96,6 +96,7 @@ _OPTIONS = [
     ("partition", "--partition", "val"), ("fanout", "--fanout", "val"),
     ("window", "--window", "val"), ("approx", "--approx", "val"), ("seed", "--seed", "val"),
     ("asap_form", "--asap-form", "val"), ("schedule", "--schedule", "val"),
+    ("rebalance", "--rebalance", "val"),
     ("latency", "--latency", "val"), ("bandwidth", "--bandwidth", "val"),
     ("jitter", "--jitter", "val"), ("straggler", "--straggler", "list"),
     ("emulate_seed", "--emulate-seed", "val"), ("clock", "--clock", "val"),

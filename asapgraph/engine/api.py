@@ -148,7 +148,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
              personalization=None, dangling=None, weighted=False,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
              debug_mass=False, weight_col=None, chunk_bytes=1 << 21, progress=None,
-             asap_form="jacobi", error_reference=None, threads=1, schedule=None):
+             asap_form="jacobi", error_reference=None, threads=1, schedule=None,
+             rebalance="off"):
     """Distributed PageRank over an mpi4py communicator (collective).
 
     Parameters
@@ -205,6 +206,12 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         threshold, or first the blocks of largest residual per edge (PrIter-style priority;
         same fixed point, same certified bound).  None: the engine's default
         (:data:`asapgraph.engine.asap.DEFAULT_SCHEDULE`; ``sweep`` for the push form).
+    rebalance : {"off", "start", "dynamic"}
+        Dynamic load balancing (:mod:`asapgraph.engine.rebalance`, range partition, BSP
+        and ASAP's ``jacobi`` form): ranks measure their speed and move vertices off slow
+        ranks once after a short calibration (``start``) or whenever the measured
+        imbalance is material (``dynamic``); ``stats["rebalance"]`` has the checks and
+        the migrations (with their time).
     error_reference : (ids, values) or None
         ASAP, for benchmarks (pass it on every rank): a reference solution by original
         id; each rank then records the L1 error of its part of ``x / sum(x)`` whenever a
@@ -241,6 +248,11 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         raise ValueError("threads > 1 applies to mode 'bsp' only (an ASAP rank sweeps with "
                          "one thread)")
     K, me = comm.Get_size(), comm.Get_rank()
+    why = _options.rebalance_refusal(
+        rebalance, source.part.kind if isinstance(source, LoadedGraph) else partition,
+        asap_form, mode)
+    if why is not None:
+        raise ValueError(why)
     prog = progress if me == 0 else None  # lines from rank 0 only
     if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
         lg, part, idmap, t_load = source.lg, source.part, source.idmap, source.load_seconds
@@ -277,7 +289,27 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     if emu.virtual:
         st.clock = lambda: emu.vt
     extra = {}
-    if mode == "bsp":
+    bal = None
+    if rebalance != "off":
+        from asapgraph.engine.rebalance import Balancer
+
+        bal = Balancer(comm, rebalance, lg)
+    if bal is not None and mode == "bsp":
+        from asapgraph.engine.rebalance import run_bsp_rebalanced
+
+        x, its, conv, res, lg, part = run_bsp_rebalanced(
+            comm, lg, part, p, p if dvec is None else dvec, alpha,
+            _options.pagerank_change_tol(alpha, tol), max_iter, emu, st, bal, threads=threads)
+        bound = _options.pagerank_error_bound(alpha, res)
+    elif bal is not None:
+        from asapgraph.engine.rebalance import run_asap_rebalanced
+
+        x, its, conv, res, extra, lg, part = run_asap_rebalanced(
+            comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanout=fanout, window=window,
+            approx=approx, seed=seed, debug_mass=debug_mass, max_iter=max_iter,
+            schedule=schedule)
+        bound = float(res)
+    elif mode == "bsp":
         from asapgraph.engine.bsp import run_bsp
 
         x, its, conv, res = run_bsp(comm, lg, p, p if dvec is None else dvec, alpha,
@@ -297,6 +329,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     clock = virtual_figures(comm, st, emu)
     if emu.virtual:  # the figures in virtual seconds, the host's beside them
         clock["wall_seconds"], seconds = seconds, clock["virtual_seconds"]
+    if bal is not None:
+        extra["rebalance"] = bal.figures()
+        extra["bounds"] = part.bounds.tolist()  # the final split (the caller's
+        # LoadedGraph keeps its own: migration builds new local graphs)
     lay, m, orig = lg.stats(), lg.m, lg.orig
     if not isinstance(source, LoadedGraph):  # this call's own graph: free it before the gather
         del lg, p, dvec

@@ -190,7 +190,7 @@ class _Solver:
             raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
         self.quantize = self.qmode != "off"
 
-    def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None):
+    def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None, resume=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
 
         ``minmax`` (accumulative min/max programs, :mod:`.minmax_program`; ``jacobi`` form,
@@ -215,14 +215,16 @@ class _Solver:
         if (delta0 is not None or minmax is not None) and self.form != "jacobi":
             raise ValueError("programs run in the jacobi form")
         return _Solve(self, b, tol, relative, b if bdang is None else bdang, delta0,
-                      minmax).run()
+                      minmax, resume).run()
 
 
 class _Solve:
     """One :meth:`_Solver.solve`: its state, the local work, the flushes and the round loop."""
 
-    def __init__(self, sol, b, tol, relative, bdang, delta0, mm):
+    def __init__(self, sol, b, tol, relative, bdang, delta0, mm, resume=None):
         self.sol, self.tol, self.relative, self.mm = sol, tol, relative, mm
+        # dynamic load balancing (.rebalance): measures sweeps, may end the solve early
+        self.bal = getattr(sol, "balancer", None)
         self.jac = jac = sol.form == "jacobi"
         self.prog = prog = delta0 is not None
         lg, st, comm = self.lg, self.st, self.comm = sol.lg, sol.st, sol.comm
@@ -239,7 +241,7 @@ class _Solve:
         self.dirty = np.zeros(nout, dtype=bool)
         self.rem = np.zeros(nout, dtype=bool)
         # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
-        d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None)
+        d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None, resume)
         if d.warm:
             self.dirty[:self.ngraph] = True
         acc, beta = d.acc, d.beta
@@ -272,7 +274,8 @@ class _Solve:
         self.last_contrib = -1.0
         self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
-        self.r_global = comm.allreduce(_local.abs_sum(acc, 0, nloc)) if prog else beta
+        self.r_global = (comm.allreduce(_local.abs_sum(acc, 0, nloc))
+                         if prog or resume is not None else beta)
         self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
         self.rin = 0.0  # residual mass that arrived since the last round
         self.got = False  # a data message arrived since the last round (jacobi: exact rl)
@@ -319,9 +322,12 @@ class _Solve:
         tc = time.perf_counter() - t1
         st.extra["sweeps"] = st.extra.get("sweeps", 0) + 1
         st.compute_s += tc
+        c0 = time.thread_time() - c0
         # (a sweep scans the rank's vertices and visits the edges of those it pushes)
-        self.emu.after_compute(time.thread_time() - c0, st.edges_visited - e0, self.nloc,
-                               "push")
+        slept = self.emu.after_compute(c0, st.edges_visited - e0, self.nloc, "push")
+        if self.bal is not None:  # measured: the compute charged (CPU time, or the compute
+            # model's) plus what the emulated host added
+            self.bal.record(st.edges_visited - e0, self.emu.last_charged + slept)
         self.fresh[:] = False
         self.last_sweep_end = time.perf_counter()
         self.last_sweep_len = self.last_sweep_end - t1
@@ -440,7 +446,8 @@ class _Solve:
                 racc = d.pending_mass()
             wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
                           extra=(racc, float(d.x.sum()), d.flow[0], d.flow[1],
-                                 float(d.acc.sum()) if prog else 0.0, self.rl))
+                                 float(d.acc.sum()) if prog else 0.0, self.rl),
+                          more=None if self.bal is None else self.bal.more())
             d.flow[:] = 0.0
             self.last_contrib = tn
             return True
@@ -469,6 +476,8 @@ class _Solve:
         if sx > 0 and st.ref is not None:
             st.track_error(d.x, 1.0 / sx)
         done = wv.decide(res, cur)
+        if self.bal is not None:  # every rank decides the same on the wave's sums
+            self.bal.on_wave(wv, res, done)
         if wv.stalled:  # every rank passive, bound above tol: lower the threshold
             self.target /= 10.0
             self.tfac /= 10.0
@@ -560,6 +569,8 @@ class _Solve:
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["asap_seconds_solve"] = perf() - t_start
+        if self.bal is not None and self.bal.pending is not None:
+            sol.last_state = d.state()  # drained for a migration (.rebalance)
         x = d.x
         if self.prog:
             x += acc[:nloc]  # the residuals left (their mass is in the bound)

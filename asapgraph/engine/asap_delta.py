@@ -138,7 +138,7 @@ class DeltaState:
     this one stays empty).  ``warm``: the ``jacobi`` warm start pushed already.
     """
 
-    def __init__(self, sol, b, bdang, Bq, out_peers, delta0, active=True):
+    def __init__(self, sol, b, bdang, Bq, out_peers, delta0, active=True, resume=None):
         lg = self.lg = sol.lg
         self.sol, self.st, self.alpha, self.form = sol, sol.st, sol.alpha, sol.form
         self.jac = jac = sol.form == "jacobi"
@@ -173,7 +173,10 @@ class DeltaState:
         self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
         self.rmax_c = None
         self.warm = False
-        if self.prog:
+        if resume is not None:  # after a migration (.rebalance): the drained state
+            self.x[:] = resume[0]
+            acc[:nloc] = resume[1]
+        elif self.prog:
             acc[:nloc] = delta0
         elif not active:
             pass  # the program's state lives in the min/max state
@@ -265,6 +268,16 @@ class DeltaState:
             self.scale)
         self.leaked += leak
         return pushed, nedge, rl
+
+    def state(self):
+        """``(x, r)`` of a drained solve (nothing buffered or in flight), the pools spread
+        on this rank's vertices as the next sweep would spread them: what a resumed solve
+        starts from (``resume=``)."""
+        r = self.acc[:self.nloc].copy()
+        r += self.pend[0] * self.bq_p
+        if self.pend[1] != 0.0:
+            r += self.pend[1] * self.bq_d
+        return self.x.copy(), r
 
     def pending_mass(self):
         """``sum |r| + |buffered| + |pools|`` (``jacobi``) or ``sum r + buffered`` (``push``):

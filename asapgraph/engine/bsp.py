@@ -106,9 +106,15 @@ class _Exchange:
         st.wait_s += time.perf_counter() - t2
 
 
-def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
+def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1, x0=None, balancer=None,
+            step0=0):
     """Run BSP PageRank with ``threads`` OpenMP threads in this rank's sweep; returns
-    ``(x_local, iterations, converged, residual)``."""
+    ``(x_local, iterations, converged, residual)``.
+
+    ``x0``: the iterate to start from (default uniform); ``balancer``
+    (:class:`.rebalance.Balancer`): each superstep's sweep is measured and its figures
+    ride on the superstep's ``Allreduce``; the run returns early, after the superstep
+    (``step0`` + its number) on whose sums a migration was decided."""
     MPI = mpi()
     perf, cpu = time.perf_counter, time.thread_time
     built = getattr(lg, "_pull", None)
@@ -123,10 +129,11 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
         P = D = np.zeros(0)
     else:
         P, D = pg.permute(p), pg.permute(d)
-    x = np.full(lg.nloc, 1.0 / lg.n)
+    x = np.full(lg.nloc, 1.0 / lg.n) if x0 is None else pg.permute(x0)
     c, c2 = np.zeros(pg.ncols), np.zeros(pg.ncols)
     np.multiply(x, pg.inv_out, out=c[:lg.nloc])
-    red, out = np.zeros(2), np.zeros(2)
+    nb = 2 + (balancer.size if balancer is not None else 0)
+    red, out = np.zeros(nb), np.zeros(nb)
     red[1] = float(x[pg.inv_out == 0.0].sum())
     comm.Allreduce(red, out, op=MPI.SUM)
     emu.collective(comm, red.nbytes)
@@ -157,9 +164,13 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
         sweep_edges.append(e)
         st.compute_s += dt
         st.edges_visited += e
-        emu.after_compute(dc, e, lg.nloc, "pull")
+        slept = emu.after_compute(dc, e, lg.nloc, "pull")
         red[0] = stats[:, _k.STAT_CHANGE].sum()
         red[1] = stats[:, _k.STAT_DANGLING].sum()
+        if balancer is not None:  # measured: the compute charged (CPU time, or the compute
+            # model's) plus what the emulated host added; a superstep is one full sweep
+            balancer.record(e, emu.last_charged + slept, 1.0)
+            red[2:] = balancer.vector()
         t6 = perf()
         comm.Allreduce(red, out, op=MPI.SUM)
         emu.collective(comm, red.nbytes)
@@ -171,6 +182,8 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1):
         if l1 <= tol:
             converged = True
             break
+        if balancer is not None and it < max_iter and balancer.decide(step0 + it, out[2:]):
+            break  # migrate now (.rebalance): x is the whole state
         if it < max_iter:
             exchange(c)
     st.extra.update(pg.layout())

@@ -236,6 +236,7 @@ class Emulator:
         self.vt = 0.0
         self.compute_vs = 0.0  # virtual seconds charged for compute (virtual clock)
         self.last_cpu = 0.0  # CPU seconds of the last after_compute
+        self.last_charged = 0.0  # seconds charged for it (CPU time or the compute model)
         self._rng = None  # made on first use: numpy.random costs a rank ~5 MB resident
         self.link_free = np.zeros(K)
         self.factor = float(self.cfg.straggler.get(rank, 1.0))
@@ -396,6 +397,7 @@ class Emulator:
             if self.model:
                 seconds = 1e-9 * (self.cfg.ns_per_edge[kernel] * edges
                                   + self.cfg.ns_per_vertex[kernel] * vertices)
+        self.last_charged = seconds  # the compute as charged (CPU time or the model's)
         s = 0.0
         if self.factor > 1.0 and seconds > 0:
             s += (self.factor - 1.0) * seconds

@@ -50,6 +50,8 @@ class LocalGraph:
         Ranks this rank sends to; ``out_off[j]:out_off[j+1]`` their slots (relative to nloc).
     in_peers : int64 array
         Ranks that send to this rank; ``in_maps[j]`` maps their slots to local indices.
+    slot_vertex : int array
+        Dense id of the vertex each outgoing slot stands for (``nslots``).
     """
 
     def stats(self):
@@ -267,6 +269,7 @@ def _peer_maps(comm, part, lg, slot_vertex, slot_peer):
     K, me = comm.Get_size(), comm.Get_rank()
     pc = np.bincount(slot_peer, minlength=K).astype(np.int64)
     del slot_peer
+    lg.slot_vertex = slot_vertex  # the dense id of each slot (vertex migration reads it)
     lg.out_peers = np.flatnonzero(pc).astype(np.int64)
     lg.out_off = np.concatenate([[0], np.cumsum(pc[lg.out_peers])]).astype(np.int64)
     # tell each peer which of its vertices our slots stand for (once)

@@ -89,7 +89,7 @@ class Partition:
         return d
 
 
-def range_bounds(cost_block, block_base, n, K, comm):
+def range_bounds(cost_block, block_base, n, K, comm, fractions=None):
     """Range-partition bounds from per-vertex costs held in blocks across ranks.
 
     Parameters
@@ -100,12 +100,17 @@ def range_bounds(cost_block, block_base, n, K, comm):
         First dense id of this rank's block (blocks are contiguous and ordered by rank).
     n, K : int
     comm : MPI communicator
+    fractions : float64 array (K,), optional
+        Share of the total cost each rank should get (summing to 1; default ``1/K``
+        each): the speed-proportional split of :mod:`asapgraph.engine.rebalance`.
 
     Returns
     -------
     int64 array (K+1,)
         ``bounds[r]`` = number of vertices whose inclusive cumulative cost is at most
-        ``r * total / K`` (monotone; ``bounds[0] = 0``, ``bounds[K] = n``).
+        ``r * total / K`` (monotone; ``bounds[0] = 0``, ``bounds[K] = n``); with
+        ``fractions``, at most ``total * sum(fractions[:r])``, every rank keeping at least
+        one vertex when ``n >= K``.
     """
     from asapgraph.comm.mpi import mpi
 
@@ -115,13 +120,21 @@ def range_bounds(cost_block, block_base, n, K, comm):
     before = 0.0 if comm.Get_rank() == 0 or before is None else before
     total = comm.allreduce(local_tot, op=MPI.SUM)
     cum = np.cumsum(cost_block) + before
-    targets = total * np.arange(1, K, dtype=np.float64) / K
+    if fractions is None:
+        targets = total * np.arange(1, K, dtype=np.float64) / K
+    else:
+        targets = total * np.cumsum(np.asarray(fractions, dtype=np.float64))[:-1]
     cnt = np.searchsorted(cum, targets * (1 + 1e-12), side="right").astype(np.int64)
     tot_cnt = np.zeros_like(cnt)
     if K > 1:
         comm.Allreduce(cnt, tot_cnt, op=MPI.SUM)
     bounds = np.concatenate([[0], tot_cnt, [n]]).astype(np.int64)
-    return np.maximum.accumulate(np.minimum(bounds, n))
+    bounds = np.maximum.accumulate(np.minimum(bounds, n))
+    if fractions is not None and n >= K:  # no empty rank: bounds[r] in [r, n - K + r]
+        r = np.arange(K + 1, dtype=np.int64)
+        bounds = np.clip(bounds, r, n - K + r)
+        bounds = np.maximum.accumulate(bounds - r) + r
+    return bounds
 
 
 def range_partition(comm, src, n):

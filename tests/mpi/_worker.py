@@ -102,6 +102,11 @@ def main():
                         c.get("dangling")) if comm.rank == 0 else None
         for run in c["runs"]:
             kw = dict(run)
+            force = kw.pop("force_seed", None)  # forced migrations (engine.rebalance)
+            if force is None:
+                os.environ.pop("ASAPGRAPH_REBALANCE_FORCE", None)
+            else:
+                os.environ["ASAPGRAPH_REBALANCE_FORCE"] = str(force)
             if os.environ.get("ASAPGRAPH_TEST_VERBOSE") and comm.rank == 0:
                 print(c["name"], run, file=sys.stderr, flush=True)
             r = ad.pagerank(c["source"], comm, weighted=c.get("weighted", False),
@@ -126,6 +131,8 @@ def main():
                                              for q in r.stats["per_rank"]],
                             "rank_pauses": [q.get("pauses", 0) for q in r.stats["per_rank"]],
                             "emulation": r.stats.get("emulation"),
+                            "rebalance": r.stats.get("rebalance"),
+                            "bounds": r.stats.get("bounds"),
                             "vertices_per_rank": [q["vertices"] for q in r.stats["per_rank"]],
                             "edges_per_rank": [q["edges"] for q in r.stats["per_rank"]]})
     if comm.rank == 0:

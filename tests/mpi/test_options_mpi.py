@@ -30,6 +30,7 @@ MPI_OPTIONS = [
     ["--jitter", "0.0005"], ["--straggler", "1:2"], ["--emulate-seed", "5"],
     ["--mpiexec", "MPIEXEC"], ["--clock", "virtual"], ["--clock", "virtual", "--latency", "0.0005"],
     ["--schedule", next(s for s in SCHEDULES if s != DEFAULT_SCHEDULE)],
+    ["--rebalance", "start"],
 ]
 #: options whose effect is on the launch, not on the run (nothing to see in --json)
 LAUNCH_ONLY = {"--mpiexec"}

@@ -1,0 +1,380 @@
+"""Dynamic load balancing of PageRank on ranks: measured speeds, a speed-proportional
+range split, and vertex migration in BSP and in ASAP (``--rebalance off|start|dynamic``).
+
+Rationale
+---------
+With a static partition every vertex is owned by one rank, so a slow rank must sweep its
+part as often as the others do: its speed caps BSP (every superstep waits for it) and
+ASAP alike (benchmarks/REPORT.md, issue 14).  Moving vertices off the slow rank lifts the
+cap (Mizan, EuroSys 2013; FlexRR, SoCC 2015).
+
+*Measurement.*  Each rank counts, per local sweep, the edges it visited and the time the
+sweep took: its thread CPU time plus what the (emulated) host added after it -- the
+straggler sleep, pauses -- i.e. what a really slower host would show as CPU time.  Wall
+time is not used: where ranks share cores (4 ranks on 2 here) it contains the time the OS
+gave to other ranks, which is no property of the rank.  The straggler factor itself is
+never read.  The sums ``(edges, seconds, sweeps, cost)`` of every rank travel as a K-slot
+vector (each rank fills its slot, the sum is an allgather): on BSP's per-superstep
+``Allreduce``, on ASAP's termination waves (a companion ``Iallreduce``), so every rank
+receives the same numbers and takes the same decision without an extra collective.
+
+*Decision* (:meth:`Balancer.decide`).  Once every rank has measured ``CALIBRATION``
+sweeps since the last check, each rank's speed is taken in the partitioner's units:
+with ``C_q`` the balance weight of its range (``alpha |V_q| + |E_q|``, ``alpha = 8 (K -
+1)``, as :mod:`asapgraph.partition.partitioners`), ``s_q = C_q x (full sweeps) /
+seconds`` (ASAP sweeps skip blocks: full sweeps = edges visited / local edges).  Per
+edge alone, the speeds of equal hosts differed 2x on cnr-2000 (the per-vertex work,
+~24 units per vertex against ~10 edges, is what the weight counts).  ``dynamic``
+averages the speeds over checks (weight 1/2).  The predicted time of a full sweep is
+``max C_q / s_q`` against ``sum C / sum s`` for the speed-proportional split; if it is
+more than ``THRESHOLD`` (15 %) longer, the bounds are recomputed so that rank ``q`` gets
+the share ``s_q / sum s`` of the total weight (:func:`.partitioners.range_bounds` with
+``fractions``) and the rows migrate (:func:`asapgraph.partition.migrate.migrate`).
+``start`` checks once, before the run, on ``CALIBRATION`` full local sweeps of scratch
+state per rank (:func:`calibrate`: then BSP builds its pull layout once and ASAP needs no
+drain); ``dynamic`` does the same, then measures the run's own sweeps and checks again
+every ``CALIBRATION x 2^m`` sweeps of the slowest rank after ``m`` migrations, and
+migrates only if the time the new split saves over as many sweeps as were done so far
+exceeds what the last migration cost (a migration costs tens of sweeps: measured speeds
+per weight unit still differ by data, and without the rule ``dynamic`` migrated 3-7
+times per run).
+
+*Migration points* (``dynamic``; ``start`` migrates before the run).  BSP: between supersteps, after the ``Allreduce``: ``x`` is the whole
+state, so the run resumes from the migrated ``x`` exactly (same iterates as without the
+migration, up to summation order; the pull layout is rebuilt, its time counted).
+
+ASAP has no barrier in its main loop, so a migration is a *coordinated drain*: the wave
+on whose sums the ranks decide to migrate starts the drain of :mod:`.termination` on
+every rank (the same wave everywhere): ranks stop sweeping and only flush, exactly
+(float64), until a settled wave at least two waves later (sent == received, no rank busy
+or dirty: nothing in flight, every slot buffer and pool share delivered and ACKed --
+Mattern's counting argument, the same that makes termination sound).  Then each rank's
+state is ``x`` and ``r`` of its owned vertices only, with the pool mass it received
+spread on its vertices as its next sweep would (:meth:`.asap_delta.DeltaState.state`);
+both vectors migrate with their rows, the solver is rebuilt on the new local graph and
+the solve resumes from ``(x, r)`` (``resume=``).  So no contribution is in flight across
+a migration (nothing to forward), none is lost and none counted twice: ``sum r`` (0 for
+the Jacobi form) and ``sum x`` are the same before and after (checked at every
+migration, reported as ``mass_error``; ``debug_mass`` checks them on snapshots inside
+every solve too).  If the drain's last wave already certifies ``tol`` the run ends there.
+The cost of a migration is the drain (a few waves: a few latencies) plus the exchange of
+the rows and the rebuild (``seconds`` per migration in ``--json``).
+
+*Forced migrations* (tests): env ``ASAPGRAPH_REBALANCE_FORCE=SEED`` replaces the decision:
+migrations happen at supersteps (BSP) or waves (ASAP) drawn from ``SEED`` (2 of 1..3; ASAP: counted in the current solve) to
+bounds drawn from it (random speed shares), with ``--rebalance start`` or ``dynamic``.
+
+*Virtual clock* (``--clock virtual``, :mod:`.vclock`: a core per rank on a shared host).
+The measured seconds are the virtual ones (CPU time x factor); a migration starts after
+the drained solve ended (or between supersteps) and costs each rank its CPU time plus a
+modelled collective of the largest rank's bytes; BSP's pull layout of the new rows is
+built inside the migration and charged the same way.
+
+Scope: PageRank on ranks with the range partition, BSP and ASAP's ``jacobi`` form.  The vertex programs (sum and min/max programs, the general engine) keep
+their partition: their ``ProgramGraph`` has no migration yet (refused up front by
+:data:`asapgraph.options.RULES`).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from asapgraph import options as _options
+from asapgraph.comm.mpi import mpi
+from asapgraph.engine.termination import CAPPED
+
+__all__ = ["MODES", "Balancer", "run_bsp_rebalanced", "run_asap_rebalanced"]
+
+MODES = _options.REBALANCE_MODES
+#: predicted slowdown of the current split over the speed-proportional one that is worth
+#: a migration
+THRESHOLD = 0.15
+#: sweeps every rank measures before a decision (``start``) and between checks (``dynamic``)
+CALIBRATION = 3
+FORCE_ENV = "ASAPGRAPH_REBALANCE_FORCE"
+
+
+class Balancer:
+    """One rank's side of the load balancer (see the module docstring).
+
+    ``record`` after every local sweep; ``vector`` / ``more`` what this rank contributes
+    to the next reduction; ``decide`` on the reduced sums (the same on every rank); while
+    ``pending`` is set the engine stops at its next migration point and the caller runs
+    :meth:`migrate`.
+    """
+
+    def __init__(self, comm, mode, lg):
+        if mode not in MODES:
+            raise ValueError(f"rebalance must be one of {', '.join(MODES)}, got {mode!r}")
+        self.comm, self.mode = comm, mode
+        self.K, self.me = comm.Get_size(), comm.Get_rank()
+        self.win = np.zeros(3)        # full sweeps, seconds, sweeps since the last check
+        self.sent = np.zeros(3)       # the window in the last contribution
+        self.speed = None             # per-rank speeds (moving average)
+        self.pending = None           # fractions of the decided split
+        self.done = False
+        self.checks = 0
+        self.imbalance = []           # predicted slowdown at each check
+        self.swept = 0.0              # sweeps of the slowest rank over the checked windows
+        self.migrations = []          # one record per migration
+        self.set_graph(lg)
+        env = os.environ.get(FORCE_ENV)
+        self.force = None
+        if env is not None and mode != "off":
+            rng = np.random.default_rng([int(env), 0x4EBA1])
+            self.force = rng
+            self.force_at = sorted(int(v) for v in rng.choice(np.arange(1, 4), 2, replace=False))
+
+    def set_graph(self, lg):
+        alpha = 8.0 * (self.K - 1) if self.K > 1 else 1.0
+        self.cost = alpha * lg.nloc + lg.mloc
+        self.mloc = lg.mloc
+
+    @property
+    def size(self):
+        return 5 * self.K
+
+    def record(self, edges, seconds, full=None):
+        """One local sweep: ``edges`` visited in ``seconds`` (CPU + emulated slowness);
+        ``full``: the fraction of a full sweep it was (default ``edges`` over the local
+        out-edges: ASAP's partial sweeps; a BSP superstep passes 1 -- it sweeps in-edges,
+        whose count is not the out-edges the balance weight counts)."""
+        if full is None:
+            full = edges / self.mloc if self.mloc else 1.0
+        self.win += (full, seconds, 1.0)
+
+    def vector(self):
+        """This rank's slots of the reduced vector: ``(full sweeps, seconds, sweeps, cost,
+        local edges)``."""
+        v = np.zeros(self.size)
+        self.sent = self.win.copy()
+        v[self.me::self.K] = (*self.sent, self.cost, self.mloc)
+        return v
+
+    def more(self):
+        """The companion reduction of an ASAP wave (:meth:`.termination.Waves.contribute`)."""
+        return {"rebalance": (self.vector(), "sum")}
+
+    def decide(self, step, summed):
+        """Decide on the reduced vector of supersteps / wave ``step``; True: migrate now."""
+        if self.pending is not None or self.done or self.mode == "off" or summed is None:
+            return False
+        if self.force is not None:
+            if self.force_at and step >= self.force_at[0]:
+                self.force_at.pop(0)
+                self.pending = self.force.dirichlet(np.ones(self.K))
+                return True
+            return False
+        F, S, N, C, M = np.asarray(summed).reshape(5, self.K)
+        # dynamic: the interval doubles with every migration (no thrashing on noise)
+        if N.min() < CALIBRATION * 2 ** len(self.migrations) or not (S > 0).all():
+            return False
+        self.win -= self.sent     # a new window (what was recorded since stays)
+        # full-sweep equivalents per second (ASAP sweeps skip blocks: edges / local edges)
+        # times the rank's balance weight: its speed in the partitioner's units, which
+        # counts the per-vertex work a per-edge speed would ignore (alpha = 8 (K-1) per
+        # vertex against ~10 edges per vertex on cnr-2000)
+        full = F
+        new = C * full / S
+        self.speed = new if self.speed is None else 0.5 * self.speed + 0.5 * new
+        sp = self.speed
+        t_now, t_bal = float((C / sp).max()), float(C.sum() / sp.sum())
+        slow = t_now / t_bal - 1.0
+        self.swept += float(full.min())
+        self.checks += 1
+        self.imbalance.append(slow)
+        if self.mode == "start":
+            self.done = True
+        # worth it: after a first migration, the time it saves over as many sweeps as
+        # were done so far (a run is as likely to be before its middle as after) must
+        # exceed what the last migration cost
+        cost = self.migrations[-1]["seconds"] if self.migrations else 0.0
+        if slow > THRESHOLD and (t_now - t_bal) * self.swept > cost:
+            self.pending = sp / sp.sum()
+            return True
+        return False
+
+    def cancel(self):
+        """A work limit was reached: no migration, no further checks."""
+        self.pending, self.done = None, True
+
+    def on_wave(self, wv, res, done):
+        """ASAP: act on a completed wave (its sums ``res``, the decision ``done``)."""
+        if res[CAPPED] > 0 or (done and wv.converged):
+            if self.pending is not None or res[CAPPED] > 0:
+                self.cancel()
+            return
+        if not done and not wv.draining and self.decide(wv.waves, wv.reduced.get("rebalance")):
+            wv.drain()  # the coordinated migration point: every rank, this wave
+
+    def migrate(self, lg, part, vecs, step, st=None, emu=None):
+        """Re-split by the pending fractions and move the rows and ``vecs``; collective.
+        Returns ``(lg, part, vecs)``.  On the virtual clock (``emu.virtual``) the
+        migration costs each rank its CPU time, then a collective of the largest
+        rank's bytes (:meth:`.emulation.Emulator.collective`)."""
+        from asapgraph.partition.migrate import migrate
+        from asapgraph.partition.partitioners import range_bounds
+
+        MPI = mpi()
+        comm, K, me = self.comm, self.K, self.me
+        t0, c0 = time.perf_counter(), time.thread_time()
+        frac, self.pending = self.pending, None
+        alpha = 8.0 * (K - 1) if K > 1 else 1.0
+        cost = alpha + np.diff(np.asarray(lg.indptr)).astype(np.float64)
+        bounds = range_bounds(cost, int(part.bounds[me]), lg.n, K, comm, frac)
+        before = _sums(comm, vecs)
+        old = np.diff(part.bounds)
+        if np.array_equal(bounds, part.bounds):
+            new, newpart, out, fig = lg, part, list(vecs), {"moved_vertices": 0,
+                                                              "moved_edges": 0, "bytes": 0}
+        else:
+            new, newpart, out, fig = migrate(comm, lg, part, bounds, vecs)
+        if st is not None:  # the migration's traffic counts as the run's
+            st.bytes_sent += fig["bytes"]
+            st.extra["migration_bytes"] = st.extra.get("migration_bytes", 0) + fig["bytes"]
+        after = _sums(comm, out)
+        err = float(np.max(np.abs(after - before) / np.maximum(1.0, np.abs(before)),
+                           initial=0.0))
+        moved = comm.allreduce(np.array([fig["moved_vertices"], fig["moved_edges"],
+                                          fig["bytes"]]), op=MPI.SUM)
+        if emu is not None and emu.virtual:
+            emu.advance(time.thread_time() - c0)
+            emu.collective(comm, comm.allreduce(fig["bytes"], op=MPI.MAX))
+        secs = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+        self.migrations.append({
+            "step": int(step), "shares": [round(float(f), 4) for f in frac],
+            "vertices_before": old.tolist(), "vertices_after": np.diff(bounds).tolist(),
+            "moved_vertices": int(moved[0]), "moved_edges": int(moved[1]),
+            "bytes": int(moved[2]),
+            "seconds": secs, "mass_error": err})
+        self.set_graph(new)
+        self.win[:] = 0.0
+        return new, newpart, out
+
+    def figures(self):
+        """The ``rebalance`` entry of the run's figures."""
+        return {"mode": self.mode, "checks": self.checks,
+                "calibration_seconds": getattr(self, "calibration_seconds", None),
+                "imbalance": [round(v, 4) for v in self.imbalance],
+                "speeds": None if self.speed is None else [float(v) for v in self.speed],
+                "migrations": self.migrations, "forced": self.force is not None,
+                "migration_seconds": float(sum(m["seconds"] for m in self.migrations))}
+
+
+def _sums(comm, vecs):
+    """Global sums of the per-vertex vectors (compensated locally); collective."""
+    from asapgraph.kernels import _local
+
+    loc = np.array([_local.exact_sum(np.ascontiguousarray(v, dtype=np.float64), 0, len(v))
+                    if v is not None else 0.0 for v in vecs])
+    return comm.allreduce(loc, op=mpi().SUM)
+
+
+def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
+    """``start``: measure every rank's speed on ``sweeps`` full local sweeps of scratch
+    state (the ASAP push kernel over the rank's own rows, no messages), timed and charged
+    like the engines' sweeps, decide on one ``Allreduce`` and migrate before the run;
+    returns ``(lg, part, vecs)``.  Collective.
+
+    Why before the run and not on its first supersteps: a migration rebuilds the local
+    graph and, for BSP, the pull layout (~160 ns per local edge in all, ~40 sweeps'
+    worth on rmat:20): done before the engine starts, BSP builds its layout once and
+    ASAP needs no drain; the price is ``sweeps`` sweeps that do not advance the
+    solution.  ``dynamic`` measures the run's own sweeps instead."""
+    from asapgraph.kernels import _local
+
+    nloc = lg.nloc
+    x, rs, zero = np.zeros(nloc), np.zeros(nloc), np.zeros(nloc)
+    acc = np.zeros(nloc + lg.nslots)
+    act = np.zeros(-(-nloc // 16), dtype=np.int32)
+    bsum = np.zeros(len(act))
+    t0 = time.perf_counter()
+    for _ in range(sweeps):
+        acc[:nloc] = 1.0 / lg.n  # every vertex has a residual: a full sweep
+        c0 = time.thread_time()
+        e = _local.jacobi_push(lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum,
+                               lg.dangling, 0.85, 0.0, zero, 0.0, zero, 0.0, 16)[0]
+        cpu = time.thread_time() - c0
+        st.compute_s += cpu
+        slept = emu.after_compute(cpu, e, nloc, "push")  # charged as an ASAP sweep
+        bal.record(e, emu.last_charged + slept)
+    summed = comm.allreduce(bal.vector(), op=mpi().SUM)
+    emu.collective(comm, 8 * bal.size)
+    go = bal.decide(0, summed)
+    bal.done = bal.mode == "start"
+    bal.calibration_seconds = comm.allreduce(time.perf_counter() - t0, op=mpi().MAX)
+    if not go:
+        return lg, part, vecs
+    return bal.migrate(lg, part, vecs, 0, st, emu)
+
+
+def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal, threads=1):
+    """BSP PageRank with migrations between supersteps; returns ``(x, iterations,
+    converged, residual, lg, part)`` (``x`` by the final partition's owned vertices)."""
+    from asapgraph.engine.bsp import run_bsp
+    from asapgraph.engine.pull import pull_graph
+
+    x, its, conv, res = None, 0, False, np.inf
+    if bal.force is None:  # start, dynamic: the first split before the run
+        same = d is p
+        lg, part, (p, dd, st.ref) = calibrate(comm, lg, part, [p, None if same else d,
+                                                               st.ref], emu, st, bal)
+        d = p if same else dd
+    while True:
+        x, k, conv, res = run_bsp(comm, lg, p, d, alpha, tol, max_iter - its, emu, st,
+                                  threads=threads, x0=x, balancer=bal, step0=its)
+        its += k
+        st.rounds = its
+        if bal.pending is None or conv or its >= max_iter:
+            break
+        same = d is p
+        lg, part, (x, p, dd, st.ref) = bal.migrate(lg, part, [x, p, None if same else d,
+                                                             st.ref], its, st, emu)
+        d = p if same else dd
+        # the pull layout of the new rows, built here so that its time is the migration's
+        c0, t0 = time.thread_time(), time.perf_counter()
+        pull_graph(comm, lg, threads)
+        bal.migrations[-1]["pull_layout_seconds"] = comm.allreduce(time.perf_counter() - t0,
+                                                                   op=mpi().MAX)
+        bal.migrations[-1]["seconds"] += bal.migrations[-1]["pull_layout_seconds"]
+        if emu.virtual:
+            emu.advance(time.thread_time() - c0)
+            emu.collective(comm)
+    return x, its, conv, res, lg, part
+
+
+def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanout=2,
+                        window=1, approx=0.0, seed=0, debug_mass=False, max_iter=None,
+                        schedule=None):
+    """ASAP PageRank (``jacobi`` form) with coordinated migrations; returns ``(x, rounds,
+    converged, bound, extra, lg, part)``."""
+    from asapgraph.engine.asap import _Solver, same_vec
+
+    MPI = mpi()
+    rounds, state, checks, worst = 0, None, 0, 0.0
+    if bal.force is None:  # start, dynamic: the first split before the run
+        lg, part, (p, dvec, st.ref) = calibrate(comm, lg, part, [p, dvec, st.ref], emu, st,
+                                                bal)
+    while True:
+        sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
+                      "jacobi", max_iter, schedule)
+        sol.balancer = bal
+        bd = p if dvec is None or same_vec(comm, dvec, p) else dvec
+        y, bound, r = sol.solve(p, tol, relative=True, bdang=bd, resume=state)
+        rounds += comm.allreduce(r, op=MPI.MAX)
+        checks, worst = checks + sol.mass_checks, max(worst, sol.max_mass_error)
+        if bal.pending is None:
+            break
+        xs, rs = sol.last_state
+        lg, part, (xs, rs, p, dvec, st.ref) = bal.migrate(
+            lg, part, [xs, rs, p, dvec, st.ref], st.extra.get("waves", 0), st, emu)
+        state = (xs, rs)
+    x = y / comm.allreduce(float(y.sum()), op=MPI.SUM)
+    extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx,
+             "form": "jacobi", "schedule": sol.schedule}
+    if debug_mass:
+        extra["mass_checks"] = checks
+        extra["max_mass_error"] = worst
+    return x, rounds, bool(bound <= tol), bound, extra, lg, part

@@ -1,0 +1,170 @@
+"""Dynamic load balancing (``--rebalance``, :mod:`asapgraph.engine.rebalance`).
+
+* forced migrations (env ``ASAPGRAPH_REBALANCE_FORCE``: at seeded supersteps / waves, to
+  seeded random bounds), several seeds, K = 2, 3, 4, BSP and ASAP, weighted graphs with
+  a personalization and a dangling vector: the full vector equals the scipy reference
+  within the tolerance, the sums of every migrated vector are unchanged by each
+  migration, and ASAP's mass checks (``debug_mass``) hold inside every solve;
+* ``start`` with a measured 3x straggler moves vertices off the slow rank;
+* ``--rebalance`` is refused in one line, the same way on the CLI and in the API.
+"""
+import json
+import subprocess
+import sys
+
+import pytest
+
+import numpy as np
+
+pytestmark = pytest.mark.mpi
+
+TOL = 1e-8  # conftest.L1_TOL["pagerank"], as tests/mpi/test_dist_pagerank.py
+
+
+def _files(tmp_path, rng):
+    """A weighted graph with sparse ids, duplicates, self-loops and dangling vertices,
+    a personalization and a dangling vector (as test_dist_pagerank.py's ``mixed``)."""
+    n, m = 1500, 15000
+    ids = np.sort(rng.choice(1_000_000, size=n, replace=False)) * 7 + 3
+    s = rng.integers(0, n, m)
+    d = rng.integers(0, n, m)
+    s[:40] = s[40:80]
+    d[:40] = d[40:80]
+    d[80:100] = s[80:100]
+    keep = s < int(0.85 * n)
+    s, d = s[keep], d[keep]
+    w = rng.uniform(0.1, 5.0, len(s))
+    g = tmp_path / "mixed.txt"
+    g.write_text("".join(f"{ids[a]}\t{ids[b]}\t{x:.6f}\n" for a, b, x in zip(s, d, w)))
+    present = np.unique(np.concatenate([s, d]))
+    out = {"mixed": str(g)}
+    for name, k in (("pers", 25), ("dang", 10)):
+        sel = rng.choice(present, k, replace=False)
+        f = tmp_path / f"{name}.txt"
+        f.write_text("".join(f"{ids[i]} {rng.uniform(0.5, 2):.4f}\n" for i in sel))
+        out[name] = str(f)
+    return out
+
+
+def _forced_runs(seeds):
+    runs = []
+    for seed in seeds:
+        runs.append({"mode": "bsp", "tol": 1e-13, "max_iter": 2000, "rebalance": "dynamic",
+                     "force_seed": seed})
+        # delays and reordering: messages are in flight when a migration is decided, and
+        # the run lasts enough waves for the forced migration points
+        emu = {"latency": 3e-4, "jitter": 1e-3, "seed": seed}
+        runs.append({"mode": "asap", "tol": 1e-11, "max_iter": 2000, "rebalance": "dynamic",
+                     "force_seed": seed, "debug_mass": True, "fanout": 1, "seed": seed,
+                     "emulation": emu})
+    return runs
+
+
+def _check_forced(recs, n):
+    assert len(recs) == n
+    for r in recs:
+        assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+        rb = r["rebalance"]
+        assert rb["forced"] and rb["mode"] == "dynamic", rb
+        for m in rb["migrations"]:
+            assert m["mass_error"] <= 1e-12, m
+            assert sum(m["vertices_before"]) == sum(m["vertices_after"]), m
+        if r["mode"] == "asap":
+            assert r["max_mass_error"] <= 1e-9, r
+    # the migrations really happened (a run may converge before its second one)
+    got = [(r["case"], r["mode"], r["force_seed"], r["iterations"], r["rebalance"],
+            len(r["rebalance"]["migrations"]))
+           for r in recs]
+    assert all(g[-1] >= 1 for g in got), str(got)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_forced_migrations_same_answer(k, run_cases, tmp_path, rng):
+    f = _files(tmp_path, rng)
+    seeds = {2: (0, 1, 2), 3: (3, 4), 4: (5, 6)}[k]
+    runs = _forced_runs(seeds)
+    cases = [
+        {"name": "rmat11", "source": "rmat:11:16:4", "runs": runs},
+        {"name": "mixed-weighted-pers-dang", "source": f["mixed"], "weighted": True,
+         "personalization": f["pers"], "dangling": f["dang"], "runs": runs},
+    ]
+    recs = run_cases(k, cases, timeout=600)
+    _check_forced(recs, len(cases) * len(runs))
+
+
+def test_start_moves_vertices_off_a_measured_straggler(run_cases):
+    """Rank 1 is 3x slower (emulated: it sleeps 2x the CPU time of each sweep, or its
+    virtual clock runs 3x): measured throughput makes ``start`` shrink its range; the
+    answer does not change."""
+    emu = {"straggler": {"1": 3.0}}
+    virt = {"straggler": {"1": 3.0}, "latency": 1e-3, "clock": "virtual"}
+    runs = [{"mode": m, "tol": t, "max_iter": 2000, "rebalance": "start", "emulation": e}
+            for m, t in (("bsp", 1e-12), ("asap", 1e-11)) for e in (emu, virt)]
+    recs = run_cases(3, [{"name": "rmat14", "source": "rmat:14:8:1", "runs": runs}],
+                     timeout=600)
+    for r in recs:
+        assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+        rb = r["rebalance"]
+        assert not rb["forced"] and rb["checks"] == 1 and len(rb["migrations"]) == 1, rb
+        m = rb["migrations"][0]
+        assert m["vertices_after"][1] < 0.8 * m["vertices_before"][1], m
+        sp = rb["speeds"]  # measured, not read from the emulation
+        assert sp[1] < 0.7 * min(sp[0], sp[2]), sp
+        assert r["vertices_per_rank"] == m["vertices_after"], (r, m)
+
+
+def _cli(args, cwd):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=180)
+
+
+REFUSED = [
+    # argv, words of the one-line reason
+    (["pagerank", "rmat:8", "--rebalance", "start"], "distributed runs only"),
+    (["pagerank", "rmat:8", "--np", "2", "--partition", "hash", "--rebalance", "start"],
+     "needs --partition range"),
+    (["pagerank", "rmat:8", "--np", "2", "--mode", "asap", "--asap-form", "push",
+      "--rebalance", "dynamic"], "--asap-form jacobi only"),
+    (["katz", "rmat:8", "--alpha", "0.002", "--np", "2", "--rebalance", "start"],
+     "does not apply to katz"),
+    (["sssp", "rmat:8", "--source", "1", "--np", "2", "--mode", "asap", "--rebalance",
+      "dynamic"], "does not apply to sssp"),
+    (["run", "asapgraph.programs.components:WCCProgram", "rmat:8", "--np", "2",
+      "--rebalance", "start"], "does not apply to run"),
+]
+
+
+@pytest.mark.parametrize("argv,why", REFUSED)
+def test_rebalance_refused_in_one_line(argv, why, tmp_path):
+    r = _cli(argv, tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "--rebalance" in lines[0], r.stderr
+    assert why in lines[0], lines[0]
+
+
+def test_api_refuses_with_the_cli_reason(mpirun, tmp_path):
+    code = f"""
+import json
+from mpi4py import MPI
+import asapgraph.engine as ad
+out = []
+for kw in ({{"partition": "hash", "rebalance": "start"}},
+           {{"mode": "asap", "asap_form": "push", "rebalance": "dynamic"}},
+           {{"rebalance": "sometimes"}}):
+    try:
+        ad.pagerank("rmat:8", MPI.COMM_WORLD, **kw)
+        out.append(None)
+    except ValueError as e:
+        out.append(str(e))
+r = ad.pagerank("rmat:8", MPI.COMM_WORLD, rebalance="start")
+if MPI.COMM_WORLD.rank == 0:
+    out.append(r.stats["rebalance"]["mode"])
+    json.dump(out, open({str(tmp_path / "o.json")!r}, "w"))
+"""
+    p = mpirun(2, [sys.executable, "-c", code], timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = json.loads((tmp_path / "o.json").read_text())
+    assert "needs --partition range" in out[0]
+    assert "--asap-form jacobi only" in out[1]
+    assert "must be one of off, start, dynamic" in out[2]
+    assert out[3] == "start"
