@@ -36,6 +36,31 @@ def mpirun(tmp_path):
 
 
 @pytest.fixture
+def cli():
+    """``cli(args, cwd, timeout, env)``: ``python -m asapgraph ARGS`` in a fresh process
+    (run from ``cwd``, outside the source tree, so the installed package runs), with a
+    timeout so that a hang fails instead of blocking the suite."""
+
+    def run(args, cwd, timeout=240, env=None):
+        return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
+                              capture_output=True, text=True, timeout=timeout, env=env)
+
+    return run
+
+
+@pytest.fixture
+def refused():
+    """``refused(result, *words)``: the one-line refusal (exit 2) naming ``words``."""
+
+    def check(r, *words):
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, r.stderr
+        assert all(w in lines[0] for w in words), lines
+
+    return check
+
+
+@pytest.fixture
 def run_cases(mpirun, tmp_path):
     """Run the worker on a list of cases with K ranks; returns its JSON records."""
 

@@ -146,29 +146,18 @@ class HookPR(PageRankProgram):  # a hook of its own: the general engine
 """
 
 
-def _cli(args, cwd, timeout=240):
-    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _refused(r, *words):
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2 and len(lines) == 1, r.stderr
-    assert all(w in lines[0] for w in words), lines
-
-
-def test_cli_clock_applied_or_refused(tmp_path):
+def test_cli_clock_applied_or_refused(tmp_path, cli, refused):
     g = "rmat:8"
-    _refused(_cli(["pagerank", g, "--np", "2", "--clock", "virtual"], tmp_path),
+    refused(cli(["pagerank", g, "--np", "2", "--clock", "virtual"], tmp_path),
              "--clock virtual needs --latency > 0")
-    _refused(_cli(["pagerank", g, "--clock", "virtual", "--latency", "1e-3"], tmp_path),
+    refused(cli(["pagerank", g, "--clock", "virtual", "--latency", "1e-3"], tmp_path),
              "--clock", "distributed runs only")
     (tmp_path / "hookpr.py").write_text(HOOKPR)
-    _refused(_cli(["run", "hookpr.py:HookPR", g, "--np", "2", "--mode", "asap", "--clock",
+    refused(cli(["run", "hookpr.py:HookPR", g, "--np", "2", "--mode", "asap", "--clock",
                    "virtual", "--latency", "1e-3"], tmp_path), "--clock virtual", "general")
     for mode in ("bsp", "asap"):
         # (answers are the other tests': here only what --json shows)
-        r = _cli(["pagerank", g, "--np", "2", "--mode", mode, "--clock", "virtual",
+        r = cli(["pagerank", g, "--np", "2", "--mode", mode, "--clock", "virtual",
                   "--latency", "5e-4", "--straggler", "1:2", "--tol", "1e-6",
                   "--allow-unconverged", "--json", "-q"], tmp_path)
         assert r.returncode == 0, r.stderr
@@ -176,12 +165,12 @@ def test_cli_clock_applied_or_refused(tmp_path):
         assert out["clock"] == "virtual" and out["emulation"]["clock"] == "virtual"
         assert out["compute_seconds"] == out["virtual_seconds"] > 0 and out["wall_seconds"] > 0
         assert all(p["virtual_seconds"] == out["virtual_seconds"] for p in out["per_rank"])
-        r = _cli(["pagerank", g, "--np", "2", "--mode", mode, "--latency", "5e-4", "--tol",
+        r = cli(["pagerank", g, "--np", "2", "--mode", mode, "--latency", "5e-4", "--tol",
                   "1e-6", "--allow-unconverged", "--json", "-q"], tmp_path)
         assert r.returncode == 0 and json.loads(r.stdout)["clock"] == "wall", r.stderr
-    r = _cli(["wcc", g, "--np", "2", "--mode", "asap", "--clock", "virtual", "--latency",
+    r = cli(["wcc", g, "--np", "2", "--mode", "asap", "--clock", "virtual", "--latency",
               "5e-4", "--json", "-q"], tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["clock"] == "virtual", r.stderr
-    r = _cli(["bench", "--grid", "--graphs", g, "--ranks", "2", "--clock", "virtual",
+    r = cli(["bench", "--grid", "--graphs", g, "--ranks", "2", "--clock", "virtual",
               "--results-dir", tmp_path, "--outdir", tmp_path, "--no-peers"], tmp_path)
-    _refused(r, "--clock virtual needs a latency > 0")
+    refused(r, "--clock virtual needs a latency > 0")

@@ -46,31 +46,17 @@ def test_model_compute_repeats_exactly(k, run_cases):
         assert p["virtual_seconds"] > calm["virtual_seconds"], (calm, p)
 
 
-def _cli(args, cwd, timeout=240):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _refused(r, *words):
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2 and len(lines) == 1, r.stderr
-    assert all(w in lines[0] for w in words), lines
-
-
-def test_cli_compute_and_pauses_applied_or_refused(tmp_path):
+def test_cli_compute_and_pauses_applied_or_refused(tmp_path, cli, refused):
     import json
 
     g = "rmat:8"
-    _refused(_cli(["pagerank", g, "--np", "2", "--latency", "1e-3", "--compute", "model"],
+    refused(cli(["pagerank", g, "--np", "2", "--latency", "1e-3", "--compute", "model"],
                   tmp_path), "--compute model applies to --clock virtual only")
-    _refused(_cli(["pagerank", g, "--pauses", "0.001:0.002:0.01"], tmp_path), "--pauses",
+    refused(cli(["pagerank", g, "--pauses", "0.001:0.002:0.01"], tmp_path), "--pauses",
              "distributed runs only")
-    _refused(_cli(["pagerank", g, "--np", "2", "--latency", "1e-3", "--emulate-seed", "3"],
+    refused(cli(["pagerank", g, "--np", "2", "--latency", "1e-3", "--emulate-seed", "3"],
                   tmp_path), "--emulate-seed changes nothing without --jitter or --pauses")
-    r = _cli(["pagerank", g, "--np", "2", "--mode", "asap", "--clock", "virtual", "--latency",
+    r = cli(["pagerank", g, "--np", "2", "--mode", "asap", "--clock", "virtual", "--latency",
               "2e-4", "--compute", "model", "--pauses", "0.0005:0.001:0.002", "--emulate-seed",
               "4", "--tol", "1e-6", "--allow-unconverged", "--json", "-q"], tmp_path)
     assert r.returncode == 0, r.stderr
@@ -78,6 +64,6 @@ def test_cli_compute_and_pauses_applied_or_refused(tmp_path):
     assert emu["compute"] == "model" and emu["ns_per_edge"]["push"] > 0
     assert (emu["pause_seconds"], emu["pause_max"], emu["pause_every"], emu["seed"]) == (
         0.0005, 0.001, 0.002, 4)
-    r = _cli(["bench", "--grid", "--graphs", g, "--ranks", "2", "--compute", "model",
+    r = cli(["bench", "--grid", "--graphs", g, "--ranks", "2", "--compute", "model",
               "--results-dir", tmp_path, "--outdir", tmp_path, "--no-peers"], tmp_path)
-    _refused(r, "--compute model needs an emulated run")
+    refused(r, "--compute model needs an emulated run")
