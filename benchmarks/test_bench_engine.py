@@ -145,7 +145,7 @@ def test_empty_round_bsp(benchmark, tiny_local):
 
 
 def test_empty_round_asap(benchmark, tiny_local):
-    from asapgraph.engine.asap import run_asap
+    from asapgraph.engine.asap_pagerank import run_asap
 
     lg = tiny_local
     p = np.full(lg.nloc, 1.0 / lg.n)

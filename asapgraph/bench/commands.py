@@ -136,15 +136,14 @@ def _plan(args):
         strag.append("" if s.lower() in ("", "none", "0") else s)
     pauses = None
     if args.pauses:
+        from asapgraph.engine.emulation import parse_pauses
+
         try:
-            pauses = [float(x) for x in args.pauses.split(":")]
-            if len(pauses) != 3 or min(pauses) < 0 or pauses[0] > pauses[1] or not pauses[2] > 0:
-                raise ValueError
-        except ValueError:
+            pauses = list(parse_pauses(args.pauses))
+        except ValueError as e:
             from asapgraph.errors import InputError
 
-            raise InputError(None, None, f"--pauses {args.pauses!r}: expected MIN:MAX:EVERY "
-                             "seconds, 0 <= MIN <= MAX, EVERY > 0") from None
+            raise InputError(None, None, f"--pauses: {e}") from None
     specs = grid(_strs(args.graphs or "rmat:16"), args.ranks or [4], args.modes, args.fanout, args.window, args.approx,
                  args.latency, args.bandwidth, strag, args.tol, args.repeat or 1, args.partition,
                  args.seed, [x for x in args.schedule if x] or [""], pauses)
@@ -158,7 +157,7 @@ def run_command(args):
     2: bad input (unknown graph, bad option); 3: a run's final error exceeds its tolerance.
     """
     from asapgraph.errors import InputError
-    from asapgraph.bench.scenarios import SCENARIOS
+    from asapgraph.bench.scenarios import SCENARIOS, SCHEDULES
 
     if args.list:
         for name, (desc, _) in SCENARIOS.items():
@@ -188,9 +187,9 @@ def run_command(args):
                                  f"({bad[0].label()} has no emulation)")
             for s in specs:
                 s.compute = args.compute
-        for sch in {s.schedule for s in specs} - {"", "sweep", "priority"}:
-            raise InputError(None, None, f"unknown schedule {sch!r} (expected sweep or "
-                             "priority)")
+        for sch in {s.schedule for s in specs} - {"", *SCHEDULES}:
+            raise InputError(None, None, f"unknown schedule {sch!r} (expected "
+                             f"{' or '.join(SCHEDULES)})")
         from asapgraph.bench.reference import resolve_graph
 
         for gname in sorted({s.graph for s in specs} | set(peer_graphs)):

@@ -12,7 +12,6 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from asapgraph.bench.report_scenarios import sections
 from asapgraph.bench.runner import level_key
 from asapgraph.bench.scenarios import LEVELS, straggler_factor
 
@@ -507,6 +506,8 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
         _failures(records),
         "",
     ]
+    from asapgraph.bench.report_scenarios import sections  # (it uses this module's helpers)
+
     extra = sections(records)  # scenario families beyond RQ1-RQ5 (present ones only)
     if extra:
         lines[-4:-4] = [extra]

@@ -8,29 +8,14 @@ beside them); a speed-up is BSP's median time to L1 1e-6 over the variant's.
 """
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
 
+from asapgraph.bench.report import _f, _med, _table  # the RQ report's cell helpers
 from asapgraph.bench.scenarios import STRAGGLER_TARGETS
 
 __all__ = ["stragglers_md", "scale_md", "sections"]
 
 LEVEL = "1e-06"
-
-
-def _med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-
-
-def _f(x, fmt=".3g"):
-    return "–" if x is None else format(x, fmt)
-
-
-def _table(head, rows):
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(out)
 
 
 def _t(r):

@@ -69,15 +69,12 @@ def _bandwidth(text):
 
 def _pauses(text):
     """``MIN:MAX:EVERY`` seconds (0 <= MIN <= MAX, EVERY > 0): transient stragglers."""
+    from asapgraph.engine.emulation import parse_pauses
+
     try:
-        lo, hi, every = (float(x) for x in text.split(":"))
-        if not (0.0 <= lo <= hi < float("inf") and 0.0 < every < float("inf")):
-            raise ValueError
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected MIN:MAX:EVERY seconds with 0 <= MIN <= MAX and EVERY > 0, got "
-            f"{text!r}") from None
-    return lo, hi, every
+        return parse_pauses(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _straggler(text):
@@ -195,8 +192,8 @@ def add_distributed_options(p):
                         f"and bound; default: {DEFAULT_SCHEDULE} (measured: benchmarks/"
                         "REPORT.md, issue 14)")
     g.add_argument("--rebalance", action=Given, choices=REBALANCE_MODES, default="off",
-                   help="pagerank, range partition: measure each rank's speed (edges per "
-                        "second of its sweeps) and move vertices off slow ranks -- once after "
+                   help="pagerank, range partition: measure each rank's speed (the time of "
+                        "its sweeps) and move vertices off slow ranks -- once after "
                         "a short calibration (start) or whenever the measured imbalance "
                         "exceeds 15%% (dynamic); default off")
     g.add_argument("--seed", action=Given, type=nonneg_int, default=0, metavar="S",

@@ -317,7 +317,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                                     threads=threads)
         bound = _options.pagerank_error_bound(alpha, res)
     else:
-        from asapgraph.engine.asap import run_asap
+        from asapgraph.engine.asap_pagerank import run_asap
 
         x, its, conv, res, extra = run_asap(comm, lg, p, dvec, alpha, tol, emu, st,
                                             fanout=fanout, window=window, approx=approx,

@@ -97,7 +97,7 @@ from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
 from asapgraph.engine.vclock import VirtualWaves, run_solve
 
-__all__ = ["run_asap", "FORMS", "SCHEDULES", "DEFAULT_SCHEDULE"]
+__all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE"]
 
 #: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
 #: Gauss-Seidel residual push, normalised at the end)
@@ -120,7 +120,7 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 
 class _Solver:
     """The ASAP solver of one rank: its configuration (expander, window, knobs), kept
-    across the solves of a run (:func:`run_asap` may solve twice); see :meth:`solve`."""
+    across the solves of a run (:func:`.asap_pagerank.run_asap` may solve twice); see :meth:`solve`."""
 
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
                  form="jacobi", max_iter=None, schedule=None):
@@ -581,54 +581,3 @@ def _trace(msg):
     import sys
 
     print(msg, file=sys.stderr, flush=True)
-
-
-def same_vec(comm, a, b):
-    """True on every rank when ``a == b`` on every rank (collective)."""
-    return comm.allreduce(bool(np.array_equal(a, b)), op=mpi().LAND)
-
-
-def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=0.0, seed=0,
-             debug_mass=False, form="jacobi", max_iter=None, schedule=None):
-    """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``.
-
-    ``max_iter``: most edge work per rank, in sweeps of its local edges (None: no limit);
-    a run stopped by it returns ``converged`` False with the bound it reached.
-    """
-    MPI = mpi()
-    sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass, form,
-                  max_iter, schedule)
-    dmask = lg.dangling.astype(bool)
-    same = True
-    if form == "push" and dvec is not None:
-        same = same_vec(comm, dvec, p)
-    if form == "jacobi":  # teleport and dangling mass are spread inside the solve
-        y, bound, rounds = sol.solve(p, tol, relative=True,
-                                     bdang=p if dvec is None or same_vec(comm, dvec, p) else dvec)
-        x = y / comm.allreduce(float(y.sum()), op=MPI.SUM)
-        emu.collective(comm)
-    elif same:
-        y, bound, rounds = sol.solve(p, tol, relative=True)
-        S = comm.allreduce(float(y.sum()), op=MPI.SUM)
-        emu.collective(comm)
-        x = y / S
-    else:
-        st.ref = None  # two solves: an iterate of one is not an iterate of the answer
-        beta = 1.0 - alpha
-        inner = tol * beta * beta / 4.0
-        y, b1, r1 = sol.solve(p, inner, relative=False)
-        z, b2, r2 = sol.solve(dvec, inner, relative=False)
-        yd, zd = comm.allreduce(np.array([y[dmask].sum(), z[dmask].sum()]), op=MPI.SUM)
-        s = yd / (1.0 - alpha / beta * zd)
-        x = y + alpha * s * z / beta
-        S = comm.allreduce(float(x.sum()), op=MPI.SUM)
-        emu.collective(comm, 24)
-        x /= S
-        bound, rounds = 4.0 * max(b1, b2) / (beta * beta), r1 + r2
-    extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx, "form": form,
-             "schedule": sol.schedule}
-    if debug_mass:
-        extra["mass_checks"] = sol.mass_checks
-        extra["max_mass_error"] = sol.max_mass_error
-    rounds_max = comm.allreduce(rounds, op=MPI.MAX)
-    return x, rounds_max, bool(bound <= tol), bound, extra

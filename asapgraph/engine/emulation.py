@@ -72,8 +72,8 @@ import numpy as np
 
 from asapgraph.engine.exchange import HEADER  # the message header (re-exported for bsp.py)
 
-__all__ = ["Emulation", "Emulator", "parse_straggler", "HEADER", "CLOCKS", "COMPUTE",
-           "MODEL_NS"]
+__all__ = ["Emulation", "Emulator", "parse_straggler", "parse_pauses", "HEADER", "CLOCKS",
+           "COMPUTE", "MODEL_NS"]
 
 #: the clocks of the emulation: the host's (``wall``, the default) or per-rank virtual
 CLOCKS = ("wall", "virtual")
@@ -113,6 +113,20 @@ def parse_straggler(text):
         if out[int(r)] < 1.0:
             raise ValueError(f"straggler factor must be >= 1, got {f}")
     return out
+
+
+def parse_pauses(text):
+    """``"MIN:MAX:EVERY"`` -> ``(MIN, MAX, EVERY)`` seconds of transient stragglers
+    (``0 <= MIN <= MAX``, ``EVERY > 0``, all finite); ValueError otherwise."""
+    try:
+        lo, hi, every = (float(x) for x in str(text).split(":"))
+        ok = 0.0 <= lo <= hi < math.inf and 0.0 < every < math.inf
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"expected MIN:MAX:EVERY seconds with 0 <= MIN <= MAX and "
+                         f"EVERY > 0, got {text!r}")
+    return lo, hi, every
 
 
 @dataclass
@@ -160,10 +174,8 @@ class Emulation:
     pause_every: float = 0.0
     pause_max: float = 0.0
     compute: str = "cpu"
-    ns_per_edge: dict = field(default_factory=lambda: {k: MODEL_NS[k][0]
-                                                        for k in ("pull", "push")})
-    ns_per_vertex: dict = field(default_factory=lambda: {k: MODEL_NS[k][1]
-                                                          for k in ("pull", "push")})
+    ns_per_edge: dict = field(default_factory=dict)    # filled from MODEL_NS
+    ns_per_vertex: dict = field(default_factory=dict)  # (__post_init__)
     ns_per_round: float = MODEL_NS["round"]
     ns_per_message: float = MODEL_NS["message"]
     ns_per_pass: float = MODEL_NS["pass"]

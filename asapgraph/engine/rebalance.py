@@ -350,7 +350,8 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
                         schedule=None):
     """ASAP PageRank (``jacobi`` form) with coordinated migrations; returns ``(x, rounds,
     converged, bound, extra, lg, part)``."""
-    from asapgraph.engine.asap import _Solver, same_vec
+    from asapgraph.engine.asap import _Solver
+    from asapgraph.engine.asap_pagerank import dangling_rhs, normalised, solver_figures
 
     MPI = mpi()
     rounds, state, checks, worst = 0, None, 0, 0.0
@@ -361,8 +362,8 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
         sol = _Solver(comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
                       "jacobi", max_iter, schedule)
         sol.balancer = bal
-        bd = p if dvec is None or same_vec(comm, dvec, p) else dvec
-        y, bound, r = sol.solve(p, tol, relative=True, bdang=bd, resume=state)
+        y, bound, r = sol.solve(p, tol, relative=True, bdang=dangling_rhs(comm, p, dvec),
+                                resume=state)
         rounds += comm.allreduce(r, op=MPI.MAX)
         checks, worst = checks + sol.mass_checks, max(worst, sol.max_mass_error)
         if bal.pending is None:
@@ -371,10 +372,6 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
         lg, part, (xs, rs, p, dvec, st.ref) = bal.migrate(
             lg, part, [xs, rs, p, dvec, st.ref], st.extra.get("waves", 0), st, emu)
         state = (xs, rs)
-    x = y / comm.allreduce(float(y.sum()), op=MPI.SUM)
-    extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx,
-             "form": "jacobi", "schedule": sol.schedule}
-    if debug_mass:
-        extra["mass_checks"] = checks
-        extra["max_mass_error"] = worst
+    x = normalised(comm, emu, y)
+    extra = solver_figures(sol, debug_mass, checks, worst)
     return x, rounds, bool(bound <= tol), bound, extra, lg, part

@@ -318,7 +318,7 @@ _NEUTRAL = frozenset(("name", "__init__"))
 
 
 def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=None):
-    """PageRank-as-a-program on :func:`.bsp.run_bsp` / :func:`.asap.run_asap` (collective).
+    """PageRank-as-a-program on :func:`.bsp.run_bsp` / :func:`.asap_pagerank.run_asap` (collective).
 
     ``program.setup`` has run (its ``p``, ``q`` are the rank's normalised teleport and
     dangling vectors).  ``tol`` means what it means for the built-in distributed PageRank:
@@ -350,7 +350,7 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
                                          max_iter, emu, st)
         bound = _options.pagerank_error_bound(program.alpha, change)
     else:
-        from asapgraph.engine.asap import run_asap
+        from asapgraph.engine.asap_pagerank import run_asap
 
         x, iters, conv, bound, extra = run_asap(
             comm, lg, p, q, program.alpha, tol, emu, st, fanout=opts.get("fanout", 2),

@@ -281,14 +281,16 @@ def _peer_maps(comm, part, lg, slot_vertex, slot_peer):
                   for q in lg.in_peers]
 
 
-def local_from_rows(comm, part, n, indptr, d, weighted, progress=None, t0=None):
+def local_from_rows(comm, part, n, indptr, d, weighted, progress=None, t0=None, coef=None):
     """The :class:`LocalGraph` of rows already in CSR order; collective.
 
     ``indptr`` (int64, ``nloc + 1``) and ``d`` (global dense target ids, row after row)
     are this rank's out-rows of the vertices ``part.owned(me)``; ``d`` is rewritten in
     place into the local targets when its dtype allows (no second edge-sized array).
     Every edge weighs 1 (generator specs): the weighted coefficient of an edge is
-    ``1 / outdeg`` of its source, as :func:`build_local` computes it from unit weights.
+    ``1 / outdeg`` of its source, as :func:`build_local` computes it from unit weights;
+    ``coef`` (per edge, row order), when given, is kept instead (rows that moved with
+    their coefficients, :mod:`.migrate`; the caller then sets ``vcoef``/``dangling``).
     The slots, peer maps and per-vertex arrays are those :func:`build_local` makes for the
     same edges; rows keep the order of ``d``.
     """
@@ -309,7 +311,7 @@ def local_from_rows(comm, part, n, indptr, d, weighted, progress=None, t0=None):
     deg = np.diff(indptr)
     lg.dangling = (deg == 0).astype(np.uint8)
     lg.vcoef = 1.0 / np.maximum(deg, 1)
-    lg.coef = np.repeat(lg.vcoef, deg) if weighted else None
+    lg.coef = coef if coef is not None else np.repeat(lg.vcoef, deg) if weighted else None
     del deg
     _peer_maps(comm, part, lg, slot_vertex, slot_peer)
     return lg

@@ -11,9 +11,9 @@ vertex: its out-row (global dense targets, the per-edge coefficients of a weight
 graph), its per-vertex constants (``vcoef``, ``dangling``, original id) and any number
 of the caller's per-vertex float64 vectors (values, pending deltas, teleport vector,
 benchmark reference); the new :class:`LocalGraph` (slots, per-peer ranges, the peers'
-in-maps -- the boundary maps) is then rebuilt from the rows by the loader's own builders
-(:func:`.local_graph._range_slots`, :func:`.local_graph._peer_maps`), so it is the
-layout the loader would have made for those bounds.  Collective.
+in-maps -- the boundary maps) is then rebuilt from the rows by the loader's own builder
+(:func:`.local_graph.local_from_rows`), so it is the layout the loader would have made for
+those bounds.  Collective.
 
 Cost: O(rows moved + local edges) numpy work and the exchange of the moved rows (the
 rows that stay are copied locally); rebuilding the slots touches every local edge.
@@ -27,8 +27,7 @@ import time
 import numpy as np
 
 from asapgraph.comm.mpi import alltoallv
-from asapgraph.partition.local_graph import (_new_local, _peer_maps, _range_slots,
-                                             _sorted_slots)
+from asapgraph.partition.local_graph import local_from_rows
 from asapgraph.partition.partitioners import Partition
 
 __all__ = ["migrate", "global_targets"]
@@ -97,7 +96,7 @@ def migrate(comm, lg, part, bounds, vecs=()):
     newpart = Partition("range", K, n, nb)
     rows = np.zeros(len(deg) + 1, dtype=np.int64)
     np.cumsum(deg, out=rows[1:])
-    new = _rows_to_local(comm, newpart, n, rows, tgt, coef)
+    new = local_from_rows(comm, newpart, n, rows, tgt, coef is not None, coef=coef)
     new.vcoef = np.ascontiguousarray(fl[:, 0])
     new.dangling = np.ascontiguousarray(ints[:, 1]).astype(np.uint8)
     new.orig = np.ascontiguousarray(ints[:, 0])
@@ -110,21 +109,3 @@ def migrate(comm, lg, part, bounds, vecs=()):
             k += 1
     fig["seconds"] = time.perf_counter() - t0
     return new, newpart, out, fig
-
-
-def _rows_to_local(comm, part, n, indptr, d, coef):
-    """The :class:`LocalGraph` of received rows (global targets ``d``, int64) under
-    ``part``: :func:`.local_graph.local_from_rows` with the moved coefficients kept."""
-    me = comm.Get_rank()
-    lg = _new_local(comm, part, n, len(d))
-    mloc, nloc = lg.mloc, lg.nloc
-    if 0 < n <= 2 * mloc:
-        tgt, slot_vertex, slot_peer = _range_slots(part, me, d, n, nloc, out=d)
-    else:
-        tgt, slot_vertex, slot_peer = _sorted_slots(part, me, d, nloc, lg.owned)
-    lg.nslots = len(slot_vertex)
-    lg.tgt = tgt
-    lg.indptr = indptr
-    lg.coef = coef
-    _peer_maps(comm, part, lg, slot_vertex, slot_peer)
-    return lg
