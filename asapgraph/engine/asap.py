@@ -186,9 +186,9 @@ class _Solver:
         # quantised payloads with error feedback while there is local work: 16-bit integers
         # of a per-message step (default), float32, or off (env knob for A/B experiments)
         self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
-        if self.qmode not in ("q16", "f32", "off"):
+        if self.qmode not in ex.QUANT:
             raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
-        self.quantize = self.qmode != "off"
+        self.quant = ex.QUANT[self.qmode]
 
     def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None, resume=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
@@ -252,13 +252,7 @@ class _Solve:
         self.target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
         self.share = nloc / max(lg.n, 1)
         self.tfac = 1.0
-        # scratch of the encoder (any form of a message, see .exchange)
         sizes = [self.seg_hi[j] - self.seg_lo[j] for j in range(nout)]
-        cap = max(sizes, default=0)
-        self.s64 = np.zeros(cap)
-        self.s32 = np.zeros(cap, dtype=np.float32)
-        self.s16 = np.zeros(cap, dtype=np.int16) if sol.qmode == "q16" else None
-        self.sidx = np.zeros(cap, dtype=np.int32)
         # push-sum pair for the global residual
         self.gs, self.gw = _local.abs_sum(acc, 0, nloc), 1.0
         self.r_prev = self.gs
@@ -277,8 +271,8 @@ class _Solve:
         self.r_global = (comm.allreduce(_local.abs_sum(acc, 0, nloc))
                          if prog or resume is not None else beta)
         self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
-        self.rin = 0.0  # residual mass that arrived since the last round
-        self.got = False  # a data message arrived since the last round (jacobi: exact rl)
+        self.rin = 0.0  # change of the residual sum by the messages since the last round
+        self.got = False  # a data message arrived since the last round (jacobi)
         # priority schedule: the sum of the ranks' `rl` of the last wave (the rank gate)
         self.rl_global = comm.allreduce(self.rl) if sol.rank_prio > 0 else 0.0
         self.fresh = np.zeros(nin, dtype=bool)
@@ -333,6 +327,19 @@ class _Solve:
         self.last_sweep_len = self.last_sweep_end - t1
         return pushed
 
+    def arrived(self):
+        """Take this round's messages into ``rl``: ``jacobi``, ``sum |r| + |pools|`` (a
+        bound of the residual's L1 norm) changed by what the compiled decoder measured;
+        ``push``, the (non-negative) mass that arrived; min/max, the improvements.  Where
+        ``rl`` decides passivity (within 4x of the target) it is recounted exactly, so a
+        rounding drift of the updates never makes a rank passive too early."""
+        self.rl = max(self.rl + self.rin, 0.0)
+        self.rin = 0.0
+        if self.got and self.rl <= 4.0 * self.target * self.share:
+            self.rl = (_local.abs_sum(self.d.acc, 0, self.nloc)
+                       + float(np.abs(self.d.pend).sum()))
+        self.got = False
+
     def _gated(self):
         """Priority schedule: this rank's residual per vertex is below ``rank_prio`` x the
         mean of the ranks' ``rl`` in the last wave, so it waits (flushing its buffers
@@ -361,18 +368,20 @@ class _Solve:
     # ------------------------------------------------------------------ messages
     def _deliver(self, j, buf, nbytes):
         """Apply in-peer ``j``'s message (:class:`.exchange.NotifyAck` ACKs it)."""
-        f = ex.header(buf)
+        f = ex.header(buf).tolist()
         mm = self.mm
-        got = (ex.decode(self.d.acc, self.in_maps[j], buf, nbytes) if mm is None
-               else mm.decode(self.in_maps[j], buf, nbytes))
-        if self.jac and mm is None:  # signed values cancel in `got`: rl is recounted
-            self.got = True
-            self.d.pend[0] += f[ex.POOL_B]
-            self.d.pend[1] += f[ex.POOL_D]
-        elif mm is not None:  # improvements that arrived
-            self.rin += abs(got)
-        else:
-            self.rin += got
+        if mm is not None:  # improvements that arrived
+            self.rin += abs(mm.decode(self.in_maps[j], buf, nbytes))
+        else:  # the change of sum |r| (signed values cancel: not their sum)
+            got, dabs = ex.decode(self.d.acc, self.in_maps[j], buf, nbytes)
+            if self.jac:  # ... and of the pools' |.|
+                pend = self.d.pend
+                p0, p1 = float(pend[0]), float(pend[1])
+                b, dd = f[ex.POOL_B], f[ex.POOL_D]
+                pend[0], pend[1] = p0 + b, p1 + dd
+                dabs += abs(p0 + b) - abs(p0) + abs(p1 + dd) - abs(p1)
+                self.got = True
+            self.rin += dabs if self.jac else got
         self.gs += f[ex.GOSSIP_S]
         self.gw += f[ex.GOSSIP_W]
         self.fresh[j] = True
@@ -402,18 +411,21 @@ class _Solve:
                 if not mm.changed(lo, hi):
                     dirty[j] = False
                     continue
-            elif dirty[j] or sol.approx > 0:
+            elif sol.approx > 0 and not force:
                 mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
-                if mass <= 0.0:
-                    dirty[j] = rem[j] = False
-                    continue
-                if sol.approx > 0 and not force and mass < sol.approx * r_est / nout:
+                if mass < sol.approx * r_est / nout:
                     continue
             buf = na.open(j)
-            quant = sol.quantize and not force and mm is None
-            nbytes, form = (ex.encode(acc[lo:hi], buf, self.s64, self.s32, self.sidx, quant,
-                                      self.s16) if mm is None else mm.encode(lo, hi, buf))
-            dirty[j], rem[j] = False, quant
+            if mm is None:  # one compiled call: the segment's mass, the form, the payload
+                quant = 0 if force else sol.quant
+                nbytes, form, mass = ex.encode(acc, lo, hi, buf, quant)
+                if mass <= 0.0 and not pooled:  # nothing to send (the buffer is unused)
+                    dirty[j] = rem[j] = False
+                    continue
+                rem[j] = quant != 0
+            else:
+                nbytes, form = mm.encode(lo, hi, buf)
+            dirty[j] = False
             f = ex.header(buf)
             gs, gw = gs / 2.0, gw / 2.0  # push-sum: half of the pair travels
             f[ex.GOSSIP_S], f[ex.GOSSIP_W] = gs, gw
@@ -436,17 +448,17 @@ class _Solve:
         """Contribute to the next wave when due (at time ``tn``); True if it did."""
         wv, mm, d, prog = self.wv, self.mm, self.d, self.prog
         # periodic waves (trace, global residual) at most once per sweep: between
-        # sweeps the residual hardly changes, and a wave costs two passes over the
-        # rank's state (rmat:20, 4 ranks: ~1 ms each, sweeps ~15 ms)
+        # sweeps the residual hardly changes, and a wave costs a pass over the rank's
+        # state (rmat:20, 4 ranks: ~1 ms, sweeps ~15 ms)
         if wv.idle and (passive or tn - self.last_contrib > max(_WAVE_INTERVAL,
                                                                  self.last_sweep_len)):
+            # one compiled pass (a busy jacobi rank: its kept sums, the slots only)
+            racc, sx, signed = d.wave_sums(None if passive or mm is not None else self.rl)
             if mm is not None:  # improving deltas pending, peers with unsent slots
                 racc = float(mm.pending() + np.count_nonzero(self.dirty))
-            else:
-                racc = d.pending_mass()
             wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
-                          extra=(racc, float(d.x.sum()), d.flow[0], d.flow[1],
-                                 float(d.acc.sum()) if prog else 0.0, self.rl),
+                          extra=(racc, sx, d.flow[0], d.flow[1],
+                                 signed if prog else 0.0, self.rl),
                           more=None if self.bal is None else self.bal.more())
             d.flow[:] = 0.0
             self.last_contrib = tn
@@ -514,12 +526,7 @@ class _Solve:
             ev = na.poll()
             t1 = perf()
             st.comm_s += t1 - t0
-            if self.got:  # jacobi: sum |r| + |pools| (a bound of the residual's L1 norm)
-                self.rl = _local.abs_sum(acc, 0, nloc) + float(np.abs(d.pend).sum())
-                self.got = False
-            else:
-                self.rl += self.rin  # push form: the (non-negative) mass that arrived
-            self.rin = 0.0
+            self.arrived()
             self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
             pushed = self._work(ev, t1)
             t2 = perf()

@@ -173,6 +173,7 @@ class DeltaState:
         self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
         self.rmax_c = None
         self.warm = False
+        self.sx = 0.0  # (the warm start's sweep adds to it; set below)
         if resume is not None:  # after a migration (.rebalance): the drained state
             self.x[:] = resume[0]
             acc[:nloc] = resume[1]
@@ -189,6 +190,9 @@ class DeltaState:
             self.warm = True
         else:
             acc[:nloc] = (1.0 - self.alpha) * b
+        # sum(x), kept up to date by the sweeps (each adds the mass it pushed): what the
+        # waves of a busy rank report; a passive rank's waves recount it (wave_sums)
+        self.sx = float(self.x.sum())
 
     def sweep(self, theta, full=False):
         """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``.
@@ -209,6 +213,7 @@ class DeltaState:
             lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
             lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
             self.sol.block, rho)
+        self.sx += tot
         if self.prog:
             if s_ != 1.0:
                 acc[:nloc] -= ((s_ - 1.0) / s_) * self.rs
@@ -282,11 +287,27 @@ class DeltaState:
     def pending_mass(self):
         """``sum |r| + |buffered| + |pools|`` (``jacobi``) or ``sum r + buffered`` (``push``):
         the numerator of the error bound."""
-        acc = self.acc
+        return self.wave_sums()[0]
+
+    def wave_sums(self, rl=None):
+        """``(pending mass, sum x, sum r + buffered)`` in one compiled pass
+        (:func:`._local.wave_sums`): what a termination wave needs of this rank.
+
+        ``rl`` (``jacobi`` PageRank, a busy rank): the rank's kept ``sum |r| + |pools|``;
+        then only the slot buffers are summed and ``sum x`` is the kept one (a busy rank's
+        wave never ends the run, so its figures steer thresholds and traces only; the
+        waves whose bound can end the run have every rank passive, and recount)."""
+        if rl is not None and self.jac and not self.prog:
+            nloc = self.nloc
+            return (rl + _local.abs_sum(self.acc, nloc, len(self.acc))
+                    + float(np.abs(self.dbuf).sum()), self.sx, 0.0)
+        sx, sa, signed = _local.wave_sums(self.x, self.acc)
+        self.sx = sx
         if self.jac:
-            return (_local.abs_sum(acc, 0, len(acc)) + float(np.abs(self.pend).sum())
-                    + float(np.abs(self.dbuf).sum()))
-        return float(acc.sum())
+            pend, dbuf = self.pend, self.dbuf
+            sa += abs(float(pend[0])) + abs(float(pend[1])) + float(np.abs(dbuf).sum())
+            return sa, sx, signed
+        return signed, sx, signed
 
     def check_mass(self, comm):
         """Mass conservation at a consistent cut (debug; collective; counted on the solver).

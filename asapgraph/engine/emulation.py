@@ -288,20 +288,32 @@ class Emulator:
         CPU time, or under the compute model ``ns_per_round + ns_per_message x messages
         (applied and sent) + ns_per_pass x vertices`` (``vertices``: the vertices of the
         passes over the rank's state the round made: recounting its residual after
-        messages, contributing to a wave, acting on one)."""
+        messages, contributing to a wave, acting on one).  The round's CPU time and work
+        are recorded for :meth:`calibration` (kernel ``"round"``)."""
+        r = self.calib.setdefault("round", [0, 0.0, 0, 0])
+        r[0] += 1
+        r[1] += max(cpu_seconds, 0.0)
+        r[2] += int(messages)
+        r[3] += int(vertices)
         if not self.model:
             return max(cpu_seconds, 0.0)
         c = self.cfg
         return 1e-9 * (c.ns_per_round + c.ns_per_message * messages + c.ns_per_pass * vertices)
 
     def calibration(self):
-        """Measured CPU ns per edge and per vertex of each kernel's sweeps (per kernel:
-        ``{"sweeps", "cpu_seconds", "edges", "vertices", "ns_per_edge"}``), the data a
-        compute model is calibrated from."""
+        """Measured CPU time and work of each kernel's sweeps (per kernel: ``{"sweeps",
+        "cpu_seconds", "edges", "vertices", "ns_per_edge"}``) and of the ASAP rounds' other
+        work on the virtual clock (``"round"``: ``{"rounds", "cpu_seconds", "messages",
+        "vertices", "us_per_round"}``), the data a compute model is calibrated from
+        (``benchmarks/fit_compute_model.py``)."""
         out = {}
         for k, (n, c, e, v) in self.calib.items():
-            out[k] = {"sweeps": n, "cpu_seconds": c, "edges": e, "vertices": v,
-                      "ns_per_edge": c / e * 1e9 if e else None}
+            if k == "round":
+                out[k] = {"rounds": n, "cpu_seconds": c, "messages": e, "vertices": v,
+                          "us_per_round": c / n * 1e6 if n else None}
+            else:
+                out[k] = {"sweeps": n, "cpu_seconds": c, "edges": e, "vertices": v,
+                          "ns_per_edge": c / e * 1e9 if e else None}
         return out
 
     def advance(self, seconds):

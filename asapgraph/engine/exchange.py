@@ -26,7 +26,7 @@ form  payload                                                     made by
 The smaller of dense and sparse is chosen per message.  *Quantisation with error
 feedback* (forms 2-5, sums only): while the sender still has local work, values travel
 by default as 16-bit integers of a per-message step ``max|v| / 32767``
-(:func:`._local.pack_q16`; env ``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for
+(:func:`._local.encode_segment`; env ``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for
 float64), rounded toward zero, the remainder staying in the slot where it keeps
 combining, so no mass is created or lost and non-negative residuals stay non-negative;
 slots below one step simply wait.  Once the rank is out of work (the final flushes
@@ -63,16 +63,16 @@ from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi
 from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
-           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "header", "message_buffer", "encode",
+           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "QUANT", "header", "message_buffer", "encode",
            "decode", "encode_exact", "decode_exact", "NotifyAck", "Channel"]
 
 #: float64 header fields of every engine message
 HEADER = 7
 DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN = range(HEADER)
+assert FORM == 1  # where the compiled decoder reads the form (._local.decode_message)
 #: payload forms of min/max offers (after the six of :func:`encode`)
 DENSE_EXACT, SPARSE_EXACT = 6, 7
 
-_NOIDX = np.zeros(0, dtype=np.int32)
 
 
 def header(buf):
@@ -86,71 +86,28 @@ def message_buffer(slots, itemsize=8):
     return np.zeros(8 * (HEADER + 1) + max(8, int(itemsize)) * slots, dtype=np.uint8)
 
 
-def encode(seg, buf, s64, s32, sidx, quant, s16=None):
-    """Move a peer's slot buffer ``seg`` into message ``buf``; returns ``(bytes, form)``.
+#: what :func:`encode` does with the values: float64 exactly, float32 or 16-bit integers
+#: of a per-message step (both with error feedback)
+QUANT = {"off": 0, "f32": 1, "q16": 2}
 
-    Forms 0-5 (module docstring); the smaller of dense/sparse is chosen.  ``quant``:
-    16-bit integers when ``s16`` is given, else float32, with error feedback (the
-    remainder stays in ``seg``); otherwise ``seg`` is left zeroed.  ``s64``, ``s32``,
-    ``s16``, ``sidx``: scratch arrays of at least ``len(seg)``.  The header is the
-    caller's.
+
+def encode(acc, lo, hi, buf, quant=0):
+    """Move a peer's slot buffer ``acc[lo:hi]`` into message ``buf``; returns ``(bytes,
+    form, mass)``, ``mass`` the buffer's ``sum |v|`` before the move.
+
+    Forms 0-5 (module docstring), the smaller of dense and sparse; ``quant`` (a value of
+    :data:`QUANT`): quantised with error feedback (the remainder stays in the slots),
+    else the slots are left zero.  One compiled pass over the segment and one into the
+    buffer (:func:`._local.encode_segment`); the header is the caller's.
     """
-    m = seg.shape[0]
-    h = 8 * HEADER
-    if quant and s16 is not None:  # 16-bit integers of a per-message step
-        if 3 * _local.count_q16(seg) < m:
-            k, step = _local.pack_q16(seg, s16, sidx, True)
-            buf[h:h + 8].view(np.float64)[0] = step
-            buf[h + 8:h + 8 + 4 * k].view(np.int32)[:] = sidx[:k]
-            buf[h + 8 + 4 * k:h + 8 + 6 * k].view(np.int16)[:] = s16[:k]
-            return h + 8 + 6 * k, 5
-        k, step = _local.pack_q16(seg, s16, sidx, False)
-        buf[h:h + 8].view(np.float64)[0] = step
-        buf[h + 8:h + 8 + 2 * m].view(np.int16)[:] = s16[:m]
-        return h + 8 + 2 * m, 4
-    nnz = int(np.count_nonzero(seg))
-    if quant:
-        if 2 * nnz < m:
-            k = _local.pack_f32(seg, s32, sidx, True)
-            buf[h:h + 4 * k].view(np.float32)[:] = s32[:k]
-            buf[h + 4 * k:h + 8 * k].view(np.int32)[:] = sidx[:k]
-            return h + 8 * k, 3
-        _local.pack_f32(seg, s32, sidx, False)
-        buf[h:h + 4 * m].view(np.float32)[:] = s32[:m]
-        return h + 4 * m, 2
-    if 12 * nnz < 8 * m:
-        k = _local.pack_sparse(seg, s64, sidx, 0.0)[0]
-        buf[h:h + 8 * k].view(np.float64)[:] = s64[:k]
-        buf[h + 8 * k:h + 12 * k].view(np.int32)[:] = sidx[:k]
-        return h + 12 * k, 1
-    buf[h:h + 8 * m].view(np.float64)[:] = seg
-    seg.fill(0.0)
-    return h + 8 * m, 0
+    return _local.encode_segment(acc, lo, hi, buf, 8 * HEADER, quant)
 
 
 def decode(acc, mp, buf, nbytes):
     """Scatter-add a message made by :func:`encode` through ``mp`` (slot -> index of
-    ``acc``); returns its mass."""
-    form, h = int(header(buf)[FORM]), 8 * HEADER
-    if form == 0:
-        return _local.scatter_add(acc, mp, buf[h:nbytes].view(np.float64))
-    if form == 1:
-        k = (nbytes - h) // 12
-        return _local.scatter_add_sparse(acc, mp, buf[h + 8 * k:nbytes].view(np.int32),
-                                         buf[h:h + 8 * k].view(np.float64))
-    if form == 2:
-        return _local.scatter_add_f32(acc, mp, _NOIDX, buf[h:nbytes].view(np.float32), False)
-    if form in (4, 5):
-        step = float(buf[h:h + 8].view(np.float64)[0])
-        if form == 4:
-            return _local.scatter_add_q16(acc, mp, _NOIDX, buf[h + 8:nbytes].view(np.int16),
-                                          step, False)
-        k = (nbytes - h - 8) // 6
-        return _local.scatter_add_q16(acc, mp, buf[h + 8:h + 8 + 4 * k].view(np.int32),
-                                      buf[h + 8 + 4 * k:nbytes].view(np.int16), step, True)
-    k = (nbytes - h) // 8
-    return _local.scatter_add_f32(acc, mp, buf[h + 4 * k:nbytes].view(np.int32),
-                                  buf[h:h + 4 * k].view(np.float32), True)
+    ``acc``); returns ``(mass, dabs)``: its signed mass and the change of ``sum |acc|``
+    it made (:func:`._local.decode_message`)."""
+    return _local.decode_message(acc, mp, buf, nbytes, 8 * HEADER)
 
 
 def encode_exact(seg, ch, buf, dense_ok=True):
@@ -412,9 +369,6 @@ class Channel:
             sizes, rsizes = slot_sizes, map_sizes
         self.sbufs = [message_buffer(s, itemsize) for s in sizes]
         self.rbufs = [message_buffer(s, itemsize) for s in rsizes]
-        cap = max(sizes, default=0)
-        self.s64, self.s32 = np.zeros(cap), np.zeros(cap, dtype=np.float32)
-        self.sidx = np.zeros(cap, dtype=np.int32)
         self.statuses = [self.MPI.Status() for _ in self.rbufs]
         self.c0 = time.thread_time()
 

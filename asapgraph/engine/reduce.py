@@ -34,22 +34,27 @@ class Schedule:
         self.L = -(-(K - 1) // self.k) if K > 1 else 1
         # permutations of a cycle of epochs, drawn once (offsets() runs every round)
         self.period = max(1, min(64, 4096 // self.L))
-        self._windows = None
+        # drawn here, not in the first round: there the draw (and numpy's first use of a
+        # generator, ~12 ms) was charged to the round on the virtual clock, times the
+        # rank's straggler factor
+        self._windows = self._draw() if K > 1 else None
+
+    def _draw(self):
+        rng = np.random.default_rng([self.seed, 0xE1])
+        ar = np.arange(1, self.K, dtype=np.int64)
+        windows = []
+        for _ in range(self.period):
+            perm = rng.permutation(ar)
+            # k <= K - 1 consecutive positions mod K - 1 are distinct: sorting is
+            # np.unique without its overhead (128 calls cost a cold run ~30 ms)
+            windows.append([np.sort(perm[(i * self.k + np.arange(self.k)) % (self.K - 1)])
+                            for i in range(self.L)])
+        return windows
 
     def offsets(self, t):
         """Offsets ``o`` of round ``t``: this round a rank sends to ``(rank + o) mod K``."""
         if self.K <= 1:
             return np.zeros(0, dtype=np.int64)
-        if self._windows is None:
-            rng = np.random.default_rng([self.seed, 0xE1])
-            ar = np.arange(1, self.K, dtype=np.int64)
-            self._windows = []
-            for _ in range(self.period):
-                perm = rng.permutation(ar)
-                # k <= K - 1 consecutive positions mod K - 1 are distinct: sorting is
-                # np.unique without its overhead (128 calls cost a cold run ~30 ms)
-                self._windows.append([np.sort(perm[(i * self.k + np.arange(self.k))
-                                                   % (self.K - 1)]) for i in range(self.L)])
         e, i = divmod(int(t), self.L)
         return self._windows[e % self.period][i]
 

@@ -227,8 +227,7 @@ def _bsp(comm, lg, delta0, tol, max_iter, emu, st, progress):
     ch = ex.Channel(comm, lg, emu, st)
 
     def exchange(acc):
-        ch.exchange(lambda j, b: ex.encode(acc[nloc + offs[j]: nloc + offs[j + 1]], b,
-                                           ch.s64, ch.s32, ch.sidx, False),
+        ch.exchange(lambda j, b: ex.encode(acc, nloc + offs[j], nloc + offs[j + 1], b)[:2],
                     lambda j, b, nb: ex.decode(acc, lg.in_maps[j], b, nb))
 
     def reduce2(signed, mass):

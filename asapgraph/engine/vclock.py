@@ -247,12 +247,7 @@ def run_solve(s, wave_interval):
                 done = s._on_wave(res)
                 if done:
                     break
-            if s.got:  # jacobi: sum |r| + |pools| (as in the host-clock loop)
-                s.rl = _local.abs_sum(acc, 0, nloc) + float(np.abs(d.pend).sum())
-                s.got = False
-            else:
-                s.rl += s.rin
-            s.rin = 0.0
+            s.arrived()
             s.over = st.edges_visited - s.e_start >= sol.max_work
             v0 = emu.vt
             pushed = s._work(ev, time.perf_counter())

@@ -76,9 +76,9 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
     m = 5000
     orig = np.where(rng.random(m) < density, rng.random(m) * 10.0 ** rng.uniform(-12, 0, m), 0.0)
     seg = orig.copy()
-    buf = np.zeros(8 * (HEADER + m), dtype=np.uint8)
-    s64, s32, sidx = np.zeros(m), np.zeros(m, np.float32), np.zeros(m, np.int32)
-    nbytes, form = exchange.encode(seg, buf, s64, s32, sidx, quant)
+    buf = exchange.message_buffer(m)
+    nbytes, form, mass = exchange.encode(seg, 0, m, buf, exchange.QUANT["f32" if quant else "off"])
+    assert mass == pytest.approx(np.abs(orig).sum(), rel=1e-12)
     buf[:8 * HEADER].view(np.float64)[1] = form
     nnz = int(np.count_nonzero(orig))
     per = (4 if quant else 8)
@@ -118,15 +118,19 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     orig = np.where(rng.random(m) < density, sign * mag, 0.0)
     seg = orig.copy()
     buf = np.zeros(8 * (HEADER + 1 + m), dtype=np.uint8)
-    s64, s32, sidx = np.zeros(m), np.zeros(m, np.float32), np.zeros(m, np.int32)
-    s16 = np.zeros(m, np.int16)
-    nbytes, form = exchange.encode(seg, buf, s64, s32, sidx, True, s16)
+    nbytes, form, _ = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16"])
     assert form in (4, 5)
     buf[:8 * HEADER].view(np.float64)[1] = form
     mp = rng.permutation(m).astype(np.int64)
     acc = np.zeros(m)
-    mass = exchange.decode(acc, mp, buf, nbytes)
+    mass, dabs = exchange.decode(acc, mp, buf, nbytes)
     got = acc[mp]
+    assert dabs == pytest.approx(np.abs(got).sum(), rel=1e-12, abs=1e-300)
+    # on a receiver that held signed residuals: the change of sum |acc| it reports
+    base = np.where(rng.random(m) < 0.5, rng.standard_normal(m) * 1e-3, 0.0)
+    acc2 = base.copy()
+    _, dabs2 = exchange.decode(acc2, mp, buf, nbytes)
+    assert dabs2 == pytest.approx(np.abs(acc2).sum() - np.abs(base).sum(), rel=1e-9, abs=1e-15)
     np.testing.assert_array_equal(got + seg, orig)  # exact, bit for bit
     assert mass == pytest.approx(got.sum(), rel=1e-12, abs=1e-300)
     assert (seg * orig >= 0).all() and (got * orig >= 0).all()  # signs kept, never overshoot
@@ -135,13 +139,14 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     sent = int(np.count_nonzero(got))
     h = 8 * HEADER + 8
     assert nbytes == (h + 6 * sent if form == 5 else h + 2 * m)
-    from asapgraph.kernels import _local
-    assert (form == 5) == (3 * _local.count_q16(orig) < m)  # the smaller form
-    assert sent <= _local.count_q16(orig)
+    big = np.abs(orig).max() if density else 0.0
+    steps = int(np.count_nonzero(np.abs(orig) >= big / 32767)) if density else 0
+    assert (form == 5) == (3 * steps < m)  # the smaller form
+    assert sent <= steps
     # an empty buffer (peer that only receives pool mass)
     e = np.zeros(0)
-    nb, fe = exchange.encode(e, np.zeros(8 * (HEADER + 1), np.uint8), s64, s32, sidx, True, s16)
-    assert nb == 8 * HEADER + 8
+    nb, fe, me = exchange.encode(e, 0, 0, np.zeros(8 * (HEADER + 1), np.uint8), exchange.QUANT["q16"])
+    assert nb == 8 * HEADER + 8 and me == 0.0
 
 
 @pytest.mark.parametrize("block", [1, 5, 16, 1000])

@@ -1,0 +1,96 @@
+"""Fit the compute model's constants (``asapgraph.engine.emulation.MODEL_NS``) on this host.
+
+Usage::
+
+    python benchmarks/fit_compute_model.py [--graphs cnr-2000,rmat:18] [--np 4] [--repeat 3]
+
+Runs ``asapgraph pagerank GRAPH --np K --mode M --clock virtual --latency 1e-3 --json``
+(CPU-time compute, both modes) ``--repeat`` times per graph and fits, by least squares
+over the ranks of every run, what each rank's ``per_rank[].compute_calibration``
+recorded:
+
+* per sweep kernel (``pull``: BSP, ``push``: ASAP): ``CPU = ns_per_edge x edges +
+  ns_per_vertex x vertices``;
+* per ASAP round's other work (``round``): ``CPU = ns_per_round x rounds +
+  ns_per_message x messages + ns_per_pass x vertices of its passes``.
+
+Prints the constants as a ``MODEL_NS`` literal and the fit's relative residual per kind.
+Run it on a quiet host (the fit inherits the host's load), then paste the literal into
+``asapgraph/engine/emulation.py`` (or pass the figures to ``asapgraph bench
+--compute model``) and record the run in benchmarks/REPORT.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
+
+
+def source_of(name):
+    if name.startswith(("rmat:", "er:")):
+        return name
+    return str(SHARED / (name if "." in name else name + ".txt.gz"))
+
+
+def run(graph, k, mode, exe):
+    cmd = [exe, "pagerank", source_of(graph), "--np", str(k), "--mode", mode, "--clock",
+           "virtual", "--latency", "1e-3", "--tol", "1e-6", "--json", "-q"]
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+    return [p.get("compute_calibration", {}) for p in json.loads(r.stdout)["per_rank"]]
+
+
+def fit(rows, cols):
+    """Least squares ``cpu = sum c_i x col_i`` with non-negative constants (clipped)."""
+    A = np.array([[row[c] for c in cols] for row in rows], dtype=np.float64)
+    y = np.array([row["cpu_seconds"] for row in rows])
+    coef = np.clip(np.linalg.lstsq(A, y, rcond=None)[0], 0.0, None)
+    resid = float(np.abs(A @ coef - y).sum() / max(y.sum(), 1e-300))
+    return coef * 1e9, resid
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphs", default="cnr-2000,rmat:18")
+    ap.add_argument("--np", type=int, default=4, dest="k")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--exe", default=str(Path(sys.executable).with_name("asapgraph")))
+    a = ap.parse_args(argv)
+    rows = {"pull": [], "push": [], "round": []}
+    for rep in range(a.repeat):
+        for g in a.graphs.split(","):
+            for mode in ("bsp", "asap"):
+                for cal in run(g, a.k, mode, a.exe):
+                    for kind, row in cal.items():
+                        if kind in rows and row.get("cpu_seconds"):
+                            rows[kind].append(row)
+            print(f"round {rep + 1}/{a.repeat} done", file=sys.stderr)
+    out, notes = {}, []
+    for kind in ("pull", "push"):
+        if len(rows[kind]) >= 2:
+            (e, v), res = fit(rows[kind], ("edges", "vertices"))
+            out[kind] = (round(e, 2), round(v, 2))
+            notes.append(f"{kind}: {len(rows[kind])} ranks, residual {res:.1%}")
+    if len(rows["round"]) >= 3:
+        (r, m, v), res = fit(rows["round"], ("rounds", "messages", "vertices"))
+        out.update(round=round(r, -1), message=round(m, -1), pass_=round(v, 2))
+        notes.append(f"round: {len(rows['round'])} ranks, residual {res:.1%}")
+    lit = ", ".join(f'"{k.rstrip("_")}": {v}' for k, v in out.items())
+    print("MODEL_NS = {" + lit + "}")
+    for n in notes:
+        print("#", n)
+
+
+if __name__ == "__main__":
+    main()
