@@ -12,7 +12,8 @@ recorded:
 * per sweep kernel (``pull``: BSP, ``push``: ASAP): ``CPU = ns_per_edge x edges +
   ns_per_vertex x vertices``;
 * per ASAP round's other work (``round``): ``CPU = ns_per_round x rounds +
-  ns_per_message x messages + ns_per_pass x vertices of its passes``.
+  ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x vertices of its
+  passes``.
 
 Prints the constants as a ``MODEL_NS`` literal and the fit's relative residual per kind.
 Run it on a quiet host (the fit inherits the host's load), then paste the literal into
@@ -52,10 +53,15 @@ def run(graph, k, mode, exe):
 
 
 def fit(rows, cols):
-    """Least squares ``cpu = sum c_i x col_i`` with non-negative constants (clipped)."""
+    """Non-negative least squares ``cpu = sum c_i x col_i`` (columns scaled to unit norm
+    first); returns the constants in ns and the relative L1 residual."""
+    from scipy.optimize import nnls
+
     A = np.array([[row[c] for c in cols] for row in rows], dtype=np.float64)
     y = np.array([row["cpu_seconds"] for row in rows])
-    coef = np.clip(np.linalg.lstsq(A, y, rcond=None)[0], 0.0, None)
+    scale = np.linalg.norm(A, axis=0)
+    scale[scale == 0] = 1.0
+    coef = nnls(A / scale, y)[0] / scale
     resid = float(np.abs(A @ coef - y).sum() / max(y.sum(), 1e-300))
     return coef * 1e9, resid
 
@@ -80,11 +86,16 @@ def main(argv=None):
     for kind in ("pull", "push"):
         if len(rows[kind]) >= 2:
             (e, v), res = fit(rows[kind], ("edges", "vertices"))
-            out[kind] = (round(e, 2), round(v, 2))
+            out[kind] = (round(float(e), 2), round(float(v), 2))
             notes.append(f"{kind}: {len(rows[kind])} ranks, residual {res:.1%}")
     if len(rows["round"]) >= 3:
-        (r, m, v), res = fit(rows["round"], ("rounds", "messages", "vertices"))
-        out.update(round=round(r, -1), message=round(m, -1), pass_=round(v, 2))
+        (r, m, b, v), res = fit(rows["round"], ("rounds", "messages", "bytes", "vertices"))
+        if r < 1000.0:  # collinear with the messages; a round must cost something
+            notes.append(f"round: fitted {r:.0f} ns, floored at 10000 (a round that costs "
+                         "no virtual time lets a rank run rounds at one instant)")
+            r = 10000.0
+        out.update(round=round(float(r), -1), message=round(float(m), -1),
+                   byte=round(float(b), 3), pass_=round(float(v), 2))
         notes.append(f"round: {len(rows['round'])} ranks, residual {res:.1%}")
     lit = ", ".join(f'"{k.rstrip("_")}": {v}' for k, v in out.items())
     print("MODEL_NS = {" + lit + "}")

@@ -54,6 +54,10 @@ def test_emulation_validation():
         Emulation(pause_every=0.1, pause_seconds=0.05, pause_max=0.01)
     with pytest.raises(ValueError, match="ns_per_edge"):
         Emulation(compute="model", ns_per_edge={"pull": -1.0})
+    with pytest.raises(ValueError, match="ns_per_round > 0"):  # rounds at one instant
+        Emulation(compute="model", ns_per_round=0.0)
+    with pytest.raises(ValueError, match="ns_per_round > 0"):
+        Emulation(compute="model", ns_per_byte=-1.0)
     d = Emulation(latency=1e-3, compute="model", pause_every=0.2).as_dict()
     assert d["compute"] == "model" and d["pause_every"] == 0.2
     assert d["ns_per_edge"] == {"pull": MODEL_NS["pull"][0], "push": MODEL_NS["push"][0]}
@@ -72,9 +76,14 @@ def test_compute_model_charges_work_not_cpu():
     e.after_compute(0.5, edges=10, vertices=10, kernel="push")
     assert e.vt == pytest.approx(3 * (2100 + 80) * 1e-9)
     assert e.round_cost(9.0, messages=3, vertices=200) == pytest.approx(1400e-9)
+    assert e.round_cost(9.0, messages=1, nbytes=1000) == pytest.approx(1100e-9 + 1000e-9
+                                                                       * MODEL_NS["byte"])
     cal = e.calibration()  # the CPU time measured, per kernel
     assert cal["pull"]["cpu_seconds"] == 123.0 and cal["pull"]["edges"] == 1000
     assert cal["push"]["sweeps"] == 1 and cal["push"]["vertices"] == 10
+    # the rounds' measured CPU time and work (what benchmarks/fit_compute_model.py fits)
+    assert cal["round"] == {"rounds": 2, "cpu_seconds": 18.0, "messages": 4, "bytes": 1000,
+                            "vertices": 200, "us_per_round": 9e6}
     cpu = Emulator({"latency": 1e-3, "clock": "virtual"}, 0, 4)
     cpu.after_compute(0.25, edges=1000, vertices=100, kernel="pull")
     assert cpu.vt == pytest.approx(0.25) and cpu.round_cost(0.1, 5, 5) == 0.1

@@ -71,6 +71,17 @@ stops sweeping and reports itself capped; after that wave every rank only flushe
 drain), and the run ends at the next two quiet waves with the bound reached, reported as
 not converged (so a limit never leaves a message in flight).
 
+*A round's cost* (issue 14 item 3).  Besides its sweep a round costs one compiled call
+per message each way (:func:`._local.encode_segment`: the segment's mass, the form and
+the payload straight into the send buffer; :func:`._local.decode_message`: the
+scatter-add, returning the change of ``sum |acc|``), so the rank's residual sum ``rl``
+is updated by its messages, not recounted (:meth:`_Solve.arrived`); a busy rank's wave
+contribution reuses its kept sums (a passive one recounts in one fused pass,
+:func:`._local.wave_sums`).  What remains is Python per message (header fields, the
+ACK, the ``Isend``: ~10-20 us) and per round (~10 us); measured in ``--json``
+(``per_rank[].compute_calibration.round`` on the virtual clock) and in
+benchmarks/REPORT.md.
+
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below
 ``approx x (estimated global residual) / out-peers`` waits while the rank still has
 local work; it is flushed once the rank runs out of work, before termination.
@@ -273,6 +284,7 @@ class _Solve:
         self.rl = _local.abs_sum(acc, 0, nloc) if mm is None else float(mm.pending())
         self.rin = 0.0  # change of the residual sum by the messages since the last round
         self.got = False  # a data message arrived since the last round (jacobi)
+        self.passes = 0  # full passes over the rank's state outside sweeps (compute model)
         # priority schedule: the sum of the ranks' `rl` of the last wave (the rank gate)
         self.rl_global = comm.allreduce(self.rl) if sol.rank_prio > 0 else 0.0
         self.fresh = np.zeros(nin, dtype=bool)
@@ -338,6 +350,7 @@ class _Solve:
         if self.got and self.rl <= 4.0 * self.target * self.share:
             self.rl = (_local.abs_sum(self.d.acc, 0, self.nloc)
                        + float(np.abs(self.d.pend).sum()))
+            self.passes += 1
         self.got = False
 
     def _gated(self):
@@ -453,7 +466,9 @@ class _Solve:
         if wv.idle and (passive or tn - self.last_contrib > max(_WAVE_INTERVAL,
                                                                  self.last_sweep_len)):
             # one compiled pass (a busy jacobi rank: its kept sums, the slots only)
-            racc, sx, signed = d.wave_sums(None if passive or mm is not None else self.rl)
+            kept = not (passive or mm is not None or prog or not self.jac)
+            racc, sx, signed = d.wave_sums(self.rl if kept else None)
+            self.passes += not kept
             if mm is not None:  # improving deltas pending, peers with unsent slots
                 racc = float(mm.pending() + np.count_nonzero(self.dirty))
             wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
@@ -487,6 +502,7 @@ class _Solve:
             st.sample(cur)
         if sx > 0 and st.ref is not None:
             st.track_error(d.x, 1.0 / sx)
+            self.passes += 1
         done = wv.decide(res, cur)
         if self.bal is not None:  # every rank decides the same on the wave's sums
             self.bal.on_wave(wv, res, done)

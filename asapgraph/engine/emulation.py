@@ -82,12 +82,13 @@ CLOCKS = ("wall", "virtual")
 COMPUTE = ("cpu", "model")
 
 #: the compute model's default constants (ns): per sweep kernel ``(per edge, per vertex)``;
-#: an ASAP round's other work: per round, per message applied or sent, per vertex of a
-#: pass over the rank's state.  A host calibration: least squares over the ranks' measured
-#: CPU time of 10 runs of cnr-2000 on 4 ranks (benchmarks/REPORT.md, issue 15, "compute
+#: an ASAP round's other work: per round, per message applied or sent, per byte of those
+#: messages, per vertex of a pass over the rank's state.  A host calibration
+#: (benchmarks/fit_compute_model.py: least squares over the ranks' measured CPU time of
+#: cnr-2000 and rmat:18 runs on 4 ranks, both modes; benchmarks/REPORT.md, "compute
 #: model"); ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
-MODEL_NS = {"pull": (1.1, 9.5), "push": (4.4, 9.0), "round": 40000.0, "message": 40000.0,
-            "pass": 2.0}
+MODEL_NS = {"pull": (0.69, 4.8), "push": (1.8, 1.7), "round": 10000.0, "message": 60000.0,
+            "byte": 1.0, "pass": 0.5}
 
 
 def now():
@@ -154,9 +155,9 @@ class Emulation:
         How compute is charged (module docstring).
     ns_per_edge, ns_per_vertex : dict
         The compute model's sweep constants (``{"pull": ns, "push": ns}``).
-    ns_per_round, ns_per_message, ns_per_pass : float
+    ns_per_round, ns_per_message, ns_per_byte, ns_per_pass : float
         The compute model's ASAP round constants (:meth:`Emulator.round_cost`); defaults
-        of all five from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
+        of all six from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
     seed : int
     clock : {"wall", "virtual"}
         ``virtual``: per-rank virtual clocks (module docstring); needs ``latency > 0``
@@ -178,6 +179,7 @@ class Emulation:
     ns_per_vertex: dict = field(default_factory=dict)  # (__post_init__)
     ns_per_round: float = MODEL_NS["round"]
     ns_per_message: float = MODEL_NS["message"]
+    ns_per_byte: float = MODEL_NS["byte"]
     ns_per_pass: float = MODEL_NS["pass"]
 
     def __post_init__(self):
@@ -197,6 +199,12 @@ class Emulation:
             if set(d) != {"pull", "push"} or min(d.values()) < 0:
                 raise ValueError(f"{name} must map pull and push to ns >= 0, got {d}")
             setattr(self, name, {k: float(v) for k, v in d.items()})
+        if min(self.ns_per_message, self.ns_per_byte, self.ns_per_pass) < 0 or not (
+                self.ns_per_round > 0):
+            # a round that costs no virtual time lets a rank run round after round at one
+            # instant (measured: a fit with ns_per_round 0 hung the repeatability test)
+            raise ValueError("the compute model needs ns_per_round > 0 and the other round "
+                             "constants >= 0")
         if self.clock == "virtual" and not self.latency > 0:
             raise ValueError("clock 'virtual' needs latency > 0 (the lookahead of its "
                              "conservative synchronisation)")
@@ -223,7 +231,8 @@ class Emulation:
                 **({"ns_per_edge": dict(self.ns_per_edge),
                     "ns_per_vertex": dict(self.ns_per_vertex),
                     "ns_per_round": self.ns_per_round, "ns_per_message": self.ns_per_message,
-                    "ns_per_pass": self.ns_per_pass} if self.compute == "model" else {})}
+                    "ns_per_byte": self.ns_per_byte, "ns_per_pass": self.ns_per_pass}
+                   if self.compute == "model" else {})}
 
     @classmethod
     def from_any(cls, obj):
@@ -283,34 +292,37 @@ class Emulator:
         if self.cfg.pause_every > 0:
             self.next_pause = self.now() + self.rng.exponential(self.cfg.pause_every)
 
-    def round_cost(self, cpu_seconds, messages=0, vertices=0):
+    def round_cost(self, cpu_seconds, messages=0, vertices=0, nbytes=0):
         """Virtual seconds of an ASAP round's work other than its sweep (unscaled): its
         CPU time, or under the compute model ``ns_per_round + ns_per_message x messages
-        (applied and sent) + ns_per_pass x vertices`` (``vertices``: the vertices of the
-        passes over the rank's state the round made: recounting its residual after
-        messages, contributing to a wave, acting on one).  The round's CPU time and work
-        are recorded for :meth:`calibration` (kernel ``"round"``)."""
-        r = self.calib.setdefault("round", [0, 0.0, 0, 0])
+        (data and ACKs, applied and sent) + ns_per_byte x nbytes (of the data messages
+        applied and sent) + ns_per_pass x vertices`` (``vertices``: the vertices of the
+        full passes over the rank's state the round made: an exact recount of its
+        residual, a passive rank's wave contribution).  The round's CPU time and work are
+        recorded for :meth:`calibration` (kernel ``"round"``)."""
+        r = self.calib.setdefault("round", [0, 0.0, 0, 0, 0])
         r[0] += 1
         r[1] += max(cpu_seconds, 0.0)
         r[2] += int(messages)
         r[3] += int(vertices)
+        r[4] += int(nbytes)
         if not self.model:
             return max(cpu_seconds, 0.0)
         c = self.cfg
-        return 1e-9 * (c.ns_per_round + c.ns_per_message * messages + c.ns_per_pass * vertices)
+        return 1e-9 * (c.ns_per_round + c.ns_per_message * messages + c.ns_per_byte * nbytes
+                       + c.ns_per_pass * vertices)
 
     def calibration(self):
         """Measured CPU time and work of each kernel's sweeps (per kernel: ``{"sweeps",
         "cpu_seconds", "edges", "vertices", "ns_per_edge"}``) and of the ASAP rounds' other
         work on the virtual clock (``"round"``: ``{"rounds", "cpu_seconds", "messages",
-        "vertices", "us_per_round"}``), the data a compute model is calibrated from
+        "bytes", "vertices", "us_per_round"}``), the data a compute model is calibrated from
         (``benchmarks/fit_compute_model.py``)."""
         out = {}
-        for k, (n, c, e, v) in self.calib.items():
+        for k, (n, c, e, v, *b) in self.calib.items():
             if k == "round":
-                out[k] = {"rounds": n, "cpu_seconds": c, "messages": e, "vertices": v,
-                          "us_per_round": c / n * 1e6 if n else None}
+                out[k] = {"rounds": n, "cpu_seconds": c, "messages": e, "bytes": b[0],
+                          "vertices": v, "us_per_round": c / n * 1e6 if n else None}
             else:
                 out[k] = {"sweeps": n, "cpu_seconds": c, "edges": e, "vertices": v,
                           "ns_per_edge": c / e * 1e9 if e else None}

@@ -169,12 +169,14 @@ class NotifyAck:
         self.sent_to = np.zeros(K, dtype=np.int64)
         self.recv_from = np.zeros(K, dtype=np.int64)
         self.n_sent = self.n_recv = 0
+        self.bytes_recv = 0  # data bytes applied (the compute model's round cost)
 
     def _apply(self, j, buf, nbytes):
         """Deliver in-peer ``j``'s message, count it and ACK it."""
         MPI, q = self.MPI, self.in_peers[j]
         self.deliver(j, buf, nbytes)
         self.n_recv += 1
+        self.bytes_recv += nbytes
         self.recv_from[q] += 1
         self.st.messages_received += 1
         a = np.array([self.emu.stamp(q, 8)])

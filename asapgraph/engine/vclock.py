@@ -239,6 +239,7 @@ def run_solve(s, wave_interval):
                 break
             emu.vt = max(emu.vt, e)
             c0, charged = cpu(), emu.compute_vs
+            p0, b0 = s.passes, st.bytes_sent + na.bytes_recv
             s.rounds += 1
             links.pull()
             ev = links.deliver(emu.vt)
@@ -266,8 +267,8 @@ def run_solve(s, wave_interval):
             # the round's other CPU (polling, applying, packing) at the rank's speed
             # (or the compute model's cost of a round)
             rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
-            passes = int(bool(contributed)) + int(res is not None) + int(ev > 0)
-            emu.advance(emu.round_cost(rest, ev + sent, passes * nloc) * emu.factor)
+            emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
+                                       st.bytes_sent + na.bytes_recv - b0) * emu.factor)
             idle = not (ev or pushed or sent or contributed or res is not None)
             if _DEBUG and s.rounds % 50 == 0:
                 print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "
