@@ -239,7 +239,7 @@ def run_solve(s, wave_interval):
                 break
             emu.vt = max(emu.vt, e)
             c0, charged = cpu(), emu.compute_vs
-            p0, b0 = s.passes, st.bytes_sent + na.bytes_recv
+            p0, b0, u0 = s.passes, st.bytes_sent + na.bytes_recv, s.untimed
             s.rounds += 1
             links.pull()
             ev = links.deliver(emu.vt)
@@ -267,6 +267,7 @@ def run_solve(s, wave_interval):
             # the round's other CPU (polling, applying, packing) at the rank's speed
             # (or the compute model's cost of a round)
             rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
+            rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
             emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
                                        st.bytes_sent + na.bytes_recv - b0) * emu.factor)
             idle = not (ev or pushed or sent or contributed or res is not None)
