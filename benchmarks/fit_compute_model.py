@@ -13,7 +13,8 @@ recorded:
   ns_per_vertex x vertices``;
 * per ASAP round's other work (``round``): ``CPU = ns_per_round x rounds +
   ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x vertices of its
-  passes``.
+  passes``;
+* per BSP message packed (``pack``): ``CPU = ns_per_gather x values``.
 
 Prints the constants as a ``MODEL_NS`` literal and the fit's relative residual per kind.
 Run it on a quiet host (the fit inherits the host's load), then paste the literal into
@@ -73,7 +74,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--exe", default=str(Path(sys.executable).with_name("asapgraph")))
     a = ap.parse_args(argv)
-    rows = {"pull": [], "push": [], "round": []}
+    rows = {"pull": [], "push": [], "round": [], "pack": []}
     for rep in range(a.repeat):
         for g in a.graphs.split(","):
             for mode in ("bsp", "asap"):
@@ -97,6 +98,10 @@ def main(argv=None):
         out.update(round=round(float(r), -1), message=round(float(m), -1),
                    byte=round(float(b), 3), pass_=round(float(v), 2))
         notes.append(f"round: {len(rows['round'])} ranks, residual {res:.1%}")
+    if len(rows["pack"]) >= 1:
+        (g,), res = fit(rows["pack"], ("values",))
+        out["gather"] = round(float(g), 2)
+        notes.append(f"pack: {len(rows['pack'])} ranks, residual {res:.1%}")
     lit = ", ".join(f'"{k.rstrip("_")}": {v}' for k, v in out.items())
     print("MODEL_NS = {" + lit + "}")
     for n in notes:

@@ -84,6 +84,12 @@ def test_compute_model_charges_work_not_cpu():
     # the rounds' measured CPU time and work (what benchmarks/fit_compute_model.py fits)
     assert cal["round"] == {"rounds": 2, "cpu_seconds": 18.0, "messages": 4, "bytes": 1000,
                             "vertices": 200, "us_per_round": 9e6}
+    # BSP's packing: charged per value gathered, times the straggler factor, and recorded
+    t = e.vt
+    e.pack(7.0, 1000)
+    assert e.vt == pytest.approx(t + 3 * 1000 * MODEL_NS["gather"] * 1e-9)
+    assert e.calibration()["pack"] == {"messages": 1, "cpu_seconds": 7.0, "values": 1000,
+                                       "ns_per_value": 7e6}
     cpu = Emulator({"latency": 1e-3, "clock": "virtual"}, 0, 4)
     cpu.after_compute(0.25, edges=1000, vertices=100, kernel="pull")
     assert cpu.vt == pytest.approx(0.25) and cpu.round_cost(0.1, 5, 5) == 0.1

@@ -90,7 +90,9 @@ class _Exchange:
         sreqs = []
         for b, ix, comb, q in zip(self.sbufs, pg.send_idx, pg.combined, lg.out_peers):
             if not comb:                # combined: filled by combine() after the sweep
+                c0 = time.thread_time()  # (the combine is charged with the sweep)
                 _pull.gather(c, ix, b[HEADER:])
+                emu.pack(time.thread_time() - c0, len(ix))
             b[0] = emu.stamp(int(q), b.nbytes)
             sreqs.append(comm.Isend([b, MPI.DOUBLE], dest=int(q), tag=TAG_DATA))
             st.messages_sent += 1

@@ -83,12 +83,13 @@ COMPUTE = ("cpu", "model")
 
 #: the compute model's default constants (ns): per sweep kernel ``(per edge, per vertex)``;
 #: an ASAP round's other work: per round, per message applied or sent, per byte of those
-#: messages, per vertex of a pass over the rank's state.  A host calibration
+#: messages, per vertex of a pass over the rank's state; BSP's packing: per value gathered
+#: into a message.  A host calibration
 #: (benchmarks/fit_compute_model.py: least squares over the ranks' measured CPU time of
 #: cnr-2000 and rmat:18 runs on 4 ranks, both modes; benchmarks/REPORT.md, "compute
 #: model"); ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
 MODEL_NS = {"pull": (0.69, 4.8), "push": (1.8, 1.7), "round": 10000.0, "message": 60000.0,
-            "byte": 1.0, "pass": 0.5}
+            "byte": 1.0, "pass": 0.5, "gather": 1.4}
 
 
 def now():
@@ -156,8 +157,10 @@ class Emulation:
     ns_per_edge, ns_per_vertex : dict
         The compute model's sweep constants (``{"pull": ns, "push": ns}``).
     ns_per_round, ns_per_message, ns_per_byte, ns_per_pass : float
-        The compute model's ASAP round constants (:meth:`Emulator.round_cost`); defaults
-        of all six from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
+        The compute model's ASAP round constants (:meth:`Emulator.round_cost`).
+    ns_per_gather : float
+        BSP's packing, per value gathered into a message (:meth:`Emulator.pack`); defaults
+        of all seven from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
     seed : int
     clock : {"wall", "virtual"}
         ``virtual``: per-rank virtual clocks (module docstring); needs ``latency > 0``
@@ -181,6 +184,7 @@ class Emulation:
     ns_per_message: float = MODEL_NS["message"]
     ns_per_byte: float = MODEL_NS["byte"]
     ns_per_pass: float = MODEL_NS["pass"]
+    ns_per_gather: float = MODEL_NS["gather"]
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
@@ -199,7 +203,8 @@ class Emulation:
             if set(d) != {"pull", "push"} or min(d.values()) < 0:
                 raise ValueError(f"{name} must map pull and push to ns >= 0, got {d}")
             setattr(self, name, {k: float(v) for k, v in d.items()})
-        if min(self.ns_per_message, self.ns_per_byte, self.ns_per_pass) < 0 or not (
+        if min(self.ns_per_message, self.ns_per_byte, self.ns_per_pass,
+               self.ns_per_gather) < 0 or not (
                 self.ns_per_round > 0):
             # a round that costs no virtual time lets a rank run round after round at one
             # instant (measured: a fit with ns_per_round 0 hung the repeatability test)
@@ -231,7 +236,8 @@ class Emulation:
                 **({"ns_per_edge": dict(self.ns_per_edge),
                     "ns_per_vertex": dict(self.ns_per_vertex),
                     "ns_per_round": self.ns_per_round, "ns_per_message": self.ns_per_message,
-                    "ns_per_byte": self.ns_per_byte, "ns_per_pass": self.ns_per_pass}
+                    "ns_per_byte": self.ns_per_byte, "ns_per_pass": self.ns_per_pass,
+                    "ns_per_gather": self.ns_per_gather}
                    if self.compute == "model" else {})}
 
     @classmethod
@@ -323,10 +329,31 @@ class Emulator:
             if k == "round":
                 out[k] = {"rounds": n, "cpu_seconds": c, "messages": e, "bytes": b[0],
                           "vertices": v, "us_per_round": c / n * 1e6 if n else None}
+            elif k == "pack":
+                out[k] = {"messages": n, "cpu_seconds": c, "values": e,
+                          "ns_per_value": c / e * 1e9 if e else None}
             else:
                 out[k] = {"sweeps": n, "cpu_seconds": c, "edges": e, "vertices": v,
                           "ns_per_edge": c / e * 1e9 if e else None}
         return out
+
+    def pack(self, cpu_seconds, values):
+        """BSP's packing of one message (``values`` gathered in ``cpu_seconds`` of CPU):
+        charged like compute -- its CPU time, or ``ns_per_gather x values`` under the
+        compute model, times the straggler factor (virtual clock: the clock advances
+        before the message is stamped; host clock: a straggler sleeps the extra) --
+        and recorded for :meth:`calibration` (kernel ``"pack"``)."""
+        c = self.calib.setdefault("pack", [0, 0.0, 0, 0])
+        c[0] += 1
+        c[1] += cpu_seconds
+        c[2] += int(values)
+        s = 1e-9 * self.cfg.ns_per_gather * values if self.model else max(cpu_seconds, 0.0)
+        if self.virtual:
+            self.advance(s * self.factor)
+        elif self.factor > 1.0 and s > 0:
+            extra = (self.factor - 1.0) * s
+            time.sleep(extra)
+            self.sleep_s += extra
 
     def advance(self, seconds):
         """Virtual clock: ``seconds`` of (already scaled) compute."""
