@@ -396,13 +396,15 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
 
 
 def _rows_want_reorder(comm, r):
-    """:func:`_wants_reorder` on in-rows: the sampled edges are in-edges of the owned rows
-    (near: the source is owned here and its id within ``LOCALITY_WINDOW``)."""
+    """:func:`_wants_reorder` on in-rows: the sampled edges are in-edges of the owned rows,
+    evenly spaced (near: the source is owned here and its id within
+    ``LOCALITY_WINDOW``)."""
     MPI = mpi()
     near = np.zeros(2)
     mloc = len(r.src)
-    if mloc:
-        k = np.sort(np.random.default_rng(0x5EED).integers(0, mloc, min(_SAMPLES, mloc)))
+    if mloc:  # evenly spaced (rows are in edge order: no pattern to alias with)
+        ns = min(_SAMPLES, mloc)
+        k = np.arange(ns, dtype=np.int64) * mloc // ns
         v = r.owned[np.searchsorted(r.indptr, k, side="right") - 1]
         u = r.src[k].astype(np.int64)
         me = comm.Get_rank()
@@ -423,9 +425,9 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
        every rank's vertices in its label order (one ``Allgatherv`` of dense ids);
     2. :func:`~asapgraph.kernels._pull.number_ghosts`: a source's column, ghosts of each
        in-peer in that peer's label order (so its send list is increasing, as the
-       transposed layout's), per in-peer the distinct sources and the cut edges;
+       transposed layout's), per in-peer the distinct sources;
     3. :func:`~asapgraph.kernels._pull.map_rows`: the rows in label order, sources as
-       columns, per in-peer the rows it reaches (its distinct targets);
+       columns, per in-peer the rows it reaches (its distinct targets) and its cut edges;
     4. the receiver decides each pair's form (the same rule, on the same counts) and
        tells the sender (one ``Alltoall``); one ``Alltoallv`` carries each pull pair's
        send list, or a combined pair's slot-CSR (sender labels grouped by slot), whose
@@ -454,13 +456,13 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
     del mine
     starts = np.zeros(K + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
-    lookup = np.zeros(n, dtype=np.int32)
+    mark = np.zeros(n, dtype=np.uint8)
+    lookup = np.empty(n, dtype=np.int32)
     send = np.empty(min(n, len(r.src)), dtype=np.int32)
     ng = np.zeros(K, dtype=np.int64)            # per rank: distinct sources read here
-    ne = np.zeros(K, dtype=np.int64)            # ... cut edges from it
     seg_lo = np.zeros(K + 1, dtype=np.int64)
-    ns = _pull.number_ghosts(r.src, order, starts, me, HEADER, lookup, send, ng, ne, seg_lo)
-    del order
+    ns = _pull.number_ghosts(r.src, order, starts, me, HEADER, mark, lookup, send, ng, seg_lo)
+    del order, mark
     send_off = np.zeros(K + 1, dtype=np.int64)
     np.cumsum(ng, out=send_off[1:])
     if send_off[K] != ns:
@@ -473,6 +475,7 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
         idx = np.empty(m + PAD, dtype=np.int32)
     indptr = np.empty(nloc + 1, dtype=np.int64)
     nq = np.zeros(K, dtype=np.int64)            # per rank: rows it reaches (its slots)
+    ne = np.zeros(K, dtype=np.int64)            # ... cut edges from it
     ghosted = np.zeros(nloc, dtype=np.uint8)
     none = np.zeros(0, dtype=np.int64)
     if pg.new2old is None:
@@ -481,7 +484,7 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
         old2new = np.empty(nloc, dtype=np.int64)
         old2new[pg.new2old] = np.arange(nloc, dtype=np.int64)
     _pull.map_rows(r.indptr, r.src, none if pg.new2old is None else pg.new2old, old2new,
-                   lookup, seg_lo, indptr, idx, nq, ghosted)
+                   lookup, seg_lo, indptr, idx, nq, ne, ghosted)
     del old2new
     del lookup
     r.src = r.indptr = None

@@ -230,33 +230,32 @@ cdef inline int64_t _seg(const int64_t[::1] lo, int64_t c) noexcept nogil:
 
 
 def number_ghosts(const int32_t[::1] src, const int32_t[::1] order,
-                  const int64_t[::1] starts, int64_t me, int64_t header,
-                  int32_t[::1] lookup, int32_t[::1] send, int64_t[::1] ng, int64_t[::1] ne,
+                  const int64_t[::1] starts, int64_t me, int64_t header, uint8_t[::1] mark,
+                  int32_t[::1] lookup, int32_t[::1] send, int64_t[::1] ng,
                   int64_t[::1] seg_lo):
     """The column of every dense id this rank's in-edges read, and each in-peer's send list.
 
     ``order[starts[q]:starts[q + 1]]``: rank ``q``'s vertices (dense ids) in its label
-    order; ``lookup`` (``n`` entries) must be zero.  Counts every source of ``src`` in
-    ``lookup``, then walks the ranks: an owned vertex gets its label (its position in
-    ``order`` of ``me``); a vertex of rank ``q != me`` read ``c > 0`` times gets the
-    column ``seg_lo[q] + header + g``, ``g`` its position among ``q``'s vertices read
-    (``q``'s label order), and ``send`` (concatenated over ``q``) receives its label;
-    ``ng[q]``: vertices of ``q`` read, ``ne[q]``: edges reading them.  Columns start at
-    ``nloc`` (``len`` of ``me``'s block) and a rank with ``ng[q] > 0`` takes
-    ``header + ng[q]`` of them (``seg_lo[q]``; ``seg_lo[K]``: the columns in all).
+    order; ``mark`` (``n`` bytes) must be zero, ``lookup`` (``n`` entries) is written
+    where read.  Marks every source of ``src`` (a store per edge, into ``n`` bytes), then
+    walks the ranks: an owned vertex gets its label (its position in ``order`` of
+    ``me``); a marked vertex of rank ``q != me`` gets the column ``seg_lo[q] + header +
+    g``, ``g`` its position among ``q``'s marked vertices (``q``'s label order), and
+    ``send`` (concatenated over ``q``) receives its label; ``ng[q]``: ``q``'s vertices
+    read here.  Columns start at ``nloc`` (the length of ``me``'s block) and a rank with
+    ``ng[q] > 0`` takes ``header + ng[q]`` of them (from ``seg_lo[q]``; ``seg_lo[K]``:
+    the columns in all).
 
     Returns
     -------
     int
         Entries of ``send`` written.
     """
-    cdef int64_t K = starts.shape[0] - 1, k, q, j, v, c, g, col, s = 0
+    cdef int64_t K = starts.shape[0] - 1, k, q, j, v, g, col, s = 0
     cdef int64_t m = src.shape[0]
     with nogil:
         for k in range(m):
-            if k + PF_FAR < m:
-                asap_pull_prefetch_w(&lookup[src[k + PF_FAR]])
-            lookup[src[k]] += 1
+            mark[src[k]] = 1
         col = starts[me + 1] - starts[me]
         for q in range(K):
             seg_lo[q] = col
@@ -267,11 +266,9 @@ def number_ghosts(const int32_t[::1] src, const int32_t[::1] order,
             g = 0
             for j in range(starts[q], starts[q + 1]):
                 v = order[j]
-                c = lookup[v]
-                if c:
+                if mark[v]:
                     lookup[v] = <int32_t>(col + header + g)
                     send[s + g] = <int32_t>(j - starts[q])
-                    ne[q] += c
                     g += 1
             ng[q] = g
             s += g
@@ -284,13 +281,13 @@ def number_ghosts(const int32_t[::1] src, const int32_t[::1] order,
 def map_rows(const int64_t[::1] indptr, const int32_t[::1] src, const int64_t[::1] new2old,
              const int64_t[::1] old2new, const int32_t[::1] lookup,
              const int64_t[::1] seg_lo, int64_t[::1] out_ptr, int32_t[::1] out,
-             int64_t[::1] nq, uint8_t[::1] ghosted):
+             int64_t[::1] nq, int64_t[::1] ne, uint8_t[::1] ghosted):
     """Row ``i`` of the result is row ``new2old[i]`` of ``(indptr, src)`` (``new2old``
     and ``old2new`` empty: row ``i``), every source ``u`` rewritten to ``lookup[u]``;
     ``out`` may be ``src`` itself when not relabelling.  For every column
     ``c >= seg_lo[0]`` (a ghost, of rank ``j``: ``seg_lo[j] <= c < seg_lo[j + 1]``),
-    ``nq[j]`` counts the rows that read rank ``j`` (its distinct targets here) and
-    ``ghosted[i]`` is set.  The input is read in order (the lookup of the source
+    ``nq[j]`` counts the rows that read rank ``j`` (its distinct targets here), ``ne[j]``
+    the edges (the cut edges of the pair), and ``ghosted[i]`` is set.  The input is read in order (the lookup of the source
     ``PF_FAR`` edges ahead prefetched) and the rows written to their new place: the
     scattered side is the stores, as in :func:`asapgraph.kernels._pagerank.permute_csr`.
     """
@@ -318,6 +315,7 @@ def map_rows(const int64_t[::1] indptr, const int32_t[::1] src, const int64_t[::
                 w += 1
                 if c >= lo:
                     j = _seg(seg_lo, c)
+                    ne[j] += 1
                     if last[j] != o:
                         last[j] = o
                         nq[j] += 1
