@@ -402,7 +402,7 @@ def _rows_want_reorder(comm, r):
     MPI = mpi()
     near = np.zeros(2)
     mloc = len(r.src)
-    if mloc:  # evenly spaced (rows are in edge order: no pattern to alias with)
+    if mloc:  # evenly spaced over the rows (deterministic, no generator to import)
         ns = min(_SAMPLES, mloc)
         k = np.arange(ns, dtype=np.int64) * mloc // ns
         v = r.owned[np.searchsorted(r.indptr, k, side="right") - 1]

@@ -135,7 +135,9 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
     if layout == "pull":
         if weighted:
             raise ValueError("the pull layout of a load is for unweighted graphs")
-        return _in_rows(comm, src, dst, n, part, key, kb, pos, progress, t0), part
+        held = [src, dst, pos, key]  # _in_rows frees them as it goes (peak memory)
+        del src, dst, pos, key
+        return _in_rows(comm, held, n, part, kb, progress, t0), part
     rowlen = pos[1:].astype(np.int32 if len(src) < 2**31 - 1 else np.int64)
     np.cumsum(pos, out=pos)  # pos[k]: start of row k
     # each owner's row lengths (its key range) and targets (its block of rows)
@@ -170,11 +172,14 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
     return lg, part
 
 
-def _in_rows(comm, src, dst, n, part, key, kb, pos, progress, t0):
-    """:class:`InRows` of this rank's slice: ``pos[1:]`` holds the slice's source counts
-    by key; each edge goes to the owner of its destination with its source."""
+def _in_rows(comm, held, n, part, kb, progress, t0):
+    """:class:`InRows` of this rank's slice ``held = [src, dst, pos, key]`` (emptied
+    here): ``pos[1:]`` holds the slice's source counts by key; each edge goes to the
+    owner of its destination with its source."""
     from asapgraph.kernels import _rankbuild as rb
 
+    src, dst, pos, key = held
+    held.clear()
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
     nloc_q = np.diff(kb)
