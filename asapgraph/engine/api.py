@@ -260,8 +260,11 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         t_load = time.perf_counter()
         if prog is not None:
             prog.stage(f"loading {source} on {K} ranks")
+        # BSP PageRank on one fresh load sweeps the pull layout only: the loader ships the
+        # in-rows when it can (engine/pull.py builds the layout from them directly)
+        layout = "pull" if mode == "bsp" and rebalance == "off" and not weighted else "push"
         lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
-                                           wcol, chunk_bytes, None, prog)
+                                           wcol, chunk_bytes, None, prog, layout)
         t_load = time.perf_counter() - t_load
     n = lg.n
     where = source if isinstance(source, str) else (

@@ -49,6 +49,24 @@ every rank then counting-sorts its local and received edges into the in-CSR.  Me
 4 bytes per in-edge (8 above 2**31 columns), 4 (12 weighted) per cut edge while building,
 and 4 (12 weighted) per cut edge of a combined pair kept for the combine.
 
+Built from in-rows instead (BSP PageRank on a fresh unweighted load, the default mode:
+the loader ships every edge to the owner of its *destination*,
+:class:`asapgraph.partition.rows.InRows`; a graph loaded once by ``load()``, weighted
+inputs, ASAP and rebalanced runs keep the push layout and the transposition above):
+every cut edge already sits at its receiver, in its row, with its source's dense id, so
+there is nothing to transpose and no edge to ship (:func:`_build_from_rows`).  The
+ranks exchange their label orders (one ``Allgatherv`` of ``n`` dense ids), the receiver
+numbers each in-peer's ghosts in that peer's label order (the send list the
+transposition makes), rewrites its rows into columns (relabelled in the same pass),
+decides each pair's form by the same rule on the same counts (distinct sources, rows
+reached = slots, cut edges), and ships each sender its send list, or for a combined pair
+the sources grouped by slot, whose edges it then replaces by one edge per slot.  The
+layout is the transposition's (the same labels, columns, forms, send lists and
+messages; tests compare every per-rank figure); only the order of the edges inside a row
+differs (global edge order instead of source label order), hence the summation order.
+Memory: 4 bytes per in-edge twice while relabelling (the rows and the result), ``12 n``
+bytes of label orders and lookup.
+
 Weights: ``w`` holds ``w_uv / outw[u]`` (the loader's coefficient) and ``inv_out`` is 1
 (0 for dangling vertices), so ``c = x`` for non-dangling owned vertices; unweighted, ``w``
 is empty and ``inv_out = 1 / outdeg``, exactly the single-process inputs.
@@ -66,10 +84,11 @@ import time
 
 import numpy as np
 
-from asapgraph.comm.mpi import alltoallv, mpi
+from asapgraph.comm.mpi import allgatherv, alltoallv, mpi
 from asapgraph.engine.emulation import HEADER
 from asapgraph.kernels import _pagerank as _k
 from asapgraph.kernels import _graph, _pull
+from asapgraph.partition.rows import InRows
 from asapgraph.kernels.tuning import (COMBINE_EDGES_PER_VALUE, LOCALITY_MIN_FRACTION,
                                       LOCALITY_WINDOW, PREFETCH_MIN_BYTES, REORDER_MIN_EDGES)
 
@@ -149,7 +168,9 @@ class PullGraph:
         ``sweep_edges`` the in-edges of one sweep, ``combine_edges`` the cut edges combined
         per superstep; ``pull_peers`` / ``combined_peers`` the out-peers of each form and
         ``pull_values`` / ``combined_values`` the values shipped to them per superstep;
-        ``values_if_pull`` / ``values_if_combined`` what every pair in one form would ship.
+        ``values_if_pull`` / ``values_if_combined`` what every pair in one form would ship;
+        ``pull_built_from``: ``"in_rows"`` (the loader shipped in-rows) or ``"out_rows"``
+        (transposed from the push layout).
         """
         comb = self.combined
         return {"sweep_edges": int(self.m), "combine_edges": int(self.mcomb),
@@ -158,7 +179,8 @@ class PullGraph:
                 "pull_values": int(self.sent[~comb].sum()),
                 "combined_values": int(self.sent[comb].sum()),
                 "values_if_pull": int(self.if_pull), "values_if_combined": int(self.if_combined),
-                "reordered": bool(self.reordered), "prefetch": bool(self.prefetch)}
+                "reordered": bool(self.reordered), "prefetch": bool(self.prefetch),
+                "pull_built_from": self.built_from}
 
 
 def pull_graph(comm, lg, threads=1, reorder=None, prefetch=None, form=None):
@@ -174,6 +196,17 @@ def pull_graph(comm, lg, threads=1, reorder=None, prefetch=None, form=None):
         raise ValueError(f"form must be one of {FORMS} or None, not {form!r}")
     key = (max(1, int(threads)), reorder, prefetch, form)
     pg = getattr(lg, "_pull", None)
+    if isinstance(lg, InRows):      # built once: the rows are consumed by the build
+        if pg is None:
+            pg = _build_from_rows(comm, lg, *key)
+        elif pg.key[1:] != key[1:]:
+            raise ValueError("a graph loaded in the pull layout keeps the layout it was "
+                             f"built with ({pg.key[1:]}, asked {key[1:]})")
+        elif pg.key[0] != key[0]:   # threads: only the row blocks change
+            pg.bounds = _k.balanced_bounds(pg.indptr, max(1, min(key[0], pg.nloc)))
+        pg.key = key
+        lg._pull = pg
+        return pg
     if pg is None or pg.key != key:
         pg = _build(comm, lg, *key)
         pg.key = key
@@ -212,6 +245,7 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
         raise ValueError("a rank owning 2**31 vertices or more is not supported")
     pg = PullGraph()
     pg.nloc = nloc
+    pg.built_from = "out_rows"
     pg.reordered = _wants_reorder(comm, lg) if reorder is None else bool(reorder)
     if pg.reordered:
         pg.new2old = np.empty(nloc, dtype=np.int64)
@@ -357,6 +391,196 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
     pg.prefetch = (pg.reordered and pg.ncols * 8 > PREFETCH_MIN_BYTES) if prefetch is None \
         else bool(prefetch)
     pg.bounds = _k.balanced_bounds(pg.indptr, max(1, min(threads, nloc)))
+    pg.setup_seconds = time.perf_counter() - t0
+    return pg
+
+
+def _rows_want_reorder(comm, r):
+    """:func:`_wants_reorder` on in-rows: the sampled edges are in-edges of the owned rows,
+    evenly spaced (near: the source is owned here and its id within
+    ``LOCALITY_WINDOW``)."""
+    MPI = mpi()
+    near = np.zeros(2)
+    mloc = len(r.src)
+    if mloc:  # evenly spaced over the rows (deterministic, no generator to import)
+        ns = min(_SAMPLES, mloc)
+        k = np.arange(ns, dtype=np.int64) * mloc // ns
+        v = r.owned[np.searchsorted(r.indptr, k, side="right") - 1]
+        u = r.src[k].astype(np.int64)
+        me = comm.Get_rank()
+        loc = (u >= r.owned[0]) & (u <= r.owned[-1]) if r.part.kind == "range" \
+            else r.part.owner(u) == me
+        near[:] = (loc & (np.abs(u - v) < LOCALITY_WINDOW)).sum(), len(k)
+    tot = np.zeros(2)
+    comm.Allreduce(near, tot, op=MPI.SUM)
+    local = tot[1] == 0 or tot[0] >= LOCALITY_MIN_FRACTION * tot[1]
+    return r.m >= REORDER_MIN_EDGES and not local
+
+
+def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
+    """The :class:`PullGraph` of in-rows (:class:`~asapgraph.partition.rows.InRows`):
+    no transposition, the receiver of every cut edge holds it already.
+
+    1. labels: the degree order of the owned vertices (their global out-degrees), and
+       every rank's vertices in its label order (one ``Allgatherv`` of dense ids);
+    2. :func:`~asapgraph.kernels._pull.number_ghosts`: a source's column, ghosts of each
+       in-peer in that peer's label order (so its send list is increasing, as the
+       transposed layout's), per in-peer the distinct sources;
+    3. :func:`~asapgraph.kernels._pull.map_rows`: the rows in label order, sources as
+       columns, per in-peer the rows it reaches (its distinct targets) and its cut edges;
+    4. the receiver decides each pair's form (the same rule, on the same counts) and
+       tells the sender (one ``Alltoall``); one ``Alltoallv`` carries each pull pair's
+       send list, or a combined pair's slot-CSR (sender labels grouped by slot), whose
+       edges :func:`~asapgraph.kernels._pull.compact_combined` replaces by one edge per
+       slot (only when some pair combines).
+    """
+    t0 = time.perf_counter()
+    MPI = mpi()
+    K, me = comm.Get_size(), comm.Get_rank()
+    nloc, n = r.nloc, r.n
+    if n + K * (HEADER + 1) >= 2**31 - 1 or len(r.src) >= 2**31 - 1:
+        raise ValueError("the pull layout of in-rows needs n + K * HEADER and the rank's "
+                         "in-edges below 2**31")
+    pg = PullGraph()
+    pg.nloc = nloc
+    pg.built_from = "in_rows"
+    pg.reordered = _rows_want_reorder(comm, r) if reorder is None else bool(reorder)
+    if pg.reordered:
+        pg.new2old = np.empty(nloc, dtype=np.int64)
+        _k.degree_order(r.outdeg, pg.new2old)
+        mine = r.owned[pg.new2old]
+    else:
+        pg.new2old = None
+        mine = r.owned
+    order, counts = allgatherv(comm, mine.astype(np.int32))
+    del mine
+    starts = np.zeros(K + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    mark = np.zeros(n, dtype=np.uint8)
+    lookup = np.empty(n, dtype=np.int32)
+    send = np.empty(min(n, len(r.src)), dtype=np.int32)
+    ng = np.zeros(K, dtype=np.int64)            # per rank: distinct sources read here
+    seg_lo = np.zeros(K + 1, dtype=np.int64)
+    ns = _pull.number_ghosts(r.src, order, starts, me, HEADER, mark, lookup, send, ng, seg_lo)
+    del order, mark
+    send_off = np.zeros(K + 1, dtype=np.int64)
+    np.cumsum(ng, out=send_off[1:])
+    if send_off[K] != ns:
+        raise RuntimeError(f"{ns} ghosts numbered, {send_off[K]} counted")
+    m = len(r.src)
+    if pg.new2old is None:   # in place: row i is row i
+        r.src.resize(m + PAD, refcheck=False)
+        idx = r.src
+    else:
+        idx = np.empty(m + PAD, dtype=np.int32)
+    indptr = np.empty(nloc + 1, dtype=np.int64)
+    nq = np.zeros(K, dtype=np.int64)            # per rank: rows it reaches (its slots)
+    ne = np.zeros(K, dtype=np.int64)            # ... cut edges from it
+    ghosted = np.zeros(nloc, dtype=np.uint8)
+    none = np.zeros(0, dtype=np.int64)
+    if pg.new2old is None:
+        old2new = none
+    else:
+        old2new = np.empty(nloc, dtype=np.int64)
+        old2new[pg.new2old] = np.arange(nloc, dtype=np.int64)
+    _pull.map_rows(r.indptr, r.src, none if pg.new2old is None else pg.new2old, old2new,
+                   lookup, seg_lo, indptr, idx, nq, ne, ghosted)
+    del old2new
+    del lookup
+    r.src = r.indptr = None
+    # the receiver chooses each pair's form (the rule of :func:`_build`, on its counts)
+    if form is None:
+        comb = (nq < ng) & ((ng - nq) * COMBINE_EDGES_PER_VALUE >= ne)
+    else:
+        comb = np.full(K, form == "combined")
+    comb &= ng > 0
+    plan = np.stack([ng, nq, ne, comb.astype(np.int64)], axis=1)
+    rplan = np.empty((K, 4), dtype=np.int64)
+    comm.Alltoall([plan, MPI.INT64_T], [rplan, MPI.INT64_T])
+    in_peers = np.flatnonzero(ng).astype(np.int64)
+    out_peers = np.flatnonzero(rplan[:, 0]).astype(np.int64)
+    r.in_peers, r.out_peers = in_peers, out_peers
+    if comb.any():
+        new_lo = np.zeros(K, dtype=np.int64)
+        nv = np.where(comb, nq, ng)
+        new_lo[:] = nloc + np.concatenate([[0], np.cumsum(np.where(ng > 0, HEADER + nv, 0))[:-1]])
+        csrc_off = np.zeros(K + 1, dtype=np.int64)
+        np.cumsum(np.where(comb, ne, 0), out=csrc_off[1:])
+        cslot_off = np.zeros(K + 1, dtype=np.int64)
+        np.cumsum(np.where(comb, nq, 0), out=cslot_off[1:])
+        csrc = np.empty(int(csrc_off[K]), dtype=np.int32)
+        cslot = np.empty(int(cslot_off[K]), dtype=np.int64)
+        m = _pull.compact_combined(indptr, idx, seg_lo, new_lo, comb.astype(np.uint8), send,
+                                   send_off, HEADER, csrc, csrc_off, cslot, cslot_off)
+        seg_lo = np.append(new_lo, nloc + int(np.where(ng > 0, HEADER + nv, 0).sum()))
+    else:
+        nv = ng
+        csrc = np.zeros(0, dtype=np.int32)
+        cslot = np.zeros(0, dtype=np.int64)
+        csrc_off = cslot_off = np.zeros(K + 1, dtype=np.int64)
+    idx[m:m + PAD] = 0
+    idx.resize(m + PAD, refcheck=False)
+    pg.indptr, pg.indices, pg.m = indptr, idx, int(m)
+    pg.w = np.zeros(0)
+    pg.recv_seg = [(int(seg_lo[q]), int(seg_lo[q]) + HEADER + int(nv[q])) for q in in_peers]
+    pg.ncols = int(seg_lo[K])
+    # to each sender: a pull pair's send list, or a combined pair's sources by slot
+    # (labels) and slot lengths
+    lab = np.empty(int(np.where(comb, ne, ng).sum()), dtype=np.int32)
+    a = 0
+    for q in range(K):
+        if comb[q]:
+            b = a + int(ne[q])
+            lab[a:b] = csrc[csrc_off[q]:csrc_off[q + 1]]
+        else:
+            b = a + int(ng[q])
+            lab[a:b] = send[send_off[q]:send_off[q + 1]]
+        a = b
+    del send, csrc
+    rlab, rlc = alltoallv(comm, lab, np.where(comb, ne, ng))
+    rslot, rsc = alltoallv(comm, cslot, np.where(comb, nq, 0))
+    del lab, cslot
+    # sender's view, per out-peer (lg.out_peers order)
+    pg.combined = rplan[out_peers, 3].astype(bool)
+    pg.pull_len, pg.combined_len, pg.cut_edges = (rplan[out_peers, 0], rplan[out_peers, 1],
+                                                  rplan[out_peers, 2])
+    pg.sent = np.where(pg.combined, pg.combined_len, pg.pull_len)
+    pg.if_pull, pg.if_combined = int(pg.pull_len.sum()), int(pg.combined_len.sum())
+    pg.send_idx, pg.comb_ptr, pg.comb_src, pg.comb_w = [], [], [], []
+    la = np.concatenate([[0], np.cumsum(rlc)])
+    sa = np.concatenate([[0], np.cumsum(rsc)])
+    bnd = ghosted.view(bool)
+    for j, q in enumerate(out_peers):
+        x = rlab[la[q]:la[q + 1]]
+        if pg.combined[j]:
+            ptr = np.zeros(int(pg.combined_len[j]) + 1, dtype=np.int64)
+            np.cumsum(rslot[sa[q]:sa[q + 1]], out=ptr[1:])
+            src = np.zeros(len(x) + PAD, dtype=np.int32)
+            src[:len(x)] = x
+            pg.comb_ptr.append(ptr)
+            pg.comb_src.append(src)
+            pg.comb_w.append(pg.w)
+            pg.send_idx.append(np.zeros(0, dtype=np.int32))
+        else:
+            pg.send_idx.append(x.copy())
+            pg.comb_ptr.append(None)
+            pg.comb_src.append(None)
+            pg.comb_w.append(None)
+        bnd[x] = True
+    del rlab, rslot
+    pg.mcomb = int(sum(p[-1] for p in pg.comb_ptr if p is not None))
+    r._stats = {"vertices": int(nloc), "edges": int(r.mloc),
+                "boundary_vertices": int(bnd.sum()),
+                "remote_slots": int(pg.combined_len.sum()),
+                "peers": int(len(set(out_peers.tolist()) | set(in_peers.tolist()))),
+                "out_peers": out_peers.tolist(), "in_peers": in_peers.tolist()}
+    del ghosted, bnd
+    pg.inv_out = pg.permute(np.where(r.dangling.astype(bool), 0.0,
+                                     1.0 / np.maximum(r.outdeg, 1)))
+    pg.prefetch = (pg.reordered and pg.ncols * 8 > PREFETCH_MIN_BYTES) if prefetch is None \
+        else bool(prefetch)
+    pg.bounds = _k.balanced_bounds(pg.indptr, max(1, min(threads, nloc)))
+    pg.key = (threads, reorder, prefetch, form)
     pg.setup_seconds = time.perf_counter() - t0
     return pg
 

@@ -33,6 +33,17 @@ local or per-peer slots) and pack the boundary values each superstep:
 * :func:`combine`: ``out[s] = sum c[src[k]] (* w[k])`` over slot ``s``'s cut edges, the
   partial sums of one peer's remote targets packed into a message (combined form).
 
+When the loader shipped in-rows (every edge at the owner of its destination,
+:class:`asapgraph.partition.rows.InRows`), the same layout is built without the out-CSR:
+
+* :func:`number_ghosts`: every source's column (owned: its label; remote: a ghost in its
+  owner's segment, in the owner's label order) and each in-peer's send list, distinct
+  sources and cut edges;
+* :func:`map_rows`: the rows relabelled and rewritten into columns, counting the rows
+  each in-peer reaches (its slots);
+* :func:`compact_combined`: the edges of the in-peers that take the combined form
+  replaced by one edge per slot, their sources grouped by slot for the sender.
+
 A pair ships one of the two: pull, one value per distinct source (the receiver's in-CSR
 reads it as a ghost column, once per cut edge), or combined, one partial sum per distinct
 remote target (slot), which the receiver reads through ONE in-edge of weight 1 (the
@@ -48,7 +59,7 @@ source written is below ``nloc`` (owned) or inside one peer's ghost segment; com
 pulled, a row sums the same terms ``c[u] w_uv`` (grouped per sending peer and target when
 combined: only the summation order differs).
 """
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from asapgraph.kernels._typedefs cimport vid_t  # out-CSR targets and pull in-CSR sources
 
@@ -194,3 +205,188 @@ def combine(const double[::1] c, const int64_t[::1] ptr, const int32_t[::1] src,
                     acc = acc + c[src[k]]
             out[s] = acc
     return int(ptr[ns])
+
+
+# ----------------------------------------------------------------- from the in-rows
+# A BSP rank whose loader shipped each edge to the owner of its destination
+# (:class:`asapgraph.partition.rows.InRows`) builds the same layout without a
+# transposition: every in-edge already sits in its row, with its source's dense id.
+# :func:`number_ghosts` gives every source its column (owned: its new label; remote: a
+# ghost position in its owner's segment, in the owner's label order), :func:`map_rows`
+# rewrites the rows (relabelled) into columns, and :func:`compact_combined` turns the
+# edges of the in-peers that take the combined form into one edge per slot.
+
+
+cdef inline int64_t _seg(const int64_t[::1] lo, int64_t c) noexcept nogil:
+    """Index ``j`` of the segment ``lo[j] <= c < lo[j + 1]`` (``lo`` increasing)."""
+    cdef int64_t a = 0, b = lo.shape[0] - 1, h
+    while b - a > 1:
+        h = (a + b) >> 1
+        if lo[h] <= c:
+            a = h
+        else:
+            b = h
+    return a
+
+
+def number_ghosts(const int32_t[::1] src, const int32_t[::1] order,
+                  const int64_t[::1] starts, int64_t me, int64_t header, uint8_t[::1] mark,
+                  int32_t[::1] lookup, int32_t[::1] send, int64_t[::1] ng,
+                  int64_t[::1] seg_lo):
+    """The column of every dense id this rank's in-edges read, and each in-peer's send list.
+
+    ``order[starts[q]:starts[q + 1]]``: rank ``q``'s vertices (dense ids) in its label
+    order; ``mark`` (``n`` bytes) must be zero, ``lookup`` (``n`` entries) is written
+    where read.  Marks every source of ``src`` (a store per edge, into ``n`` bytes), then
+    walks the ranks: an owned vertex gets its label (its position in ``order`` of
+    ``me``); a marked vertex of rank ``q != me`` gets the column ``seg_lo[q] + header +
+    g``, ``g`` its position among ``q``'s marked vertices (``q``'s label order), and
+    ``send`` (concatenated over ``q``) receives its label; ``ng[q]``: ``q``'s vertices
+    read here.  Columns start at ``nloc`` (the length of ``me``'s block) and a rank with
+    ``ng[q] > 0`` takes ``header + ng[q]`` of them (from ``seg_lo[q]``; ``seg_lo[K]``:
+    the columns in all).
+
+    Returns
+    -------
+    int
+        Entries of ``send`` written.
+    """
+    cdef int64_t K = starts.shape[0] - 1, k, q, j, v, g, col, s = 0
+    cdef int64_t m = src.shape[0]
+    with nogil:
+        for k in range(m):
+            mark[src[k]] = 1
+        col = starts[me + 1] - starts[me]
+        for q in range(K):
+            seg_lo[q] = col
+            if q == me:
+                for j in range(starts[q], starts[q + 1]):
+                    lookup[order[j]] = <int32_t>(j - starts[q])
+                continue
+            g = 0
+            for j in range(starts[q], starts[q + 1]):
+                v = order[j]
+                if mark[v]:
+                    lookup[v] = <int32_t>(col + header + g)
+                    send[s + g] = <int32_t>(j - starts[q])
+                    g += 1
+            ng[q] = g
+            s += g
+            if g:
+                col += header + g
+        seg_lo[K] = col
+    return s
+
+
+def map_rows(const int64_t[::1] indptr, const int32_t[::1] src, const int64_t[::1] new2old,
+             const int64_t[::1] old2new, const int32_t[::1] lookup,
+             const int64_t[::1] seg_lo, int64_t[::1] out_ptr, int32_t[::1] out,
+             int64_t[::1] nq, int64_t[::1] ne, uint8_t[::1] ghosted):
+    """Row ``i`` of the result is row ``new2old[i]`` of ``(indptr, src)`` (``new2old``
+    and ``old2new`` empty: row ``i``), every source ``u`` rewritten to ``lookup[u]``;
+    ``out`` may be ``src`` itself when not relabelling.  For every column
+    ``c >= seg_lo[0]`` (a ghost, of rank ``j``: ``seg_lo[j] <= c < seg_lo[j + 1]``),
+    ``nq[j]`` counts the rows that read rank ``j`` (its distinct targets here), ``ne[j]``
+    the edges (the cut edges of the pair), and ``ghosted[i]`` is set.  The input is read in order (the lookup of the source
+    ``PF_FAR`` edges ahead prefetched) and the rows written to their new place: the
+    scattered side is the stores, as in :func:`asapgraph.kernels._pagerank.permute_csr`.
+    """
+    cdef int64_t n = indptr.shape[0] - 1, i, o, k, w, c, j, m = indptr[n]
+    cdef int64_t lo = seg_lo[0], K = seg_lo.shape[0] - 1
+    cdef bint perm = new2old.shape[0] > 0
+    cdef int64_t last[1024]
+    if K > 1024:
+        raise ValueError("map_rows supports at most 1024 ranks")
+    for j in range(K):
+        last[j] = -1
+    with nogil:
+        out_ptr[0] = 0
+        for i in range(n):
+            o = new2old[i] if perm else i
+            out_ptr[i + 1] = out_ptr[i] + indptr[o + 1] - indptr[o]
+        for o in range(n):
+            i = old2new[o] if perm else o
+            w = out_ptr[i]
+            for k in range(indptr[o], indptr[o + 1]):
+                if k + PF_FAR < m:
+                    asap_prefetch_r(&lookup[src[k + PF_FAR]])
+                c = lookup[src[k]]
+                out[w] = <int32_t>c
+                w += 1
+                if c >= lo:
+                    j = _seg(seg_lo, c)
+                    ne[j] += 1
+                    if last[j] != o:
+                        last[j] = o
+                        nq[j] += 1
+                        ghosted[i] = 1
+    return m
+
+
+def compact_combined(int64_t[::1] indptr, int32_t[::1] idx, const int64_t[::1] seg_lo,
+                     const int64_t[::1] new_lo, const uint8_t[::1] comb,
+                     const int32_t[::1] send, const int64_t[::1] send_off, int64_t header,
+                     int32_t[::1] csrc, const int64_t[::1] csrc_off, int64_t[::1] cslot,
+                     const int64_t[::1] cslot_off):
+    """The rows of ``(indptr, idx)``, in place, with the in-peers that combine.
+
+    Segment ``j`` (columns ``[seg_lo[j], seg_lo[j+1])``, ``header`` then one ghost per
+    value of rank ``j``'s send list ``send[send_off[j]:]``) moves to ``new_lo[j]``.  A
+    pull segment's edges keep their ghost (shifted); a combined one's (``comb[j]``) are
+    removed from their row and their sources (rank ``j``'s labels) written to ``csrc``
+    (from ``csrc_off[j]``) grouped by row, ``cslot`` (from ``cslot_off[j]``) counting
+    them per row that reads rank ``j`` (its slots, in row order); that row gets ONE edge
+    from column ``new_lo[j] + header + slot``.  A row loses at least one edge per
+    combined rank it reads and gains one, so the rows only shrink.
+
+    Returns
+    -------
+    int
+        Edges left.
+    """
+    cdef int64_t n = indptr.shape[0] - 1, K = seg_lo.shape[0] - 1
+    cdef int64_t i, k, c, j, g, w = 0, start, end, np_, t, lo = seg_lo[0]
+    cdef int64_t ns[1024]
+    cdef int64_t cp[1024]
+    cdef int64_t last[1024]
+    cdef int64_t present[1024]
+    if K > 1024:
+        raise ValueError("compact_combined supports at most 1024 ranks")
+    for j in range(K):
+        ns[j] = 0
+        cp[j] = csrc_off[j]
+        last[j] = -1
+    with nogil:
+        start = indptr[0]
+        for i in range(n):
+            end = indptr[i + 1]
+            np_ = 0
+            for k in range(start, end):
+                c = idx[k]
+                if c < lo:
+                    idx[w] = <int32_t>c
+                    w += 1
+                    continue
+                j = _seg(seg_lo, c)
+                if not comb[j]:
+                    idx[w] = <int32_t>(c - seg_lo[j] + new_lo[j])
+                    w += 1
+                    continue
+                g = c - seg_lo[j] - header
+                csrc[cp[j]] = send[send_off[j] + g]
+                cp[j] += 1
+                if last[j] != i:
+                    last[j] = i
+                    cslot[cslot_off[j] + ns[j]] = 0
+                    ns[j] += 1
+                    present[np_] = j
+                    np_ += 1
+                cslot[cslot_off[j] + ns[j] - 1] += 1
+            for t in range(np_):
+                j = present[t]
+                idx[w] = <int32_t>(new_lo[j] + header + ns[j] - 1)
+                w += 1
+            indptr[i + 1] = w
+            start = end
+        indptr[0] = 0
+    return w

@@ -37,10 +37,11 @@ __all__ = ["load_spec"]
 
 
 def load_spec(source, comm, partition="range", weighted=False, undirected=False, seed=None,
-              progress=None):
+              progress=None, layout="push"):
     """:func:`asapgraph.partition.loader.load_partitioned` for a generator spec; collective.
 
-    Returns ``(lg, part, idmap)``, or None (on every rank) when the graph has more than
+    Returns ``(lg, part, idmap)`` (``layout="pull"``: ``lg`` is the
+    :class:`~asapgraph.partition.rows.InRows`), or None (on every rank) when the graph has more than
     twice as many vertices as the smallest rank has edges (``er:N:M`` with a large N):
     the ``n``-entry arrays would outweigh the edges, and the general loader runs instead.
     """
@@ -63,6 +64,6 @@ def load_spec(source, comm, partition="range", weighted=False, undirected=False,
     phase(progress, f"generated {len(src):,} edges on rank 0", t0)
     edges = [src, dst]
     del src, dst
-    lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0)
+    lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0, layout)
     lg.orig = lg.owned.astype(np.int64, copy=False)
     return lg, part, SpecIds(n)

@@ -97,13 +97,18 @@ def _is_spec(source):
 
 
 def load_partitioned(source, comm, partition="range", weighted=False, undirected=False,
-                     weight_col=2, chunk_bytes=1 << 21, seed=None, progress=None):
+                     weight_col=2, chunk_bytes=1 << 21, seed=None, progress=None,
+                     layout="push"):
     """Read, map ids, partition and shuffle; collective over ``comm``.  ``progress``: rank
     0's :class:`asapgraph.progress.Progress` (None elsewhere), a line per phase.
+    ``layout="pull"`` (BSP PageRank): where the rows path applies (unweighted, dense ids
+    that fit, :mod:`asapgraph.partition.rows`), the in-rows
+    (:class:`~asapgraph.partition.rows.InRows`) instead of the out-rows; elsewhere (weighted
+    inputs, the general loader) the ``LocalGraph`` as for ``"push"``.
 
     Returns
     -------
-    lg : LocalGraph
+    lg : LocalGraph or InRows
     part : Partition
     idmap : object with ``original(dense) -> orig`` (collective)
     """
@@ -122,7 +127,8 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
         except Exception as e:  # noqa: BLE001
             err = e
         agree(comm, err)
-        got = load_spec(source, comm, partition, weighted, undirected, seed, progress)
+        got = load_spec(source, comm, partition, weighted, undirected, seed, progress,
+                        "pull" if layout == "pull" and not weighted else "push")
         if got is not None:
             comm.Barrier()
             del MPI
@@ -140,7 +146,8 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     if w is None and fits(comm, n, len(src)):  # unit weights: rows to the owners
         edges = [src, dst]
         del src, dst
-        lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0)
+        lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0,
+                                    "pull" if layout == "pull" and not weighted else "push")
         return _finish(comm, lg, part, idmap)
     if partition == "range":
         part = range_partition(comm, src, n)

@@ -10,7 +10,8 @@ owned vertices by a counting sort, where a target owned elsewhere becomes a *slo
 (one per (peer, vertex), ordered by peer then dense id), per-peer slot ranges, and the
 maps that tell which owned vertex each incoming slot of a peer stands for.  This push
 layout is what the ASAP and BSP PageRank engines read; the pull layout of a BSP rank is
-derived from it (:mod:`asapgraph.engine.pull`).
+derived from it (:mod:`asapgraph.engine.pull`), unless the loader shipped in-rows instead
+(:class:`asapgraph.partition.rows.InRows`, BSP PageRank's fresh unweighted loads).
 
 Invariants: ``tgt < nloc`` is an owned vertex, ``tgt >= nloc`` an outgoing slot; rows
 keep the received edge order (stable sort); the full-size arrays alive at the peak are

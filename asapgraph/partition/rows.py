@@ -29,6 +29,16 @@ out-edges in input order, for any K.  Memory per rank at the peak: the slice (8 
 edge, int32 ids) plus its sorted targets (4 bytes per edge) plus ``8 n`` bytes of row
 offsets; hence the condition ``n <= 2 x`` the smallest rank's edges (else the caller uses
 the general loader).
+
+In-rows (``layout="pull"``, BSP PageRank's loads): the same pass with the roles of the
+two ends swapped -- each edge is placed by the owner of its *destination* and carries
+its source -- so the owner receives the in-CSR of its vertices (:class:`InRows`, rows in
+global edge order) and the BSP rank builds its pull layout from it directly
+(:func:`asapgraph.engine.pull.pull_graph`) instead of building the out-rows and then
+transposing them.  The out-degrees of the owned vertices (what a pull sweep divides
+by) come from the source counts of step 1, summed into the owners' key ranges by one
+more ``Reduce_scatter``; the partition is the one the out-rows would get (bounds from
+the same source counts).
 """
 from __future__ import annotations
 
@@ -41,7 +51,7 @@ from asapgraph.partition.local_graph import local_from_rows
 from asapgraph.partition.memory import mem_mark, phase, trim_malloc
 from asapgraph.partition.partitioners import Partition, range_partition_counts
 
-__all__ = ["fits", "local_from_slice"]
+__all__ = ["fits", "local_from_slice", "InRows"]
 
 
 def fits(comm, n, mine):
@@ -68,11 +78,41 @@ def _owner_major(part, n):
     return key, kb
 
 
-def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None):
+class InRows:
+    """One rank's in-rows: what :func:`asapgraph.engine.pull.pull_graph` builds a BSP
+    rank's pull layout from (``layout="pull"`` of :func:`local_from_slice`).
+
+    Attributes
+    ----------
+    n, m : int
+        Global vertex and edge counts.
+    nloc, owned, orig, part
+        Owned vertices (sorted dense ids; original ids, set by the loader) and the
+        :class:`Partition`.
+    indptr : int64 array (``nloc + 1``)
+        In-CSR of the owned vertices, in ``owned`` order.
+    src : int32 array
+        Dense id of the source of every in-edge, row after row, each row in global edge
+        order.  Emptied (``None``) once the pull layout is built from it.
+    outdeg : int64 array (``nloc``)
+        Out-degree of every owned vertex over the whole graph; ``dangling`` (uint8) 1
+        where it is 0; ``mloc`` their sum (the out-edges :class:`LocalGraph` holds).
+    in_peers, out_peers : int64 arrays
+        Set by the pull build (ranks with an edge into / out of this rank's vertices).
+    """
+
+    def stats(self):
+        """Layout counters, the keys of ``LocalGraph.stats`` (set by the pull build)."""
+        return dict(self._stats)
+
+
+def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None,
+                     layout="push"):
     """The :class:`~asapgraph.partition.local_graph.LocalGraph` and :class:`Partition` of
     this rank's slice ``edges = [src, dst]`` (dense ids below ``n``, one id dtype, unit
     weights; the caller checked :func:`fits`); collective.  ``edges`` is emptied here, so
-    the slice is freed as soon as it is sorted."""
+    the slice is freed as soon as it is sorted.  ``layout="pull"`` (unweighted only):
+    :class:`InRows` instead of the ``LocalGraph``."""
     from asapgraph.kernels import _rankbuild as rb
 
     src, dst = edges
@@ -91,9 +131,15 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
         cnt_v = pos[1:].copy()
         pos[1:][key] = cnt_v
         del cnt_v
+    phase(progress, f"partitioned ({part.kind}) over {K} ranks", t0)
+    if layout == "pull":
+        if weighted:
+            raise ValueError("the pull layout of a load is for unweighted graphs")
+        held = [src, dst, pos, key]  # _in_rows frees them as it goes (peak memory)
+        del src, dst, pos, key
+        return _in_rows(comm, held, n, part, kb, progress, t0), part
     rowlen = pos[1:].astype(np.int32 if len(src) < 2**31 - 1 else np.int64)
     np.cumsum(pos, out=pos)  # pos[k]: start of row k
-    phase(progress, f"partitioned ({part.kind}) over {K} ranks", t0)
     # each owner's row lengths (its key range) and targets (its block of rows)
     nloc_q = np.diff(kb)
     rcnt, _ = alltoallv(comm, rowlen, nloc_q)
@@ -124,3 +170,57 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
     phase(progress, f"built the local graphs: rank 0 holds {lg.nloc:,} vertices, "
                      f"{lg.mloc:,} edges", t0)
     return lg, part
+
+
+def _in_rows(comm, held, n, part, kb, progress, t0):
+    """:class:`InRows` of this rank's slice ``held = [src, dst, pos, key]`` (emptied
+    here): ``pos[1:]`` holds the slice's source counts by key; each edge goes to the
+    owner of its destination with its source."""
+    from asapgraph.kernels import _rankbuild as rb
+
+    src, dst, pos, key = held
+    held.clear()
+    MPI = mpi()
+    K, me = comm.Get_size(), comm.Get_rank()
+    nloc_q = np.diff(kb)
+    nloc = int(nloc_q[me])
+    outdeg = np.empty(nloc, dtype=np.int64)  # summed over the slices, in key order
+    comm.Reduce_scatter([pos[1:], MPI.INT64_T], [outdeg, MPI.INT64_T],
+                        recvcounts=nloc_q.tolist(), op=MPI.SUM)
+    pos[:] = 0
+    rb.count_keys(dst, key if key is not None else np.zeros(0, dtype=np.int32), pos)
+    rowlen = pos[1:].astype(np.int32 if len(src) < 2**31 - 1 else np.int64)
+    np.cumsum(pos, out=pos)
+    rcnt, _ = alltoallv(comm, rowlen, nloc_q)
+    del rowlen
+    send = pos[kb[1:]] - pos[kb[:-1]]
+    out = np.empty(len(src), dtype=src.dtype)
+    rb.place_by_key(dst, src, key if key is not None else np.zeros(0, dtype=np.int32),
+                    pos, out)
+    del src, dst, pos, key
+    trim_malloc()
+    mem_mark("inrows:sorted")
+    recv, rc = alltoallv(comm, out, send)
+    del out
+    trim_malloc()
+    mem_mark("inrows:exchanged")
+    phase(progress, "sent each owner its in-rows", t0)
+    rcnt = rcnt.reshape(K, nloc)
+    start = np.zeros(K, dtype=np.int64)
+    np.cumsum(rc[:-1], out=start[1:])
+    r = InRows()
+    r.src = np.empty(len(recv), dtype=recv.dtype)
+    r.indptr = np.empty(nloc + 1, dtype=np.int64)
+    rb.merge_rows(recv, rcnt, start, r.src, r.indptr)
+    del recv, rcnt
+    r.n, r.nloc, r.part = n, nloc, part
+    r.m = int(comm.allreduce(len(r.src), op=MPI.SUM))
+    r.owned = part.owned(me)
+    r.outdeg = outdeg
+    r.mloc = int(outdeg.sum())
+    r.dangling = (outdeg == 0).astype(np.uint8)
+    r.in_peers = r.out_peers = None
+    mem_mark("inrows:merged")
+    phase(progress, f"built the in-rows: rank 0 holds {nloc:,} vertices, "
+                     f"{len(r.src):,} in-edges", t0)
+    return r
