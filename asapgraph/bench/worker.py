@@ -99,9 +99,16 @@ def _memoize_loader(stats):
     cache = {}
 
     def load_partitioned(*args, **kw):
-        # (source, comm, partition, weighted, undirected, weight_col, chunk_bytes, seed):
-        # the seed only seeds generator specs without one, and the driver always passes
-        # specs with an explicit seed (see resolve_graph), so it is left out of the key
+        # (source, comm, partition, weighted, undirected, weight_col, chunk_bytes, seed,
+        # progress, layout): the seed only seeds generator specs without one, and the
+        # driver always passes specs with an explicit seed (see resolve_graph), so it is
+        # left out of the key.  One load serves both modes: the push layout (a fresh BSP
+        # load would ship in-rows, which ASAP cannot sweep; BSP builds its pull layout
+        # from the push rows once and caches it on the graph)
+        if len(args) > 9:
+            args = args[:9] + ("push",) + args[10:]
+        else:
+            kw["layout"] = "push"
         kw = {k: v for k, v in kw.items() if k != "seed"}
         key = repr((args[:1], args[2:7], sorted(kw.items())))
         if key not in cache:
