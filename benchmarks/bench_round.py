@@ -25,13 +25,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
+from bench_cost import source_of  # (benchmarks/ is on sys.path when run as a script)
+
 FACTOR = 3.0
 
 
 def run(graph, tree, mode, exe):
-    src = graph if graph.startswith(("rmat:", "er:")) else str(SHARED / f"{graph}.txt.gz")
+    src = source_of(graph)
     env = dict(os.environ)
     if tree:
         env["PYTHONPATH"] = str(tree)

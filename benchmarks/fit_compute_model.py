@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -33,14 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
-
-
-def source_of(name):
-    if name.startswith(("rmat:", "er:")):
-        return name
-    return str(SHARED / (name if "." in name else name + ".txt.gz"))
+from bench_cost import source_of  # (benchmarks/ is on sys.path when run as a script)
 
 
 def run(graph, k, mode, exe):

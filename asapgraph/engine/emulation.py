@@ -348,12 +348,18 @@ class Emulator:
         c[1] += cpu_seconds
         c[2] += int(values)
         s = 1e-9 * self.cfg.ns_per_gather * values if self.model else max(cpu_seconds, 0.0)
+        self._spend(s, (self.factor - 1.0) * s if self.factor > 1.0 else 0.0)
+
+    def _spend(self, seconds, extra):
+        """``seconds`` of compute and ``extra`` seconds of emulated slowness (straggler,
+        pauses): the virtual clock advances by both; on the host's clock the rank sleeps
+        the extra (the compute took its real time).  Returns ``extra``."""
         if self.virtual:
-            self.advance(s * self.factor)
-        elif self.factor > 1.0 and s > 0:
-            extra = (self.factor - 1.0) * s
+            self.advance(max(seconds, 0.0) + extra)
+        elif extra > 0:
             time.sleep(extra)
-            self.sleep_s += extra
+        self.sleep_s += extra
+        return extra
 
     def advance(self, seconds):
         """Virtual clock: ``seconds`` of (already scaled) compute."""
@@ -468,11 +474,4 @@ class Emulator:
             s += self.cfg.pause_seconds
         if self.cfg.pause_every > 0:
             s += self._pause_due((self.vt + max(seconds, 0.0) + s) if self.virtual else now())
-        if self.virtual:
-            self.advance(max(seconds, 0.0) + s)
-            self.sleep_s += s
-            return s
-        if s > 0:
-            time.sleep(s)
-            self.sleep_s += s
-        return s
+        return self._spend(seconds, s)

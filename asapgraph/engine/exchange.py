@@ -63,16 +63,14 @@ from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi
 from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
-           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "QUANT", "header", "message_buffer", "encode",
-           "decode", "encode_exact", "decode_exact", "NotifyAck", "Channel"]
+           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "QUANT", "header", "message_buffer",
+           "encode", "decode", "encode_exact", "decode_exact", "NotifyAck", "Channel"]
 
 #: float64 header fields of every engine message
 HEADER = 7
 DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN = range(HEADER)
-assert FORM == 1  # where the compiled decoder reads the form (._local.decode_message)
 #: payload forms of min/max offers (after the six of :func:`encode`)
 DENSE_EXACT, SPARSE_EXACT = 6, 7
-
 
 
 def header(buf):
@@ -107,7 +105,7 @@ def decode(acc, mp, buf, nbytes):
     """Scatter-add a message made by :func:`encode` through ``mp`` (slot -> index of
     ``acc``); returns ``(mass, dabs)``: its signed mass and the change of ``sum |acc|``
     it made (:func:`._local.decode_message`)."""
-    return _local.decode_message(acc, mp, buf, nbytes, 8 * HEADER)
+    return _local.decode_message(acc, mp, buf, nbytes, 8 * HEADER, FORM)
 
 
 def encode_exact(seg, ch, buf, dense_ok=True):

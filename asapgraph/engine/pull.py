@@ -214,6 +214,17 @@ def pull_graph(comm, lg, threads=1, reorder=None, prefetch=None, form=None):
     return pg
 
 
+def _new_pull(nloc, built_from, reordered, outdeg):
+    """An empty :class:`PullGraph` of ``nloc`` rows built from ``built_from``; when
+    ``reordered``, ``new2old`` ranks the rows by decreasing ``outdeg()`` (else None)."""
+    pg = PullGraph()
+    pg.nloc, pg.built_from, pg.reordered, pg.new2old = nloc, built_from, reordered, None
+    if reordered:
+        pg.new2old = np.empty(nloc, dtype=np.int64)
+        _k.degree_order(outdeg(), pg.new2old)
+    return pg
+
+
 def _wants_reorder(comm, lg):
     """The single-process relabelling policy, agreed by every rank (collective).
 
@@ -243,17 +254,13 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
     nloc, nslots = lg.nloc, lg.nslots
     if nloc >= 2**31 - 1:
         raise ValueError("a rank owning 2**31 vertices or more is not supported")
-    pg = PullGraph()
-    pg.nloc = nloc
-    pg.built_from = "out_rows"
-    pg.reordered = _wants_reorder(comm, lg) if reorder is None else bool(reorder)
+    pg = _new_pull(nloc, "out_rows",
+                   _wants_reorder(comm, lg) if reorder is None else bool(reorder),
+                   lambda: np.diff(lg.indptr))
     if pg.reordered:
-        pg.new2old = np.empty(nloc, dtype=np.int64)
-        _k.degree_order(np.diff(lg.indptr), pg.new2old)
         old2new = np.empty(nloc, dtype=np.int64)
         old2new[pg.new2old] = np.arange(nloc, dtype=np.int64)
     else:
-        pg.new2old = None
         old2new = np.arange(nloc, dtype=np.int64)
     weighted = lg.coef is not None
     empty = np.zeros(0)
@@ -441,17 +448,10 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
     if n + K * (HEADER + 1) >= 2**31 - 1 or len(r.src) >= 2**31 - 1:
         raise ValueError("the pull layout of in-rows needs n + K * HEADER and the rank's "
                          "in-edges below 2**31")
-    pg = PullGraph()
-    pg.nloc = nloc
-    pg.built_from = "in_rows"
-    pg.reordered = _rows_want_reorder(comm, r) if reorder is None else bool(reorder)
-    if pg.reordered:
-        pg.new2old = np.empty(nloc, dtype=np.int64)
-        _k.degree_order(r.outdeg, pg.new2old)
-        mine = r.owned[pg.new2old]
-    else:
-        pg.new2old = None
-        mine = r.owned
+    pg = _new_pull(nloc, "in_rows",
+                   _rows_want_reorder(comm, r) if reorder is None else bool(reorder),
+                   lambda: r.outdeg)
+    mine = r.owned[pg.new2old] if pg.reordered else r.owned
     order, counts = allgatherv(comm, mine.astype(np.int32))
     del mine
     starts = np.zeros(K + 1, dtype=np.int64)

@@ -360,7 +360,7 @@ def l1_diff_scaled(const double[::1] x, double scale, const double[::1] ref):
 # (no scratch arrays, no numpy views per field); the receiver's scatter-add returns the
 # change of ``sum |acc|`` so the rank's residual sum is updated, not recounted.  Forms
 # and layouts: asapgraph.engine.exchange (module docstring); ``h`` is the header's size
-# in bytes and the payload form is header field 1 (``exchange.FORM``).
+# in bytes and the payload form is the header field the caller names (``exchange.FORM``).
 
 cdef enum:
     Q_EXACT = 0
@@ -484,13 +484,14 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
 
 
 def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] buf,
-                   Py_ssize_t nbytes, Py_ssize_t h):
+                   Py_ssize_t nbytes, Py_ssize_t h, Py_ssize_t form_at):
     """Scatter-add message ``buf`` (made by :func:`encode_segment`, forms 0-5) through
-    ``mp`` (slot -> index of ``acc``); returns ``(mass, dabs)``: the signed mass added and
+    ``mp`` (slot -> index of ``acc``; the form is header field ``form_at``, a float64);
+    returns ``(mass, dabs)``: the signed mass added and
     the change of ``sum |acc|`` it made (exact up to rounding: the rank's residual sum is
     updated by it instead of recounted)."""
     cdef const uint8_t* b = &buf[0]
-    cdef int form = <int>(<const double*>b)[1]
+    cdef int form
     cdef const uint8_t* p = b + h
     cdef Py_ssize_t k, i, t, nmp = mp.shape[0], n = acc.shape[0]
     cdef double tot = 0.0, dabs = 0.0, v, old, step = 0.0
@@ -498,6 +499,9 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
     cdef const float* pf = NULL
     cdef const int32_t* pi = NULL
     cdef const int16_t* ps = NULL
+    if form_at < 0 or 8 * (form_at + 1) > h or h > buf.shape[0]:
+        raise ValueError("decode_message: the form field lies outside the header")
+    form = <int>(<const double*>b)[form_at]
     if nbytes > buf.shape[0] or nbytes < h or form < 0 or form > 5:
         raise ValueError(f"decode_message: bad message (form {form}, {nbytes} bytes)")
     if form == 0:
