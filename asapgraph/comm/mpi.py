@@ -7,11 +7,14 @@ through the uppercase mpi4py methods (no pickling); only one-off control message
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from asapgraph.errors import InputError
 
-__all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "allgatherv", "agree", "RankFailure"]
+__all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "allgatherv", "agree", "RankFailure",
+           "MeteredComm"]
 
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
@@ -167,6 +170,34 @@ def _pieces(start, count):
     (in order: MPI keeps the order of messages between two ranks with one tag)."""
     start, end = int(start), int(start) + int(count)
     return [(a, min(a + COUNT_LIMIT, end)) for a in range(start, end, COUNT_LIMIT)]
+
+
+class MeteredComm:
+    """A communicator that sums the thread CPU time spent inside its calls (``cpu``).
+
+    A blocking MPI call busy-polls while its peers catch up (MPICH spins), so the CPU time
+    of a collective phase is mostly *other* ranks' lateness -- where ranks share cores,
+    whatever the OS gave them.  The virtual clock charges such a phase its own work
+    (CPU time minus ``cpu``) and models the communication instead
+    (:meth:`asapgraph.engine.emulation.Emulator.collective`).  Everything else is the
+    wrapped communicator's."""
+
+    def __init__(self, comm):
+        self._comm = comm
+        self.cpu = 0.0
+
+    def __getattr__(self, name):
+        f = getattr(self._comm, name)
+        if not callable(f):
+            return f
+
+        def call(*args, **kw):
+            c0 = time.thread_time()
+            try:
+                return f(*args, **kw)
+            finally:
+                self.cpu += time.thread_time() - c0
+        return call
 
 
 def allgatherv(comm, arr):

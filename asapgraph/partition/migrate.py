@@ -8,9 +8,11 @@ old bounds and the new ones every rank sends each other rank one contiguous bloc
 its rows (possibly empty) and receives its new rows in rank order, which is dense-id
 order: a migration is one ``Alltoallv`` per row array, with no sort.  What moves with a
 vertex: its out-row (global dense targets, the per-edge coefficients of a weighted
-graph), its per-vertex constants (``vcoef``, ``dangling``, original id) and any number
-of the caller's per-vertex float64 vectors (values, pending deltas, teleport vector,
-benchmark reference); the new :class:`LocalGraph` (slots, per-peer ranges, the peers'
+graph), its original id (and a weighted graph's ``vcoef`` and dangling flag; an
+unweighted graph's follow from the row length) and any number of the caller's per-vertex
+float64 vectors (values, pending deltas, teleport vector, benchmark reference; a vector
+that holds one value everywhere, as a uniform teleport vector, is rebuilt, not sent);
+the new :class:`LocalGraph` (slots, per-peer ranges, the peers'
 in-maps -- the boundary maps) is then rebuilt from the rows by the loader's own builder
 (:func:`.local_graph.local_from_rows`), so it is the layout the loader would have made for
 those bounds.  Collective.
@@ -40,7 +42,23 @@ def global_targets(lg):
     return ids[np.asarray(lg.tgt)]  # one gather (a masked pair of them: 10x slower)
 
 
-def migrate(comm, lg, part, bounds, vecs=()):
+def _constants(comm, vecs):
+    """For each vector, its value if it holds one value on every rank (a uniform teleport
+    vector: reconstructed, not sent), else None; collective (one ``Allreduce``)."""
+    from asapgraph.comm.mpi import mpi
+
+    if not vecs:
+        return []
+    lo = np.array([v.min() if len(v) else np.inf for v in vecs]
+                  + [-v.max() if len(v) else np.inf for v in vecs], dtype=np.float64)
+    out = np.empty_like(lo)
+    comm.Allreduce(lo, out, op=mpi().MIN)
+    lo = out
+    k = len(vecs)
+    return [float(lo[i]) if lo[i] == -lo[k + i] else None for i in range(k)]
+
+
+def migrate(comm, lg, part, bounds, vecs=(), untimed=0):
     """Move rows so that rank ``r`` owns ``[bounds[r], bounds[r+1])``; collective.
 
     Parameters
@@ -50,13 +68,23 @@ def migrate(comm, lg, part, bounds, vecs=()):
     bounds : int64 array (K+1,)
         The new bounds (``bounds[0] = 0``, ``bounds[K] = n``, non-decreasing).
     vecs : sequence of float64 arrays (``lg.nloc`` each) or None
-        Per-vertex vectors to move with their vertices (None entries stay None).
+        Per-vertex vectors to move with their vertices (None entries stay None).  A
+        vector that holds one value everywhere is rebuilt on arrival, not sent.
+    untimed : int
+        The last ``untimed`` vectors are measurement only (a benchmark's reference): they
+        move, but their bytes are not the run's (``untimed_bytes``).
+
+    What travels per moved vertex: its row length, original id and non-constant vectors
+    (a weighted graph's ``vcoef`` and dangling flag too: an unweighted one's follow from
+    the row length, as :func:`.local_graph.local_from_rows` computes them); per moved edge
+    its global target (int32 where ids fit) and a weighted graph's coefficient.
 
     Returns
     -------
     (LocalGraph, Partition, list, dict)
         The new share, partition and vectors, and figures: ``moved_vertices`` /
-        ``moved_edges`` (sent by this rank to other ranks) and ``seconds``.
+        ``moved_edges`` / ``bytes`` (sent by this rank to other ranks; ``link_bytes`` the
+        most to one of them) and ``seconds``.
     """
     t0 = time.perf_counter()
     K, me = comm.Get_size(), comm.Get_rank()
@@ -71,39 +99,50 @@ def migrate(comm, lg, part, bounds, vecs=()):
     indptr = np.asarray(lg.indptr, dtype=np.int64)
     ecnt = np.diff(indptr[cut]).astype(np.int64)
     others = np.arange(K) != me
-    fig = {"moved_vertices": int(vcnt[others].sum()), "moved_edges": int(ecnt[others].sum())}
-    # bytes this rank sends to others: targets (+ coefficients), 2 ints and the floats
-    # per vertex, the row lengths
-    nfl = 1 + sum(v is not None for v in vecs)
-    fig["bytes"] = (fig["moved_edges"] * ((4 if n < 2**31 - 1 else 8) + 8 * (lg.coef is not None))
-                    + 8 * fig["moved_vertices"] * (3 + nfl))
+    weighted = lg.coef is not None
+    held = [i for i, v in enumerate(vecs) if v is not None]
+    const = dict(zip(held, _constants(comm, [vecs[i] for i in held])))
+    sent = [i for i in held if const[i] is None]
+    timed = sum(i < len(vecs) - untimed for i in sent)
+    # bytes to each destination: targets (+ coefficients) per edge; row length, id
+    # (+ vcoef and dangling) and the vectors per vertex
+    per_edge = (4 if n < 2**31 - 1 else 8) + 8 * weighted
+    dest = ecnt * per_edge + vcnt * 8 * (2 + 2 * weighted + timed)
+    fig = {"moved_vertices": int(vcnt[others].sum()), "moved_edges": int(ecnt[others].sum()),
+           "bytes": int(dest[others].sum()),
+           "link_bytes": int(dest[others].max(initial=0)),
+           "untimed_bytes": int(8 * (len(sent) - timed) * vcnt[others].sum())}
     deg, _ = alltoallv(comm, np.diff(indptr), vcnt)
     gt = global_targets(lg)
     if n < 2**31 - 1:
         gt = gt.astype(np.int32)  # half the bytes of the largest array moved
     tgt, _ = alltoallv(comm, gt, ecnt)
     del gt
-    coef = alltoallv(comm, lg.coef, ecnt)[0] if lg.coef is not None else None
-    ints, _ = alltoallv(comm, np.stack([np.asarray(lg.orig, dtype=np.int64),
-                                        np.asarray(lg.dangling, dtype=np.int64)], 1).ravel(),
-                        2 * vcnt)
-    ints = ints.reshape(-1, 2)
-    held = [v for v in vecs if v is not None]
-    fl = np.stack([np.asarray(lg.vcoef, dtype=np.float64)] + [np.asarray(v, dtype=np.float64)
-                                                              for v in held], 1)
-    fl, _ = alltoallv(comm, fl.ravel(), fl.shape[1] * vcnt)
-    fl = fl.reshape(-1, 1 + len(held))
+    coef = alltoallv(comm, lg.coef, ecnt)[0] if weighted else None
+    ints = [np.asarray(lg.orig, dtype=np.int64)]
+    if weighted:
+        ints.append(np.asarray(lg.dangling, dtype=np.int64))
+    ints, _ = alltoallv(comm, np.stack(ints, 1).ravel(), len(ints) * vcnt)
+    ints = ints.reshape(len(deg), -1)
+    cols = ([np.asarray(lg.vcoef, dtype=np.float64)] if weighted else []) + [
+        np.asarray(vecs[i], dtype=np.float64) for i in sent]
+    if cols:
+        fl, _ = alltoallv(comm, np.stack(cols, 1).ravel(), len(cols) * vcnt)
+        fl = fl.reshape(len(deg), len(cols))
     newpart = Partition("range", K, n, nb)
     rows = np.zeros(len(deg) + 1, dtype=np.int64)
     np.cumsum(deg, out=rows[1:])
-    new = local_from_rows(comm, newpart, n, rows, tgt, coef is not None, coef=coef)
-    new.vcoef = np.ascontiguousarray(fl[:, 0])
-    new.dangling = np.ascontiguousarray(ints[:, 1]).astype(np.uint8)
+    new = local_from_rows(comm, newpart, n, rows, tgt, weighted, coef=coef)
     new.orig = np.ascontiguousarray(ints[:, 0])
-    out, k = [], 1
-    for v in vecs:
+    if weighted:  # else local_from_rows set them from the row lengths
+        new.vcoef = np.ascontiguousarray(fl[:, 0])
+        new.dangling = np.ascontiguousarray(ints[:, 1]).astype(np.uint8)
+    out, k = [], int(weighted)
+    for i, v in enumerate(vecs):
         if v is None:
             out.append(None)
+        elif const[i] is not None:
+            out.append(np.full(new.nloc, const[i]))
         else:
             out.append(np.ascontiguousarray(fl[:, k]))
             k += 1
