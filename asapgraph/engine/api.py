@@ -254,17 +254,26 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     if why is not None:
         raise ValueError(why)
     prog = progress if me == 0 else None  # lines from rank 0 only
+    emu = Emulator(emulation, me, K)
+    probe = None
     if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
         lg, part, idmap, t_load = source.lg, source.part, source.idmap, source.load_seconds
     else:
+        if rebalance != "off":  # the hosts' speeds first: the loader splits by them
+            from asapgraph.engine.rebalance import probe_speeds
+
+            probe = probe_speeds(comm, emu)
         t_load = time.perf_counter()
         if prog is not None:
             prog.stage(f"loading {source} on {K} ranks")
         # BSP PageRank on one fresh load sweeps the pull layout only: the loader ships the
-        # in-rows when it can (engine/pull.py builds the layout from them directly)
-        layout = "pull" if mode == "bsp" and rebalance == "off" and not weighted else "push"
+        # in-rows when it can (engine/pull.py builds the layout from them directly); a
+        # split by the probed speeds stays (start), dynamic may migrate later
+        layout = ("pull" if mode == "bsp" and rebalance in ("off", "start") and not weighted
+                  else "push")
         lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
-                                           wcol, chunk_bytes, None, prog, layout)
+                                           wcol, chunk_bytes, None, prog, layout,
+                                           shares=None if probe is None else probe["shares"])
         t_load = time.perf_counter() - t_load
     n = lg.n
     where = source if isinstance(source, str) else (
@@ -274,7 +283,6 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     if p is None:
         p = np.full(lg.nloc, 1.0 / n)
     dvec = _local_vector(comm, dangling, lg.orig, "dangling", where)
-    emu = Emulator(emulation, me, K)
     st = RankStats(me)
     st.progress = prog
     st.progress_what = ("superstep", "L1 change") if mode == "bsp" else ("wave", "error bound")
@@ -291,12 +299,21 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     emu.start()
     if emu.virtual:
         st.clock = lambda: emu.vt
+    if probe is not None:  # the speed probe is the run's: on both clocks
+        t0 -= probe["wall"]
+        st.t0 = t0
+        if emu.virtual:
+            emu.advance(probe["charged"])
+            emu.collective(comm, 8 * K)
     extra = {}
     bal = None
     if rebalance != "off":
         from asapgraph.engine.rebalance import Balancer
 
         bal = Balancer(comm, rebalance, lg)
+        if probe is not None:
+            bal.probe = probe
+            bal.done = rebalance == "start"
     if bal is not None and mode == "bsp":
         from asapgraph.engine.rebalance import run_bsp_rebalanced
 

@@ -30,10 +30,18 @@ averages the speeds over checks (weight 1/2).  The predicted time of a full swee
 more than ``THRESHOLD`` (15 %) longer, the bounds are recomputed so that rank ``q`` gets
 the share ``s_q / sum s`` of the total weight (:func:`.partitioners.range_bounds` with
 ``fractions``) and the rows migrate (:func:`asapgraph.partition.migrate.migrate`).
-``start`` checks once, before the run, on ``CALIBRATION`` full local sweeps of scratch
-state per rank (:func:`calibrate`: then BSP builds its pull layout once and ASAP needs no
-drain); ``dynamic`` does the same, then measures the run's own sweeps and checks again
-every ``CALIBRATION x 2^m`` sweeps of the slowest rank after ``m`` migrations, and
+*Before the run* (``start``, and ``dynamic``'s first split).  On a fresh load the hosts
+are probed before the graph is partitioned (:func:`probe_speeds`: two timed sweeps of a
+fixed random graph per rank, one ``allgather``) and, by the same 15 % rule, the loader
+splits the ranges in proportion to the probed speeds: nothing migrates.  Measured on
+cnr-2000, 4 ranks, rank 1 3x, the earlier way -- calibrate on the partitioned graph, then
+migrate -- spent a third of ASAP's run before its first sweep (0.08 of 0.24 virtual
+seconds: three full sweeps at the straggler's speed, the rows moved and the local graph
+rebuilt at its speed too).  A graph loaded once (``ad.load``) is already partitioned:
+there ``start`` measures ``CALIBRATION`` sample sweeps of the loaded graph (one full sweep
+in all, :func:`calibrate`) and migrates before the run (BSP then builds its pull layout
+once, ASAP needs no drain).  ``dynamic`` then measures the run's own sweeps and checks
+again every ``CALIBRATION x 2^m`` sweeps of the slowest rank after ``m`` migrations, and
 migrates only if the time the new split saves over as many sweeps as were done so far
 exceeds what the last migration cost (a migration costs tens of sweeps: measured speeds
 per weight unit still differ by data, and without the rule ``dynamic`` migrated 3-7
@@ -65,10 +73,14 @@ migrations happen at supersteps (BSP) or waves (ASAP) drawn from ``SEED`` (2 of 
 bounds drawn from it (random speed shares), with ``--rebalance start`` or ``dynamic``.
 
 *Virtual clock* (``--clock virtual``, :mod:`.vclock`: a core per rank on a shared host).
-The measured seconds are the virtual ones (CPU time x factor); a migration starts after
-the drained solve ended (or between supersteps) and costs each rank its CPU time plus a
-modelled collective of the largest rank's bytes; BSP's pull layout of the new rows is
-built inside the migration and charged the same way.
+The measured seconds are the virtual ones (CPU time x factor); the probe is charged as
+sweeps are, then one collective; a migration starts after the drained solve ended (or
+between supersteps) and costs each rank its work -- CPU time outside MPI calls
+(:class:`asapgraph.comm.mpi.MeteredComm`: a blocking collective spins while it waits
+for others), times its factor -- plus a modelled collective of the most bytes any rank
+sends over one link; BSP's pull layout of the new rows is built inside the migration and
+charged the same way.  On the host's clock the probe and migrations take their real
+time (a straggler sleeps its factor's extra, as after a sweep).
 
 Scope: PageRank on ranks with the range partition, BSP and ASAP's ``jacobi`` form.  The vertex programs (sum and min/max programs, the general engine) keep
 their partition: their ``ProgramGraph`` has no migration yet (refused up front by
@@ -85,7 +97,7 @@ from asapgraph import options as _options
 from asapgraph.comm.mpi import mpi
 from asapgraph.engine.termination import CAPPED
 
-__all__ = ["MODES", "Balancer", "run_bsp_rebalanced", "run_asap_rebalanced"]
+__all__ = ["MODES", "Balancer", "probe_speeds", "run_bsp_rebalanced", "run_asap_rebalanced"]
 
 MODES = _options.REBALANCE_MODES
 #: predicted slowdown of the current split over the speed-proportional one that is worth
@@ -93,6 +105,12 @@ MODES = _options.REBALANCE_MODES
 THRESHOLD = 0.15
 #: sweeps every rank measures before a decision (``start``) and between checks (``dynamic``)
 CALIBRATION = 3
+#: predicted cost of a migration per local edge of the largest rank (move, rebuild and
+#: BSP's pull layout: ~160 ns per edge measured on rmat:20, ~70 without the layout), the
+#: bar a first run-time migration after the probed split must clear
+MIGRATION_NS_PER_EDGE = 100.0
+#: the vertex block of ASAP's push kernel (its default, ``ASAPGRAPH_ASAP_BLOCK``)
+BLOCK = 16
 FORCE_ENV = "ASAPGRAPH_REBALANCE_FORCE"
 
 
@@ -119,6 +137,7 @@ class Balancer:
         self.imbalance = []           # predicted slowdown at each check
         self.swept = 0.0              # sweeps of the slowest rank over the checked windows
         self.migrations = []          # one record per migration
+        self.probe = None             # probe_speeds' figures when the loader split by them
         self.set_graph(lg)
         env = os.environ.get(FORCE_ENV)
         self.force = None
@@ -190,7 +209,12 @@ class Balancer:
         # worth it: after a first migration, the time it saves over as many sweeps as
         # were done so far (a run is as likely to be before its middle as after) must
         # exceed what the last migration cost
-        cost = self.migrations[-1]["seconds"] if self.migrations else 0.0
+        if self.migrations:
+            cost = self.migrations[-1]["seconds"]
+        elif self.probe is not None:  # the loader split by the probe: a first migration
+            cost = MIGRATION_NS_PER_EDGE * 1e-9 * float(M.max())  # must pay for itself too
+        else:
+            cost = 0.0
         if slow > THRESHOLD and (t_now - t_bal) * self.swept > cost:
             self.pending = sp / sp.sum()
             return True
@@ -210,15 +234,21 @@ class Balancer:
             wv.drain()  # the coordinated migration point: every rank, this wave
 
     def migrate(self, lg, part, vecs, step, st=None, emu=None):
-        """Re-split by the pending fractions and move the rows and ``vecs``; collective.
-        Returns ``(lg, part, vecs)``.  On the virtual clock (``emu.virtual``) the
-        migration costs each rank its CPU time, then a collective of the largest
-        rank's bytes (:meth:`.emulation.Emulator.collective`)."""
+        """Re-split by the pending fractions and move the rows and ``vecs`` (the last one
+        is the benchmark's reference, ``st.ref``: moved, not counted); collective.
+        Returns ``(lg, part, vecs)``.  The migration's work is charged as compute: its
+        CPU time outside MPI calls (:class:`.comm.mpi.MeteredComm`), times the straggler
+        factor (:meth:`.emulation.Emulator.after_compute`; on the host's clock a straggler
+        sleeps it); on the virtual clock the exchange then costs a collective of the
+        most bytes any rank sends over one link (every pair has its own link, as for the
+        engines' messages)."""
+        from asapgraph.comm.mpi import MeteredComm
         from asapgraph.partition.migrate import migrate
         from asapgraph.partition.partitioners import range_bounds
 
         MPI = mpi()
-        comm, K, me = self.comm, self.K, self.me
+        K, me = self.K, self.me
+        comm = MeteredComm(self.comm)
         t0, c0 = time.perf_counter(), time.thread_time()
         frac, self.pending = self.pending, None
         alpha = 8.0 * (K - 1) if K > 1 else 1.0
@@ -227,10 +257,10 @@ class Balancer:
         before = _sums(comm, vecs)
         old = np.diff(part.bounds)
         if np.array_equal(bounds, part.bounds):
-            new, newpart, out, fig = lg, part, list(vecs), {"moved_vertices": 0,
-                                                              "moved_edges": 0, "bytes": 0}
+            new, newpart, out, fig = lg, part, list(vecs), {
+                "moved_vertices": 0, "moved_edges": 0, "bytes": 0, "link_bytes": 0}
         else:
-            new, newpart, out, fig = migrate(comm, lg, part, bounds, vecs)
+            new, newpart, out, fig = migrate(comm, lg, part, bounds, vecs, untimed=1)
         if st is not None:  # the migration's traffic counts as the run's
             st.bytes_sent += fig["bytes"]
             st.extra["migration_bytes"] = st.extra.get("migration_bytes", 0) + fig["bytes"]
@@ -239,15 +269,18 @@ class Balancer:
                            initial=0.0))
         moved = comm.allreduce(np.array([fig["moved_vertices"], fig["moved_edges"],
                                           fig["bytes"]]), op=MPI.SUM)
-        if emu is not None and emu.virtual:
-            emu.advance(time.thread_time() - c0)
-            emu.collective(comm, comm.allreduce(fig["bytes"], op=MPI.MAX))
-        secs = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+        link = comm.allreduce(fig["link_bytes"], op=MPI.MAX)
+        work = max(time.thread_time() - c0 - comm.cpu, 0.0)
+        if emu is not None:
+            emu.after_compute(work)
+            emu.collective(self.comm, link)
+        secs = self.comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
         self.migrations.append({
             "step": int(step), "shares": [round(float(f), 4) for f in frac],
             "vertices_before": old.tolist(), "vertices_after": np.diff(bounds).tolist(),
             "moved_vertices": int(moved[0]), "moved_edges": int(moved[1]),
-            "bytes": int(moved[2]),
+            "bytes": int(moved[2]), "link_bytes": int(link),
+            "work_seconds": self.comm.allreduce(work, op=MPI.MAX),
             "seconds": secs, "mass_error": err})
         self.set_graph(new)
         self.win[:] = 0.0
@@ -259,6 +292,10 @@ class Balancer:
                 "calibration_seconds": getattr(self, "calibration_seconds", None),
                 "imbalance": [round(v, 4) for v in self.imbalance],
                 "speeds": None if self.speed is None else [float(v) for v in self.speed],
+                "probe": None if self.probe is None else {
+                    "speeds": self.probe["speeds"], "imbalance": self.probe["imbalance"],
+                    "shares": None if self.probe["shares"] is None else
+                    [round(float(f), 4) for f in self.probe["shares"]]},
                 "migrations": self.migrations, "forced": self.force is not None,
                 "migration_seconds": float(sum(m["seconds"] for m in self.migrations))}
 
@@ -273,29 +310,35 @@ def _sums(comm, vecs):
 
 
 def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
-    """``start``: measure every rank's speed on ``sweeps`` full local sweeps of scratch
-    state (the ASAP push kernel over the rank's own rows, no messages), timed and charged
-    like the engines' sweeps, decide on one ``Allreduce`` and migrate before the run;
-    returns ``(lg, part, vecs)``.  Collective.
+    """``start``: measure every rank's speed on ``sweeps`` sample sweeps of scratch state
+    (the ASAP push kernel over the rank's own rows, no messages; sample ``k`` pushes the
+    blocks ``b`` with ``b % sweeps == k``, so together they are one full sweep spread
+    evenly over the range), timed and charged like the engines' sweeps, decide on one
+    ``Allreduce`` and migrate before the run; returns ``(lg, part, vecs)``.  Collective.
 
     Why before the run and not on its first supersteps: a migration rebuilds the local
     graph and, for BSP, the pull layout (~160 ns per local edge in all, ~40 sweeps'
     worth on rmat:20): done before the engine starts, BSP builds its layout once and
-    ASAP needs no drain; the price is ``sweeps`` sweeps that do not advance the
+    ASAP needs no drain; the price is one sweep's work (three full sweeps before
+    2026-12-05: 20 % of a 3x straggler's ASAP run on cnr-2000) that does not advance the
     solution.  ``dynamic`` measures the run's own sweeps instead."""
     from asapgraph.kernels import _local
 
     nloc = lg.nloc
     x, rs, zero = np.zeros(nloc), np.zeros(nloc), np.zeros(nloc)
     acc = np.zeros(nloc + lg.nslots)
-    act = np.zeros(-(-nloc // 16), dtype=np.int32)
+    act = np.zeros(-(-nloc // BLOCK), dtype=np.int32)
     bsum = np.zeros(len(act))
+    for a in (x, rs, acc, bsum):
+        a.fill(0.0)  # touch the pages: no page faults inside the timed sweeps
+    sample = np.arange(nloc) // BLOCK % sweeps
     t0 = time.perf_counter()
-    for _ in range(sweeps):
-        acc[:nloc] = 1.0 / lg.n  # every vertex has a residual: a full sweep
+    for k in range(sweeps):
+        # every sweeps-th block has a residual: the samples together are one full sweep
+        acc[:nloc] = np.where(sample == k, 1.0 / lg.n, 0.0)
         c0 = time.thread_time()
         e = _local.jacobi_push(lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum,
-                               lg.dangling, 0.85, 0.0, zero, 0.0, zero, 0.0, 16)[0]
+                               lg.dangling, 0.85, 0.0, zero, 0.0, zero, 0.0, BLOCK)[0]
         cpu = time.thread_time() - c0
         st.compute_s += cpu
         slept = emu.after_compute(cpu, e, nloc, "push")  # charged as an ASAP sweep
@@ -310,14 +353,74 @@ def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
     return bal.migrate(lg, part, vecs, 0, st, emu)
 
 
+#: the speed probe of ``--rebalance start``: a fixed random graph, the same on every rank
+PROBE_VERTICES, PROBE_DEGREE, PROBE_SWEEPS = 1 << 16, 4, 2
+
+
+def probe_speeds(comm, emu):
+    """``start`` on a fresh load: every rank's speed, measured *before* the graph is
+    partitioned, so that the loader splits the ranges in proportion to it and nothing
+    migrates (heterogeneity-aware partitioning: profile the hosts, then split; cf.
+    LeBeane et al., SC 2015).  Collective.
+
+    Each rank times ``PROBE_SWEEPS`` sweeps of the ASAP push kernel over the same fixed
+    random graph (``PROBE_VERTICES`` vertices, ``PROBE_DEGREE`` out-edges each: ~0.7 ms a
+    sweep here), charged like the engines' sweeps (:meth:`.emulation.Emulator.after_compute`:
+    CPU time or the compute model, times the straggler factor, plus pauses); its speed is
+    the inverse of its fastest sweep (a one-off hiccup does not make a host slow).  The
+    speeds travel in one ``allgather``; as :meth:`Balancer.decide`, if the even split's
+    predicted sweep time is more than ``THRESHOLD`` longer than the speed-proportional
+    one's, ``shares`` are the speeds' fractions, else None (the even split).
+
+    Returns ``{"speeds", "shares", "imbalance", "charged", "wall"}``: ``charged`` is this
+    rank's probe as the emulation charged it (the caller puts it on the virtual clock
+    after ``emu.start()``), ``wall`` the probe's host seconds (the caller counts them in the
+    run's compute time).  The graph is set up untimed (a loader's work), the sweeps are not.
+    """
+    from asapgraph.kernels import _local
+
+    nv = PROBE_VERTICES
+    rng = np.random.default_rng(0x5BEED)
+    tgt = rng.integers(0, nv, nv * PROBE_DEGREE, dtype=np.int32)
+    indptr = np.arange(0, nv * PROBE_DEGREE + 1, PROBE_DEGREE, dtype=np.int64)
+    vcoef = np.full(nv, 1.0 / PROBE_DEGREE)
+    x, rs, zero, acc = np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros(nv)
+    act = np.zeros(-(-nv // BLOCK), dtype=np.int32)
+    bsum = np.zeros(len(act))
+    dang = np.zeros(nv, dtype=np.uint8)
+    for a in (x, rs, zero, acc, bsum):
+        a.fill(0.0)
+    t0 = time.perf_counter()
+    best, charged = np.inf, 0.0
+    for _ in range(PROBE_SWEEPS):
+        acc[:] = 1.0 / nv
+        c0 = time.thread_time()
+        e = _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dang, 0.85,
+                               0.0, zero, 0.0, zero, 0.0, BLOCK)[0]
+        cpu = time.thread_time() - c0
+        slept = emu.after_compute(cpu, e, nv, "push")
+        took = emu.last_charged + slept
+        charged += took
+        best = min(best, took)
+    speeds = np.array(comm.allgather(1.0 / max(best, 1e-9)), dtype=np.float64)
+    K = len(speeds)
+    t_now, t_bal = float((1.0 / (K * speeds)).max()), float(1.0 / speeds.sum())
+    slow = t_now / t_bal - 1.0
+    shares = speeds / speeds.sum() if slow > THRESHOLD else None
+    return {"speeds": speeds.tolist(), "shares": shares, "imbalance": round(slow, 4),
+            "charged": charged, "wall": time.perf_counter() - t0}
+
+
 def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal, threads=1):
     """BSP PageRank with migrations between supersteps; returns ``(x, iterations,
     converged, residual, lg, part)`` (``x`` by the final partition's owned vertices)."""
+    from asapgraph.comm.mpi import MeteredComm
     from asapgraph.engine.bsp import run_bsp
     from asapgraph.engine.pull import pull_graph
 
     x, its, conv, res = None, 0, False, np.inf
-    if bal.force is None:  # start, dynamic: the first split before the run
+    if bal.force is None and bal.probe is None:  # start, dynamic: the first split before
+        # the run (unless the loader split by the probed speeds)
         same = d is p
         lg, part, (p, dd, st.ref) = calibrate(comm, lg, part, [p, None if same else d,
                                                                st.ref], emu, st, bal)
@@ -334,14 +437,15 @@ def run_bsp_rebalanced(comm, lg, part, p, d, alpha, tol, max_iter, emu, st, bal,
                                                              st.ref], its, st, emu)
         d = p if same else dd
         # the pull layout of the new rows, built here so that its time is the migration's
+        # (charged as the migration's work is: CPU outside MPI calls, then a collective)
+        mc = MeteredComm(comm)
         c0, t0 = time.thread_time(), time.perf_counter()
-        pull_graph(comm, lg, threads)
+        pull_graph(mc, lg, threads)
+        emu.after_compute(max(time.thread_time() - c0 - mc.cpu, 0.0))
+        emu.collective(comm)
         bal.migrations[-1]["pull_layout_seconds"] = comm.allreduce(time.perf_counter() - t0,
                                                                    op=mpi().MAX)
         bal.migrations[-1]["seconds"] += bal.migrations[-1]["pull_layout_seconds"]
-        if emu.virtual:
-            emu.advance(time.thread_time() - c0)
-            emu.collective(comm)
     return x, its, conv, res, lg, part
 
 
@@ -355,7 +459,8 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
 
     MPI = mpi()
     rounds, state, checks, worst = 0, None, 0, 0.0
-    if bal.force is None:  # start, dynamic: the first split before the run
+    if bal.force is None and bal.probe is None:  # start, dynamic: the first split before
+        # the run (unless the loader split by the probed speeds)
         lg, part, (p, dvec, st.ref) = calibrate(comm, lg, part, [p, dvec, st.ref], emu, st,
                                                 bal)
     while True:

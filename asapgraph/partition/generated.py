@@ -37,7 +37,7 @@ __all__ = ["load_spec"]
 
 
 def load_spec(source, comm, partition="range", weighted=False, undirected=False, seed=None,
-              progress=None, layout="push"):
+              progress=None, layout="push", shares=None):
     """:func:`asapgraph.partition.loader.load_partitioned` for a generator spec; collective.
 
     Returns ``(lg, part, idmap)`` (``layout="pull"``: ``lg`` is the
@@ -64,6 +64,7 @@ def load_spec(source, comm, partition="range", weighted=False, undirected=False,
     phase(progress, f"generated {len(src):,} edges on rank 0", t0)
     edges = [src, dst]
     del src, dst
-    lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0, layout)
+    lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0, layout,
+                                shares)
     lg.orig = lg.owned.astype(np.int64, copy=False)
     return lg, part, SpecIds(n)

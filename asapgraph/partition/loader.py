@@ -98,13 +98,15 @@ def _is_spec(source):
 
 def load_partitioned(source, comm, partition="range", weighted=False, undirected=False,
                      weight_col=2, chunk_bytes=1 << 21, seed=None, progress=None,
-                     layout="push"):
+                     layout="push", shares=None):
     """Read, map ids, partition and shuffle; collective over ``comm``.  ``progress``: rank
     0's :class:`asapgraph.progress.Progress` (None elsewhere), a line per phase.
     ``layout="pull"`` (BSP PageRank): where the rows path applies (unweighted, dense ids
     that fit, :mod:`asapgraph.partition.rows`), the in-rows
     (:class:`~asapgraph.partition.rows.InRows`) instead of the out-rows; elsewhere (weighted
-    inputs, the general loader) the ``LocalGraph`` as for ``"push"``.
+    inputs, the general loader) the ``LocalGraph`` as for ``"push"``.  ``shares``: each
+    rank's share of a range partition's balance weight (``--rebalance start``: the probed
+    speeds, :func:`asapgraph.engine.rebalance.probe_speeds`; default even).
 
     Returns
     -------
@@ -128,7 +130,7 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
             err = e
         agree(comm, err)
         got = load_spec(source, comm, partition, weighted, undirected, seed, progress,
-                        "pull" if layout == "pull" and not weighted else "push")
+                        "pull" if layout == "pull" and not weighted else "push", shares)
         if got is not None:
             comm.Barrier()
             del MPI
@@ -147,10 +149,11 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
         edges = [src, dst]
         del src, dst
         lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0,
-                                    "pull" if layout == "pull" and not weighted else "push")
+                                    "pull" if layout == "pull" and not weighted else "push",
+                                    shares)
         return _finish(comm, lg, part, idmap)
     if partition == "range":
-        part = range_partition(comm, src, n)
+        part = range_partition(comm, src, n, shares)
         mem_mark("range_bounds")
     else:
         part = Partition(partition, K, n)

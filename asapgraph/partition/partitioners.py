@@ -137,12 +137,13 @@ def range_bounds(cost_block, block_base, n, K, comm, fractions=None):
     return bounds
 
 
-def range_partition(comm, src, n):
+def range_partition(comm, src, n, shares=None):
     """Range partition balancing ``alpha |V_r| + |E_r|`` (``alpha = 8 (K - 1)``, Gemini).
 
     ``src``: this rank's share of the edge sources (dense ids, any rank may hold any
     edge).  Out-degrees are counted by id block (dense range ``[n r / K, n (r+1) / K)``
-    on rank ``r``), so no rank holds an ``n``-entry array; collective.
+    on rank ``r``), so no rank holds an ``n``-entry array; collective.  ``shares``: each
+    rank's share of the total weight (:func:`range_bounds`' ``fractions``; default even).
     """
     from asapgraph.comm.mpi import alltoallv
 
@@ -166,10 +167,10 @@ def range_partition(comm, src, n):
     deg = np.bincount(ids_r - lo, weights=cnt_r, minlength=hi - lo)
     del ids_r, cnt_r
     alpha = 8.0 * (K - 1) if K > 1 else 1.0
-    return Partition("range", K, n, range_bounds(alpha + deg, int(lo), n, K, comm))
+    return Partition("range", K, n, range_bounds(alpha + deg, int(lo), n, K, comm, shares))
 
 
-def range_partition_counts(comm, counts, n):
+def range_partition_counts(comm, counts, n, shares=None):
     """:func:`range_partition` from per-id out-degree counts (collective).
 
     ``counts`` (int64, length ``n``): the out-degrees this rank's edges give every dense
@@ -185,4 +186,5 @@ def range_partition_counts(comm, counts, n):
     comm.Reduce_scatter([np.ascontiguousarray(counts, dtype=np.int64), MPI.INT64_T],
                         [deg, MPI.INT64_T], recvcounts=np.diff(blk).tolist(), op=MPI.SUM)
     alpha = 8.0 * (K - 1) if K > 1 else 1.0
-    return Partition("range", K, n, range_bounds(alpha + deg, int(blk[me]), n, K, comm))
+    return Partition("range", K, n, range_bounds(alpha + deg, int(blk[me]), n, K, comm,
+                                                 shares))

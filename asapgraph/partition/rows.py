@@ -107,12 +107,13 @@ class InRows:
 
 
 def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None,
-                     layout="push"):
+                     layout="push", shares=None):
     """The :class:`~asapgraph.partition.local_graph.LocalGraph` and :class:`Partition` of
     this rank's slice ``edges = [src, dst]`` (dense ids below ``n``, one id dtype, unit
     weights; the caller checked :func:`fits`); collective.  ``edges`` is emptied here, so
     the slice is freed as soon as it is sorted.  ``layout="pull"`` (unweighted only):
-    :class:`InRows` instead of the ``LocalGraph``."""
+    :class:`InRows` instead of the ``LocalGraph``.  ``shares``: the range partition's
+    per-rank shares of the balance weight (default even)."""
     from asapgraph.kernels import _rankbuild as rb
 
     src, dst = edges
@@ -123,7 +124,7 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
     pos = np.zeros(n + 1, dtype=np.int64)
     rb.count_keys(src, empty, pos)  # pos[1 + v]: out-degree of v in this slice
     if partition == "range":
-        part = range_partition_counts(comm, pos[1:], n)
+        part = range_partition_counts(comm, pos[1:], n, shares)
     else:
         part = Partition(partition, K, n)
     key, kb = _owner_major(part, n)

@@ -109,7 +109,10 @@ def main():
                 os.environ["ASAPGRAPH_REBALANCE_FORCE"] = str(force)
             if os.environ.get("ASAPGRAPH_TEST_VERBOSE") and comm.rank == 0:
                 print(c["name"], run, file=sys.stderr, flush=True)
-            r = ad.pagerank(c["source"], comm, weighted=c.get("weighted", False),
+            src = c["source"]
+            if kw.pop("preload", False):  # ad.load() once, then pagerank on the loaded graph
+                src = ad.load(src, comm, weighted=c.get("weighted", False))
+            r = ad.pagerank(src, comm, weighted=c.get("weighted", False),
                             personalization=c.get("personalization"),
                             dangling=c.get("dangling"), **kw)
             if comm.rank == 0:

@@ -92,23 +92,53 @@ def test_forced_migrations_same_answer(k, run_cases, tmp_path, rng):
 
 def test_start_moves_vertices_off_a_measured_straggler(run_cases):
     """Rank 1 is 3x slower (emulated: it sleeps 2x the CPU time of each sweep, or its
-    virtual clock runs 3x): measured throughput makes ``start`` shrink its range; the
-    answer does not change."""
+    virtual clock runs 3x).  On a fresh load ``start`` probes the speeds first and the
+    loader gives rank 1 a smaller range (nothing migrates); on a graph loaded once
+    (``ad.load``) it measures sweeps of the loaded graph and migrates.  Either way the
+    speeds are measured, not read from the emulation, and the answer does not change."""
     emu = {"straggler": {"1": 3.0}}
     virt = {"straggler": {"1": 3.0}, "latency": 1e-3, "clock": "virtual"}
-    runs = [{"mode": m, "tol": t, "max_iter": 2000, "rebalance": "start", "emulation": e}
-            for m, t in (("bsp", 1e-12), ("asap", 1e-11)) for e in (emu, virt)]
+    runs = [{"mode": m, "tol": t, "max_iter": 2000, "rebalance": "start", "emulation": e,
+             "preload": pre}
+            for m, t in (("bsp", 1e-12), ("asap", 1e-11)) for e in (emu, virt)
+            for pre in (False, True)]
     recs = run_cases(3, [{"name": "rmat14", "source": "rmat:14:8:1", "runs": runs}],
                      timeout=600)
+    assert len(recs) == len(runs)
     for r in recs:
         assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
         rb = r["rebalance"]
-        assert not rb["forced"] and rb["checks"] == 1 and len(rb["migrations"]) == 1, rb
+        assert not rb["forced"], rb
+        if not r["preload"]:  # split at load by the probed speeds: no migration
+            assert rb["checks"] == 0 and rb["migrations"] == [], rb
+            sp, sh = rb["probe"]["speeds"], rb["probe"]["shares"]
+            assert sp[1] < 0.7 * min(sp[0], sp[2]), sp
+            assert sh is not None and sh[1] < 0.7 * min(sh[0], sh[2]), sh
+            v = r["vertices_per_rank"]
+            assert v[1] < 0.8 * min(v[0], v[2]), v
+            continue
+        assert rb["probe"] is None and rb["checks"] == 1 and len(rb["migrations"]) == 1, rb
         m = rb["migrations"][0]
         assert m["vertices_after"][1] < 0.8 * m["vertices_before"][1], m
         sp = rb["speeds"]  # measured, not read from the emulation
         assert sp[1] < 0.7 * min(sp[0], sp[2]), sp
         assert r["vertices_per_rank"] == m["vertices_after"], (r, m)
+
+
+def test_start_keeps_the_even_split_on_equal_hosts(run_cases):
+    """No straggler: the probe finds equal speeds and ``start`` keeps the even split (the
+    probe's fastest sweep, not one disturbed sweep, is the speed).  Same answer."""
+    runs = [{"mode": m, "tol": 1e-10, "max_iter": 2000, "rebalance": "start",
+             "emulation": {"latency": 1e-4, "clock": "virtual", "compute": "model"}}
+            for m in ("bsp", "asap")]
+    recs = run_cases(2, [{"name": "rmat13", "source": "rmat:13:8:1", "runs": runs}],
+                     timeout=600)
+    assert len(recs) == len(runs)
+    for r in recs:
+        assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+        rb = r["rebalance"]
+        assert rb["probe"]["shares"] is None and rb["probe"]["imbalance"] < 0.15, rb
+        assert rb["migrations"] == [], rb
 
 
 REFUSED = [
