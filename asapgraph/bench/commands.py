@@ -66,6 +66,9 @@ def add_arguments(p):
     g.add_argument("--partition", default="range", type=_strs)
     g.add_argument("--schedule", default="", type=_strs,
                    help="ASAP schedules, e.g. sweep,priority (default: the engine's)")
+    g.add_argument("--rebalance", default="off", type=_strs,
+                   help="load balancing of the range partition, e.g. off,start "
+                        "(asapgraph.engine.rebalance; default off)")
     g.add_argument("--pauses", default=None, metavar="MIN:MAX:EVERY",
                    help="transient stragglers: every rank pauses U(MIN, MAX) seconds at "
                         "exponential gaps of mean EVERY seconds (e.g. 0.02:0.1:0.25)")
@@ -146,7 +149,8 @@ def _plan(args):
             raise InputError(None, None, f"--pauses: {e}") from None
     specs = grid(_strs(args.graphs or "rmat:16"), args.ranks or [4], args.modes, args.fanout, args.window, args.approx,
                  args.latency, args.bandwidth, strag, args.tol, args.repeat or 1, args.partition,
-                 args.seed, [x for x in args.schedule if x] or [""], pauses)
+                 args.seed, [x for x in args.schedule if x] or [""], pauses,
+                 args.rebalance or ["off"])
     return "grid", specs, [], 180.0, None
 
 
@@ -187,6 +191,11 @@ def run_command(args):
                                  f"({bad[0].label()} has no emulation)")
             for s in specs:
                 s.compute = args.compute
+        from asapgraph.options import REBALANCE_MODES
+
+        for rb in {s.rebalance for s in specs} - set(REBALANCE_MODES):
+            raise InputError(None, None, f"unknown rebalance mode {rb!r} (expected "
+                             f"{', '.join(REBALANCE_MODES)})")
         for sch in {s.schedule for s in specs} - {"", *SCHEDULES}:
             raise InputError(None, None, f"unknown schedule {sch!r} (expected "
                              f"{' or '.join(SCHEDULES)})")

@@ -346,22 +346,23 @@ def scenario(name, repeat=None):
 
 def grid(graphs, ranks=(4,), modes=("bsp", "asap"), fanout=(2,), window=(1,), approx=(0.0,),
          latency=(0.0,), bandwidth=(0.0,), straggler=("",), tol=(1e-6,), repeat=1,
-         partition=("range",), seed=0, schedule=("",), pauses=None):
+         partition=("range",), seed=0, schedule=("",), pauses=None, rebalance=("off",)):
     """Cartesian product of the options; BSP runs ignore (and do not multiply) ASAP knobs.
-    ``pauses``: ``(min, max, every)`` seconds of transient stragglers (None: off)."""
+    ``pauses``: ``(min, max, every)`` seconds of transient stragglers (None: off);
+    ``rebalance``: modes of :mod:`asapgraph.engine.rebalance` (tag ``rebalance``)."""
     out, seen = [], set()
     pz = {} if not pauses else dict(zip(("pause_min", "pause_max", "pause_every"),
                                         map(float, pauses)))
-    for g, K, m, k, w, a, lat, bw, sg, t, part, sch in itertools.product(
+    for g, K, m, k, w, a, lat, bw, sg, t, part, sch, rb in itertools.product(
             graphs, ranks, modes, fanout, window, approx, latency, bandwidth, straggler, tol,
-            partition, schedule):
+            partition, schedule, rebalance):
         if m == "bsp":
             k, w, a, sch = 2, 1, 0.0, ""
         else:
             k = min(int(k), max(1, int(K) - 1))  # the engine clamps the fanout to K-1
         spec = RunSpec(g, int(K), m, part, int(k), int(w), float(a), float(t), latency=float(lat),
                        bandwidth=float(bw), straggler=sg, seed=seed, group="grid",
-                       schedule=sch, **pz)
+                       schedule=sch, rebalance=rb, tags={"rebalance": rb}, **pz)
         key = tuple(sorted((kk, str(v)) for kk, v in spec.as_dict().items()))
         if key in seen:
             continue
