@@ -192,10 +192,11 @@ def add_distributed_options(p):
                         f"and bound; default: {DEFAULT_SCHEDULE} (measured: benchmarks/"
                         "REPORT.md, issue 14)")
     g.add_argument("--rebalance", action=Given, choices=REBALANCE_MODES, default="off",
-                   help="pagerank, range partition: measure each rank's speed (the time of "
-                        "its sweeps) and move vertices off slow ranks -- once after "
-                        "a short calibration (start) or whenever the measured imbalance "
-                        "exceeds 15%% (dynamic); default off")
+                   help="pagerank, range partition: split the ranges by each rank's "
+                        "measured speed -- probed before the graph is loaded, so that "
+                        "nothing moves (start; a graph loaded once migrates after a short "
+                        "calibration), and then also during the run whenever the measured "
+                        "imbalance exceeds 15%% and moving pays (dynamic); default off")
     g.add_argument("--seed", action=Given, type=nonneg_int, default=0, metavar="S",
                    help="seed of the randomised parts (asap reduction order)")
     g.add_argument("--mpiexec", action=Given, default=None, metavar="PATH",

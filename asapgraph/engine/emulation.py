@@ -290,8 +290,10 @@ class Emulator:
         return self.vt if self.virtual else now()
 
     def start(self):
-        """Start of a run: the virtual clock (and the link queues) back to 0; the first
-        transient pause drawn."""
+        """Start of a run: the virtual clock (and the link queues) back to 0, the generator
+        back to its seed (what ran before -- the speed probe of ``--rebalance start`` --
+        does not shift the run's jitter and pauses); the first transient pause drawn."""
+        self._rng = None
         self.vt = self.compute_vs = 0.0
         self.link_free[:] = 0.0
         self.next_pause = None
