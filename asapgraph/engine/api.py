@@ -314,14 +314,16 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         if probe is not None:
             bal.probe = probe
             bal.done = rebalance == "start"
-    if bal is not None and mode == "bsp":
+    # start on a fresh load: the split is made, nothing more to decide; the plain engines
+    rebalanced = bal is not None and not bal.done
+    if rebalanced and mode == "bsp":
         from asapgraph.engine.rebalance import run_bsp_rebalanced
 
         x, its, conv, res, lg, part = run_bsp_rebalanced(
             comm, lg, part, p, p if dvec is None else dvec, alpha,
             _options.pagerank_change_tol(alpha, tol), max_iter, emu, st, bal, threads=threads)
         bound = _options.pagerank_error_bound(alpha, res)
-    elif bal is not None:
+    elif rebalanced:
         from asapgraph.engine.rebalance import run_asap_rebalanced
 
         x, its, conv, res, extra, lg, part = run_asap_rebalanced(
