@@ -14,10 +14,11 @@ plus peers with unsent slots).  Order, delays and combining never change the fix
 point, so the loop is free to combine and delay.  (ASAP PageRank's measured limits
 against BSP: :mod:`.asap_delta`.)
 
-*Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
-since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
-share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
-dedicated cores it runs at once (waiting there locked ranks into taking turns); the
+*Sweep gate.*  Where ranks share cores, and on the virtual clock, a sweep waits until
+every in-peer has delivered since the last sweep or ``patience`` x the last sweep's
+duration has passed (4 x the share of edges that cross ranks, within [0.5, 3]; on the
+virtual clock in virtual time), so it works on combined input; on the host's dedicated
+cores it runs at once (waiting there locked ranks into taking turns); the
 wait is counted in sweeps of the rank or of its slowest in-peer, whichever are shorter
 (headers carry the sender's sweep duration), so a straggler waits no longer than its
 peers take to answer (env ``ASAPGRAPH_ASAP_PATIENCE``; off for ``push``).  A rank is out
@@ -172,22 +173,27 @@ class _Solver:
         self.block = int(os.environ.get("ASAPGRAPH_ASAP_BLOCK", "16"))
         self.degree_rule = os.environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
         self.max_mass_error = 0.0
-        # the sweep gate (jacobi form): only where ranks share cores -- there a sweep on
-        # partial input takes CPU from a peer's sweep; on dedicated cores a rank that
-        # waited for fresh input locked with its peers into taking turns (measured: two
-        # ranks on two cores alternated their sweeps, 0.30 s vs 0.16 s without the gate).
-        # How long to wait grows with the share of edges that cross ranks (the share of
-        # a sweep's input that comes from peers): 4 x cut in [0.5, 3] -- measured best on
-        # cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks on 2 cores
+        # the sweep gate (jacobi form): where ranks share cores -- there a sweep on
+        # partial input takes CPU from a peer's sweep -- and on the virtual clock; not on
+        # the host's dedicated cores, where a rank that waited for fresh input locked with
+        # its peers into taking turns (measured with patience 1 before the cut rule: two
+        # ranks of cnr-2000 on two cores alternated their sweeps, 0.30 s vs 0.16 s without
+        # the gate).  How long to wait grows with the share of edges that cross ranks (the
+        # share of a sweep's input that comes from peers): 4 x cut in [0.5, 3] -- measured
+        # best on cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks
+        # on 2 cores.  On the virtual clock (a core per rank; the gate waits in virtual
+        # time) the same rule: without it the 4 ranks of rmat:20 swept 41 times each on
+        # stale input to BSP's 20 supersteps (687 M edges vs 302 M with it; benchmarks/
+        # REPORT.md, issue 15 "RQ5 on rmat:20"); there it was off only because the gate
+        # read the host's clock
         env = os.environ.get("ASAPGRAPH_ASAP_PATIENCE")
         if debug_mass and emu.virtual:
             raise ValueError("debug_mass does not run on the virtual clock (its snapshots "
                              "block outside the windows)")
-        if env is not None and not emu.virtual:
+        if env is not None:
             self.patience = float(env)
-        elif emu.virtual:  # the modelled cluster has a core per rank
-            self.patience = 0.0
-        elif form == "jacobi" and comm.Get_size() > 1 and oversubscribed(comm):
+        elif form == "jacobi" and comm.Get_size() > 1 and (emu.virtual
+                                                           or oversubscribed(comm)):
             cut = np.array([np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc), len(lg.tgt)],
                            dtype=np.float64)
             cut = comm.allreduce(cut)
@@ -295,8 +301,23 @@ class _Solve:
                                sol.window, self.emu, st, self._deliver)
 
     # ------------------------------------------------------------------ local work
-    def _work(self, ev, t1):
-        """This round's local work (when due); returns whether anything was pushed."""
+    def _gate_wait(self):
+        """The sweep gate's wait (seconds after the last sweep's end)."""
+        ref = self.last_sweep_len
+        if self.nin and self.peer_len.min() > 0:
+            ref = min(ref, float(self.peer_len.max()))
+        return max(self.sol.patience * ref, 2e-4)
+
+    def gate_due(self):
+        """When the sweep gate opens by patience (inf: it is open or no sweep is due)."""
+        if (self.sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
+                or not self.rl > self.target * self.share):
+            return np.inf
+        return self.last_sweep_end + self._gate_wait()
+
+    def _work(self, ev, t1, vnow=None):
+        """This round's local work (when due); returns whether anything was pushed.
+        ``vnow``: the virtual clock's time (the gate's clock there)."""
         sol, lg, st, mm = self.sol, self.lg, self.st, self.mm
         # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
         # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
@@ -305,10 +326,7 @@ class _Solve:
         # waits no longer than its peers take to answer
         ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
         if not ready:
-            ref = self.last_sweep_len
-            if self.nin and self.peer_len.min() > 0:
-                ref = min(ref, float(self.peer_len.max()))
-            ready = t1 - self.last_sweep_end > max(sol.patience * ref, 2e-4)
+            ready = (t1 if vnow is None else vnow) - self.last_sweep_end >= self._gate_wait()
         if not (self.rl > self.target * self.share and ready
                 and not (self.wv.draining or self.over)):
             return 0
@@ -338,6 +356,8 @@ class _Solve:
         self.fresh[:] = False
         self.last_sweep_end = time.perf_counter()
         self.last_sweep_len = self.last_sweep_end - t1
+        if vnow is not None:  # (the virtual clock sets last_sweep_len itself)
+            self.last_sweep_end = self.emu.vt
         return pushed
 
     def arrived(self):
@@ -593,6 +613,7 @@ class _Solve:
         st.rounds += self.rounds
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
+        st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["asap_seconds_solve"] = perf() - t_start
         if self.bal is not None and self.bal.pending is not None:
             sol.last_state = d.state()  # drained for a migration (.rebalance)
