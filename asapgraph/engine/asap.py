@@ -14,11 +14,12 @@ plus peers with unsent slots).  Order, delays and combining never change the fix
 point, so the loop is free to combine and delay.  (ASAP PageRank's measured limits
 against BSP: :mod:`.asap_delta`.)
 
-*Sweep gate.*  Where ranks share cores, and on the virtual clock, a sweep waits until
-every in-peer has delivered since the last sweep or ``patience`` x the last sweep's
-duration has passed (4 x the share of edges that cross ranks, within [0.5, 3]; on the
-virtual clock in virtual time), so it works on combined input; on the host's dedicated
-cores it runs at once (waiting there locked ranks into taking turns); the
+*Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
+since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
+share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
+dedicated cores, and by default on the virtual clock (a core per rank), it runs at once
+(waiting there locked ranks into taking turns); ``ASAPGRAPH_ASAP_PATIENCE`` sets it on
+either clock (on the virtual clock it waits in virtual time); the
 wait is counted in sweeps of the rank or of its slowest in-peer, whichever are shorter
 (headers carry the sender's sweep duration), so a straggler waits no longer than its
 peers take to answer (env ``ASAPGRAPH_ASAP_PATIENCE``; off for ``push``).  A rank is out
@@ -173,27 +174,27 @@ class _Solver:
         self.block = int(os.environ.get("ASAPGRAPH_ASAP_BLOCK", "16"))
         self.degree_rule = os.environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
         self.max_mass_error = 0.0
-        # the sweep gate (jacobi form): where ranks share cores -- there a sweep on
-        # partial input takes CPU from a peer's sweep -- and on the virtual clock; not on
-        # the host's dedicated cores, where a rank that waited for fresh input locked with
-        # its peers into taking turns (measured with patience 1 before the cut rule: two
-        # ranks of cnr-2000 on two cores alternated their sweeps, 0.30 s vs 0.16 s without
-        # the gate).  How long to wait grows with the share of edges that cross ranks (the
-        # share of a sweep's input that comes from peers): 4 x cut in [0.5, 3] -- measured
-        # best on cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks
-        # on 2 cores.  On the virtual clock (a core per rank; the gate waits in virtual
-        # time) the same rule: without it the 4 ranks of rmat:20 swept 41 times each on
-        # stale input to BSP's 20 supersteps (687 M edges vs 302 M with it; benchmarks/
-        # REPORT.md, issue 15 "RQ5 on rmat:20"); there it was off only because the gate
-        # read the host's clock
+        # the sweep gate (jacobi form): only where ranks share cores -- there a sweep on
+        # partial input takes CPU from a peer's sweep; on dedicated cores a rank that
+        # waited for fresh input locked with its peers into taking turns (measured: two
+        # ranks on two cores alternated their sweeps, 0.30 s vs 0.16 s without the gate).
+        # How long to wait grows with the share of edges that cross ranks (the share of
+        # a sweep's input that comes from peers): 4 x cut in [0.5, 3] -- measured best on
+        # cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks on 2 cores.
+        # The virtual clock models a core per rank: off by default there too; with
+        # ASAPGRAPH_ASAP_PATIENCE it runs in virtual time (issue 15, benchmarks/REPORT.md
+        # "RQ5 on rmat:20": the rule's 3 on rmat:20 cut the no-straggler run's edge work
+        # from 687 M to 302 M, but locked a 1.5x-slow rank and its peers into taking turns,
+        # cost 8-13 % against a 4-8x straggler and 1-7 % on cnr-2000)
         env = os.environ.get("ASAPGRAPH_ASAP_PATIENCE")
         if debug_mass and emu.virtual:
             raise ValueError("debug_mass does not run on the virtual clock (its snapshots "
                              "block outside the windows)")
         if env is not None:
             self.patience = float(env)
-        elif form == "jacobi" and comm.Get_size() > 1 and (emu.virtual
-                                                           or oversubscribed(comm)):
+        elif emu.virtual:  # the modelled cluster has a core per rank (see above)
+            self.patience = 0.0
+        elif form == "jacobi" and comm.Get_size() > 1 and oversubscribed(comm):
             cut = np.array([np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc), len(lg.tgt)],
                            dtype=np.float64)
             cut = comm.allreduce(cut)
