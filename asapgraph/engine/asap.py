@@ -185,7 +185,7 @@ class _Solver:
         # ASAPGRAPH_ASAP_PATIENCE it runs in virtual time (issue 15, benchmarks/REPORT.md
         # "RQ5 on rmat:20": the rule's 3 on rmat:20 cut the no-straggler run's edge work
         # from 687 M to 302 M, but locked a 1.5x-slow rank and its peers into taking turns,
-        # cost 8-13 % against a 4-8x straggler and 1-7 % on cnr-2000)
+        # cost up to 13 % against a 4-8x straggler (seed 0) and 1-7 % on cnr-2000)
         env = os.environ.get("ASAPGRAPH_ASAP_PATIENCE")
         if debug_mass and emu.virtual:
             raise ValueError("debug_mass does not run on the virtual clock (its snapshots "
