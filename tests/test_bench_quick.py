@@ -109,3 +109,79 @@ def test_grid_dedupes_and_clamps():
     assert len(bsp) == 1  # ASAP knobs do not multiply BSP runs
     assert sorted((s.fanout, s.window) for s in asap) == [(1, 1), (1, 4)]  # fanout <= K-1
     assert len(grid(["rmat:10"], repeat=3)) == 6
+
+
+def _plan(argv):
+    import argparse
+
+    from asapgraph.bench import commands
+
+    args = commands.add_arguments(argparse.ArgumentParser()).parse_args(argv)
+    return commands._plan(args)[1]
+
+
+def test_scenario_applies_schedule():
+    """``--scenario NAME --schedule S`` runs the scenario's ASAP runs with S (one copy per
+    listed schedule, side by side), keeps BSP as it is, and drops ASAP runs that fix a
+    schedule not listed (issue 15: the option was ignored with --scenario)."""
+    base = _plan(["--scenario", "factors", "--graphs", "rmat:20"])
+    assert {s.schedule for s in base if s.mode == "asap"} == {""}  # the engine's default
+    prio = _plan(["--scenario", "factors", "--graphs", "rmat:20", "--schedule", "priority"])
+    assert len(prio) == len(base)
+    assert {s.schedule for s in prio if s.mode == "asap"} == {"priority"}
+    assert ([(s.mode, s.tags, s.straggler) for s in prio]
+            == [(s.mode, s.tags, s.straggler) for s in base])
+    both = _plan(["--scenario", "factors", "--graphs", "rmat:20", "--repeat", "2",
+                  "--schedule", "sweep,priority"])
+    asap = [s for s in both if s.mode == "asap"]
+    assert len(asap) == 2 * sum(s.mode == "asap" for s in
+                                _plan(["--scenario", "factors", "--graphs", "rmat:20",
+                                       "--repeat", "2"]))
+    # copies side by side: each BSP run is followed by its ASAP runs under both schedules
+    assert [s.schedule for s in both[:3]] == ["", "sweep", "priority"]
+    assert [s.repeat for s in both[:3]] == [0, 0, 0] and both[-1].repeat == 1
+    # a scenario that fixes its schedules (the ablation) keeps only the listed one
+    abl = _plan(["--scenario", "stragglers", "--schedule", "priority"])
+    assert {s.schedule for s in abl if s.mode == "asap"} == {"priority"}
+    assert any(s.mode == "bsp" for s in abl)
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--schedule", "bogus"], "unknown schedule 'bogus'"),
+    (["--fanout", "1"], "--fanout does not apply to --scenario"),
+    (["--window", "4"], "--window does not apply"),
+    (["--straggler", "1:2"], "--straggler does not apply"),
+    (["--tol", "1e-8"], "--tol does not apply"),
+    (["--seed", "3"], "--seed does not apply"),
+])
+def test_scenario_refuses_what_it_would_ignore(argv, word):
+    from asapgraph.errors import InputError
+
+    with pytest.raises(InputError, match=word):
+        _plan(["--scenario", "factors"] + argv)
+
+
+def test_scenario_schedule_refusal_is_one_line(tmp_path):
+    """Through the command: exit status 2 and one line, before anything runs."""
+    cmd = [sys.executable, "-m", "asapgraph.bench.commands", "--scenario", "factors",
+           "--fanout", "1", "--results-dir", str(tmp_path), "--outdir", str(tmp_path)]
+    p = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2
+    assert len(p.stderr.strip().splitlines()) == 1 and "--fanout" in p.stderr
+
+
+def test_rq5_table_keeps_schedules_apart():
+    """The RQ5 table has one row per ASAP schedule (medians never mix two schedules)."""
+    from asapgraph.bench.report import _rq5
+
+    def rec(mode, sch, t):
+        return {"ok": True, "group": "rq5", "graph": "g", "mode": mode, "window": 1,
+                "schedule": sch, "straggler": "1:2", "time_to_error": {"1e-06": t},
+                "wait_seconds": 0.0}
+
+    md = _rq5([rec("bsp", None, 1.0), rec("asap", "sweep", 2.0), rec("asap", "priority", 0.5)])
+    rows = [ln for ln in md.splitlines() if ln.startswith("| g ")]
+    assert len(rows) == 2
+    assert any("| sweep |" in r and "| 0.50 |" in r for r in rows), rows
+    assert any("| priority |" in r and "| 2.00 |" in r for r in rows), rows

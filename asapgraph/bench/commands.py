@@ -48,28 +48,35 @@ def add_arguments(p):
     what.add_argument("--list", action="store_true", help="list the named scenarios")
     what.add_argument("--from-json", metavar="FILE", help="redraw the Markdown and plots of an "
                       "earlier run's JSON (nothing is run)")
-    g = p.add_argument_group("grid options (comma-separated lists)")
+    from asapgraph.options import Given, GivenAppend  # record which options were given
+
+    g = p.add_argument_group("grid options (comma-separated lists; with --scenario only "
+                             "--graphs, --ranks and --schedule apply, the others are refused)")
     g.add_argument("--graphs", default=None, help="generator specs or files / shared "
                    "dataset names (default rmat:16); with --scenario: keep only these")
     g.add_argument("--ranks", default=None, type=_ints,
                    help="rank counts (default 4); with --scenario: keep only these")
-    g.add_argument("--modes", default="bsp,asap", type=_strs)
-    g.add_argument("--fanout", default="2", type=_ints)
-    g.add_argument("--window", default="1", type=_ints)
-    g.add_argument("--approx", default="0", type=_floats)
-    g.add_argument("--latency", default="0", type=_floats, help="seconds per message")
-    g.add_argument("--bandwidth", default="0", type=_floats, help="bytes/s per link (0: infinite)")
-    g.add_argument("--straggler", default=[], action="append",
+    g.add_argument("--modes", action=Given, default="bsp,asap", type=_strs)
+    g.add_argument("--fanout", action=Given, default="2", type=_ints)
+    g.add_argument("--window", action=Given, default="1", type=_ints)
+    g.add_argument("--approx", action=Given, default="0", type=_floats)
+    g.add_argument("--latency", action=Given, default="0", type=_floats,
+                   help="seconds per message")
+    g.add_argument("--bandwidth", action=Given, default="0", type=_floats,
+                   help="bytes/s per link (0: infinite)")
+    g.add_argument("--straggler", default=[], action=GivenAppend,
                    help="RANK:FACTOR[,RANK:FACTOR] (repeat the option for several settings; "
                         "'none' for no straggler)")
-    g.add_argument("--tol", default="1e-6", type=_floats)
-    g.add_argument("--partition", default="range", type=_strs)
+    g.add_argument("--tol", action=Given, default="1e-6", type=_floats)
+    g.add_argument("--partition", action=Given, default="range", type=_strs)
     g.add_argument("--schedule", default="", type=_strs,
-                   help="ASAP schedules, e.g. sweep,priority (default: the engine's)")
-    g.add_argument("--rebalance", default="off", type=_strs,
+                   help="ASAP schedules, e.g. sweep,priority (default: the engine's); with "
+                        "--scenario: every ASAP run of the engine's default schedule runs "
+                        "with each of these, runs of another schedule are dropped")
+    g.add_argument("--rebalance", action=Given, default="off", type=_strs,
                    help="load balancing of the range partition, e.g. off,start "
                         "(asapgraph.engine.rebalance; default off)")
-    g.add_argument("--pauses", default=None, metavar="MIN:MAX:EVERY",
+    g.add_argument("--pauses", action=Given, default=None, metavar="MIN:MAX:EVERY",
                    help="transient stragglers: every rank pauses U(MIN, MAX) seconds at "
                         "exponential gaps of mean EVERY seconds (e.g. 0.02:0.1:0.25)")
     p.add_argument("--clock", choices=("wall", "virtual"), default="wall",
@@ -81,7 +88,8 @@ def add_arguments(p):
                         "modelled cost of the edges and vertices a sweep visits (model: "
                         "reproducible; asapgraph.engine.emulation)")
     p.add_argument("--repeat", type=int, default=None, help="repetitions of every run")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", action=Given, type=int, default=0,
+                   help="seed of the grid's runs (a scenario's runs fix theirs)")
     p.add_argument("--peers", dest="peers", action="store_true", default=None,
                    help="also time single-machine peers (default: on for --report/--quick)")
     p.add_argument("--no-peers", dest="peers", action="store_false")
@@ -133,7 +141,7 @@ def _plan(args):
             specs = [s for s in specs if s.graph in keep]
         if args.ranks:
             specs = [s for s in specs if s.ranks in set(args.ranks)]
-        return args.scenario, specs, [], 180.0, None
+        return args.scenario, _scenario_schedules(args, specs), [], 180.0, None
     strag = []
     for s in args.straggler or [""]:
         strag.append("" if s.lower() in ("", "none", "0") else s)
@@ -152,6 +160,52 @@ def _plan(args):
                  args.seed, [x for x in args.schedule if x] or [""], pauses,
                  args.rebalance or ["off"])
     return "grid", specs, [], 180.0, None
+
+
+#: grid options a scenario fixes itself (given with --scenario: refused, not ignored)
+_GRID_ONLY = ("modes", "fanout", "window", "approx", "latency", "bandwidth", "straggler", "tol",
+              "partition", "rebalance", "pauses", "seed")
+
+
+def _scenario_schedules(args, specs):
+    """``--scenario`` with ``--schedule S1[,S2]``: every ASAP run of the engine's default
+    schedule (``schedule == ""``) runs once per listed schedule (copies side by side, so
+    the interleaving of the repetitions is kept); ASAP runs that fix another schedule
+    (the ablations) are dropped, those that fix a listed one are kept; BSP runs are
+    unchanged.  Refuses the grid options a scenario fixes itself (an option is applied
+    or refused, never ignored)."""
+    from asapgraph.bench.scenarios import SCHEDULES, RunSpec
+    from asapgraph.errors import InputError
+
+    given = getattr(args, "_given", None) or set()
+    for dest in _GRID_ONLY:
+        if dest in given:
+            raise InputError(None, None, f"--{dest} does not apply to --scenario (the scenario "
+                             f"fixes it; use --grid); with --scenario only --graphs, --ranks "
+                             f"and --schedule apply")
+    want = [x for x in (args.schedule or []) if x]
+    if not want:
+        return specs
+    want = list(dict.fromkeys(want))
+    for sch in want:
+        if sch not in SCHEDULES:
+            raise InputError(None, None, f"unknown schedule {sch!r} (expected "
+                             f"{' or '.join(SCHEDULES)})")
+    out = []
+    for s in specs:
+        if s.mode != "asap":
+            out.append(s)
+        elif not s.schedule:
+            for sch in want:
+                d = s.as_dict()
+                d["schedule"] = sch
+                out.append(RunSpec(**d))
+        elif s.schedule in want:
+            out.append(s)
+    if not any(s.mode == "asap" for s in out):
+        raise InputError(None, None, f"scenario {args.scenario} has no ASAP run with schedule "
+                         f"{' or '.join(want)}")
+    return out
 
 
 def run_command(args):

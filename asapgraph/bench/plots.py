@@ -132,7 +132,8 @@ def _t6(r, level="1e-06"):
 
 
 def speedup_vs_straggler(records, outdir, group="rq5", level="1e-06"):
-    """BSP time / ASAP time to the error level, vs the straggler factor (one line per window)."""
+    """BSP time / ASAP time to the error level, vs the straggler factor (one line per window
+    and ASAP schedule)."""
     plt = _plt()
     recs = _ok(records, group)
     if not recs:
@@ -150,17 +151,19 @@ def speedup_vs_straggler(records, outdir, group="rq5", level="1e-06"):
             continue
         if r["mode"] == "bsp":
             bsp[(r["graph"], f)].append(t)
-        else:
-            asap[(r["graph"], r["window"], f)].append(t)
+        else:  # one line per window and ASAP schedule
+            asap[(r["graph"], r["window"], r.get("schedule") or "", f)].append(t)
         wall[(r["graph"], r["mode"], f)].append(r.get("wall_seconds", r.get("seconds")))
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     drawn = False
-    for (g, w) in sorted({(k[0], k[1]) for k in asap}):
-        fs = sorted(f for (gg, ww, f) in asap if gg == g and ww == w and (g, f) in bsp)
+    for (g, w, sch) in sorted({k[:3] for k in asap}):
+        fs = sorted(f for (gg, ww, ss, f) in asap if (gg, ww, ss) == (g, w, sch)
+                    and (g, f) in bsp)
         if not fs:
             continue
-        sp = [statistics.median(bsp[(g, f)]) / statistics.median(asap[(g, w, f)]) for f in fs]
-        ax.plot(fs, sp, "-o", label=f"{g}, window {w}")
+        sp = [statistics.median(bsp[(g, f)]) / statistics.median(asap[(g, w, sch, f)])
+              for f in fs]
+        ax.plot(fs, sp, "-o", label=f"{g}, window {w}" + (f", {sch}" if sch else ""))
         if virtual:  # the wall-clock seconds of the two runs beside each point
             for f, y in zip(fs, sp):
                 bw = statistics.median(wall[(g, "bsp", f)])

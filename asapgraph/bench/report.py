@@ -277,19 +277,21 @@ def _rq5(records):
         f = straggler_factor(r.get("straggler"))
         if r["mode"] == "bsp":
             bsp[(r["graph"], f)].append(r)
-        else:
-            asap[(r["graph"], r["window"], f)].append(r)
+        else:  # (one row per ASAP schedule: `bench --scenario rq5 --schedule a,b`)
+            asap[(r["graph"], r["window"], r.get("schedule") or "", f)].append(r)
     rows = []
-    for (g, w, f) in sorted(asap):
-        a = asap[(g, w, f)]
+    for (g, w, sch, f) in sorted(asap):
+        a = asap[(g, w, sch, f)]
         b = bsp.get((g, f), [])
         bt = _med([(r.get("time_to_error") or {}).get("1e-06") for r in b])
         at = _med([(r.get("time_to_error") or {}).get("1e-06") for r in a])
-        rows.append([g, f"{f:g}", w, _f(bt), _f(at), _f(bt / at if bt and at else None, ".2f"),
+        rows.append([g, f"{f:g}", w, sch or "default", _f(bt), _f(at),
+                     _f(bt / at if bt and at else None, ".2f"),
                      _f(_med([r["wait_seconds"] for r in b])), _f(_med([r["wait_seconds"] for r in a])),
                      _f(_med([r.get("straggler_sleep_seconds") for r in b])),
                      _f(_med([r.get("straggler_sleep_seconds") for r in a]))])
-    return _table(["graph", "straggler factor", "ASAP window", "BSP s to 1e-6", "ASAP s to 1e-6",
+    return _table(["graph", "straggler factor", "ASAP window", "ASAP schedule", "BSP s to 1e-6",
+                   "ASAP s to 1e-6",
                    "speedup", "BSP wait s", "ASAP wait s", "BSP straggler sleep s",
                    "ASAP straggler sleep s"], rows) if rows else "_No RQ5 runs._"
 
@@ -339,16 +341,19 @@ def _losses(records):
                        f"(BSP bytes / ASAP bytes) to L1 {TARGET:g}. {_why(r)}.")
     rq5 = defaultdict(lambda: {"bsp": [], "asap": []})
     for r in _ok(records, "rq5"):
-        rq5[(r["graph"], straggler_factor(r.get("straggler")), r["window"] if r["mode"] == "asap"
-             else None)][r["mode"]].append(r)
-    for (g, f, w), d in sorted(rq5.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or 0)):
+        asap = r["mode"] == "asap"
+        rq5[(r["graph"], straggler_factor(r.get("straggler")), r["window"] if asap else None,
+             (r.get("schedule") or "") if asap else None)][r["mode"]].append(r)
+    for (g, f, w, sch), d in sorted(rq5.items(), key=lambda kv: (kv[0][0], kv[0][1],
+                                                                kv[0][2] or 0, kv[0][3] or "")):
         if w is None:
             continue
-        b = rq5.get((g, f, None), {}).get("bsp", [])
+        b = rq5.get((g, f, None, None), {}).get("bsp", [])
         bt = _med([(x.get("time_to_error") or {}).get("1e-06") for x in b])
         at = _med([(x.get("time_to_error") or {}).get("1e-06") for x in d["asap"]])
         if bt and at and at > bt:
-            out.append(f"* RQ5 {g}, straggler factor {f:g}, window {w}: ASAP {at:.3g} s vs BSP "
+            out.append(f"* RQ5 {g}, straggler factor {f:g}, window {w}"
+                       + (f", schedule {sch}" if sch else "") + f": ASAP {at:.3g} s vs BSP "
                        f"{bt:.3g} s to L1 1e-6.")
     if not out:
         return "ASAP was at least as fast and sent no more bytes in every measured comparison."

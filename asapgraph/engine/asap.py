@@ -17,7 +17,9 @@ against BSP: :mod:`.asap_delta`.)
 *Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
 since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
 share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
-dedicated cores it runs at once (waiting there locked ranks into taking turns); the
+dedicated cores, and by default on the virtual clock (a core per rank), it runs at once
+(waiting there locked ranks into taking turns); ``ASAPGRAPH_ASAP_PATIENCE`` sets it on
+either clock (on the virtual clock it waits in virtual time); the
 wait is counted in sweeps of the rank or of its slowest in-peer, whichever are shorter
 (headers carry the sender's sweep duration), so a straggler waits no longer than its
 peers take to answer (env ``ASAPGRAPH_ASAP_PATIENCE``; off for ``push``).  A rank is out
@@ -178,14 +180,19 @@ class _Solver:
         # ranks on two cores alternated their sweeps, 0.30 s vs 0.16 s without the gate).
         # How long to wait grows with the share of edges that cross ranks (the share of
         # a sweep's input that comes from peers): 4 x cut in [0.5, 3] -- measured best on
-        # cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks on 2 cores
+        # cnr-2000 (cut 0.016) near 0.5-1, on rmat:20 (cut 0.75) near 3, 4 ranks on 2 cores.
+        # The virtual clock models a core per rank: off by default there too; with
+        # ASAPGRAPH_ASAP_PATIENCE it runs in virtual time (issue 15, benchmarks/REPORT.md
+        # "RQ5 on rmat:20": the rule's 3 on rmat:20 cut the no-straggler run's edge work
+        # from 687 M to 302 M, but locked a 1.5x-slow rank and its peers into taking turns,
+        # cost up to 13 % against a 4-8x straggler (seed 0) and 1-7 % on cnr-2000)
         env = os.environ.get("ASAPGRAPH_ASAP_PATIENCE")
         if debug_mass and emu.virtual:
             raise ValueError("debug_mass does not run on the virtual clock (its snapshots "
                              "block outside the windows)")
-        if env is not None and not emu.virtual:
+        if env is not None:
             self.patience = float(env)
-        elif emu.virtual:  # the modelled cluster has a core per rank
+        elif emu.virtual:  # the modelled cluster has a core per rank (see above)
             self.patience = 0.0
         elif form == "jacobi" and comm.Get_size() > 1 and oversubscribed(comm):
             cut = np.array([np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc), len(lg.tgt)],
@@ -295,8 +302,23 @@ class _Solve:
                                sol.window, self.emu, st, self._deliver)
 
     # ------------------------------------------------------------------ local work
-    def _work(self, ev, t1):
-        """This round's local work (when due); returns whether anything was pushed."""
+    def _gate_wait(self):
+        """The sweep gate's wait (seconds after the last sweep's end)."""
+        ref = self.last_sweep_len
+        if self.nin and self.peer_len.min() > 0:
+            ref = min(ref, float(self.peer_len.max()))
+        return max(self.sol.patience * ref, 2e-4)
+
+    def gate_due(self):
+        """When the sweep gate opens by patience (inf: it is open or no sweep is due)."""
+        if (self.sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
+                or not self.rl > self.target * self.share):
+            return np.inf
+        return self.last_sweep_end + self._gate_wait()
+
+    def _work(self, ev, t1, vnow=None):
+        """This round's local work (when due); returns whether anything was pushed.
+        ``vnow``: the virtual clock's time (the gate's clock there)."""
         sol, lg, st, mm = self.sol, self.lg, self.st, self.mm
         # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
         # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
@@ -305,10 +327,7 @@ class _Solve:
         # waits no longer than its peers take to answer
         ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
         if not ready:
-            ref = self.last_sweep_len
-            if self.nin and self.peer_len.min() > 0:
-                ref = min(ref, float(self.peer_len.max()))
-            ready = t1 - self.last_sweep_end > max(sol.patience * ref, 2e-4)
+            ready = (t1 if vnow is None else vnow) - self.last_sweep_end >= self._gate_wait()
         if not (self.rl > self.target * self.share and ready
                 and not (self.wv.draining or self.over)):
             return 0
@@ -338,6 +357,8 @@ class _Solve:
         self.fresh[:] = False
         self.last_sweep_end = time.perf_counter()
         self.last_sweep_len = self.last_sweep_end - t1
+        if vnow is not None:  # (the virtual clock sets last_sweep_len itself)
+            self.last_sweep_end = self.emu.vt
         return pushed
 
     def arrived(self):
@@ -593,6 +614,7 @@ class _Solve:
         st.rounds += self.rounds
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
+        st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["asap_seconds_solve"] = perf() - t_start
         if self.bal is not None and self.bal.pending is not None:
             sol.last_state = d.state()  # drained for a migration (.rebalance)

@@ -220,7 +220,7 @@ def run_solve(s, wave_interval):
             return INF
         if not idle:
             return emu.vt
-        e = min(links.next_arrival(), wv.next_event())
+        e = min(links.next_arrival(), wv.next_event(), s.gate_due())
         if wv.idle:
             e = min(e, s.last_contrib + max(wave_interval, s.last_sweep_len))
         return max(e, emu.vt)
@@ -251,7 +251,7 @@ def run_solve(s, wave_interval):
             s.arrived()
             s.over = st.edges_visited - s.e_start >= sol.max_work
             v0 = emu.vt
-            pushed = s._work(ev, time.perf_counter())
+            pushed = s._work(ev, time.perf_counter(), emu.vt)
             if emu.compute_vs > charged:  # a sweep ran: its virtual length
                 s.last_sweep_len = emu.vt - v0
             if sol.approx > 0 and (ev or pushed or sent):

@@ -133,6 +133,9 @@ def main():
                             "rank_virtual": [q.get("virtual_seconds")
                                              for q in r.stats["per_rank"]],
                             "rank_pauses": [q.get("pauses", 0) for q in r.stats["per_rank"]],
+                            "rank_patience": [q.get("sweep_patience")
+                                              for q in r.stats["per_rank"]],
+                            "edges_visited": r.stats.get("edges_visited"),
                             "emulation": r.stats.get("emulation"),
                             "rebalance": r.stats.get("rebalance"),
                             "bounds": r.stats.get("bounds"),
