@@ -27,13 +27,14 @@ RECORD_KEYS = {
 
 @pytest.mark.slow
 @pytest.mark.mpi
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(720)
 def test_bench_quick(tmp_path):
-    # relative paths on purpose: the ranks run in another directory
+    # relative paths on purpose: the ranks run in another directory; 600 s: it timed out
+    # at 240 s once on this 2-core host at load average 76 (2-3 minutes when quiet)
     cmd = [sys.executable, "-m", "asapgraph.bench.commands", "--quick", "--outdir", "out",
            "--results-dir", "res", "--json-out", "quick.json"]
     p = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True,
-                       timeout=240)
+                       timeout=600)
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stderr[-3000:]}"
     assert "runs ok" in p.stderr  # progress was shown
     doc = json.loads((tmp_path / "quick.json").read_text())
