@@ -122,7 +122,7 @@ def test_straggler_scenarios_specs():
     assert all(s.pause_every == 0.1 and s.emulated for s in g)
 
 
-def test_stragglers_scale_specs():
+def test_stragglers_scale_scenario_specs():
     """``stragglers-scale``: hetero and transient on K = 4, 16, 64, BSP and ASAP (default
     schedule), rank r's factor (1, 1.5, 2, 3)[r % 4] on every K, parsed by the engine."""
     specs = scenarios.scenario("stragglers-scale")
