@@ -458,6 +458,18 @@ def _threads_check(args, ranks):
 _EMU = Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "")
 
 
+def _straggler_check(args, ranks):
+    """A straggler rank must be one of the run's ranks (0 .. K-1): a factor for a rank that
+    does not exist would slow nothing."""
+    for text in getattr(args, "straggler", None) or []:
+        for part in str(text).split(","):
+            r = part.split(":")[0].strip()
+            if r.lstrip("-").isdigit() and int(r) >= ranks:
+                return (f"--straggler {text}: rank {int(r)} is not one of the {ranks} ranks "
+                        f"(0..{ranks - 1})")
+    return None
+
+
 def _rebalance_check(args, ranks):
     return rebalance_refusal(getattr(args, "rebalance", "off"),
                              getattr(args, "partition", "range"),
@@ -502,7 +514,7 @@ RULES = {
     "latency": _EMU,
     "bandwidth": _EMU,
     "jitter": _EMU,
-    "straggler": _EMU,
+    "straggler": replace(_EMU, check=_straggler_check),
     "emulate_seed": replace(_EMU, check=_emulate_seed_check),
     "clock": replace(_EMU, check=_clock_check),
     "pauses": _EMU,

@@ -80,6 +80,22 @@ def test_bench_bad_graph_is_input_error(tmp_path):
     assert len(p.stderr.strip().splitlines()) == 1
 
 
+def test_bench_straggler_outside_the_ranks_is_input_error(tmp_path):
+    """A straggler factor for a rank the run has not is refused (one line, status 2), not
+    ignored; the same string on enough ranks is accepted by the same check."""
+    base = [sys.executable, "-m", "asapgraph.bench.commands", "--grid", "--graphs", "rmat:8",
+            "--latency", "0.001", "--straggler", "1:1.5,3:3", "--no-peers",
+            "--results-dir", str(tmp_path), "--outdir", str(tmp_path), "--budget", "0"]
+    p = subprocess.run(base + ["--ranks", "3"], cwd=tmp_path, env=dict(os.environ),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert "rank 3 is not one of the 3 ranks" in p.stderr
+    p = subprocess.run(base + ["--ranks", "4", "--quiet"], cwd=tmp_path, env=dict(os.environ),
+                       capture_output=True, text=True, timeout=120)
+    assert "is not one of" not in p.stderr
+
+
 def test_score_record_time_and_bytes_to_error():
     """BSP levels come from the power-iteration error replay; ASAP's bound must *stay* below."""
     import numpy as np

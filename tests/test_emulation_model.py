@@ -122,6 +122,39 @@ def test_straggler_scenarios_specs():
     assert all(s.pause_every == 0.1 and s.emulated for s in g)
 
 
+def test_stragglers_scale_scenario_specs():
+    """``stragglers-scale``: hetero and transient on K = 4, 16, 64, BSP and ASAP (default
+    schedule), rank r's factor (1, 1.5, 2, 3)[r % 4] on every K, parsed by the engine."""
+    specs = scenarios.scenario("stragglers-scale")
+    assert {s.graph for s in specs} == {"cnr-2000", "rmat:20"}
+    assert {s.ranks for s in specs} == {4, 16, 64}
+    assert {s.group for s in specs} == {"scale-hetero", "scale-transient"}
+    assert len(specs) == 2 * 2 * 3 * 2  # graphs x kinds x K x modes, one run each
+    for s in specs:
+        assert s.tags == {"scenario": s.group[len("scale-"):]}
+        assert (s.latency, s.bandwidth) == (1e-3, 125e6) and s.schedule == ""
+        assert s.tol == (1e-6 if s.mode == "asap" else pytest.approx(1e-6 * 0.15 / 0.85, 1e-2))
+        assert "schedule" not in s.engine_kwargs()
+    for K in (4, 16, 64):
+        het = [s for s in specs if s.group == "scale-hetero" and s.ranks == K]
+        assert len(het) == 4 and len({s.straggler for s in het}) == 1
+        emu = Emulation.from_any(het[0].emulation())
+        assert emu.straggler == {r: (1.0, 1.5, 2.0, 3.0)[r % 4] for r in range(K)
+                                 if r % 4}  # factor-1 ranks left out, none beyond K - 1
+        tr = next(s for s in specs if s.group == "scale-transient" and s.ranks == K)
+        emu = Emulation.from_any(tr.emulation())
+        assert emu.straggler == {} and (emu.pause_every, emu.pause_seconds, emu.pause_max) == (
+            0.25, 0.02, 0.1)
+    # K = 4 is the 4-rank scenario's cluster; --ranks keeps a subset
+    assert scenarios.hetero_straggler(4) == scenarios.STRAGGLER_SCENARIOS["hetero"]["straggler"]
+    assert scenarios.hetero_straggler(8) == "1:1.5,2:2,3:3,5:1.5,6:2,7:3"
+    assert scenarios.hetero_straggler(1) == ""
+    k8 = scenarios.scenario("stragglers-k8")
+    assert {s.straggler for s in k8 if s.tags["scenario"] == "hetero"} == {
+        "1:1.5,2:2,3:3"}  # as published (ranks 4-7 at full speed)
+    assert len(scenarios.hetero_straggler(64).split(",")) == 48
+
+
 def _rec(mode, t, kind="persistent", schedule="", group=None, K=4, **kw):
     return {"ok": True, "group": group or "s-" + kind, "tags": {"scenario": kind},
             "graph": "g", "ranks": K, "mode": mode, "schedule": schedule, "clock": "virtual",
@@ -145,3 +178,18 @@ def test_scenario_markdown():
     assert "3.1 GB" in md  # 64 x 50 MB
     assert report_scenarios.sections([]) == ""
     assert "Rank counts" in report_scenarios.sections(scale)
+    assert "rank 1 3x" in md and "group scale)" in md
+    # stragglers-scale: one table per scenario group, each naming its scenario and its K
+    ss = [_rec("bsp", 3.0, kind="hetero", group="scale-hetero", K=16),
+          _rec("asap", 1.5, kind="hetero", group="scale-hetero", K=16),
+          _rec("bsp", 2.0, kind="transient", group="scale-transient", K=64),
+          _rec("asap", 4.0, kind="transient", group="scale-transient", K=64)]
+    md = report_scenarios.scale_md(ss + scale)
+    het, tr = md.index("scenario hetero"), md.index("scenario transient")
+    assert md.index("rank 1 3x") < het < tr and md.count("| graph | K | mode |") == 3
+    assert "Rank counts K = 16, scenario hetero: rank r runs (1, 1.5, 2, 3)[r % 4]" in md
+    assert "Rank counts K = 64, scenario transient" in md
+    assert "| g | 16 | ASAP | 1.5 | 2.00 |" in md[het:tr]
+    assert "| g | 64 | ASAP | 4 | 0.50 |" in md[tr:]
+    assert "scenario hetero" in report_scenarios.sections(ss)
+    assert "| g | 16 |" not in report_scenarios.stragglers_md(ss)  # not an s-* group

@@ -250,6 +250,16 @@ def run_command(args):
         for rb in {s.rebalance for s in specs} - set(REBALANCE_MODES):
             raise InputError(None, None, f"unknown rebalance mode {rb!r} (expected "
                              f"{', '.join(REBALANCE_MODES)})")
+        from asapgraph.engine.emulation import parse_straggler
+
+        for s in specs:  # a factor for a rank the run has not would slow nothing
+            try:
+                bad = [r for r in parse_straggler(s.straggler) if not 0 <= r < s.ranks]
+            except ValueError as e:
+                raise InputError(None, None, f"--straggler: {e}") from None
+            if bad:
+                raise InputError(None, None, f"--straggler {s.straggler}: rank {bad[0]} is not "
+                                 f"one of the {s.ranks} ranks of {s.label()}")
         for sch in {s.schedule for s in specs} - {"", *SCHEDULES}:
             raise InputError(None, None, f"unknown schedule {sch!r} (expected "
                              f"{' or '.join(SCHEDULES)})")

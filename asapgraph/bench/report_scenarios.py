@@ -80,15 +80,33 @@ def stragglers_md(records):
                 "edges ASAP/BSP (whole runs)", "wall s BSP / ASAP", "runs BSP/ASAP"], rows)])
 
 
+#: the emulation each rank-count group names in its table's title
+_SCALE_NETS = {
+    "scale": "rank 1 3x, 1 ms / 1 Gbit/s",
+    "scale-hetero": "scenario hetero: rank r runs (1, 1.5, 2, 3)[r % 4] times slower, "
+                    "1 ms / 1 Gbit/s",
+    "scale-transient": "scenario transient: every rank pauses U(20, 100) ms at exponential "
+                       "gaps of mean 250 ms, 1 ms / 1 Gbit/s",
+}
+
+
+def _scale_group(g):
+    return g == "scale" or g.startswith("scale-")
+
+
 def scale_md(records):
-    """The rank-count runs (group ``scale``): per graph, K and mode, time to 1e-6, the
-    run's end (bound), wall seconds, bytes, messages, final error, peak RSS per rank."""
-    cells = defaultdict(list)
+    """The rank-count runs (group ``scale``, and ``scale-<scenario>`` of
+    ``stragglers-scale``): one table per group, named by its scenario; per graph, K and
+    mode, time to 1e-6, the run's end (bound), wall seconds, bytes, messages, final error,
+    peak RSS per rank."""
+    groups = defaultdict(lambda: defaultdict(list))
     for r in records:
-        if r.get("ok") and r.get("group") == "scale":
-            cells[(r["graph"], r["ranks"], r["mode"])].append(r)
-    if not cells:
-        return ""
+        if r.get("ok") and _scale_group(str(r.get("group", ""))):
+            groups[r["group"]][(r["graph"], r["ranks"], r["mode"])].append(r)
+    return "\n\n".join(_scale_table(grp, groups[grp]) for grp in sorted(groups))
+
+
+def _scale_table(grp, cells):
     rows = []
     for (g, K, m), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1],
                                                                kv[0][2] != "bsp")):
@@ -106,12 +124,15 @@ def scale_md(records):
                      f"{_f(max(rss), '.0f')} MB", f"{_f(max(rss) * K / 1024, '.1f')} GB",
                      len(rs)])
     recs = [r for rs in cells.values() for r in rs]
+    kind = grp[len("scale-"):] if grp.startswith("scale-") else "persistent"
+    net = _SCALE_NETS.get(grp, f"scenario {kind}")
+    Ks = ", ".join(str(k) for k in sorted({r["ranks"] for r in recs}))
     return "\n".join([
-        f"Rank counts ({_clock(recs)} clock; rank 1 3x, 1 ms / 1 Gbit/s):",
+        f"Rank counts K = {Ks}, {net} ({_clock(recs)} clock; group {grp}):",
         "",
         _table(["graph", "K", "mode", "s to 1e-6", "speed-up BSP/ASAP", "s to the end (bound)",
-                "wall s", "MB to 1e-6", "MB sent (run)", "messages (run)", "final L1 error", "peak RSS / rank",
-                "K x peak RSS", "runs"], rows)])
+                "wall s", "MB to 1e-6", "MB sent (run)", "messages (run)", "final L1 error",
+                "peak RSS / rank", "K x peak RSS", "runs"], rows)])
 
 
 def sections(records):

@@ -30,6 +30,12 @@ Issue 14 item 5 and issue 15 item 3 add:
   8 ranks, each with BSP and ASAP under both schedules (the sweep-vs-priority ablation):
   :data:`STRAGGLER_SCENARIOS`, targets :data:`STRAGGLER_TARGETS`.
 * ``scale`` -- 4, 16 and 64 ranks (meant for ``--clock virtual``).
+* ``stragglers-scale`` -- the heterogeneous and transient stragglers on 4, 16 and 64 ranks
+  (BSP and ASAP with the engine's default schedule; ``--clock virtual --compute model``).
+  On K ranks rank r runs (1, 1.5, 2, 3)[r % 4] times slower (:func:`hetero_straggler`:
+  the same mix of speeds at every K, a quarter of the ranks 3x); every rank pauses
+  in ``transient`` at every K.  (``stragglers-k8`` keeps the 4-rank string, ranks 1-3
+  slowed and ranks 4-7 at full speed, as its published figures were measured.)
 """
 from __future__ import annotations
 
@@ -39,7 +45,8 @@ from dataclasses import asdict, dataclass, field
 from asapgraph.options import SCHEDULES  # the ablation's ASAP variants (BSP: the baseline)
 
 __all__ = ["RunSpec", "CLUSTER", "SCENARIOS", "scenario", "grid", "LEVELS",
-           "STRAGGLER_SCENARIOS", "STRAGGLER_TARGETS", "SCHEDULES"]
+           "STRAGGLER_SCENARIOS", "STRAGGLER_TARGETS", "SCHEDULES", "HETERO_SPEEDS",
+           "hetero_straggler", "straggler_net"]
 
 #: error levels (L1 vs the reference) at which time-to-error is recorded
 LEVELS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8)
@@ -217,6 +224,28 @@ STRAGGLER_SCENARIOS = {
     "transient": {"pause_every": 0.25, "pause_min": 0.02, "pause_max": 0.1},
 }
 
+#: the slowdown factors of the heterogeneous scenario: rank r runs HETERO_SPEEDS[r % 4]
+#: times slower, on any rank count (on 4 ranks: STRAGGLER_SCENARIOS["hetero"])
+HETERO_SPEEDS = (1.0, 1.5, 2.0, 3.0)
+
+
+def hetero_straggler(K):
+    """The ``--straggler`` string of the heterogeneous scenario on ``K`` ranks: rank r's
+    factor is ``HETERO_SPEEDS[r % 4]`` (factor-1 ranks left out), e.g. K = 4:
+    ``"1:1.5,2:2,3:3"``; K = 8: ``"1:1.5,2:2,3:3,5:1.5,6:2,7:3"``."""
+    return ",".join(f"{r}:{HETERO_SPEEDS[r % len(HETERO_SPEEDS)]:g}" for r in range(int(K))
+                    if HETERO_SPEEDS[r % len(HETERO_SPEEDS)] != 1.0)
+
+
+def straggler_net(kind, K):
+    """The emulated cluster of straggler scenario ``kind`` on ``K`` ranks (1 ms, 1 Gbit/s
+    links plus :data:`STRAGGLER_SCENARIOS`; ``hetero`` scaled by :func:`hetero_straggler`)."""
+    net = {**_LINKS, **STRAGGLER_SCENARIOS[kind]}
+    if kind == "hetero":
+        net["straggler"] = hetero_straggler(K)
+    return net
+
+
 #: the issue's targets: ASAP's speed-up over BSP (time to L1 1e-6) per scenario
 STRAGGLER_TARGETS = {"persistent": 2.5, "hetero": 2.0, "transient": 1.5}
 
@@ -255,6 +284,23 @@ def _scale(graphs, Ks=(4, 16, 64), repeat=1, tol=1e-6):
         for K in Ks:
             out.append(RunSpec(g, K, "bsp", tol=_bsp_tol(tol), group="scale", **CLUSTER))
             out.append(RunSpec(g, K, "asap", fanout=2, tol=tol, group="scale", **CLUSTER))
+    return _rep(out, repeat)
+
+
+def _stragglers_scale(graphs, Ks=(4, 16, 64), kinds=("hetero", "transient"), repeat=1,
+                      tol=1e-6):
+    """Issue 15 item 3 for the other straggler scenarios: per graph, scenario and K, BSP and
+    ASAP (fanout 2, the engine's default schedule) on :func:`straggler_net`; group
+    ``scale-<kind>`` (tables per scenario by :func:`asapgraph.bench.report_scenarios.scale_md`),
+    tags ``scenario``."""
+    out = []
+    for g in graphs:
+        for kind in kinds:
+            for K in Ks:
+                net = straggler_net(kind, K)
+                grp, tags = f"scale-{kind}", {"scenario": kind}
+                out.append(RunSpec(g, K, "bsp", tol=_bsp_tol(tol), group=grp, tags=tags, **net))
+                out.append(RunSpec(g, K, "asap", fanout=2, tol=tol, group=grp, tags=tags, **net))
     return _rep(out, repeat)
 
 
@@ -330,6 +376,10 @@ SCENARIOS = {
                 + _rq5("rmat:20", 4, r, (1, 2, 3, 5, 8), (1,))),
     "scale": ("K = 4, 16, 64 ranks, rank 1 3x (cnr-2000, rmat:20; --clock virtual)",
               lambda r: _scale(["cnr-2000", "rmat:20"], repeat=r)),
+    "stragglers-scale": ("heterogeneous (rank r: (1, 1.5, 2, 3)[r % 4]) and transient "
+                         "stragglers on K = 4, 16, 64 ranks, BSP vs ASAP (cnr-2000, rmat:20; "
+                         "--clock virtual --compute model)",
+                         lambda r: _stragglers_scale(["cnr-2000", "rmat:20"], repeat=r)),
     "rebalance": ("static vs rebalanced x sweep vs priority, BSP and ASAP (cnr-2000, rmat:20, "
                   "4 ranks, emulated cluster)",
                   lambda r: _rebalance(["cnr-2000", "rmat:20"], 4, r)),
