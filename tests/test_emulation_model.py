@@ -135,6 +135,10 @@ def test_stragglers_scale_scenario_specs():
         assert (s.latency, s.bandwidth) == (1e-3, 125e6) and s.schedule == ""
         assert s.tol == (1e-6 if s.mode == "asap" else pytest.approx(1e-6 * 0.15 / 0.85, 1e-2))
         assert "schedule" not in s.engine_kwargs()
+        # ASAP's work limit grows past 8 ranks (a fast rank sweeps 1/K of the edges)
+        assert s.max_iter == (5000 if s.mode == "asap" and s.ranks > 8 else 1000)
+    assert {s.max_iter for s in scenarios.scenario("scale") if s.mode == "asap"
+            and s.ranks == 64} == {5000}
     for K in (4, 16, 64):
         het = [s for s in specs if s.group == "scale-hetero" and s.ranks == K]
         assert len(het) == 4 and len({s.straggler for s in het}) == 1
