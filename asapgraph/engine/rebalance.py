@@ -199,8 +199,7 @@ class Balancer:
         new = C * full / S
         self.speed = new if self.speed is None else 0.5 * self.speed + 0.5 * new
         sp = self.speed
-        t_now, t_bal = float((C / sp).max()), float(C.sum() / sp.sum())
-        slow = t_now / t_bal - 1.0
+        slow, t_now, t_bal = slowdown(C, sp)
         self.swept += float(full.min())
         self.checks += 1
         self.imbalance.append(slow)
@@ -309,6 +308,39 @@ def _sums(comm, vecs):
     return comm.allreduce(loc, op=mpi().SUM)
 
 
+def slowdown(cost, speeds):
+    """``(slow, t_now, t_bal)``: the predicted time of a full sweep of the current split
+    (``max cost_q / s_q``) against the speed-proportional split's (``sum cost / sum s``),
+    and the relative excess ``slow = t_now / t_bal - 1`` that the 15 % rule reads."""
+    t_now, t_bal = float((cost / speeds).max()), float(cost.sum() / speeds.sum())
+    return t_now / t_bal - 1.0, t_now, t_bal
+
+
+def _timed_sweeps(emu, indptr, tgt, coef, vcoef, dangling, nslots, residuals):
+    """Sweeps of the ASAP push kernel over scratch state, one per entry of ``residuals``
+    (the starting residual of each owned vertex), timed and charged as the engines'
+    sweeps are (:meth:`.emulation.Emulator.after_compute`: CPU time or the compute model,
+    times the straggler factor, plus pauses); yields ``(edges, cpu, charged)`` per sweep.
+    The pages are touched first: no page faults inside the timed sweeps."""
+    from asapgraph.kernels import _local
+
+    n = len(vcoef)
+    x, rs, zero = np.zeros(n), np.zeros(n), np.zeros(n)
+    acc = np.zeros(n + nslots)
+    act = np.zeros(-(-n // BLOCK), dtype=np.int32)
+    bsum = np.zeros(len(act))
+    for a in (x, rs, zero, acc, bsum):
+        a.fill(0.0)
+    for r in residuals:
+        acc[:n] = r
+        c0 = time.thread_time()
+        e = _local.jacobi_push(indptr, tgt, coef, vcoef, x, acc, rs, act, bsum, dangling,
+                               0.85, 0.0, zero, 0.0, zero, 0.0, BLOCK)[0]
+        cpu = time.thread_time() - c0
+        slept = emu.after_compute(cpu, e, n, "push")  # charged as an ASAP sweep
+        yield e, cpu, emu.last_charged + slept
+
+
 def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
     """``start``: measure every rank's speed on ``sweeps`` sample sweeps of scratch state
     (the ASAP push kernel over the rank's own rows, no messages; sample ``k`` pushes the
@@ -322,27 +354,15 @@ def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
     ASAP needs no drain; the price is one sweep's work (three full sweeps before
     2026-12-05: 20 % of a 3x straggler's ASAP run on cnr-2000) that does not advance the
     solution.  ``dynamic`` measures the run's own sweeps instead."""
-    from asapgraph.kernels import _local
-
     nloc = lg.nloc
-    x, rs, zero = np.zeros(nloc), np.zeros(nloc), np.zeros(nloc)
-    acc = np.zeros(nloc + lg.nslots)
-    act = np.zeros(-(-nloc // BLOCK), dtype=np.int32)
-    bsum = np.zeros(len(act))
-    for a in (x, rs, acc, bsum):
-        a.fill(0.0)  # touch the pages: no page faults inside the timed sweeps
     sample = np.arange(nloc) // BLOCK % sweeps
+    # every sweeps-th block has a residual: the samples together are one full sweep
     t0 = time.perf_counter()
-    for k in range(sweeps):
-        # every sweeps-th block has a residual: the samples together are one full sweep
-        acc[:nloc] = np.where(sample == k, 1.0 / lg.n, 0.0)
-        c0 = time.thread_time()
-        e = _local.jacobi_push(lg.indptr, lg.tgt, lg.coef, lg.vcoef, x, acc, rs, act, bsum,
-                               lg.dangling, 0.85, 0.0, zero, 0.0, zero, 0.0, BLOCK)[0]
-        cpu = time.thread_time() - c0
+    for e, cpu, took in _timed_sweeps(emu, lg.indptr, lg.tgt, lg.coef, lg.vcoef, lg.dangling,
+                                      lg.nslots, [np.where(sample == k, 1.0 / lg.n, 0.0)
+                                                  for k in range(sweeps)]):
         st.compute_s += cpu
-        slept = emu.after_compute(cpu, e, nloc, "push")  # charged as an ASAP sweep
-        bal.record(e, emu.last_charged + slept)
+        bal.record(e, took)
     summed = comm.allreduce(bal.vector(), op=mpi().SUM)
     emu.collective(comm, 8 * bal.size)
     go = bal.decide(0, summed)
@@ -377,35 +397,17 @@ def probe_speeds(comm, emu):
     after ``emu.start()``), ``wall`` the probe's host seconds (the caller counts them in the
     run's compute time).  The graph is set up untimed (a loader's work), the sweeps are not.
     """
-    from asapgraph.kernels import _local
-
     nv = PROBE_VERTICES
     rng = np.random.default_rng(0x5BEED)
     tgt = rng.integers(0, nv, nv * PROBE_DEGREE, dtype=np.int32)
     indptr = np.arange(0, nv * PROBE_DEGREE + 1, PROBE_DEGREE, dtype=np.int64)
-    vcoef = np.full(nv, 1.0 / PROBE_DEGREE)
-    x, rs, zero, acc = np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros(nv)
-    act = np.zeros(-(-nv // BLOCK), dtype=np.int32)
-    bsum = np.zeros(len(act))
-    dang = np.zeros(nv, dtype=np.uint8)
-    for a in (x, rs, zero, acc, bsum):
-        a.fill(0.0)
     t0 = time.perf_counter()
-    best, charged = np.inf, 0.0
-    for _ in range(PROBE_SWEEPS):
-        acc[:] = 1.0 / nv
-        c0 = time.thread_time()
-        e = _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dang, 0.85,
-                               0.0, zero, 0.0, zero, 0.0, BLOCK)[0]
-        cpu = time.thread_time() - c0
-        slept = emu.after_compute(cpu, e, nv, "push")
-        took = emu.last_charged + slept
-        charged += took
-        best = min(best, took)
+    sweeps = _timed_sweeps(emu, indptr, tgt, None, np.full(nv, 1.0 / PROBE_DEGREE),
+                           np.zeros(nv, dtype=np.uint8), 0, [np.full(nv, 1.0 / nv)] * PROBE_SWEEPS)
+    took = [t for _, _, t in sweeps]
+    best, charged = min(took), sum(took)
     speeds = np.array(comm.allgather(1.0 / max(best, 1e-9)), dtype=np.float64)
-    K = len(speeds)
-    t_now, t_bal = float((1.0 / (K * speeds)).max()), float(1.0 / speeds.sum())
-    slow = t_now / t_bal - 1.0
+    slow = slowdown(np.full(len(speeds), 1.0), speeds)[0]  # of the even split
     shares = speeds / speeds.sum() if slow > THRESHOLD else None
     return {"speeds": speeds.tolist(), "shares": shares, "imbalance": round(slow, 4),
             "charged": charged, "wall": time.perf_counter() - t0}

@@ -90,6 +90,16 @@ def test_forced_migrations_same_answer(k, run_cases, tmp_path, rng):
     _check_forced(recs, len(cases) * len(runs))
 
 
+def _run_and_check(run_cases, k, source, runs):
+    """Run ``runs`` on ``source`` with ``k`` ranks; every run converged to the reference
+    (same ids, L1 within ``TOL``).  Returns the records."""
+    recs = run_cases(k, [{"name": source, "source": source, "runs": runs}], timeout=600)
+    assert len(recs) == len(runs)
+    for r in recs:
+        assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+    return recs
+
+
 def test_start_moves_vertices_off_a_measured_straggler(run_cases):
     """Rank 1 is 3x slower (emulated: it sleeps 2x the CPU time of each sweep, or its
     virtual clock runs 3x).  On a fresh load ``start`` probes the speeds first and the
@@ -102,11 +112,7 @@ def test_start_moves_vertices_off_a_measured_straggler(run_cases):
              "preload": pre}
             for m, t in (("bsp", 1e-12), ("asap", 1e-11)) for e in (emu, virt)
             for pre in (False, True)]
-    recs = run_cases(3, [{"name": "rmat14", "source": "rmat:14:8:1", "runs": runs}],
-                     timeout=600)
-    assert len(recs) == len(runs)
-    for r in recs:
-        assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+    for r in _run_and_check(run_cases, 3, "rmat:14:8:1", runs):
         rb = r["rebalance"]
         assert not rb["forced"], rb
         if not r["preload"]:  # split at load by the probed speeds: no migration
@@ -131,11 +137,7 @@ def test_start_keeps_the_even_split_on_equal_hosts(run_cases):
     runs = [{"mode": m, "tol": 1e-10, "max_iter": 2000, "rebalance": "start",
              "emulation": {"latency": 1e-4, "clock": "virtual", "compute": "model"}}
             for m in ("bsp", "asap")]
-    recs = run_cases(2, [{"name": "rmat13", "source": "rmat:13:8:1", "runs": runs}],
-                     timeout=600)
-    assert len(recs) == len(runs)
-    for r in recs:
-        assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+    for r in _run_and_check(run_cases, 2, "rmat:13:8:1", runs):
         rb = r["rebalance"]
         assert rb["probe"]["shares"] is None and rb["probe"]["imbalance"] < 0.15, rb
         assert rb["migrations"] == [], rb
