@@ -102,7 +102,6 @@ def test_fused_remap_build_equals_unfused(rng, threads, weighted, dtype):
     """The fused remap + counting sort gives the unfused path's arrays exactly (ids, edge
     order within rows, float sums), whatever the number of threads."""
     from asapgraph.graph import core
-    from asapgraph.kernels import _graph
 
     m, hi = 300000, 20000
     src = rng.integers(0, hi, m).astype(dtype)
@@ -111,29 +110,81 @@ def test_fused_remap_build_equals_unfused(rng, threads, weighted, dtype):
     src[src % 97 == 3] = 5  # absent ids: dense ids differ from the original ones
     dst[dst % 97 == 3] = 6
     w = rng.standard_normal(m) if weighted else None
-    N = hi
-    T = threads
-    cin = np.zeros((T, N), np.int32)
-    cout = np.zeros((1, N), np.int32)
-    indptr, outdeg, ids = np.empty(N + 1, np.int64), np.empty(N, np.int64), np.empty(N, np.int64)
-    indices = np.empty(m, np.int32)
-    wout = np.empty(m) if weighted else None
-    outw = np.zeros(N) if weighted else None
-    n = _graph.remap_build_in_csr(src, dst, cin, cout, indices, indptr, outdeg, ids, w, wout,
-                                  outw)
+    n, indptr, indices, outdeg, ids, outw, wout = core.remap_build(src, dst, hi, threads, w,
+                                                                   span=0)
     rids, (s, d) = core.remap_ids(src.copy(), dst.copy())
     ref = Graph.from_edges(s, d, n=len(rids), weights=w, ids=rids)
-    assert n == ref.n
-    assert np.array_equal(indptr[:n + 1], ref.indptr)
-    assert np.array_equal(indices, ref.indices)
-    assert np.array_equal(outdeg[:n], ref.out_degree)
-    assert np.array_equal(ids[:n], ref.ids)
+    _assert_build_equal(ref, n, indptr, indices, outdeg, ids)
     if weighted:
         assert np.array_equal(wout, ref.weights)
         assert np.array_equal(outw[:n], ref.out_weight)  # same order of the float sums
     g = Graph.from_original_ids(src, dst, weights=w)  # the entry point that takes it
     assert np.array_equal(g.indices, ref.indices) and np.array_equal(g.ids, ref.ids)
     assert g.indices.dtype == np.int32 and g.indptr.dtype == np.int64
+
+
+def _assert_build_equal(ref, n, indptr, indices, outdeg, ids):
+    assert n == ref.n
+    assert np.array_equal(indptr[:n + 1], ref.indptr)
+    assert np.array_equal(indices, ref.indices)
+    assert np.array_equal(outdeg[:n], ref.out_degree)
+    assert np.array_equal(ids[:n], ref.ids)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("span", [1, 2, 64, 4096, 65536])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_blocked_placement_equals_unfused(rng, threads, span, dtype):
+    """The blocked placement (destination blocks counting-sorted in cache) gives the
+    unfused path's arrays exactly: blocks of one id and of many, a heavy in-row spread
+    over the threads' ranges, absent ids, an id with out-edges only, a last block cut
+    short, any number of threads."""
+    from asapgraph.graph import core
+
+    m = 200000
+    pool = np.concatenate([np.arange(0, 3000), np.arange(70000, 70500),
+                           np.arange(200000, 260000, 7)])
+    src = pool[rng.integers(0, pool.size, m)].astype(dtype)
+    dst = pool[rng.integers(0, pool.size, m)].astype(dtype)
+    dst[::5] = 70010
+    dst[1::11] = 2999
+    src[::13] = 259999  # out-edges only
+    dst[dst == 259999] = 3
+    N = int(max(src.max(), dst.max())) + 1
+    n, indptr, indices, outdeg, ids, _, _ = core.remap_build(src, dst, N, threads, span=span)
+    rids, (s, d) = core.remap_ids(src.copy(), dst.copy())
+    _assert_build_equal(Graph.from_edges(s, d, n=len(rids), ids=rids), n, indptr, indices,
+                        outdeg, ids)
+
+
+def test_blocked_placement_taken_and_refused(rng, monkeypatch):
+    """``Graph.from_original_ids`` takes the blocked placement from BLOCKED_MIN_EDGES
+    edges on (the same graph as below it), but not when one block would hold more
+    than an eighth of the edges (a huge in-degree: T copies of it); a span that is
+    not a power of two is refused."""
+    from asapgraph.graph import core
+    from asapgraph.kernels import _graph
+
+    m, N = 400000, 50000
+    src = rng.integers(0, N, m)
+    dst = rng.integers(0, N, m)
+    ref = Graph.from_original_ids(src, dst)
+    called = []
+    real = _graph.remap_place_blocked
+    monkeypatch.setattr(_graph, "remap_place_blocked",
+                        lambda *a: called.append(1) or real(*a))
+    monkeypatch.setattr(core, "BLOCKED_MIN_EDGES", 1000)
+    monkeypatch.setattr(core, "BLOCK_EDGES", 4096)  # blocks of 512 ids, ~4K edges
+    g = Graph.from_original_ids(src, dst)
+    assert called and np.array_equal(g.indices, ref.indices)
+    assert np.array_equal(g.indptr, ref.indptr)
+    dst[: m // 4] = 7  # one block holds a quarter of the edges: unblocked placement
+    called.clear()
+    ref = Graph.from_edges(src, dst, n=N)
+    g = Graph.from_original_ids(src, dst)
+    assert not called and np.array_equal(g.indices, ref.indices)
+    with pytest.raises(ValueError, match="power of two"):
+        core.remap_build(src, dst, N, 1, span=3)
 
 
 def test_fused_build_all_ids_present(rng):

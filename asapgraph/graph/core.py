@@ -252,9 +252,60 @@ def _minmax(a):
     return _graph.minmax(_as_vid(a))
 
 
+#: The fused build places edges block by block (cache-sized counting sorts) from this
+#: many edges on; below, the whole ``indices`` array stays in cache anyway.
+BLOCKED_MIN_EDGES = 1 << 22
+#: Edges in a destination block of the blocked placement, on average.
+BLOCK_EDGES = 1 << 16
+
+
+def block_span(m, n):
+    """Dense ids per destination block of the fused build's blocked placement (0: do not
+    block): the power of two that puts about ``BLOCK_EDGES`` of ``m`` edges in a block
+    of ``n`` ids, at most 65536."""
+    if m < BLOCKED_MIN_EDGES:
+        return 0
+    span = max(1, min(65536, n * BLOCK_EDGES // m))
+    return 1 << (span.bit_length() - 1)
+
+
+def remap_build(src, dst, N, T, weights=None, span=None):
+    """The fused id remap + in-CSR build of original-id edges in ``0..N-1`` on ``T``
+    threads (:func:`asapgraph.kernels._graph.remap_count`, ``remap_scan``, then
+    ``remap_place`` or, unweighted and large, ``remap_place_blocked``; ``span`` forces
+    the block span, 0 the unblocked placement).  Returns ``(n, indptr, indices, outdeg,
+    ids, outw, wout)``; ``indptr``/``outdeg``/``ids``/``outw`` have ``N`` (+1) entries
+    of which the first ``n`` (+1) are filled."""
+    from asapgraph.kernels import _graph
+
+    m = src.shape[0]
+    cdt = np.int32 if m < 2**31 - 1 else np.int64
+    cin = np.zeros((T, N), dtype=cdt)
+    cout = np.zeros((1, N), dtype=cdt)
+    _graph.remap_count(src, dst, cin, cout)
+    indptr = np.empty(N + 1, dtype=EID)
+    outdeg = np.empty(N, dtype=np.int64)
+    ids = np.empty(N, dtype=np.int64)
+    span = block_span(m, N) if span is None else span
+    span = 0 if weights is not None else span
+    bcount = np.zeros((T, (N + span - 1) // span + 1), dtype=np.int64) if span else None
+    n = _graph.remap_scan(cin, cout, indptr, outdeg, ids, span, bcount)
+    indices = np.empty(m, dtype=np.int32)
+    if span:
+        brun = indptr[np.minimum(np.arange(0, n + span, span), n)]
+        if T * np.diff(brun).max(initial=0) <= max(m // 8, T * BLOCK_EDGES):
+            del cin  # the blocked placement needs only the lookup (2 bytes per edge)
+            _graph.remap_place_blocked(src, dst, cout, indices, indptr, n, bcount, span)
+            return n, indptr, indices, outdeg, ids, None, None
+    wout = None if weights is None else np.empty(m, dtype=WEIGHT)
+    outw = None if weights is None else np.zeros(N, dtype=WEIGHT)
+    _graph.remap_place(src, dst, cin, cout, indices, weights, wout, outw)
+    return n, indptr, indices, outdeg, ids, outw, wout
+
+
 def _fused_build(src, dst, weights, max_id, source):
     """The Graph of original-id edges by the fused remap + counting sort
-    (:func:`asapgraph.kernels._graph.remap_build_in_csr`), or None when it does not apply.
+    (:func:`remap_build`), or None when it does not apply.
 
     It applies to directed edges whose largest id ``N - 1`` is small next to the edge
     count: its per-thread degree counters take ``(T + 1) N`` ints, so ``T`` is capped at
@@ -285,18 +336,7 @@ def _fused_build(src, dst, weights, max_id, source):
     T = max(1, min(avail, 64, m // (4 * N), m // 65536 + 1))
     if T == 1 and avail > 1 and m > (1 << 20):
         return None
-    cdt = np.int32 if m < 2**31 - 1 else np.int64
-    cin = np.zeros((T, N), dtype=cdt)
-    cout = np.zeros((1, N), dtype=cdt)
-    indptr = np.empty(N + 1, dtype=EID)
-    outdeg = np.empty(N, dtype=np.int64)
-    ids = np.empty(N, dtype=np.int64)
-    indices = np.empty(m, dtype=np.int32)
-    wout = None if w is None else np.empty(m, dtype=WEIGHT)
-    outw = None if w is None else np.zeros(N, dtype=WEIGHT)
-    n = _graph.remap_build_in_csr(src, dst, cin, cout, indices, indptr, outdeg, ids, w, wout,
-                                  outw)
-    del cin, cout
+    n, indptr, indices, outdeg, ids, outw, wout = remap_build(src, dst, N, T, w)
     if n == N:
         ids = None
     else:

@@ -36,9 +36,10 @@ References
 D. E. Knuth, *The Art of Computer Programming* vol. 3, 5.2 (distribution
 counting); the CSR construction in GAPBS ``src/builder.h`` (MakeCSR).
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
+from libc.string cimport memcpy
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
 
 import numpy as np
 
@@ -381,40 +382,24 @@ ctypedef fused cnt_t:
     int64_t
 
 
-def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
-                       cnt_t[:, ::1] cout, int32_t[::1] indices, int64_t[::1] indptr,
-                       int64_t[::1] outdeg, int64_t[::1] ids, const double[::1] weights=None,
-                       double[::1] wout=None, double[::1] outw=None, bint prefetch=True):
-    """Id remap and in-CSR build in one counting sort over original ids (parallel, stable).
+def remap_count(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
+                cnt_t[:, ::1] cout, bint prefetch=True):
+    """Step 1 of the fused id remap + in-CSR build (the counting sort over original ids).
 
     The fused form of ``mark_present`` x2 + ``dense_lookup`` + ``map_dense`` x2 +
-    :func:`build_in_csr`: two passes over the edges instead of seven.  ``src``/``dst``
-    hold original ids in ``0..N-1`` (``N = cin.shape[1]``); ``cin``/``cout`` are zeroed
-    ``(T, N)`` and ``(1, N)`` counters (``T`` threads, int32 when ``m`` and ``N`` fit;
-    the out-degrees need no order, so one row counted atomically); ``indptr``
-    (N+1), ``outdeg`` and ``ids`` (N) are outputs of which the first ``n`` (+1) entries
-    are filled.  Returns ``n``, the number of ids present.
-
-    1. Thread ``t`` counts the in-degree of every original id over its edge range
-       ``[m t / T, m (t+1) / T)`` into its private row ``cin[t]``, the out-degrees into
-       the shared row ``cout[0]`` (relaxed atomic increments).
-    2. One scan in increasing original id: an id is present when its total degree is
-       positive; present ids get dense ids ``0..n-1`` in that order (the numbering of
-       :func:`asapgraph.graph.core.remap_ids`), ``indptr``/``outdeg``/``ids`` are written
-       at the dense id, ``cin[t, v]`` becomes thread ``t``'s private write offset for
-       destination ``v`` and ``cout[0, v]`` the dense id of ``v`` (the lookup).
-    3. Every thread places its edges at its offsets, the source mapped through the
-       lookup: the result is the stable counting sort of the dense edges, the same
-       arrays as the unfused path for any ``T``.
-    4. Weighted: ``outw`` (zeroed, length >= n) sums the weights by dense source in
-       input order, sequentially (deterministic float sums, as :func:`build_in_csr`).
+    :func:`build_in_csr`, in three steps (:func:`remap_count`, :func:`remap_scan`, then
+    :func:`remap_place` or :func:`remap_place_blocked`): two passes over the edges
+    instead of seven.  ``src``/``dst`` hold original ids in ``0..N-1`` (``N =
+    cin.shape[1]``); ``cin``/``cout`` are zeroed ``(T, N)`` and ``(1, N)`` counters
+    (``T`` threads, int32 when ``m`` and ``N`` fit; the out-degrees need no order, so
+    one row counted atomically).  Thread ``t`` counts the in-degree of every original id
+    over its edge range ``[m t / T, m (t+1) / T)`` into its private row ``cin[t]``, the
+    out-degrees into the shared row ``cout[0]`` (relaxed atomic increments).
     """
     cdef int64_t m = src.shape[0], N = cin.shape[1], T = cin.shape[0]
-    cdef int64_t e, t, lo, hi, v, run, c, ind, od, x, k
-    cdef bint weighted = weights is not None
-    if cout.shape[0] < 1 or cout.shape[1] != N or indptr.shape[0] < N + 1 or \
-            outdeg.shape[0] < N or ids.shape[0] < N or indices.shape[0] != m:
-        raise ValueError("remap_build_in_csr: inconsistent array shapes")
+    cdef int64_t e, t, lo, hi
+    if cout.shape[0] < 1 or cout.shape[1] != N or dst.shape[0] != m:
+        raise ValueError("remap_count: inconsistent array shapes")
     with nogil:
         for t in prange(T, schedule="static", num_threads=T):
             lo = m * t // T
@@ -428,16 +413,42 @@ def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1]
                     asapg_inc32(&cout[0, src[e]])
                 else:
                     asapg_inc64(&cout[0, src[e]])
-        run = 0
-        c = 0
+
+
+def remap_scan(cnt_t[:, ::1] cin, cnt_t[:, ::1] cout, int64_t[::1] indptr,
+               int64_t[::1] outdeg, int64_t[::1] ids, int64_t block_span=0,
+               int64_t[:, ::1] bcount=None):
+    """Step 2: one scan in increasing original id over :func:`remap_count`'s counters.
+
+    An id is present when its total degree is positive; present ids get dense ids
+    ``0..n-1`` in that order (the numbering of :func:`asapgraph.graph.core.remap_ids`);
+    ``indptr`` (N+1), ``outdeg`` and ``ids`` (N) are written at the dense id (the first
+    ``n`` (+1) entries); ``cin[t, v]`` becomes thread ``t``'s private write offset for
+    destination ``v`` and ``cout[0, v]`` the dense id of ``v`` (the lookup).  With
+    ``block_span`` (a power of two), ``bcount[t, b]`` (zeroed, ``(T, ceil(N / span) +
+    1)``) counts thread ``t``'s edges into dense ids ``[b span, (b + 1) span)``, for
+    :func:`remap_place_blocked`.  Returns ``n``.
+    """
+    cdef int64_t N = cin.shape[1], T = cin.shape[0]
+    cdef int64_t t, v, run = 0, c = 0, ind, od, x
+    cdef int shift = _log2_span(block_span)
+    cdef bint blocked = block_span > 0
+    if cout.shape[0] < 1 or cout.shape[1] != N or indptr.shape[0] < N + 1 or \
+            outdeg.shape[0] < N or ids.shape[0] < N:
+        raise ValueError("remap_scan: inconsistent array shapes")
+    if blocked and (bcount is None or bcount.shape[0] != T or
+                    bcount.shape[1] < (N + block_span - 1) // block_span + 1):
+        raise ValueError("remap_scan: bcount must be (T, ceil(N / block_span) + 1)")
+    with nogil:
         for v in range(N):
             ind = 0
-            od = 0
             od = cout[0, v]
             for t in range(T):
                 x = cin[t, v]
                 cin[t, v] = <cnt_t>(run + ind)
                 ind = ind + x
+                if blocked:  # v's dense id will be c
+                    bcount[t, c >> shift] += x
             if ind + od > 0:
                 indptr[c] = run
                 outdeg[c] = od
@@ -446,6 +457,33 @@ def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1]
                 c = c + 1
                 run = run + ind
         indptr[c] = run
+    return c
+
+
+cdef int _log2_span(int64_t span) except -1:
+    cdef int shift = 0
+    if span < 0 or span > 65536 or (span & (span - 1)):
+        raise ValueError("block_span must be 0 or a power of two <= 65536")
+    while (1 << shift) < span:
+        shift += 1
+    return shift
+
+
+def remap_place(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
+                const cnt_t[:, ::1] cout, int32_t[::1] indices, const double[::1] weights=None,
+                double[::1] wout=None, double[::1] outw=None, bint prefetch=True):
+    """Step 3: every thread places its edges at its :func:`remap_scan` offsets, the
+    source mapped through the lookup: the stable counting sort of the dense edges, the
+    same arrays as the unfused path for any ``T``.  Weighted: ``outw`` (zeroed, length
+    >= n) sums the weights by dense source in input order, sequentially (deterministic
+    float sums, as :func:`build_in_csr`)."""
+    cdef int64_t m = src.shape[0], T = cin.shape[0]
+    cdef int64_t e, t, lo, hi, v, k
+    cdef bint weighted = weights is not None
+    if indices.shape[0] != m or dst.shape[0] != m or \
+            (weighted and (wout is None or outw is None or wout.shape[0] != m)):
+        raise ValueError("remap_place: inconsistent array shapes")
+    with nogil:
         for t in prange(T, schedule="static", num_threads=T):
             lo = m * t // T
             hi = m * (t + 1) // T
@@ -463,8 +501,90 @@ def remap_build_in_csr(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1]
         if weighted:
             for e in range(m):
                 outw[cout[0, src[e]]] += weights[e]
-    return c
 
+
+def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[:, ::1] cout,
+                        int32_t[::1] indices, const int64_t[::1] indptr, int64_t n,
+                        int64_t[:, ::1] bcount, int64_t block_span, bint prefetch=True):
+    """Step 3, blocked (unweighted): the arrays of :func:`remap_place`, with sequential
+    writes instead of one cache miss per edge.
+
+    :func:`remap_place` writes each edge at a random offset of the whole ``indices``
+    array and reads two counter rows at random; on large graphs each is a cache miss.
+    Here the dense ids are cut into blocks of ``block_span`` consecutive ids (the scan's
+    ``bcount`` counted each thread's edges per block).  3a. Every thread appends its
+    edges to their destination's block in input order: the dense source into
+    ``indices``, the destination's offset in its block into a 2-byte ``low`` array (one
+    random read per endpoint, both in the one lookup row ``cout[0]``, so the ``cin``
+    rows may be freed first): a few hundred sequential write streams.  3b. Each block
+    (parallel over blocks) is counting-sorted by ``low`` through the thread's copy of
+    it, inside a cache-sized window.  Both steps are stable.  Costs 2 bytes per edge and
+    ``T`` copies of the largest block (the caller bounds it).
+    """
+    cdef int64_t m = src.shape[0], T = bcount.shape[0]
+    cdef int shift = _log2_span(block_span)
+    cdef int64_t nbk = (n + block_span - 1) >> shift, b, k, x, t, maxb = 0
+    cdef int64_t[::1] brun = np.empty(nbk + 1, dtype=np.int64)
+    cdef uint16_t[::1] low
+    cdef int32_t[:, ::1] buf
+    cdef int64_t[:, ::1] cur
+    if block_span < 1 or bcount.shape[1] < nbk or indices.shape[0] != m or \
+            dst.shape[0] != m or indptr.shape[0] < n + 1:
+        raise ValueError("remap_place_blocked: inconsistent array shapes")
+    for b in range(nbk + 1):
+        brun[b] = indptr[min(b << shift, n)]
+        if b > 0:
+            maxb = max(maxb, brun[b] - brun[b - 1])
+    for b in range(nbk):  # counts -> each thread's write cursor in each block
+        x = brun[b]
+        for t in range(T):
+            k = bcount[t, b]
+            bcount[t, b] = x
+            x = x + k
+    low = np.empty(m, dtype=np.uint16)
+    buf = np.empty((T, max(maxb, 1)), dtype=np.int32)
+    cur = np.empty((T, block_span), dtype=np.int64)
+    with nogil:
+        _place_blocked(src, dst, cout, indices, indptr, brun, bcount, low, buf, cur, nbk, n,
+                       shift, prefetch)
+
+
+cdef void _place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[:, ::1] dense,
+                         int32_t[::1] indices, const int64_t[::1] indptr,
+                         const int64_t[::1] brun, int64_t[:, ::1] bpos, uint16_t[::1] low,
+                         int32_t[:, ::1] buf, int64_t[:, ::1] cur, int64_t nbk, int64_t n,
+                         int shift, bint prefetch) noexcept nogil:
+    cdef int64_t m = src.shape[0], T = bpos.shape[0], span = cur.shape[1]
+    cdef int64_t t, lo, hi, e, d, b, k, s0, s1, d0, dn, j, l, tid
+    cdef int64_t mask = span - 1
+    for t in prange(T, schedule="static", num_threads=T):
+        lo = m * t // T
+        hi = m * (t + 1) // T
+        for e in range(lo, hi):
+            if prefetch and e + PF_FAR < hi:
+                asapg_prefetch_r(&dense[0, dst[e + PF_FAR]])
+                asapg_prefetch_r(&dense[0, src[e + PF_FAR]])
+            d = dense[0, dst[e]]
+            b = d >> shift
+            k = bpos[t, b]
+            bpos[t, b] = k + 1
+            indices[k] = <int32_t>dense[0, src[e]]
+            low[k] = <uint16_t>(d & mask)
+    for b in prange(nbk, schedule="dynamic", num_threads=T):
+        tid = threadid()
+        s0 = brun[b]
+        s1 = brun[b + 1]
+        d0 = b << shift
+        dn = min(span, n - d0)
+        if s1 - s0 > 1 and dn > 1:  # one id: its edges are already in input order
+            memcpy(&buf[tid, 0], &indices[s0], <size_t>(s1 - s0) * sizeof(int32_t))
+            for l in range(dn):
+                cur[tid, l] = indptr[d0 + l]
+            for j in range(s1 - s0):
+                l = low[s0 + j]
+                k = cur[tid, l]
+                cur[tid, l] = k + 1
+                indices[k] = buf[tid, j]
 
 def mark_outside(const vid_t[::1] a, int64_t lo, int64_t hi, uint8_t[::1] mark):
     """``mark[x] = 1`` for every id ``x`` of ``a`` outside ``[lo, hi)`` (a rank's remote
