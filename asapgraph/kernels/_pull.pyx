@@ -291,14 +291,24 @@ def map_rows(const int64_t[::1] indptr, const int32_t[::1] src, const int64_t[::
     ``PF_FAR`` edges ahead prefetched) and the rows written to their new place: the
     scattered side is the stores, as in :func:`asapgraph.kernels._pagerank.permute_csr`.
     """
-    cdef int64_t n = indptr.shape[0] - 1, i, o, k, w, c, j, m = indptr[n]
-    cdef int64_t lo = seg_lo[0], K = seg_lo.shape[0] - 1
+    cdef int64_t n = indptr.shape[0] - 1, i, o, k, w, c, j, s, m = indptr[n]
+    cdef int64_t K = seg_lo.shape[0] - 1
     cdef bint perm = new2old.shape[0] > 0
-    cdef int64_t last[1024]
+    cdef uint8_t gh
+    # segment s of a column: 0 local (below seg_lo[0]), j + 1 a ghost of rank j; counted
+    # without branches (half the edges are ghosts in random order on a cut graph)
+    cdef int64_t bnd[1026]
+    cdef int64_t last[1025]
+    cdef int64_t cnt_e[1025]
+    cdef int64_t cnt_q[1025]
     if K > 1024:
         raise ValueError("map_rows supports at most 1024 ranks")
-    for j in range(K):
+    bnd[0] = 0
+    for j in range(K + 1):
+        bnd[j + 1] = seg_lo[j]
         last[j] = -1
+        cnt_e[j] = 0
+        cnt_q[j] = 0
     with nogil:
         out_ptr[0] = 0
         for i in range(n):
@@ -307,19 +317,27 @@ def map_rows(const int64_t[::1] indptr, const int32_t[::1] src, const int64_t[::
         for o in range(n):
             i = old2new[o] if perm else o
             w = out_ptr[i]
+            gh = 0
             for k in range(indptr[o], indptr[o + 1]):
                 if k + PF_FAR < m:
                     asap_prefetch_r(&lookup[src[k + PF_FAR]])
                 c = lookup[src[k]]
                 out[w] = <int32_t>c
                 w += 1
-                if c >= lo:
-                    j = _seg(seg_lo, c)
-                    ne[j] += 1
-                    if last[j] != o:
-                        last[j] = o
-                        nq[j] += 1
-                        ghosted[i] = 1
+                if K <= 8:
+                    s = 0
+                    for j in range(1, K + 1):
+                        s += c >= bnd[j]
+                else:
+                    s = _seg(seg_lo, c) + 1 if c >= bnd[1] else 0
+                cnt_e[s] += 1
+                cnt_q[s] += last[s] != o
+                last[s] = o
+                gh |= s > 0
+            ghosted[i] = gh
+    for j in range(K):
+        ne[j] += cnt_e[j + 1]
+        nq[j] += cnt_q[j + 1]
     return m
 
 
