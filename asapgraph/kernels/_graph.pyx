@@ -37,7 +37,7 @@ D. E. Knuth, *The Art of Computer Programming* vol. 3, 5.2 (distribution
 counting); the CSR construction in GAPBS ``src/builder.h`` (MakeCSR).
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
-from libc.string cimport memcpy
+from asapgraph.kernels._blocksort cimport sort_block
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from cython.parallel cimport prange, threadid
 
@@ -555,7 +555,7 @@ cdef void _place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t
                          int32_t[:, ::1] buf, int64_t[:, ::1] cur, int64_t nbk, int64_t n,
                          int shift, bint prefetch) noexcept nogil:
     cdef int64_t m = src.shape[0], T = bpos.shape[0], span = cur.shape[1]
-    cdef int64_t t, lo, hi, e, d, b, k, s0, s1, d0, dn, j, l, tid
+    cdef int64_t t, lo, hi, e, d, b, k, s0, s1, d0, dn, l, tid
     cdef int64_t mask = span - 1
     for t in prange(T, schedule="static", num_threads=T):
         lo = m * t // T
@@ -577,14 +577,9 @@ cdef void _place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t
         d0 = b << shift
         dn = min(span, n - d0)
         if s1 - s0 > 1 and dn > 1:  # one id: its edges are already in input order
-            memcpy(&buf[tid, 0], &indices[s0], <size_t>(s1 - s0) * sizeof(int32_t))
             for l in range(dn):
                 cur[tid, l] = indptr[d0 + l]
-            for j in range(s1 - s0):
-                l = low[s0 + j]
-                k = cur[tid, l]
-                cur[tid, l] = k + 1
-                indices[k] = buf[tid, j]
+            sort_block(&indices[0], s0, s1, &low[0], &cur[tid, 0], &buf[tid, 0])
 
 def mark_outside(const vid_t[::1] a, int64_t lo, int64_t hi, uint8_t[::1] mark):
     """``mark[x] = 1`` for every id ``x`` of ``a`` outside ``[lo, hi)`` (a rank's remote
