@@ -17,7 +17,9 @@ against BSP: :mod:`.asap_delta`.)
 *Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
 since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
 share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
-dedicated cores, and by default on the virtual clock (a core per rank), it runs at once
+dedicated cores, and on the virtual clock (a core per rank), it does so only when more
+than a quarter of the in-edges cross ranks (``GATE_MIN_CUT``; graphs without locality: a
+sweep of stale ghosts would largely recompute unchanged values) and otherwise runs at once
 (waiting there locked ranks into taking turns); ``ASAPGRAPH_ASAP_PATIENCE`` sets it on
 either clock (on the virtual clock it waits in virtual time); the
 wait is counted in sweeps of the rank or of its slowest in-peer, whichever are shorter
@@ -129,6 +131,10 @@ _R, _SX, _F0, _F1, _SG, _RL = range(EXTRA, EXTRA + 6)
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
 _ENDGAME = 10.0  # priority schedule: off within this factor of the passivity target
 _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
+#: The sweep gate runs on dedicated cores (and the virtual clock) when more than this share
+#: of the in-edges read ghosts: graphs without locality, whose share is about (K - 1) / K
+#: on K ranks (rmat:20: 0.50 on 2, 0.75 on 4), not graphs with it (cnr-2000: 0.016 on 4).
+GATE_MIN_CUT = 0.25
 
 
 class _Solver:
@@ -190,15 +196,24 @@ class _Solver:
         if debug_mass and emu.virtual:
             raise ValueError("debug_mass does not run on the virtual clock (its snapshots "
                              "block outside the windows)")
+        # Where much of a sweep's input comes from peers (cut share > GATE_MIN_CUT) the
+        # gate runs on dedicated cores and the virtual clock too: a sweep on stale ghosts
+        # there largely recomputes unchanged values (rmat:20, cut 0.75: 2 ranks on 2 cores
+        # 0.55 s and BSP's 302M edges against 1.0-1.5 s and 737-887M without it; on the
+        # virtual clock, 4 ranks, 3 seeds, with --rebalance start: 1.25x / 1.50x static BSP
+        # against 0.68x / 0.78x, heterogeneous / persistent straggler); cnr-2000 (cut
+        # 0.016) keeps sweeping at once (benchmarks/REPORT.md, issue 14, eighth session)
         if env is not None:
             self.patience = float(env)
-        elif emu.virtual:  # the modelled cluster has a core per rank (see above)
-            self.patience = 0.0
-        elif form == "jacobi" and comm.Get_size() > 1 and oversubscribed(comm):
+        elif form == "jacobi" and comm.Get_size() > 1:
             cut = np.array([np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc), len(lg.tgt)],
                            dtype=np.float64)
             cut = comm.allreduce(cut)
-            self.patience = float(np.clip(4.0 * cut[0] / max(cut[1], 1.0), 0.5, 3.0))
+            share = cut[0] / max(cut[1], 1.0)
+            shared = not emu.virtual and oversubscribed(comm)  # the modelled cluster has a
+            # core per rank (see above)
+            self.patience = (float(np.clip(4.0 * share, 0.5, 3.0))
+                             if shared or share > GATE_MIN_CUT else 0.0)
         else:
             self.patience = 0.0
         # quantised payloads with error feedback while there is local work: 16-bit integers

@@ -69,25 +69,31 @@ def test_cli_compute_and_pauses_applied_or_refused(tmp_path, cli, refused):
     refused(r, "--compute model needs an emulated run")
 
 
-def test_sweep_gate_on_the_virtual_clock(run_cases):
-    """Issue 15 (RQ5 on rmat:20): the ASAP sweep gate (wait for fresh input from every
-    in-peer or ``patience`` x the last sweep) is off by default on the virtual clock (a
-    core per rank, as on dedicated cores); ``ASAPGRAPH_ASAP_PATIENCE`` turns it on there
-    and it then waits in virtual time (it read the host's clock, and the variable was
-    ignored on the virtual clock).  On an R-MAT graph most of a sweep's input comes from
-    peers: the gate must cut the edge work (rmat:20 on 4 ranks: 687 M -> 302 M edges) and
-    leave the answer within tol."""
+def test_sweep_gate_on_the_virtual_clock(run_cases, tmp_path):
+    """Issues 14/15: on the virtual clock (a core per rank, as on dedicated cores) the
+    ASAP sweep gate (wait for fresh input from every in-peer or ``patience`` x the last
+    sweep) runs by default where more than a quarter of the in-edges cross ranks
+    (``GATE_MIN_CUT``): an R-MAT graph on 4 ranks (share ~3/4: patience 4 x share, at
+    most 3), not a graph with locality (a ring lattice: patience 0);
+    ``ASAPGRAPH_ASAP_PATIENCE`` overrides it.  The gate waits in virtual time and must cut
+    the edge work (rmat:20 on 4 ranks: 687 M -> 302 M edges), answers within tol."""
     emu = {**EMU, "straggler": {}, "latency": 1e-3}
     run = {"mode": "asap", "tol": 1e-8, "emulation": emu, "schedule": "sweep",
            "max_iter": 100000}
-    cases = [{"name": "rmat12", "source": "rmat:12:16:3", "runs": [run]}]
-    off = run_cases(4, cases, timeout=400)[0]
-    gated = run_cases(4, cases, timeout=400, env={"ASAPGRAPH_ASAP_PATIENCE": "3"})[0]
-    for r in (gated, off):
+    ring = tmp_path / "ring.txt"
+    n = 4096
+    ring.write_text("".join(f"{v} {(v + k) % n}\n" for v in range(n) for k in (1, 2, 3, 7)))
+    cases = [{"name": "rmat12", "source": "rmat:12:16:3", "runs": [run]},
+             {"name": "ring", "source": str(ring), "runs": [run]}]
+    gated, ring_default = run_cases(4, cases, timeout=400)
+    off = run_cases(4, cases[:1], timeout=400, env={"ASAPGRAPH_ASAP_PATIENCE": "0"})[0]
+    for r in (gated, off, ring_default):
         assert r["same_ids"] and r["converged"] and r["l1"] <= r["tol"], r
         assert r["clock"] == "virtual"
-    assert off["rank_patience"] == [0.0] * 4  # the default on the virtual clock
-    assert gated["rank_patience"] == [3.0] * 4  # the variable applies there
+    pat = gated["rank_patience"]
+    assert len(set(pat)) == 1 and 2.0 < pat[0] <= 3.0, pat  # the default: 4 x cut share
+    assert ring_default["rank_patience"] == [0.0] * 4  # locality: sweeps at once
+    assert off["rank_patience"] == [0.0] * 4  # the variable applies on this clock
     # the edge work the gate exists to save (a count, deterministic under the model):
     # the gate worked, in virtual time, and the run still ended
     assert gated["edges_visited"] < 0.7 * off["edges_visited"], (gated["edges_visited"],
