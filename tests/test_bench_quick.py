@@ -117,6 +117,23 @@ def test_score_record_time_and_bytes_to_error():
     assert asap["bytes_to_error"]["1e-07"] == 77
 
 
+def test_score_record_error_by_rank_at():
+    """ASAP's per-rank true-error rows: each level gets the row of the wave that counted as
+    reaching it (the same suffix rule as time_to_error), unreached levels None."""
+    from asapgraph.bench.runner import score_record
+
+    rows = [[6e-3, 4e-3], [1e-3, 5e-4], [2e-4, 7e-4], [4e-7, 5e-7]]
+    rec = score_record({"mode": "asap", "bytes_sent": 9, "residual": 1e-6, "trace": [],
+                        "true_trace": [[0.1 * (i + 1), sum(r), 1] for i, r in enumerate(rows)],
+                        "true_trace_ranks": rows}, {"traj": [1.0]})
+    at = rec["error_by_rank_at"]
+    assert at["1e-02"] == rows[0]
+    assert at["1e-03"] == rows[2]  # wave 2 (1.5e-3) misses, wave 3 (9e-4) reaches it
+    assert at["1e-04"] == at["1e-06"] == rows[3]
+    assert at["1e-07"] is None and "true_trace_ranks" not in rec
+    assert abs(sum(at["1e-06"]) - rec["error_trace"][-1][1]) < 1e-18
+
+
 def test_grid_dedupes_and_clamps():
     from asapgraph.bench.scenarios import grid
 

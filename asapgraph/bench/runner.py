@@ -189,7 +189,9 @@ def _run_batch(source, ref_path, K, items, run_timeout, log, families=None, hung
 
 
 def score_record(rec, ref):
-    """Add ``time_to_error``, ``bytes_to_error`` and ``error_trace`` to a finished record."""
+    """Add ``time_to_error``, ``bytes_to_error`` and ``error_trace`` to a finished record
+    (and, for an ASAP run with per-rank traces, ``error_by_rank_at``: each level's errors
+    of the ranks' parts at the wave that counted as reaching it, None if never reached)."""
     trace = rec.get("trace") or []
     tte, bte = {}, {}
     err_trace = []
@@ -230,6 +232,13 @@ def score_record(rec, ref):
             bte[key] = rec.get("bytes_sent") if ok else None
     rec["time_to_error"] = tte
     rec["bytes_to_error"] = bte
+    ranks = rec.pop("true_trace_ranks", None)
+    if ranks and len(ranks) == len(err_trace):  # ASAP: which rank's part held the error
+        at = {}
+        for L in LEVELS:
+            i = next((i for i, mx in enumerate(suffix_max) if mx <= L), None)
+            at[level_key(L)] = None if i is None else ranks[i]
+        rec["error_by_rank_at"] = at
     if rec.get("mode") != "bsp":  # also: when the certified bound gets (and stays) there
         bmax, tb = -np.inf, {}
         for t, b in reversed(trace):

@@ -77,6 +77,8 @@ def _record(cfg, res, ref, wall):
             # ASAP: true error of x / sum(x) whenever a termination wave completed
             rec["true_trace"] = [[float(t), float(e), int(b)] for t, e, b in
                                  st.get("error_trace") or []]
+            if st.get("error_trace_ranks"):  # the same, rank by rank
+                rec["true_trace_ranks"] = st["error_trace_ranks"]
         else:
             rec["final_error"] = None
             rec["error"] = (f"vertex ids differ from the reference ({len(res.ids)} vs "

@@ -217,7 +217,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         id; each rank then records the L1 error of its part of ``x / sum(x)`` whenever a
         termination wave completes, and rank 0 returns the summed true-error trace as
         ``stats["error_trace"]``: ``[(seconds, L1 error, bytes sent), ...]`` (one O(n/K)
-        pass per wave).
+        pass per wave), and ``stats["error_trace_ranks"]``: the same waves' errors of each
+        rank's part (``[[rank 0, ..., rank K-1], ...]``, summing to the trace's errors).
 
     Returns
     -------
@@ -361,7 +362,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     ids = gatherv(comm, orig)
     vals = gatherv(comm, x)
     del orig, x
-    err_trace = _sum_traces(comm, st.err_trace) if error_reference is not None else None
+    err_trace, err_ranks = (_sum_traces(comm, st.err_trace) if error_reference is not None
+                            else (None, None))
     if me == 0:
         ids, vals = _by_id(ids, vals)
     # the peak covers the whole run, the gathered result on rank 0 included
@@ -380,18 +382,23 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         stats["peak_rss_mb_max"] = max(r["peak_rss_mb"] for r in stats["per_rank"])
         if err_trace:
             stats["error_trace"] = err_trace
+            stats["error_trace_ranks"] = err_ranks
         return DistResult(vals, ids, its, bool(conv), float(res), stats, float(bound))
     return DistResult(None, None, its, bool(conv), float(res), {}, float(bound))
 
 
 def _sum_traces(comm, trace):
-    """Rank 0: ``[(seconds of rank 0, summed error, summed bytes), ...]`` (collective)."""
+    """Rank 0: ``([(seconds of rank 0, summed error, summed bytes), ...], [[error of rank
+    0's part, ..., of rank K-1's], ...])``, one row per termination wave (collective; other
+    ranks: ``(None, None)``).  The per-rank rows tell which rank's part holds the error
+    (benchmarks/REPORT.md: with heterogeneous speeds the slowest rank's)."""
     traces = comm.gather(trace, root=0)
     if comm.Get_rank() != 0:
-        return None
+        return None, None
     k = min(len(t) for t in traces)
-    return [(traces[0][i][0], float(sum(t[i][1] for t in traces)),
-             int(sum(t[i][2] for t in traces))) for i in range(k)]
+    ranks = [[float(t[i][1]) for t in traces] for i in range(k)]
+    return [(traces[0][i][0], float(sum(row)), int(sum(t[i][2] for t in traces)))
+            for i, row in enumerate(ranks)], ranks
 
 
 def _by_id(ids, vals):

@@ -137,7 +137,8 @@ def test_asap_debug_mass_four_ranks(run_cases, shared):
 
 
 def test_asap_error_trace_sums_the_ranks_parts(mpirun, tmp_path):
-    """error_reference: the summed per-rank error at each wave is the true L1 error.
+    """error_reference: the summed per-rank error at each wave is the true L1 error, and
+    the per-rank rows (``error_trace_ranks``) are those parts.
 
     Its last sample is close to the final error (the final flushes only shrink it), the
     trace covers the run, and the bytes column never decreases.
@@ -152,7 +153,8 @@ ids, vals = comm.bcast((ref.ids, ref.ranks) if comm.rank == 0 else None)
 r = ad.pagerank("rmat:13:8:5", comm, mode="asap", tol=1e-9, error_reference=(ids, vals))
 if comm.rank == 0:
     tr = r.stats["error_trace"]
-    json.dump({{"trace": tr, "final": float(np.abs(r.ranks - vals).sum()),
+    json.dump({{"trace": tr, "ranks": r.stats["error_trace_ranks"],
+               "final": float(np.abs(r.ranks - vals).sum()),
                "bytes": r.stats["bytes_sent"]}}, open({str(tmp_path / "o.json")!r}, "w"))
 """
     p = mpirun(3, [sys.executable, "-c", code], timeout=120)
@@ -165,6 +167,11 @@ if comm.rank == 0:
     assert abs(errs[-1] - d["final"]) <= max(1e-9, 0.5 * errs[-1])
     b = [x for _, _, x in tr]
     assert b == sorted(b) and b[-1] <= d["bytes"]
+    # the per-rank rows: one error per rank's part, summing to the wave's error
+    assert len(d["ranks"]) == len(tr)
+    for row, (_, e, _) in zip(d["ranks"], tr):
+        assert len(row) == 3 and min(row) >= 0.0
+        assert abs(sum(row) - e) <= 1e-12 * max(e, 1e-300)
 
 
 @pytest.mark.parametrize("form", ["jacobi", "push"])
