@@ -18,7 +18,7 @@ against BSP: :mod:`.asap_delta`.)
 since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
 share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
 dedicated cores, and on the virtual clock (a core per rank), it does so only when more
-than a quarter of the in-edges cross ranks (``GATE_MIN_CUT``; graphs without locality: a
+than 45 % of the in-edges cross ranks (``GATE_MIN_CUT``; graphs without locality: a
 sweep of stale ghosts would largely recompute unchanged values) and otherwise runs at once
 (waiting there locked ranks into taking turns); ``ASAPGRAPH_ASAP_PATIENCE`` sets it on
 either clock (on the virtual clock it waits in virtual time); the
@@ -133,8 +133,10 @@ _ENDGAME = 10.0  # priority schedule: off within this factor of the passivity ta
 _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
 #: The sweep gate runs on dedicated cores (and the virtual clock) when more than this share
 #: of the in-edges read ghosts: graphs without locality, whose share is about (K - 1) / K
-#: on K ranks (rmat:20: 0.50 on 2, 0.75 on 4), not graphs with it (cnr-2000: 0.016 on 4).
-GATE_MIN_CUT = 0.25
+#: on K ranks (rmat:20: 0.50 on 2, 0.75 on 4: the gate halves the edge work), not graphs
+#: with it (cnr-2000: 0.016 on 4 ranks; 0.41 on 64, where the gate cost 3.6 %: 1.744 vs
+#: 1.684 virtual s, model compute, rank 1 3x).
+GATE_MIN_CUT = 0.45
 
 
 class _Solver:

@@ -72,7 +72,7 @@ def test_cli_compute_and_pauses_applied_or_refused(tmp_path, cli, refused):
 def test_sweep_gate_on_the_virtual_clock(run_cases, tmp_path):
     """Issues 14/15: on the virtual clock (a core per rank, as on dedicated cores) the
     ASAP sweep gate (wait for fresh input from every in-peer or ``patience`` x the last
-    sweep) runs by default where more than a quarter of the in-edges cross ranks
+    sweep) runs by default where more than 45 % of the in-edges cross ranks
     (``GATE_MIN_CUT``): an R-MAT graph on 4 ranks (share ~3/4: patience 4 x share, at
     most 3), not a graph with locality (a ring lattice: patience 0);
     ``ASAPGRAPH_ASAP_PATIENCE`` overrides it.  The gate waits in virtual time and must cut
