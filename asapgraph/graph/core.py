@@ -295,7 +295,7 @@ def remap_build(src, dst, N, T, weights=None, span=None):
         brun = indptr[np.minimum(np.arange(0, n + span, span), n)]
         if T * np.diff(brun).max(initial=0) <= max(m // 8, T * BLOCK_EDGES):
             del cin  # the blocked placement needs only the lookup (2 bytes per edge)
-            _graph.remap_place_blocked(src, dst, cout, indices, indptr, n, bcount, span)
+            _graph.remap_place_blocked(src, dst, cout, indices, indptr, n, brun, bcount, span)
             return n, indptr, indices, outdeg, ids, None, None
     wout = None if weights is None else np.empty(m, dtype=WEIGHT)
     outw = None if weights is None else np.zeros(N, dtype=WEIGHT)

@@ -505,7 +505,8 @@ def remap_place(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
 
 def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[:, ::1] cout,
                         int32_t[::1] indices, const int64_t[::1] indptr, int64_t n,
-                        int64_t[:, ::1] bcount, int64_t block_span, bint prefetch=True):
+                        const int64_t[::1] brun, int64_t[:, ::1] bcount, int64_t block_span,
+                        bint prefetch=True):
     """Step 3, blocked (unweighted): the arrays of :func:`remap_place`, with sequential
     writes instead of one cache miss per edge.
 
@@ -519,22 +520,20 @@ def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[
     rows may be freed first): a few hundred sequential write streams.  3b. Each block
     (parallel over blocks) is counting-sorted by ``low`` through the thread's copy of
     it, inside a cache-sized window.  Both steps are stable.  Costs 2 bytes per edge and
-    ``T`` copies of the largest block (the caller bounds it).
+    ``T`` copies of the largest block (the caller bounds it).  ``brun[b]`` is block
+    ``b``'s first edge slot (``indptr[min(b span, n)]``, ``ceil(n / span) + 1`` entries).
     """
     cdef int64_t m = src.shape[0], T = bcount.shape[0]
     cdef int shift = _log2_span(block_span)
     cdef int64_t nbk = (n + block_span - 1) >> shift, b, k, x, t, maxb = 0
-    cdef int64_t[::1] brun = np.empty(nbk + 1, dtype=np.int64)
     cdef uint16_t[::1] low
     cdef int32_t[:, ::1] buf
     cdef int64_t[:, ::1] cur
     if block_span < 1 or bcount.shape[1] < nbk or indices.shape[0] != m or \
-            dst.shape[0] != m or indptr.shape[0] < n + 1:
+            dst.shape[0] != m or indptr.shape[0] < n + 1 or brun.shape[0] != nbk + 1:
         raise ValueError("remap_place_blocked: inconsistent array shapes")
-    for b in range(nbk + 1):
-        brun[b] = indptr[min(b << shift, n)]
-        if b > 0:
-            maxb = max(maxb, brun[b] - brun[b - 1])
+    for b in range(nbk):
+        maxb = max(maxb, brun[b + 1] - brun[b])
     for b in range(nbk):  # counts -> each thread's write cursor in each block
         x = brun[b]
         for t in range(T):

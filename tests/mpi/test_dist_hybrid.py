@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,22 +25,11 @@ pytestmark = pytest.mark.mpi
 
 HEADER = 7  # asapgraph.engine.emulation.HEADER (values of a message's header)
 
-WORKER = r'''
-import json, sys
-import numpy as np
-from mpi4py import MPI
+WORKER = (Path(__file__).with_name("_abort_hook.py").read_text() + r'''
 import asapgraph.engine as ad
 import asapgraph.engine.pull as pull
 from asapgraph.graph.io import load_graph
 from asapgraph.programs.pagerank import pagerank
-
-def _abort(*exc):  # an exception on one rank must not leave the others waiting
-    import traceback
-    traceback.print_exception(*exc)
-    MPI.COMM_WORLD.Abort(1)
-
-
-sys.excepthook = _abort
 out, sources = sys.argv[1], json.loads(sys.argv[2])
 comm = MPI.COMM_WORLD
 recs = []
@@ -71,7 +61,7 @@ for src, weighted in sources:
 pull.FORM = None
 if comm.rank == 0:
     json.dump(recs, open(out, "w"))
-'''
+''')
 
 
 def _hybrid_file(tmp_path):

@@ -13,6 +13,7 @@ push rows builds (every per-rank layout figure equal, against a graph loaded onc
 """
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,22 +25,13 @@ LAYOUT_KEYS = ("sweep_edges", "combine_edges", "ghost_values", "pull_peers", "co
                "reordered", "prefetch", "vertices", "edges", "boundary_vertices",
                "remote_slots", "peers", "out_peers", "in_peers")
 
-WORKER = r'''
-import json, sys
-import numpy as np
-from mpi4py import MPI
+WORKER = (Path(__file__).with_name("_abort_hook.py").read_text() + r'''
 import asapgraph.engine as ad
 import asapgraph.engine.pull as pull
 from asapgraph.graph.io import load_graph
 from asapgraph.programs.pagerank import pagerank
 
-def _abort(*exc):  # an exception on one rank must not leave the others waiting
-    import traceback
-    traceback.print_exception(*exc)
-    MPI.COMM_WORLD.Abort(1)
-
-
-sys.excepthook = _abort
+DEFAULTS = (pull.REORDER_MIN_EDGES, pull.LOCALITY_WINDOW, pull.PREFETCH_MIN_BYTES)
 out, sources, keys = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 comm = MPI.COMM_WORLD
 recs = []
@@ -86,9 +78,7 @@ for src, undirected, weighted in sources:
 pull.FORM = None
 if comm.rank == 0:
     json.dump(recs, open(out, "w"))
-'''
-WORKER = WORKER.replace("sys.excepthook = _abort", "sys.excepthook = _abort\nDEFAULTS = ("
-                        "pull.REORDER_MIN_EDGES, pull.LOCALITY_WINDOW, pull.PREFETCH_MIN_BYTES)")
+''')
 
 
 def _edges(rng, n_ids=260):

@@ -10,28 +10,18 @@ bit.
 """
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytestmark = pytest.mark.mpi
 
-WORKER = r'''
-import json, sys
-import numpy as np
-from mpi4py import MPI
+WORKER = (Path(__file__).with_name("_abort_hook.py").read_text() + r'''
 import asapgraph.engine as ad
 import asapgraph.engine.pull as pull
 from asapgraph.graph.io import load_graph
 from asapgraph.programs.pagerank import pagerank
-
-def _abort(*exc):  # an exception on one rank must not leave the others waiting
-    import traceback
-    traceback.print_exception(*exc)
-    MPI.COMM_WORLD.Abort(1)
-
-
-sys.excepthook = _abort
 mode, out, sources = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 threads = int(sys.argv[4])
 if mode == "force":  # relabel and prefetch whatever the size and order of the graph
@@ -66,7 +56,7 @@ for src, weighted in sources:
                          "prefetch": [q["prefetch"] for q in per]})
 if comm.rank == 0:
     json.dump(recs, open(out, "w"))
-'''
+''')
 
 
 def _edges_file(tmp_path):

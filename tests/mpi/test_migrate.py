@@ -11,28 +11,18 @@ requested range; the bytes counted exclude the measurement-only vector and count
 """
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytestmark = pytest.mark.mpi
 
-WORKER = r'''
-import json, sys
-import numpy as np
-from mpi4py import MPI
+WORKER = (Path(__file__).with_name("_abort_hook.py").read_text() + r'''
 import asapgraph.engine as ad
 from asapgraph.comm.mpi import allgatherv, gatherv
 from asapgraph.partition.migrate import global_targets, migrate
 
-
-def _abort(*exc):  # an exception on one rank must not leave the others waiting
-    import traceback
-    traceback.print_exception(*exc)
-    MPI.COMM_WORLD.Abort(1)
-
-
-sys.excepthook = _abort
 out, cases = sys.argv[1], json.loads(sys.argv[2])
 comm = MPI.COMM_WORLD
 K, me = comm.Get_size(), comm.Get_rank()
@@ -95,7 +85,7 @@ for c in cases:
         lg, part = new, newpart  # migrate again from the new split
 if me == 0:
     json.dump(recs, open(out, "w"))
-'''
+''')
 
 
 def _weighted_file(tmp_path):
