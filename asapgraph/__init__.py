@@ -5,11 +5,7 @@ module whose name starts with ``_`` is private.  Importing asapgraph never
 initialises MPI: only :mod:`asapgraph.comm` imports mpi4py, when a run needs it.
 """
 from asapgraph._version import __version__
-from asapgraph.graph import generators
 from asapgraph.errors import InputError, NotConvergedError
-from asapgraph.graph.core import Graph
-from asapgraph.graph.io import load_binary, load_graph, read_edges, save_binary
-from asapgraph.programs.pagerank import PageRankResult, pagerank
 
 __all__ = [
     "__version__",
@@ -30,23 +26,30 @@ __all__ = [
     "from_networkx",
 ]
 
-#: Names imported on first use (PEP 562): output formatting and the vertex programs
-#: are not needed to load a graph and iterate (an MPI rank does only that), and cost
-#: about 2 MB resident to import.
-_LAZY = {"write_values": "graph.io.output", "ProgramResult": "programs", "VertexProgram": "programs",
+#: Names imported on first use (PEP 562): ``import asapgraph`` (and the command line,
+#: which must start ``mpiexec`` at once for ``--np K``) loads neither numpy nor a kernel;
+#: output formatting and the vertex programs are not needed to load a graph and iterate
+#: (an MPI rank does only that), and cost about 2 MB resident to import.
+_LAZY = {"Graph": "graph.core", "load_binary": "graph.io", "load_graph": "graph.io",
+         "read_edges": "graph.io", "save_binary": "graph.io",
+         "PageRankResult": "programs.pagerank", "pagerank": "programs.pagerank",
+         "write_values": "graph.io.output", "ProgramResult": "programs", "VertexProgram": "programs",
          "run": "programs", "from_networkx": "interop"}
+_LAZY_MODULES = {"generators": "graph.generators"}
 
 
 def __getattr__(name):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(f".{mod}", __name__), name)
+    if name in _LAZY_MODULES:
+        value = import_module(f".{_LAZY_MODULES[name]}", __name__)
+    elif name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))

@@ -39,8 +39,6 @@ import argparse
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from asapgraph.errors import InputError
 
 __all__ = [
@@ -183,6 +181,8 @@ def read_vertex_values(path):
     InputError
         ``FILE:LINE: message`` for the first bad line.
     """
+    import numpy as np
+
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -247,6 +247,8 @@ def dense_vertex_values(original_ids, path):
 
     Raises :func:`unknown_vertex_error` for the first entry (in file order) whose id is
     not a vertex, and :func:`zero_sum_error` when nothing positive is left."""
+    import numpy as np
+
     ids, vals, lines = read_vertex_values(path)
     orig = np.asarray(original_ids, dtype=np.int64)
     n = orig.shape[0]
@@ -350,6 +352,8 @@ def spectral_radius_bound(in_weight, out_weight, matvec, n, alpha=None, steps=40
     ``c1 = alpha * max out-weight < 1`` (the L1 norm of ``alpha A^T``):
     ``c1 / (1 - c1)``; the smaller one.
     """
+    import numpy as np
+
     b0 = float(min(in_weight, out_weight))
     if n == 0 or b0 == 0.0:
         return 0.0, 0.0

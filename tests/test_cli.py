@@ -575,3 +575,70 @@ def test_read_vertex_values_unit(tmp_path):
     p.write_text("1 nan\n")
     with pytest.raises(InputError, match=":1: "):
         cli.read_vertex_values(p)
+
+
+def test_threads_caps_the_loading_too(capsys, tmp_path):
+    """``--threads N`` is the process's OpenMP threads: the parse and CSR build run on N
+    threads (``load_threads`` in --json), and ``main`` restores the caller's default."""
+    from asapgraph.kernels import _graph
+
+    before = _graph.max_threads()
+    code, out, _ = run_main(capsys, "pagerank", DATASET, "--json", "-q", "--threads", 1)
+    assert code == 0
+    rec = json.loads(out)
+    assert rec["threads"] == 1 and rec["load_threads"] == 1
+    assert _graph.max_threads() == before
+    code, out, _ = run_main(capsys, "pagerank", DATASET, "--json", "-q")
+    assert code == 0 and json.loads(out)["load_threads"] == before
+    # the answer does not depend on it
+    r1 = np.load(_write(capsys, tmp_path / "a.npy", "--threads", "1"))
+    r2 = np.load(_write(capsys, tmp_path / "b.npy", "--threads", "2"))
+    assert np.array_equal(r1["node"], r2["node"])
+    np.testing.assert_allclose(r1["rank"], r2["rank"], rtol=0, atol=1e-12)
+
+
+def _write(capsys, path, *extra):
+    code, _, _ = run_main(capsys, "pagerank", DATASET, "-q", "-o", path, *extra)
+    assert code == 0
+    return path
+
+
+def test_process_threads_restores_on_error():
+    from asapgraph.cli.common import process_threads
+    from asapgraph.kernels import _graph
+
+    before = _graph.max_threads()
+    with pytest.raises(RuntimeError):
+        with process_threads(1):
+            assert _graph.max_threads() == 1
+            raise RuntimeError("boom")
+    assert _graph.max_threads() == before
+    with process_threads(None):
+        assert _graph.max_threads() == before
+    with pytest.raises(ValueError):
+        _graph.set_max_threads(0)
+
+
+def test_launcher_path_does_not_import_numpy(tmp_path):
+    """``asapgraph pagerank ... --np K`` starts mpiexec without loading numpy or a kernel
+    (their import is the launcher's share of every distributed run's start-up); the options
+    and ``-o`` are still checked first, and bad ones refused the same way."""
+    code = (
+        "import sys\n"
+        "from asapgraph.cli import main\n"
+        "rc = main(['pagerank', 'rmat:10', '--np', '2', '-q', '-o', sys.argv[1], "
+        "'--mpiexec', '/bin/true'])\n"
+        "assert rc == 0, rc\n"
+        "bad = main(['pagerank', 'rmat:10', '--np', '2', '-o', sys.argv[1] + '.xyz', "
+        "'--mpiexec', '/bin/true'])\n"
+        "assert bad == 2, bad\n"
+        "heavy = sorted(m for m in sys.modules if m == 'numpy' or m.startswith('asapgraph.kernels.')"
+        " or m.startswith('asapgraph.engine'))\n"
+        "assert not heavy, heavy\n"
+        "import asapgraph\n"
+        "assert asapgraph.Graph.__name__ == 'Graph' and asapgraph.generators.rmat\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.npy")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "unknown output format '.xyz'" in r.stderr

@@ -180,7 +180,9 @@ def test_write_values_failure_midway_leaves_nothing(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(output, "format_rows", boom)
+    from asapgraph.graph.io import rowformat
+
+    monkeypatch.setattr(rowformat, "format_rows", boom)  # write_values imports it on use
     with pytest.raises(KeyboardInterrupt):
         write_values(p, np.arange(5), {"rank": np.ones(5)})
     assert p.read_text() == "precious\n"
@@ -220,7 +222,7 @@ def test_atomic_write_os_error_is_one_input_line(tmp_path, monkeypatch):
     def full(*a, **k):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(output.os, "replace", full)
+    monkeypatch.setattr(os, "replace", full)  # the rename of atomic_write
     with pytest.raises(InputError) as e:
         write_values(p, np.arange(3), {"rank": np.ones(3)})
     assert str(e.value) == f"{p}: cannot write: No space left on device"

@@ -36,7 +36,8 @@ from asapgraph._version import __version__
 from asapgraph.cli.common import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                   EXIT_PIPE, EXIT_UNCONVERGED, check_output_path, err,
                                   load_input, mpi_rank_from_env, mpi_world_size_from_env,
-                                  peak_rss_bytes, read_vertex_values, wants_distributed)
+                                  peak_rss_bytes, process_threads, read_vertex_values,
+                                  wants_distributed)
 from asapgraph.cli.emit import emit_program, emit_results, result_columns
 from asapgraph.cli.graphs import (cmd_convert, cmd_generate, cmd_info, graph_stats,
                                   register_convert, register_generate, register_info,
@@ -157,7 +158,9 @@ def main(argv=None):
 
             check_cli(args, wants_distributed(args),
                       args.np if getattr(args, "np", 1) > 1 else mpi_world_size_from_env())
-        code = args.func(args)
+        single = not wants_distributed(args)
+        with process_threads(getattr(args, "threads", None) if single else None):
+            code = args.func(args)
     except InputError as exc:
         _report_input_error(str(exc))
         code = EXIT_INPUT

@@ -6,8 +6,6 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
-
 from asapgraph.cli.common import peak_rss_bytes
 
 __all__ = ["emit_results", "emit_program", "result_columns"]
@@ -15,6 +13,8 @@ __all__ = ["emit_results", "emit_program", "result_columns"]
 
 def _node(x):
     """A vertex id or label as a plain Python value (int for ids, str for text labels)."""
+    import numpy as np
+
     return int(x) if isinstance(x, (int, np.integer)) else (x.item() if hasattr(x, "item") else x)
 
 
@@ -78,6 +78,8 @@ def _format_table(head, rows):
 
 
 def _fmt(v):
+    import numpy as np
+
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     return "%.10g" % float(v)
@@ -92,6 +94,8 @@ def _top_rows(algo, ids, columns, k):
       ``label, size`` (ties: smaller label);
     * ``reachable``: the K farthest reachable vertices (unreachable ones excluded).
     """
+    import numpy as np
+
     from asapgraph.graph.io.output import top_order
 
     names = list(columns)
@@ -157,5 +161,7 @@ def result_columns(algo, res):
                 raise RuntimeError(f"{algo.command}: result has columns {list(cols)}, "
                                    f"expected {algo.columns}")
         cols = {c: cols[c] for c in algo.columns}
+    import numpy as np
+
     return {k: np.asarray(v) for k, v in cols.items()}
 

@@ -6,13 +6,10 @@ import os
 import sys
 import time
 
-import numpy as np
-
 from asapgraph._version import __version__
 from asapgraph.cli.common import EXIT_OK, load_input, progress_for
 from asapgraph.cli.options import Formatter, add_input_options, nonneg_int, positive_int
 from asapgraph.errors import InputError
-from asapgraph.graph import io as _io
 
 __all__ = ["graph_stats", "write_edge_list", "register_info", "cmd_info", "register_convert",
            "cmd_convert", "register_generate", "cmd_generate"]
@@ -28,6 +25,8 @@ def graph_stats(graph):
         occurred before), ``dangling`` (out-degree 0), ``in_degree``/``out_degree``
         ``{min, median, max}``, ``weighted``, ``original_id_min/max``.
     """
+    import numpy as np
+
     n, m = graph.n, graph.m
     indptr = np.asarray(graph.indptr)
     dst = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
@@ -118,6 +117,7 @@ def register_convert(sub):
 def cmd_convert(args):
     if not args.out.lower().endswith(".asg"):
         raise InputError(args.out, None, "the binary format needs the extension .asg")
+    from asapgraph.graph import io as _io
     from asapgraph.graph.io.output import check_output_dir
 
     check_output_dir(args.out)
@@ -208,6 +208,7 @@ def write_edge_list(path, src, dst, header_lines=(), compresslevel=9):
 
 def cmd_generate(args):
     from asapgraph.graph import generators
+    from asapgraph.graph import io as _io
     from asapgraph.graph.core import Graph
 
     out = args.output

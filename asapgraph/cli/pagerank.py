@@ -13,7 +13,9 @@ __all__ = ["register_pagerank", "cmd_pagerank"]
 
 
 def register_pagerank(sub):
-    from asapgraph.programs.pagerank import DEFAULT_MAX_ITER, DEFAULT_TOL
+    from asapgraph.options import DEFAULTS
+
+    DEFAULT_TOL, DEFAULT_MAX_ITER = DEFAULTS["pagerank"]
 
     p = sub.add_parser(
         "pagerank", help="PageRank of every vertex (networkx semantics)",
@@ -54,8 +56,11 @@ def cmd_pagerank(args):
         return run_distributed(args)
     from asapgraph.programs.pagerank import pagerank
 
+    from asapgraph.kernels._graph import max_threads
+
     check_output_path(args.output)
     prog = progress_for(args)
+    load_threads = max_threads()  # --threads N caps the loading too (cli.main)
     graph, load_s = load_input(args, prog)
     pers = None if args.personalization is None else dense_vector(graph, args.personalization)
     dang = None if args.dangling is None else dense_vector(graph, args.dangling)
@@ -79,7 +84,7 @@ def cmd_pagerank(args):
         "max_iter": args.max_iter, "iterations": res.iterations, "converged": res.converged,
         "residual": res.residual, "error_bound": res.error_bound, "load_seconds": load_s,
         "compute_seconds": res.compute_seconds, "mode": args.mode, "engine": "single-process",
-        "ranks": 1, "method": res.method, "threads": res.threads,
+        "ranks": 1, "method": res.method, "threads": res.threads, "load_threads": load_threads,
     }
     emit_results(args, res.vertices(), res.ranks, "rank", summary, score_name="score")
     return EXIT_OK

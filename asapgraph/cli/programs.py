@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 
-import numpy as np
-
 from asapgraph.cli.common import (EXIT_INTERNAL, EXIT_OK, check_output_path, err, load_input,
                                   progress_for, wants_distributed)
 from asapgraph.cli.emit import emit_program, result_columns
@@ -151,6 +149,8 @@ def _run_program_command(args, algo):
 
 def _groups_summary(count_key, size_key):
     def f(args, graph, cols):
+        import numpy as np
+
         lab = next(iter(cols.values()))
         if lab.size == 0:
             return {count_key: 0, size_key: 0}
@@ -161,6 +161,8 @@ def _groups_summary(count_key, size_key):
 
 def _reach_summary(max_key):
     def f(args, graph, cols):
+        import numpy as np
+
         v = next(iter(cols.values()))
         ok = np.isfinite(v) & (v >= 0)
         mx = v[ok].max().item() if ok.any() else None

@@ -127,7 +127,12 @@ def rebuild_argv(args, command="pagerank"):
 
 
 def _is_mpich(exe):
-    """True when ``exe`` is MPICH's Hydra ``mpiexec`` (it names itself in ``--version``)."""
+    """True when ``exe`` is MPICH's ``mpiexec``: MPICH's ``mpichversion`` lies beside it (as
+    in the MPICH wheel's ``bin``; no process started), or Hydra names itself in
+    ``--version``."""
+    for d in {os.path.dirname(exe), os.path.dirname(os.path.realpath(exe))}:
+        if os.access(os.path.join(d, "mpichversion"), os.X_OK):
+            return True
     try:
         r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):

@@ -328,22 +328,37 @@ def wait_job(proc, status, grace=GRACE):
     that dies before ``MPI_Init`` leaves the others waiting there for ever, and Hydra
     does not stop them), mpiexec gets SIGTERM, and SIGKILL after another ``grace``.
     """
+    import select
     import subprocess
 
+    try:  # wake the moment mpiexec ends (Popen.wait(timeout) polls every 50 ms)
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
     failed_at = None
-    while True:
-        try:
-            return proc.wait(timeout=POLL)
-        except subprocess.TimeoutExpired:
-            pass
-        now = time.monotonic()
-        if failed_at is None:
-            if _failed(status.records()):
-                failed_at = now
-        elif now - failed_at > 2 * grace:
-            proc.kill()
-        elif now - failed_at > grace:
-            proc.terminate()
+    try:
+        while True:
+            if pidfd is not None:
+                select.select([pidfd], [], [], POLL)
+                rc = proc.poll()
+            else:
+                try:
+                    rc = proc.wait(timeout=POLL)
+                except subprocess.TimeoutExpired:
+                    rc = None
+            if rc is not None:
+                return rc
+            now = time.monotonic()
+            if failed_at is None:
+                if _failed(status.records()):
+                    failed_at = now
+            elif now - failed_at > 2 * grace:
+                proc.kill()
+            elif now - failed_at > grace:
+                proc.terminate()
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def _signame(sig):

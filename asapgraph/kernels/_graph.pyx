@@ -49,6 +49,7 @@ cnp.import_array()
 
 cdef extern from "omp.h" nogil:
     int omp_get_max_threads()
+    void omp_set_num_threads(int)
 
 cdef extern from *:
     """
@@ -83,6 +84,17 @@ ctypedef fused out_t:
 def max_threads():
     """OpenMP threads a parallel region of this module gets (``OMP_NUM_THREADS``)."""
     return omp_get_max_threads()
+
+
+def set_max_threads(int k):
+    """Set OpenMP's default thread count of the calling thread (``omp_set_num_threads``:
+    every module's parallel regions without an explicit count, i.e. the loaders and the
+    CSR build); returns the previous default.  ``k`` must be >= 1."""
+    if k < 1:
+        raise ValueError(f"threads must be >= 1, got {k}")
+    cdef int old = omp_get_max_threads()
+    omp_set_num_threads(k)
+    return old
 
 
 def minmax(const vid_t[::1] a):

@@ -17,7 +17,7 @@ import numpy as np
 
 from asapgraph.errors import InputError
 from asapgraph.progress import get as _get_progress
-from asapgraph.kernels import _parse
+from asapgraph.kernels import _graph, _parse
 
 #: Default size of the blocks read and parsed at a time.
 CHUNK_BYTES = 32 << 20
@@ -417,7 +417,7 @@ def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
     is parsed from a memory map (:func:`parse_mapped`), anything else streamed.
     """
     stream, kind, total = open_binary(path)
-    if kind is not None:
+    if kind is not None and _graph.max_threads() > 1:  # one thread: decompress inline
         stream = ReadAhead(stream)
     acc = _parse.EdgeAccumulator(src_col, dst_col, weight_col, id32)
     try:

@@ -13,12 +13,45 @@ give: ``PATH: reason`` as an :class:`asapgraph.errors.InputError`.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import tempfile
 
 from asapgraph.errors import InputError
 
-__all__ = ["atomic_write", "check_output_dir"]
+__all__ = ["atomic_write", "check_output_dir", "output_format", "FORMATS"]
+
+#: Output formats chosen by extension (a trailing ``.gz`` means gzip for text formats).
+FORMATS = (".csv", ".tsv", ".npy", ".parquet")
+
+
+def output_format(path):
+    """``(format, gzipped)`` for an output path, from its extension.
+
+    Raises
+    ------
+    InputError
+        For an unknown extension, or ``.parquet`` without pyarrow.
+    """
+    p = os.fspath(path)
+    low = p.lower()
+    gz = low.endswith(".gz")
+    if gz:
+        low = low[:-3]
+    ext = os.path.splitext(low)[1]
+    if ext not in FORMATS:
+        raise InputError(p, None, f"unknown output format {ext or '(no extension)'!r}; "
+                         "use .csv, .tsv, .npy or .parquet (.csv.gz/.tsv.gz for gzip)")
+    if gz and ext not in (".csv", ".tsv"):
+        raise InputError(p, None, f"gzip output is only supported for .csv and .tsv, not {ext}")
+    if ext == ".parquet":
+        try:
+            importlib.import_module("pyarrow")
+            importlib.import_module("pyarrow.parquet")
+        except ImportError:
+            raise InputError(p, None, "writing .parquet needs pyarrow (pip install pyarrow); "
+                             "use .csv, .tsv or .npy instead") from None
+    return ext[1:], gz
 
 
 def _temp_in(path):

@@ -7,7 +7,8 @@ columns); the format is chosen by the extension (:func:`output_format`) and chec
 before anything is computed.  Three properties matter, each owned by its own module:
 
 * **Atomicity** (:mod:`asapgraph.graph.io.atomic`): the file appears by a rename of a
-  temporary file next to it, only on success.
+  temporary file next to it, only on success; that module also checks a path up front
+  (:func:`output_format`, :func:`check_output_dir`) without loading numpy.
 * **Exact floats, fast** (:mod:`asapgraph.graph.io.rowformat`): text rows use ``%.17g``
   (round-trips every float64), formatted in numpy with no per-row Python loop.
 * **Summaries** (:mod:`asapgraph.graph.io.tables`): the ``--top`` table and one-line JSON.
@@ -18,14 +19,10 @@ of the three, so ``from asapgraph.graph.io.output import ...`` keeps working.
 from __future__ import annotations
 
 import gzip
-import importlib
-import os
 
 import numpy as np
 
-from asapgraph.errors import InputError
-from asapgraph.graph.io.atomic import atomic_write, check_output_dir
-from asapgraph.graph.io.rowformat import format_rows
+from asapgraph.graph.io.atomic import FORMATS, atomic_write, check_output_dir, output_format
 from asapgraph.graph.io.tables import format_top, json_dumps, top_order
 
 __all__ = [
@@ -40,40 +37,7 @@ __all__ = [
     "FORMATS",
 ]
 
-#: Output formats chosen by extension (a trailing ``.gz`` means gzip for text formats).
-FORMATS = (".csv", ".tsv", ".npy", ".parquet")
-
-
 # ----------------------------------------------------------------------------- files
-
-
-def output_format(path):
-    """``(format, gzipped)`` for an output path, from its extension.
-
-    Raises
-    ------
-    InputError
-        For an unknown extension, or ``.parquet`` without pyarrow.
-    """
-    p = os.fspath(path)
-    low = p.lower()
-    gz = low.endswith(".gz")
-    if gz:
-        low = low[:-3]
-    ext = os.path.splitext(low)[1]
-    if ext not in FORMATS:
-        raise InputError(p, None, f"unknown output format {ext or '(no extension)'!r}; "
-                         "use .csv, .tsv, .npy or .parquet (.csv.gz/.tsv.gz for gzip)")
-    if gz and ext not in (".csv", ".tsv"):
-        raise InputError(p, None, f"gzip output is only supported for .csv and .tsv, not {ext}")
-    if ext == ".parquet":
-        try:
-            importlib.import_module("pyarrow")
-            importlib.import_module("pyarrow.parquet")
-        except ImportError:
-            raise InputError(p, None, "writing .parquet needs pyarrow (pip install pyarrow); "
-                             "use .csv, .tsv or .npy instead") from None
-    return ext[1:], gz
 
 
 def write_values(path, ids, columns, fsync=False):
@@ -112,6 +76,8 @@ def write_values(path, ids, columns, fsync=False):
             raise ValueError(f"column {k!r} has shape {v.shape}, ids have {ids.shape}")
     names = ["node", *cols]
     if fmt in ("csv", "tsv"):
+        from asapgraph.graph.io.rowformat import format_rows  # its tables cost ~10 ms
+
         sep = "," if fmt == "csv" else "\t"
         with atomic_write(path, "wb", fsync=fsync) as raw:
             f = (gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0)
@@ -148,7 +114,16 @@ def write_values(path, ids, columns, fsync=False):
 
 def _labelled_rows(labels, cols, sep):
     """CSV/TSV lines ``label<sep>values...`` (labels as text; no per-row Python code)."""
+    from asapgraph.graph.io.rowformat import format_rows
+
     vals = format_rows(cols, sep=sep).decode().split("\n")[:-1] if cols else [""] * len(labels)
     lines = map(sep.join, zip(labels.astype(str).tolist(), vals)) if cols else map(str, labels)
     return ("\n".join(lines) + "\n").encode() if len(labels) else b""
 
+
+def __getattr__(name):  # ``format_rows`` is re-exported, imported on first use
+    if name == "format_rows":
+        from asapgraph.graph.io.rowformat import format_rows
+
+        return format_rows
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,7 +40,6 @@ scientist should know about floating-point arithmetic", ACM CSUR 23(1), 1991
 """
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
@@ -416,8 +415,10 @@ def format_rows(columns, sep=",", threads=None):
 
     block = block_words if _LITTLE and not _force_slots else block_slots
     starts = range(0, n, _CHUNK)
-    if threads is None:
-        threads = min(os.cpu_count() or 1, 4)
+    if threads is None:  # OpenMP's default (``--threads``), at most 4
+        from asapgraph.kernels import _graph
+
+        threads = min(_graph.max_threads(), 4)
     if threads > 1 and len(starts) > 1:
         # numpy releases the GIL inside each operation, so blocks format in parallel
         from concurrent.futures import ThreadPoolExecutor

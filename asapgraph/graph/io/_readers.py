@@ -1,0 +1,385 @@
+"""The readers behind :mod:`asapgraph.graph.io` (``read_edges``, ``load_graph``, byte
+ranges for the ranks); the package documents the formats and re-exports these names."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from asapgraph.errors import InputError
+from asapgraph.progress import get as _get_progress
+from asapgraph.kernels import _parse
+from asapgraph.graph.io._binary import EXTENSION as BINARY_EXTENSION
+from asapgraph.graph.io._binary import FORMAT_VERSION as BINARY_FORMAT_VERSION
+from asapgraph.graph.io._binary import is_binary_graph, load_binary, save_binary
+from asapgraph.graph.io._formats import read_mtx, read_npy
+from asapgraph.graph.io._text import (CHUNK_BYTES,
+    EdgeList,
+    as_int64,
+    compression_of,
+    display_name,
+    feed_blocks,
+    open_binary,
+    parse_mapped,
+    read_text,
+    sniff)
+
+__all__ = ["EdgeList", "read_edges", "load_graph", "iter_edge_chunks", "parse_byte_range",
+           "count_lines_before", "save_binary", "load_binary", "detect_format",
+           "BINARY_EXTENSION", "BINARY_FORMAT_VERSION", "CHUNK_BYTES"]
+
+_NPY_MAGIC = b"\x93NUMPY"
+_COMP_EXT = (".gz", ".bz2", ".xz")
+
+
+def _strip_comp(name):
+    low = name.lower()
+    for e in _COMP_EXT:
+        if low.endswith(e):
+            return low[: -len(e)]
+    return low
+
+
+def detect_format(path):
+    """``'binary'``, ``'npy'``, ``'mtx'`` or ``'text'`` for an input path (or ``'-'``).
+
+    By magic bytes (binary graph, npy, ``%%MatrixMarket`` banner), then by the
+    ``.mtx`` extension (also under .gz/.bz2/.xz); everything else is text.
+    """
+    if path == "-":
+        return "text"
+    head = sniff(path)
+    if is_binary_graph(head):
+        return "binary"
+    if head.startswith(_NPY_MAGIC):
+        return "npy"
+    if head.startswith(b"%%MatrixMarket") or _strip_comp(os.fspath(path)).endswith(".mtx"):
+        return "mtx"
+    return "text"
+
+
+def _weight_col(weighted, weight_col):
+    if weight_col is None:
+        return 3 if weighted else 0
+    wc = int(weight_col)
+    if wc < 1:
+        raise ValueError(f"weight_col is 1-based, got {weight_col}")
+    return wc
+
+
+def _check_cols(path, src_col, dst_col, wc):
+    if src_col < 1 or dst_col < 1 or src_col == dst_col or wc in (src_col, dst_col):
+        raise InputError(display_name(path), None,
+                         f"bad column choice: source {src_col}, destination {dst_col}, "
+                         f"weight {wc or 'none'} (1-based, all different)")
+
+
+def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=1, dst_col=2,
+               chunk_bytes=CHUNK_BYTES):
+    """Read an edge list (text, .mtx, .npy; not generator specs) with original ids.
+
+    Parameters
+    ----------
+    path : str or path-like
+        File name, or ``'-'`` for standard input.
+    weighted : bool
+        Read a weight column (default column 3).
+    weight_col : int, optional
+        1-based column holding the weight (implies ``weighted``).
+    progress : asapgraph.progress.Progress, optional
+    src_col, dst_col : int
+        1-based columns of the endpoints (default 1 and 2).
+
+    Returns
+    -------
+    EdgeList
+        ``src``, ``dst`` int64 original ids in file order, ``weights`` float64 or None.
+        For ``.mtx`` the ids are the 1-based matrix indices and symmetric files
+        get their mirror entries.
+
+    Raises
+    ------
+    InputError
+        Any problem with the input (``FILE:LINE: message``).
+    """
+    path = path if path == "-" else os.fspath(path)
+    wc = _weight_col(weighted, weight_col)
+    _check_cols(path, src_col, dst_col, wc)
+    fmt = detect_format(path)
+    name = display_name(path)
+    if fmt == "binary":
+        g = load_binary(path)
+        s, d, w = g.edges()
+        ids = g.original_ids()
+        return EdgeList(ids[s], ids[d], w if wc else None, name)
+    if fmt == "npy":
+        s, d, w = read_npy(path, weighted=bool(wc), weight_col=weight_col)
+        return EdgeList(s, d, w, name)
+    if fmt == "mtx":
+        s, d, w, _ = read_mtx(path, weighted=bool(wc), progress=progress,
+                              chunk_bytes=chunk_bytes)
+        return EdgeList(as_int64(s) + 1, as_int64(d) + 1, w, name)
+    s, d, w, _ = read_text(path, weight_col=wc, src_col=src_col, dst_col=dst_col,
+                           progress=progress, chunk_bytes=chunk_bytes, id32=False)
+    return EdgeList(s, d, w, name)
+
+
+def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progress=None,
+               seed=None, src_col=1, dst_col=2, chunk_bytes=CHUNK_BYTES, labels=False):
+    """Load a graph from a file, standard input or a generator spec.
+
+    Parameters
+    ----------
+    spec : str or path-like
+        A text edge list (plain/.gz/.bz2/.xz), ``.mtx``, ``.npy`` (an (m, 2) or
+        (m, 3) array), a binary graph written by :func:`save_binary` (any name),
+        ``'-'`` for standard input, or a generator spec (``rmat:20``,
+        ``rmat:20:16:SEED``, ``er:N:M``) when no file of that name exists.
+    weighted, weight_col, src_col, dst_col :
+        As in :func:`read_edges`.  For a binary graph, ``weighted=False`` drops
+        stored weights.
+    undirected : bool
+        Add both directions of every edge (a self-loop once).
+    progress : asapgraph.progress.Progress, optional
+    seed : int, optional
+        Seed for generator specs without one.
+    labels : bool
+        Text edge lists name vertices by arbitrary tokens (strings); they are mapped once
+        to dense ids and kept in ``Graph.labels`` (see :mod:`asapgraph.graph.io.labelled`).
+
+    A ``.parquet`` file is read with pyarrow (columns ``source``/``target``/``weight`` when
+    present, else by position); a networkx graph, scipy sparse matrix, pandas DataFrame,
+    pyarrow Table or ``(m, 2|3)`` array is converted (:func:`asapgraph.graph.convert.as_graph`).
+
+    Returns
+    -------
+    asapgraph.graph.Graph
+
+    Raises
+    ------
+    InputError
+    """
+    from asapgraph.graph.core import Graph
+
+    if not isinstance(spec, (str, bytes, os.PathLike)):
+        from asapgraph.graph.convert import as_graph
+
+        return as_graph(spec, weighted=None if weighted else False, undirected=undirected)
+    prog = _get_progress(progress)
+    wc = _weight_col(weighted, weight_col)
+    if isinstance(spec, str) and spec != "-" and not os.path.exists(spec):
+        from asapgraph.graph import generators
+
+        if generators.is_spec(spec):
+            prog.stage(f"generating {spec}")
+            src, dst, n = generators.from_spec(spec, seed=seed)
+            vdt = np.int32 if n < 2**31 - 1 else np.int64
+            src = src.astype(vdt, copy=False)
+            dst = dst.astype(vdt, copy=False)
+            prog.stage("building CSR")
+            return Graph.from_edges(src, dst, n=n, source=spec, undirected=undirected)
+    path = spec if spec == "-" else os.fspath(spec)
+    name = display_name(path)
+    _check_cols(path, src_col, dst_col, wc)
+    if path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet"):
+        return _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected)
+    if labels:
+        from asapgraph.graph.convert import from_labels
+        from asapgraph.graph.io.labelled import read_labelled
+
+        s, d, w = read_labelled(path, weight_col=wc, src_col=src_col, dst_col=dst_col)
+        prog.stage(f"building CSR ({s.size:,} edges)")
+        return from_labels(s, d, w, undirected=undirected, source=name)
+    fmt = detect_format(path)
+    if fmt == "binary":
+        prog.stage(f"mapping {name}")
+        g = load_binary(path)
+        if not wc and g.weights is not None:
+            g = Graph(g.indptr, g.indices, None, g.out_degree, None, g.ids, source=g.source)
+        if undirected:
+            s, d, w = g.edges()
+            g = Graph.from_edges(s, d, n=g.n, weights=w, ids=g.ids, source=name,
+                                 undirected=True)
+        return g
+    if fmt == "npy":
+        s, d, w = read_npy(path, weighted=bool(wc), weight_col=weight_col)
+        prog.stage("building CSR")
+        return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
+                                       inplace=True)
+    if fmt == "mtx":
+        s, d, w, n = read_mtx(path, weighted=bool(wc), progress=progress,
+                              chunk_bytes=chunk_bytes)
+        prog.stage("building CSR")
+        return Graph.from_edges(s, d, n=n, weights=w, ids=np.arange(1, n + 1, dtype=np.int64),
+                                source=name, undirected=undirected)
+    s, d, w, info = read_text(path, weight_col=wc, src_col=src_col, dst_col=dst_col,
+                              progress=progress, chunk_bytes=chunk_bytes, id32=True)
+    prog.stage(f"building CSR ({s.size:,} edges)")
+    return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
+                                   inplace=True, max_id=info["max_id"])
+
+
+def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
+    """A Parquet edge table (needs pyarrow: ``pip install 'asapgraph[arrow]'``)."""
+    from asapgraph.graph.convert import from_arrow, require
+
+    pq = require("pyarrow.parquet")
+    try:
+        table = pq.read_table(path)
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read Parquet: {exc}") from None
+    cols = table.column_names
+    named = src_col == 1 and dst_col == 2 and {"source", "target"} <= set(cols)
+    src, dst = ("source", "target") if named else (src_col - 1, dst_col - 1)
+    w = None
+    if wc:
+        w = "weight" if (weight_col is None and "weight" in cols) else wc - 1
+    try:
+        return from_arrow(table, source=src, target=dst, weight=w, undirected=undirected,
+                          origin=name)
+    except (KeyError, ValueError) as exc:
+        raise InputError(name, None, str(exc).strip("'\"")) from None
+
+
+def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_col=None,
+                     src_col=1, dst_col=2, progress=None):
+    """Stream a text edge list (any compression, or ``'-'``) as bounded EdgeList pieces.
+
+    Each piece holds the edges of one block of about ``chunk_bytes`` bytes of
+    (decompressed) text, in file order, with int64 original ids; ``first_line`` is
+    the line number the block starts at.  Memory stays bounded by the block size.
+    Errors are raised as in :func:`read_edges` when the offending block is reached.
+    """
+    path = path if path == "-" else os.fspath(path)
+    wc = _weight_col(weighted, weight_col)
+    _check_cols(path, src_col, dst_col, wc)
+    name = display_name(path)
+    stream, kind, total = open_binary(path)
+    acc = _parse.EdgeAccumulator(src_col, dst_col, wc, False)
+    first_line = 1
+    any_edges = False
+    try:
+        for a in feed_blocks(stream, acc, path, kind, chunk_bytes, total, progress):
+            if a.m:
+                s, d, w = a.take()
+                any_edges = True
+                yield EdgeList(s, d, w, name, first_line)
+            first_line = a.lines + 1
+    finally:
+        if path != "-":
+            stream.close()
+    if not any_edges:
+        raise InputError(name, None, "no edges found")
+
+
+def count_lines_before(path, offset):
+    """Number of newlines in the first ``offset`` bytes of an uncompressed file.
+
+    The line that starts at byte ``offset`` is line ``count_lines_before(path, offset) + 1``
+    (1-based), which turns a byte-range-relative error line into a file line number.
+    """
+    n = 0
+    left = int(offset)
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(min(max(left, 1), 16 << 20))
+        mv = memoryview(buf)
+        while left > 0:
+            k = f.readinto(mv[: min(left, len(buf))])
+            if not k:
+                break
+            n += _parse.count_newlines(mv[:k])
+            left -= k
+    return n
+
+
+def _line_start_at_or_after(f, pos, size):
+    """First line start >= pos (pos itself when pos == 0 or byte pos-1 is '\\n')."""
+    if pos <= 0:
+        return 0
+    if pos >= size:
+        return size
+    f.seek(pos - 1)
+    step = 1 << 16
+    at = pos - 1
+    while at < size:
+        chunk = f.read(step)
+        if not chunk:
+            break
+        k = chunk.find(b"\n")
+        if k >= 0:
+            return at + k + 1
+        at += len(chunk)
+    return size
+
+
+class _RangeReader:
+    def __init__(self, f, begin, stop):
+        self.f = f
+        self.left = stop - begin
+        f.seek(begin)
+
+    def readinto(self, b):
+        if self.left <= 0:
+            return 0
+        mv = memoryview(b)
+        k = self.f.readinto(mv[: min(len(mv), self.left)])
+        self.left -= k or 0
+        return k or 0
+
+
+def byte_range_bounds(path, start, end):
+    """``(begin, stop)``: the byte span parsed by ``parse_byte_range(path, start, end)``."""
+    size = os.path.getsize(path)
+    start, end = max(0, int(start)), min(int(end), size)
+    with open(path, "rb") as f:
+        begin = _line_start_at_or_after(f, start, size)
+        # the range ends with the line containing byte end-1
+        stop = _line_start_at_or_after(f, end, size) if end > 0 else 0
+    if stop < begin:
+        stop = begin
+    return begin, stop
+
+
+def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_col=1,
+                     dst_col=2, chunk_bytes=CHUNK_BYTES, id32=False):
+    """Parse the lines of an uncompressed text edge list that belong to ``[start, end)``.
+
+    Each line belongs to exactly one range: a range starts at the first line
+    beginning at or after ``start`` (at 0 when ``start == 0``) and ends with the
+    line containing byte ``end - 1``.  So for offsets ``0 = b0 < b1 < ... < bK =
+    size`` the ranges ``[b_i, b_{i+1})`` together parse every line once, in order.
+
+    Returns an EdgeList (int64 original ids, int32 with ``id32`` when they all fit;
+    possibly empty — no "no edges" error here).  Error line numbers are file line numbers (computed with
+    :func:`count_lines_before` only when an error occurs).
+    """
+    path = os.fspath(path)
+    name = display_name(path)
+    wc = _weight_col(weighted, weight_col)
+    _check_cols(path, src_col, dst_col, wc)
+    if compression_of(sniff(path)) is not None:
+        raise InputError(name, None, "byte ranges need an uncompressed file "
+                         "(use iter_edge_chunks for compressed input)")
+    try:
+        begin, stop = byte_range_bounds(path, start, end)
+        f = open(path, "rb", buffering=0)
+    except OSError as exc:
+        from asapgraph.graph.io._text import os_error
+
+        raise os_error(name, exc) from None
+    acc = _parse.EdgeAccumulator(src_col, dst_col, wc, id32)
+    try:
+        if stop <= begin or not parse_mapped(f, acc, path, None, chunk_bytes, None, begin,
+                                             stop):
+            for _ in feed_blocks(_RangeReader(f, begin, stop), acc, path, None, chunk_bytes):
+                pass
+    except InputError as err:
+        if err.line is not None and begin > 0:
+            raise InputError(err.path, err.line + count_lines_before(path, begin),
+                             err.message) from None
+        raise
+    finally:
+        f.close()
+    first_line = None
+    s, d, w = acc.take()
+    return EdgeList(s, d, w, name, first_line)
