@@ -46,7 +46,7 @@ import time
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.comm.mpi import agree, mpi
+from asapgraph.comm.mpi import agree, host_core_share, mpi
 from asapgraph.partition.idmap import IdMap, SpecIds, map_ids
 from asapgraph.partition.local_graph import LocalGraph, build_local
 from asapgraph.partition.memory import MEM_TRACE, mem_mark, phase, trim_malloc, tune_malloc
@@ -113,7 +113,23 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     lg : LocalGraph or InRows
     part : Partition
     idmap : object with ``original(dense) -> orig`` (collective)
+
+    The loader's OpenMP regions (id maps, counting sorts, CSR builds) run on at most this
+    host's cores per rank (:func:`~asapgraph.comm.mpi.host_core_share`).
     """
+    from asapgraph.kernels import _graph
+
+    cap = min(_graph.max_threads(), host_core_share(comm))
+    old = _graph.set_max_threads(cap)
+    try:
+        return _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
+                                 chunk_bytes, seed, progress, layout, shares)
+    finally:
+        _graph.set_max_threads(old)
+
+
+def _load_partitioned(source, comm, partition, weighted, undirected, weight_col, chunk_bytes,
+                      seed, progress, layout, shares):
     MPI = mpi()
     K = comm.Get_size()
     tune_malloc()

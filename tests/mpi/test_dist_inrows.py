@@ -167,3 +167,54 @@ def test_bsp_in_rows_equal_one_process_and_scipy(k, mpirun, tmp_path):
         combined_seen |= rec["form"] is None and sum(q["combined_peers"] for q in per) > 0
     if k > 1:  # the chosen forms include combined pairs on this graph
         assert combined_seen
+
+
+CAP_WORKER = Path(__file__).with_name("_abort_hook.py").read_text() + r'''
+import os
+from asapgraph.comm.mpi import host_core_share
+from asapgraph.kernels import _graph
+from asapgraph.partition import loader
+
+comm = MPI.COMM_WORLD
+seen = []
+inner = loader._load_partitioned
+
+
+def spy(*a, **kw):
+    seen.append(_graph.max_threads())
+    return inner(*a, **kw)
+
+
+loader._load_partitioned = spy
+before = _graph.max_threads()
+share = host_core_share(comm)
+lg, part, idmap = loader.load_partitioned(sys.argv[2], comm, "range", layout="pull")
+after = _graph.max_threads()
+rows = comm.gather({"before": before, "share": share, "seen": seen, "after": after,
+                    "cores": len(os.sched_getaffinity(0)), "m": int(lg.m)}, root=0)
+if comm.Get_rank() == 0:
+    with open(sys.argv[1], "w") as f:
+        json.dump(rows, f)
+'''
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_loader_caps_openmp_at_the_host_share(k, mpirun, tmp_path):
+    """A rank's loader runs its OpenMP regions on at most the host's cores per rank (the
+    ranks of one host would otherwise spin against each other), and gives the caller's
+    thread count back afterwards."""
+    src = tmp_path / "g.txt"
+    rng = np.random.default_rng(3)
+    with open(src, "w") as f:
+        f.writelines(f"{a * 7 + 1} {b * 7 + 1}\n" for a, b in rng.integers(0, 500, (6000, 2)))
+    out = tmp_path / "cap.json"
+    r = mpirun(k, [sys.executable, "-c", CAP_WORKER, str(out), str(src)], timeout=240,
+               env={"OMP_NUM_THREADS": "4"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = json.loads(out.read_text())
+    assert len(rows) == k
+    for q in rows:
+        assert q["before"] == 4 and q["after"] == 4  # restored
+        assert q["share"] == max(1, q["cores"] // k)
+        assert q["seen"] == [min(4, q["share"])]
+        assert q["m"] == 6000
