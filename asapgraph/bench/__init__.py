@@ -7,13 +7,15 @@ Modules: :mod:`.scenarios` (run specs, the RQ1-RQ5 scenarios, grids), :mod:`.run
 :mod:`.commands` (the ``bench`` subcommand: :func:`register`, :func:`main`).
 Nothing here imports mpi4py or matplotlib at import time.
 """
-from asapgraph.bench.scenarios import CLUSTER, LEVELS, SCENARIOS, RunSpec, grid, scenario
-
 __all__ = ["RunSpec", "CLUSTER", "LEVELS", "SCENARIOS", "scenario", "grid", "run_specs", "main",
            "register"]
 
 
-def __getattr__(name):
+def __getattr__(name):  # PEP 562: registering the ``bench`` subcommand imports nothing else
+    if name in ("CLUSTER", "LEVELS", "SCENARIOS", "RunSpec", "grid", "scenario"):
+        from asapgraph.bench import scenarios
+
+        return getattr(scenarios, name)
     if name == "run_specs":
         from asapgraph.bench.runner import run_specs
 
