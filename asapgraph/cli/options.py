@@ -154,8 +154,9 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
         from asapgraph.options import Given
 
         g.add_argument("--threads", action=Given, type=positive_int, default=None, metavar="N",
-                       help="OpenMP threads per process (default: all cores / OMP_NUM_THREADS; "
-                            "with --np K in --mode bsp: threads per rank, default 1)")
+                       help="OpenMP threads of the process for the whole command: loading, "
+                            "sweeps, output (default: all cores / OMP_NUM_THREADS; with --np K "
+                            "in --mode bsp: sweep threads per rank, default 1)")
     return g
 
 
