@@ -84,10 +84,17 @@ def oversubscribed(comm, threads=1, agree=True):
     it has cores (collective).  Cores: the CPUs this process may run on
     (``sched_getaffinity``).  ``agree``: the answer is the same on every rank (true if
     true on any host), for decisions that lead to collective calls."""
+    local, cores = _host_ranks_and_cores(comm)
+    over = local * max(int(threads), 1) > cores
+    return bool(comm.allreduce(over, op=mpi().LOR)) if agree else over
+
+
+def _host_ranks_and_cores(comm):
+    """``(ranks of comm on this host, cores this process may run on)`` (collective).
+    Cores: ``sched_getaffinity`` (``cpu_count`` off Linux)."""
     import os
 
-    MPI = mpi()
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    node = comm.Split_type(mpi().COMM_TYPE_SHARED)
     try:
         local = node.Get_size()
     finally:
@@ -96,8 +103,7 @@ def oversubscribed(comm, threads=1, agree=True):
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
         cores = os.cpu_count() or 1
-    over = local * max(int(threads), 1) > cores
-    return bool(comm.allreduce(over, op=MPI.LOR)) if agree else over
+    return local, cores
 
 
 def host_core_share(comm):
@@ -105,18 +111,7 @@ def host_core_share(comm):
     OpenMP threads a rank's loader may use without the ranks' teams spinning against
     each other (2 ranks on 2 cores, rmat:22 text: loading 1.3-1.7 s on one thread per
     rank against 2.4-2.7 s on two)."""
-    import os
-
-    MPI = mpi()
-    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
-    try:
-        local = node.Get_size()
-    finally:
-        node.Free()
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        cores = os.cpu_count() or 1
+    local, cores = _host_ranks_and_cores(comm)
     return max(1, cores // max(local, 1))
 
 
