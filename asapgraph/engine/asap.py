@@ -149,9 +149,9 @@ GATE_MIN_CUT = 0.45
 #: persistent and heterogeneous stragglers, static and rebalanced, transient pauses,
 #: 16 ranks) and web-NotreDame (factors 1-8) as fast or faster (one cell 5 % slower) with
 #: 10-30 % fewer edges (the priority schedule: neutral, within 4 %); on 64 ranks
-#: (cnr-2000, 1:3) 5.8 % slower to the certified end (1.782 vs 1.684 virtual s).  Where the gate waits
-#: (rmat:20, cit-HepPh, soc-Slashdot0902) 0.2 was mixed (13 % faster to 16 % slower), so
-#: 0.1 stays there (benchmarks/REPORT.md, issue 15, ninth session).
+#: (cnr-2000, 1:3) 5.8 % slower to the certified end (1.782 vs 1.684 virtual s).  Where
+#: the gate waits (rmat:20, cit-HepPh, soc-Slashdot0902) 0.2 was mixed (13 % faster to
+#: 16 % slower), so 0.1 stays there (benchmarks/REPORT.md, issue 15, ninth session).
 SKIP_GAMMA = (0.2, 0.1)
 
 

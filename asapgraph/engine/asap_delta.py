@@ -66,7 +66,8 @@ rank does not solve its own part far below the global error only to redo it when
 mass arrives.  Env knobs for experiments: ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi``
 skip threshold's ``gamma``, :data:`.asap.SKIP_GAMMA`), ``ASAPGRAPH_ASAP_BLOCK`` (its block
 size, 16; 1 skips single vertices), ``ASAPGRAPH_ASAP_PRIO``,
-``ASAPGRAPH_ASAP_DEGREE_RULE``; the priority schedule's ``ASAPGRAPH_ASAP_RHO`` and ``ASAPGRAPH_ASAP_RANK_PRIO`` (:mod:`.asap`).
+``ASAPGRAPH_ASAP_DEGREE_RULE``; the priority schedule's ``ASAPGRAPH_ASAP_RHO`` and
+``ASAPGRAPH_ASAP_RANK_PRIO`` (:mod:`.asap`).
 
 *Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
 is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
