@@ -137,6 +137,22 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 #: with it (cnr-2000: 0.016 on 4 ranks; 0.41 on 64, where the gate cost 3.6 %: 1.744 vs
 #: 1.684 virtual s, model compute, rank 1 3x).
 GATE_MIN_CUT = 0.45
+#: The ``jacobi`` sweep skips the 16-vertex blocks whose mean ``|r|`` is at most ``gamma x
+#: R / n`` (``R`` the global residual of the last wave): ``(gamma without the sweep gate,
+#: gamma with it)``.  Without the gate a rank sweeps again as soon as its last sweep ends,
+#: and with ``gamma = 0.1`` its own mean residual sat 1.5-13x above the threshold when no
+#: rank lagged: every sweep pushed 35-67 % of its edges and shrank its residual by only
+#: 15-35 % (cnr-2000, 4 ranks, virtual clock, model compute).  A lagging rank raises ``R``
+#: and with it the others' threshold (they then pushed 4-12 % of their edges per sweep),
+#: so the run without a straggler did more edge work than with one (191 M vs 125 M edges)
+#: and RQ5's speed-up rose from factor 1 to 2.  0.2 there: cnr-2000 (factors 1-8,
+#: persistent and heterogeneous stragglers, static and rebalanced, transient pauses,
+#: 16 ranks) and web-NotreDame (factors 1-8) as fast or faster (one cell 5 % slower) with
+#: 10-30 % fewer edges (the priority schedule: neutral, within 4 %); on 64 ranks
+#: (cnr-2000, 1:3) 5.8 % slower to the certified end (1.782 vs 1.684 virtual s).  Where
+#: the gate waits (rmat:20, cit-HepPh, soc-Slashdot0902) 0.2 was mixed (13 % faster to
+#: 16 % slower), so 0.1 stays there (benchmarks/REPORT.md, issue 15, ninth session).
+SKIP_GAMMA = (0.2, 0.1)
 
 
 class _Solver:
@@ -177,7 +193,6 @@ class _Solver:
         self.sched = Schedule(self.K, fanout, seed)
         self.mass_checks = 0
         self.gamma = float(os.environ.get("ASAPGRAPH_ASAP_GAMMA", "1.0"))
-        self.jgamma = float(os.environ.get("ASAPGRAPH_ASAP_JGAMMA", "0.1"))
         self.prio = float(os.environ.get("ASAPGRAPH_ASAP_PRIO", "0.0"))
         self.block = int(os.environ.get("ASAPGRAPH_ASAP_BLOCK", "16"))
         self.degree_rule = os.environ.get("ASAPGRAPH_ASAP_DEGREE_RULE", "1") == "1"
@@ -218,6 +233,11 @@ class _Solver:
                              if shared or share > GATE_MIN_CUT else 0.0)
         else:
             self.patience = 0.0
+        # the jacobi sweep's skip threshold, x R / n (R the global residual of the last
+        # wave): higher where no gate waits (see SKIP_GAMMA); env ASAPGRAPH_ASAP_JGAMMA
+        env = os.environ.get("ASAPGRAPH_ASAP_JGAMMA")
+        self.jgamma = (float(env) if env is not None
+                       else SKIP_GAMMA[1] if self.patience > 0 else SKIP_GAMMA[0])
         # quantised payloads with error feedback while there is local work: 16-bit integers
         # of a per-message step (default), float32, or off (env knob for A/B experiments)
         self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
@@ -632,6 +652,7 @@ class _Solve:
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
+        st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["asap_seconds_solve"] = perf() - t_start
         if self.bal is not None and self.bal.pending is not None:
             sol.last_state = d.state()  # drained for a migration (.rebalance)

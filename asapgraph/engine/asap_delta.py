@@ -28,8 +28,9 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
   Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
   this is exactly power iteration).  The sweep gate of :mod:`.asap` applies.  Blocks of 16
-  consecutive vertices whose mean residual is below ``0.1 R / n`` (``R`` the global
-  residual of the last wave; capped at half the largest block mean, so a sweep always
+  consecutive vertices whose mean residual is below ``gamma R / n`` (``R`` the global
+  residual of the last wave; ``gamma`` 0.2, or 0.1 where the sweep gate waits:
+  :data:`.asap.SKIP_GAMMA`; capped at half the largest block mean, so a sweep always
   makes progress) wait and combine; skipping whole blocks rather than single vertices
   made a sweep's cost follow its work (the push is bound by memory access).
   Why this form: delays shift mass between the residuals and the buffers/pools; when
@@ -62,10 +63,11 @@ leaked) / (1 - alpha) = 1``.
 Gauss-Seidel sweep (:func:`._local.residual_push`) over vertices whose residual exceeds
 ``min(r_max / 2, gamma x R_wave / n)`` (``gamma`` = 1, env ``ASAPGRAPH_ASAP_GAMMA``), so a
 rank does not solve its own part far below the global error only to redo it when new
-mass arrives.  Env knobs for experiments: ``ASAPGRAPH_ASAP_JGAMMA`` (the
-``jacobi`` skip threshold, 0.1), ``ASAPGRAPH_ASAP_BLOCK`` (its block size, 16; 1 skips
-single vertices), ``ASAPGRAPH_ASAP_PRIO``, ``ASAPGRAPH_ASAP_DEGREE_RULE``; the priority
-schedule's ``ASAPGRAPH_ASAP_RHO`` and ``ASAPGRAPH_ASAP_RANK_PRIO`` (:mod:`.asap`).
+mass arrives.  Env knobs for experiments: ``ASAPGRAPH_ASAP_JGAMMA`` (the ``jacobi``
+skip threshold's ``gamma``, :data:`.asap.SKIP_GAMMA`), ``ASAPGRAPH_ASAP_BLOCK`` (its block
+size, 16; 1 skips single vertices), ``ASAPGRAPH_ASAP_PRIO``,
+``ASAPGRAPH_ASAP_DEGREE_RULE``; the priority schedule's ``ASAPGRAPH_ASAP_RHO`` and
+``ASAPGRAPH_ASAP_RANK_PRIO`` (:mod:`.asap`).
 
 *Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
 is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a

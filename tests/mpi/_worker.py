@@ -135,6 +135,8 @@ def main():
                             "rank_pauses": [q.get("pauses", 0) for q in r.stats["per_rank"]],
                             "rank_patience": [q.get("sweep_patience")
                                               for q in r.stats["per_rank"]],
+                            "rank_skip_gamma": [q.get("skip_gamma")
+                                                for q in r.stats["per_rank"]],
                             "edges_visited": r.stats.get("edges_visited"),
                             "emulation": r.stats.get("emulation"),
                             "rebalance": r.stats.get("rebalance"),

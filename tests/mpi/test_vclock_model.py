@@ -76,7 +76,8 @@ def test_sweep_gate_on_the_virtual_clock(run_cases, tmp_path):
     (``GATE_MIN_CUT``): an R-MAT graph on 4 ranks (share ~3/4: patience 4 x share, at
     most 3), not a graph with locality (a ring lattice: patience 0);
     ``ASAPGRAPH_ASAP_PATIENCE`` overrides it.  The gate waits in virtual time and must cut
-    the edge work (rmat:20 on 4 ranks: 687 M -> 302 M edges), answers within tol."""
+    the edge work (rmat:20 on 4 ranks: 687 M -> 302 M edges), answers within tol.  The
+    sweep's skip threshold follows the gate (``asap.SKIP_GAMMA``)."""
     emu = {**EMU, "straggler": {}, "latency": 1e-3}
     run = {"mode": "asap", "tol": 1e-8, "emulation": emu, "schedule": "sweep",
            "max_iter": 100000}
@@ -94,6 +95,12 @@ def test_sweep_gate_on_the_virtual_clock(run_cases, tmp_path):
     assert len(set(pat)) == 1 and 2.0 < pat[0] <= 3.0, pat  # the default: 4 x cut share
     assert ring_default["rank_patience"] == [0.0] * 4  # locality: sweeps at once
     assert off["rank_patience"] == [0.0] * 4  # the variable applies on this clock
+    # the sweep's skip threshold: 0.1 x R / n where the gate waits, 0.2 where it does not
+    # (asap.SKIP_GAMMA: without the gate a balanced run swept nearly every block each
+    # time); set by the gate, not by the graph
+    assert gated["rank_skip_gamma"] == [0.1] * 4, gated["rank_skip_gamma"]
+    assert ring_default["rank_skip_gamma"] == [0.2] * 4, ring_default["rank_skip_gamma"]
+    assert off["rank_skip_gamma"] == [0.2] * 4, off["rank_skip_gamma"]
     # the edge work the gate exists to save (a count, deterministic under the model):
     # the gate worked, in virtual time, and the run still ended
     assert gated["edges_visited"] < 0.7 * off["edges_visited"], (gated["edges_visited"],
