@@ -604,8 +604,8 @@ def _write(capsys, path, *extra):
 
 
 def test_process_threads_restores_on_error():
-    from asapgraph.cli.common import process_threads
     from asapgraph.kernels import _graph
+    from asapgraph.kernels.tuning import omp_threads as process_threads
 
     before = _graph.max_threads()
     with pytest.raises(RuntimeError):

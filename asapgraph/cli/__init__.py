@@ -36,8 +36,7 @@ from asapgraph._version import __version__
 from asapgraph.cli.common import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                   EXIT_PIPE, EXIT_UNCONVERGED, check_output_path, err,
                                   load_input, mpi_rank_from_env, mpi_world_size_from_env,
-                                  peak_rss_bytes, process_threads, read_vertex_values,
-                                  wants_distributed)
+                                  peak_rss_bytes, read_vertex_values, wants_distributed)
 from asapgraph.cli.emit import emit_program, emit_results, result_columns
 from asapgraph.cli.graphs import (cmd_convert, cmd_generate, cmd_info, graph_stats,
                                   register_convert, register_generate, register_info,
@@ -158,8 +157,16 @@ def main(argv=None):
 
             check_cli(args, wants_distributed(args),
                       args.np if getattr(args, "np", 1) > 1 else mpi_world_size_from_env())
-        single = not wants_distributed(args)
-        with process_threads(getattr(args, "threads", None) if single else None):
+        # --threads N on one process: the whole command's OpenMP threads (restored after:
+        # main may run in a caller's process); ranks apply their own (per-rank) counts, and
+        # the --np launcher imports no kernel module at all
+        threads = getattr(args, "threads", None)
+        if threads and not wants_distributed(args):
+            from asapgraph.kernels.tuning import omp_threads
+
+            with omp_threads(threads):
+                code = args.func(args)
+        else:
             code = args.func(args)
     except InputError as exc:
         _report_input_error(str(exc))

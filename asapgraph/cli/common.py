@@ -2,7 +2,6 @@
 environment, progress, loading the input, the early ``-o`` check, stderr lines."""
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 
@@ -11,7 +10,7 @@ from asapgraph.comm.launch import mpi_rank_from_env, mpi_world_size_from_env
 __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_INTERRUPTED",
            "EXIT_PIPE", "peak_rss_bytes", "mpi_world_size_from_env", "mpi_rank_from_env",
            "wants_distributed", "progress_for", "load_input", "check_output_path",
-           "read_vertex_values", "dense_vector", "err", "process_threads"]
+           "read_vertex_values", "dense_vector", "err"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_UNCONVERGED = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_PIPE = 130, 141
@@ -30,24 +29,6 @@ def wants_distributed(args, environ=None):
         return True
     size = mpi_world_size_from_env(environ)
     return size is not None and size > 1
-
-
-@contextlib.contextmanager
-def process_threads(threads):
-    """``--threads N`` on one process: every OpenMP region of the command (parsing, the
-    CSR build, the sweeps, the output) gets at most N threads, and compressed input is
-    decompressed inline when N is 1 (no read-ahead thread); restored on exit (``main``
-    may run in a caller's process).  None: OpenMP's default, nothing changes."""
-    if not threads:
-        yield
-        return
-    from asapgraph.kernels import _graph
-
-    old = _graph.set_max_threads(int(threads))
-    try:
-        yield
-    finally:
-        _graph.set_max_threads(old)
 
 
 def progress_for(args):

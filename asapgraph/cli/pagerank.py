@@ -54,9 +54,8 @@ def cmd_pagerank(args):
         from asapgraph.cli.distributed import run_distributed
 
         return run_distributed(args)
-    from asapgraph.programs.pagerank import pagerank
-
     from asapgraph.kernels._graph import max_threads
+    from asapgraph.programs.pagerank import pagerank
 
     check_output_path(args.output)
     prog = progress_for(args)

@@ -235,8 +235,8 @@ class _Solver:
             self.patience = 0.0
         # the jacobi sweep's skip threshold, x R / n (R the global residual of the last
         # wave): higher where no gate waits (see SKIP_GAMMA); env ASAPGRAPH_ASAP_JGAMMA
-        env = os.environ.get("ASAPGRAPH_ASAP_JGAMMA")
-        self.jgamma = (float(env) if env is not None
+        jenv = os.environ.get("ASAPGRAPH_ASAP_JGAMMA")
+        self.jgamma = (float(jenv) if jenv is not None
                        else SKIP_GAMMA[1] if self.patience > 0 else SKIP_GAMMA[0])
         # quantised payloads with error feedback while there is local work: 16-bit integers
         # of a per-message step (default), float32, or off (env knob for A/B experiments)

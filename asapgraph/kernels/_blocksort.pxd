@@ -7,7 +7,8 @@ appends the elements to blocks of consecutive keys in input order (a few hundred
 sequential write streams, each element's offset in its block kept in a 2-byte ``low``
 array), then sorts each block in place through a thread's buffer: :func:`sort_block`.
 Both steps are stable, so the result is the plain counting sort's.  Used by
-``_graph.remap_place_blocked`` and ``_rankbuild.place_by_key``.
+``_graph.remap_place_blocked`` (a blocked ``_rankbuild.place_by_key`` was measured and not
+kept: benchmarks/REPORT.md, issue 13, eighth session).
 
 Reference: S. Beamer, K. Asanovic, D. Patterson, "Reducing PageRank communication via
 propagation blocking", IPDPS 2017.

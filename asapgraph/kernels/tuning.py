@@ -2,8 +2,9 @@
 
 Both run the same sweep kernel (:func:`asapgraph.kernels._pagerank.sweep`); these are the
 measured switch points of its inputs, kept in one place so a rank lays out its rows
-exactly as one process would.
+exactly as one process would.  :func:`omp_threads` caps OpenMP's threads for a block.
 """
+import contextlib
 
 #: ``reorder=None`` relabels vertices by out-degree when the graph has at least this many edges.
 REORDER_MIN_EDGES = 1 << 20
@@ -26,3 +27,22 @@ PREFETCH_MIN_BYTES = 1 << 20
 #: (64 ns).  cnr-2000, 4 ranks: every pair that ships fewer values combined saves 13-750
 #: values per 32 edges.
 COMBINE_EDGES_PER_VALUE = 32
+
+
+@contextlib.contextmanager
+def omp_threads(threads):
+    """OpenMP's default thread count of the calling thread set to ``threads`` inside the
+    block (every parallel region without an explicit count: parsing, id maps, counting
+    sorts, CSR builds, sweeps, output), restored on exit; None or 0: unchanged.  Used for
+    ``--threads N`` on one process (:func:`asapgraph.cli.main`) and for a rank's loader
+    (:func:`asapgraph.partition.loader.load_partitioned`: the host's cores per rank)."""
+    if not threads:
+        yield
+        return
+    from asapgraph.kernels import _graph
+
+    old = _graph.set_max_threads(int(threads))
+    try:
+        yield
+    finally:
+        _graph.set_max_threads(old)

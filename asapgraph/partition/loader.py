@@ -118,14 +118,11 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     host's cores per rank (:func:`~asapgraph.comm.mpi.host_core_share`).
     """
     from asapgraph.kernels import _graph
+    from asapgraph.kernels.tuning import omp_threads
 
-    cap = min(_graph.max_threads(), host_core_share(comm))
-    old = _graph.set_max_threads(cap)
-    try:
+    with omp_threads(min(_graph.max_threads(), host_core_share(comm))):
         return _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
                                  chunk_bytes, seed, progress, layout, shares)
-    finally:
-        _graph.set_max_threads(old)
 
 
 def _load_partitioned(source, comm, partition, weighted, undirected, weight_col, chunk_bytes,
