@@ -451,8 +451,14 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
     pg = _new_pull(nloc, "in_rows",
                    _rows_want_reorder(comm, r) if reorder is None else bool(reorder),
                    lambda: r.outdeg)
-    mine = r.owned[pg.new2old] if pg.reordered else r.owned
-    order, counts = allgatherv(comm, mine.astype(np.int32))
+    # the inverse permutation, this rank's label order (dense ids) and inv_out, one pass
+    none = np.zeros(0, dtype=np.int64)
+    old2new = none if pg.new2old is None else np.empty(nloc, dtype=np.int64)
+    mine = np.empty(nloc, dtype=np.int32)
+    pg.inv_out = np.empty(nloc, dtype=np.float64)
+    _pull.row_setup(r.outdeg, r.dangling, none if pg.new2old is None else pg.new2old,
+                    np.ascontiguousarray(r.owned, dtype=np.int64), old2new, mine, pg.inv_out)
+    order, counts = allgatherv(comm, mine)
     del mine
     starts = np.zeros(K + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
@@ -477,12 +483,6 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
     nq = np.zeros(K, dtype=np.int64)            # per rank: rows it reaches (its slots)
     ne = np.zeros(K, dtype=np.int64)            # ... cut edges from it
     ghosted = np.zeros(nloc, dtype=np.uint8)
-    none = np.zeros(0, dtype=np.int64)
-    if pg.new2old is None:
-        old2new = none
-    else:
-        old2new = np.empty(nloc, dtype=np.int64)
-        old2new[pg.new2old] = np.arange(nloc, dtype=np.int64)
     _pull.map_rows(r.indptr, r.src, none if pg.new2old is None else pg.new2old, old2new,
                    lookup, seg_lo, indptr, idx, nq, ne, ghosted)
     del old2new
@@ -575,8 +575,6 @@ def _build_from_rows(comm, r, threads, reorder=None, prefetch=None, form=None):
                 "peers": int(len(set(out_peers.tolist()) | set(in_peers.tolist()))),
                 "out_peers": out_peers.tolist(), "in_peers": in_peers.tolist()}
     del ghosted, bnd
-    pg.inv_out = pg.permute(np.where(r.dangling.astype(bool), 0.0,
-                                     1.0 / np.maximum(r.outdeg, 1)))
     pg.prefetch = (pg.reordered and pg.ncols * 8 > PREFETCH_MIN_BYTES) if prefetch is None \
         else bool(prefetch)
     pg.bounds = _k.balanced_bounds(pg.indptr, max(1, min(threads, nloc)))
