@@ -312,12 +312,14 @@ def map_rows(const int64_t[::1] indptr, const int32_t[::1] src, const int64_t[::
     cdef int64_t t[SEG_FAST + 1]
     cdef int32_t t0, t1, t2, t3, t4, t5, t6, t7
     cdef int64_t g0, g1, g2, g3, g4, g5, g6, g7
+    cdef int64_t gg[SEG_FAST + 1]
     if K > 1024:
         raise ValueError("map_rows supports at most 1024 ranks")
     for j in range(K + 1):
         last[j] = -1
         cnt_e[j] = 0
         cnt_q[j] = 0
+    gg[SEG_FAST] = 0
     for j in range(SEG_FAST + 1):  # seg_lo[j] for j <= K, then past every column
         t[j] = seg_lo[j] if j <= K else _INT32_MAX
         if t[j] > _INT32_MAX:
@@ -352,22 +354,11 @@ def map_rows(const int64_t[::1] indptr, const int32_t[::1] src, const int64_t[::
                         g7 += out[k] >= t7
                 ghosted[i] = g0 > 0
                 if g0:  # segment j + 1 (rank j): columns in [t_j, t_{j+1})
-                    cnt_e[1] += g0 - g1
-                    cnt_q[1] += g0 > g1
-                    cnt_e[2] += g1 - g2
-                    cnt_q[2] += g1 > g2
-                    cnt_e[3] += g2 - g3
-                    cnt_q[3] += g2 > g3
-                    cnt_e[4] += g3 - g4
-                    cnt_q[4] += g3 > g4
-                    cnt_e[5] += g4 - g5
-                    cnt_q[5] += g4 > g5
-                    cnt_e[6] += g5 - g6
-                    cnt_q[6] += g5 > g6
-                    cnt_e[7] += g6 - g7
-                    cnt_q[7] += g6 > g7
-                    cnt_e[8] += g7
-                    cnt_q[8] += g7 > 0
+                    gg[0], gg[1], gg[2], gg[3] = g0, g1, g2, g3
+                    gg[4], gg[5], gg[6], gg[7] = g4, g5, g6, g7
+                    for j in range(SEG_FAST):
+                        cnt_e[j + 1] += gg[j] - gg[j + 1]
+                        cnt_q[j + 1] += gg[j] > gg[j + 1]
                 continue
             gh = 0
             for k in range(indptr[o], indptr[o + 1]):
