@@ -59,7 +59,21 @@ class DenseEdges:
     def __fspath__(self):
         return self.name
 
-_COMPRESSED = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_OPENERS = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}
+
+
+def _compression(path):
+    """The file's compression by its magic bytes, as the single process decides it
+    (:func:`asapgraph.graph.io._text.compression_of`: a gzip file named ``.txt`` is read
+    as gzip, a plain file named ``.gz`` as text); None: plain or unreadable (the open
+    that follows reports why)."""
+    from asapgraph.graph.io._text import compression_of
+
+    try:
+        with open(path, "rb") as f:
+            return compression_of(f.read(16))
+    except OSError:
+        return None
 _NUM = re.compile(rb"[ \t,;]+")
 
 
@@ -250,8 +264,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
             except Exception as e:  # noqa: BLE001
                 err = e
         agree(comm, err)
-        opener = _COMPRESSED.get(os.path.splitext(path)[1].lower(), open)
-        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener), None)
+        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes), None)
     try:
         from asapgraph.graph.io import detect_format
 
@@ -270,8 +283,8 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
             err = e
         agree(comm, err)
         return (*out, None)
-    ext = os.path.splitext(path)[1].lower()
-    if ext in _COMPRESSED:
+    if comm.bcast(_compression(path) if me == 0 else None, root=0) is not None:
+        # compressed (magic bytes, whatever the name): rank 0 decompresses and streams
         return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes), None)
     try:
         size = os.path.getsize(path)
@@ -376,7 +389,7 @@ def _only_rank0_sees(comm, path):
 
 
 def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener=None):
-    """Rank 0 reads (``opener``, default: by the file's compression suffix), decompresses
+    """Rank 0 reads (``opener``, default: by the file's compression, its magic bytes), decompresses
     and streams line-aligned chunks round-robin; all ranks parse theirs."""
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
@@ -386,15 +399,16 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener=Non
         line = 1
         i = 0
         try:
-            f = (opener or _COMPRESSED[os.path.splitext(path)[1].lower()])(path, "rb")
+            kind = _compression(path)
+            f = (opener or _OPENERS.get(kind, open))(path, "rb")
         except OSError as e:
             f, err = None, InputError(path, None, f"cannot open: {e}")
         rest = b""
         while f is not None:
             try:
                 blk = f.read(chunk_bytes)
-            except (OSError, EOFError, lzma.LZMAError) as e:
-                err = err or InputError(path, None, f"corrupt compressed file: {e}")
+            except (OSError, EOFError, lzma.LZMAError):
+                err = err or InputError(path, None, f"corrupt or truncated {kind} data")
                 blk = b""
             data = rest + blk
             if blk:

@@ -66,3 +66,37 @@ def test_unsplittable_inputs_are_refused(tmp_path):
     r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "-", "--np", "2", "-q"],
                        cwd=tmp_path, input="1 2\n2 3\n", capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "standard input" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_compression_by_content_not_name(tmp_path, rng):
+    """Ranks decide compression as one process does, by the magic bytes: a gzip file
+    named .txt and a plain file named .gz give one process's answer; a truncated gzip
+    file is refused with one process's line."""
+    import gzip
+
+    src, dst, _ = _random_weighted_edges(rng)
+    text = "".join(f"{a} {b}\n" for a, b in zip(src, dst)).encode()
+    (tmp_path / "gz_named.txt").write_bytes(gzip.compress(text))
+    (tmp_path / "plain_named.gz").write_bytes(text)
+    (tmp_path / "trunc.gz").write_bytes(gzip.compress(text)[:3000])
+    ref = tmp_path / "ref.csv"
+    (tmp_path / "g.txt").write_bytes(text)
+    r = _cli(["pagerank", str(tmp_path / "g.txt"), "--tol", "1e-12", "-q", "-o", str(ref)],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    ids0, pr0 = _ranks(ref)
+    for inp in ("gz_named.txt", "plain_named.gz"):
+        for extra in ([], ["--np", "2"], ["--np", "3", "--mode", "asap"]):
+            out = tmp_path / f"{inp}_{len(extra)}.csv"
+            r = _cli(["pagerank", str(tmp_path / inp), "--tol", "1e-12", "-q", "-o", str(out),
+                      *extra], tmp_path)
+            assert r.returncode == 0, (inp, extra, r.stderr[-2000:])
+            ids, pr = _ranks(out)
+            assert np.array_equal(ids, ids0), (inp, extra)
+            assert np.abs(pr - pr0).sum() <= 1e-8, (inp, extra)
+    lines = set()
+    for extra in ([], ["--np", "2"]):
+        r = _cli(["pagerank", str(tmp_path / "trunc.gz"), "-q", *extra], tmp_path)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (extra, r.stderr)
+        lines.add(r.stderr.strip().splitlines()[-1])
+    assert lines == {f"{tmp_path / 'trunc.gz'}: corrupt or truncated gzip data"}, lines
