@@ -74,7 +74,8 @@ def error_message(err):
     code, line, col, ncols, tok = err
     t = tok.decode("utf-8", "backslashreplace")
     if code == _parse.BAD_ID:
-        return line, f"expected an integer vertex id in column {col}, got {t!r}"
+        hint = " (a header line? start it with '#')" if line == 1 else ""
+        return line, f"expected an integer vertex id in column {col}, got {t!r}{hint}"
     if code == _parse.NEG_ID:
         return line, f"negative vertex id {t!r} in column {col} (ids must be >= 0)"
     if code == _parse.SIGNED_ID:
