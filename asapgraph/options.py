@@ -94,6 +94,30 @@ def rebalance_refusal(rebalance, partition="range", asap_form="jacobi", mode="bs
                 "leaks mass and solves twice: its state does not resume after a migration)")
     return None
 
+#: The smallest ``tol`` ASAP PageRank can certify: its error bound counts the rounding of
+#: every sum of ranks that add up to 1, so it cannot fall much below float64's
+#: resolution of 1 (rmat-12 on 2 ranks: tol 1e-16 reached in one run, the bound stuck at
+#: 1.5e-16 in another, 1.4e-17 for tol 1e-18, after 1000 sweeps of work, where BSP's
+#: change reaches 0; tol 1e-15 reached in 9 of 9 runs on 2-4 ranks)
+ASAP_PAGERANK_MIN_TOL = 1e-15
+
+
+def asap_tol_refusal(tol, pagerank=True):
+    """Why an ASAP run cannot stop at ``tol`` (None: it can); the CLI and the engine APIs
+    give the same reason.  ASAP ends on a certified error bound, which is never exactly 0
+    on an asynchronous run (BSP stops when a superstep changes nothing); PageRank's bound
+    also has a floor near float64's resolution (:data:`ASAP_PAGERANK_MIN_TOL`)."""
+    tol = float(tol)
+    if tol == 0.0:
+        return ("--tol 0 cannot be certified by an asynchronous run (ASAP stops on an error "
+                "bound > 0); give a tol > 0 or use --mode bsp")
+    if pagerank and tol < ASAP_PAGERANK_MIN_TOL:
+        return (f"--tol {tol:g} is below what ASAP PageRank can certify in float64 "
+                f"({ASAP_PAGERANK_MIN_TOL:g}: its error bound counts the rounding of every "
+                "sum of ranks that add up to 1); use --mode bsp for a smaller tol")
+    return None
+
+
 # ----------------------------------------------------------------------------- scalars
 
 
@@ -606,6 +630,11 @@ def check_cli(args, distributed, ranks=None):
     for dest in sorted(given):
         why = refusal(dest, command, getattr(args, "mode", "bsp"), distributed, given, args,
                       ranks)
+        if why is not None:
+            raise InputError("asapgraph", None, why)
+    if (distributed and getattr(args, "mode", "bsp") == "asap" and command in ("pagerank", "katz")
+            and getattr(args, "tol", None) is not None):
+        why = asap_tol_refusal(args.tol, pagerank=command == "pagerank")
         if why is not None:
             raise InputError("asapgraph", None, why)
 

@@ -183,7 +183,7 @@ class _Solver:
         # close on every rank (see `_Solve._gated`), so it is capped at 1
         self.rank_prio = (min(float(os.environ.get("ASAPGRAPH_ASAP_RANK_PRIO", "0.8")), 1.0)
                           if schedule == "priority" else 0.0)
-        self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter else np.inf
+        self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter is not None else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
         self.K, self.me = comm.Get_size(), comm.Get_rank()

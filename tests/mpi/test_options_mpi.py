@@ -164,6 +164,29 @@ def test_threads_apply_to_bsp_ranks(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--threads" in r.stderr
 
 
+
+def test_asap_refuses_tols_it_cannot_certify_and_obeys_max_iter_0(tmp_path):
+    """ASAP stops on a certified bound: --tol 0 (every accumulative program) and PageRank
+    tols below ``ASAP_PAGERANK_MIN_TOL`` are refused up front with one line (they ran
+    to --max-iter and exit 3); BSP runs them.  --max-iter 0 gives exit 3 in both modes
+    (ASAP read 0 as "no limit" and converged)."""
+    from asapgraph.options import ASAP_PAGERANK_MIN_TOL
+
+    low = repr(ASAP_PAGERANK_MIN_TOL / 10)
+    for args in (["pagerank", GRAPH, "--tol", "0"], ["pagerank", GRAPH, "--tol", low],
+                 ["katz", GRAPH, "--alpha", "0.002", "--tol", "0"]):
+        r = _cli([*args, "--np", "2", "-q"], tmp_path)
+        assert r.returncode == 0, (args, r.stderr)
+        r = _cli([*args, "--np", "2", "--mode", "asap", "-q"], tmp_path)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, (args, r.stderr)
+        assert r.stderr.startswith("asapgraph: --tol ") and "--mode bsp" in r.stderr, r.stderr
+    r = _cli(["pagerank", GRAPH, "--tol", repr(ASAP_PAGERANK_MIN_TOL), "--np", "2", "--mode",
+              "asap", "-q", "--json"], tmp_path, timeout=600)
+    assert r.returncode == 0 and json.loads(r.stdout)["converged"], r.stderr
+    for extra in ([], ["--np", "2"], ["--np", "2", "--mode", "asap"]):
+        r = _cli(["pagerank", GRAPH, "--max-iter", "0", "-q", *extra], tmp_path)
+        assert r.returncode == 3 and "did not converge" in r.stderr, (extra, r.stderr)
+
 # ----------------------------------------------------------------------------- 1 vs 4 ranks
 
 
