@@ -156,12 +156,15 @@ def rank_env(exe, environ=None):
     return env
 
 
-#: rank bootstrap: first the supervisor of :mod:`.watchdog` (run from its file, before
+#: rank bootstrap: first the supervisor of :mod:`.watchdog` (loaded from its file and its
+#: cached bytecode -- ``runpy.run_path`` compiled it every time, 4-7 ms a rank -- before
 #: numpy or MPI are imported: it forks), then import the launcher's asapgraph, not a
 #: source tree in the current directory (``python -m`` would put the cwd first on
 #: ``sys.path``: from a clone's root the ranks would import the uncompiled sources
 #: instead of the installed package)
-_BOOT = ("import runpy, sys; runpy.run_path(sys.argv[1])['supervise'](); "
+_BOOT = ("import runpy, sys, importlib.util as u; "
+         "s = u.spec_from_file_location('_asapgraph_watchdog', sys.argv[1]); "
+         "m = u.module_from_spec(s); s.loader.exec_module(m); m.supervise(); "
          "sys.path.insert(0, sys.argv[2]); mod = sys.argv[3]; "
          "sys.argv = [mod] + sys.argv[4:]; runpy.run_module(mod, run_name='__main__', "
          "alter_sys=True)")
