@@ -311,8 +311,11 @@ class _Solve:
         # push-sum pair for the global residual
         self.gs, self.gw = _local.abs_sum(acc, 0, nloc), 1.0
         self.r_prev = self.gs
-        from asapgraph.engine.sum_program import _Extrapolation
-        self.extra_ex = _Extrapolation() if prog else None
+        self.extra_ex = None
+        if prog:
+            from asapgraph.engine.sum_program import _Extrapolation
+
+            self.extra_ex = _Extrapolation()
         # work limit (max_iter sweep-equivalents of this rank's edges, the warm start
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
