@@ -111,13 +111,17 @@ def map_ids(comm, edges):
 def _map_ids_dense(comm, src, dst):
     """:func:`map_ids` by a presence map when the largest id is small next to the edges.
 
-    Every rank marks the ids it holds in a byte map of ``N = max id + 1`` entries, one
-    ``Allreduce`` (bitwise or) makes it global, and each rank maps its ids through the
-    prefix count of the map, in place: the same dense ids as the sample sort (the rank of
-    the original id among all ids present), in compiled passes instead of two sorts and a
-    binary search per endpoint (rmat:22 text on 2 ranks: that path took 76 of 87 s
-    loading on a busy machine).  Used when ``5 N`` bytes (map and lookup) stay within
-    2.5 bytes per edge of the smallest rank; returns None otherwise (collective decision).
+    Every rank marks the ids it holds in a bit map of ``N = max id + 1`` bits, one
+    ``Allreduce`` (bitwise or) makes it global, and each rank maps its ids in place to
+    their rank among the set bits (a rank directory: one int32 count per 64-bit word,
+    :func:`asapgraph.kernels._graph.map_rank`): the same dense ids as the sample sort
+    (the rank of the original id among all ids present), in compiled passes instead of
+    two sorts and a binary search per endpoint (rmat:22 text on 2 ranks: that path took
+    76 of 87 s loading on a busy machine).  The map and its directory take ``3 N / 16``
+    bytes and stay in L2, where the byte map and int32 lookup table used before took
+    ``5 N`` (rmat:22: 21 MB per rank, two ranks sharing a 32 MB L3).  Used when ``5 N``
+    bytes stay within 2.5 bytes per edge of the smallest rank; returns None otherwise
+    (collective decision).
     """
     from asapgraph.kernels import _graph
 
@@ -136,24 +140,24 @@ def _map_ids_dense(comm, src, dst):
     N = mx + 1
     if not ok or N <= 0 or N >= 2**31 - 1 or 2 * N > mmin:
         return None
-    present = np.zeros(N, dtype=np.uint8)
+    # a bit map with a rank directory (N / 8 + N / 16 bytes, in L2) rather than a byte
+    # map and a 4 N-byte lookup table: the id map's random reads stay in cache
+    bits = np.zeros((N + 63) // 64, dtype=np.uint64)
     if mloc:
-        _graph.mark_present(src, present)
-        _graph.mark_present(dst, present)
-    comm.Allreduce(MPI.IN_PLACE, [present, MPI.UINT8_T], op=MPI.BOR)
-    lookup, n = _graph.dense_lookup(present)
-    ids = np.flatnonzero(present)
-    del present
+        _graph.mark_bits(src, bits)
+        _graph.mark_bits(dst, bits)
+    comm.Allreduce(MPI.IN_PLACE, [bits, MPI.UINT64_T], op=MPI.BOR)
+    rank, n = _graph.bit_rank(bits)
     out = []
     for a in (src, dst):
         o = a if (a.dtype == np.int32 and a.flags.writeable) else np.empty(len(a), np.int32)
         if len(a):
-            _graph.map_dense(a, lookup, o)
+            _graph.map_rank(a, bits, rank, o)
         out.append(o)
-    del lookup, src, dst
+    del src, dst
     base, stop = n * me // K, n * (me + 1) // K
-    block = ids[base:stop].copy()
-    del ids
+    block = _graph.set_bits_slice(bits, rank, base, stop)
+    del bits, rank
     mem_mark("mi:dense")
     return out[0], out[1], int(n), IdMap(comm, block, base, int(n))
 
