@@ -55,17 +55,19 @@ class IdMap:
         return out
 
 
-def map_ids(comm, edges):
+def map_ids(comm, edges, max_id=None):
     """Dense ids (global sorted rank of the original id) for local edges; collective.
 
     ``edges`` is a list ``[src, dst]`` of original ids, emptied here (peak memory).
+    ``max_id``: this rank's largest id when known with every id non-negative (the
+    parser's), so no pass over the ids looks for it; None: found here.
     Returns ``(src_dense, dst_dense, n, idmap)``.
     """
     MPI = mpi()
     K = comm.Get_size()
     src, dst = edges
     edges.clear()
-    dense = _map_ids_dense(comm, src, dst)
+    dense = _map_ids_dense(comm, src, dst, max_id)
     if dense is not None:
         return dense
     uniq = np.union1d(np.unique(src), np.unique(dst))
@@ -108,7 +110,7 @@ def map_ids(comm, edges):
     return s, d, n, IdMap(comm, block, base, n)
 
 
-def _map_ids_dense(comm, src, dst):
+def _map_ids_dense(comm, src, dst, max_id=None):
     """:func:`map_ids` by a presence map when the largest id is small next to the edges.
 
     Every rank marks the ids it holds in a bit map of ``N = max id + 1`` bits, one
@@ -130,10 +132,13 @@ def _map_ids_dense(comm, src, dst):
     src, dst = np.ascontiguousarray(src), np.ascontiguousarray(dst)
     mloc = len(src)
     mx, lo = -1, 0
-    for a in (src, dst):
-        if len(a) and a.dtype in (np.int32, np.int64):
-            l_, h_ = _graph.minmax(a)
-            mx, lo = max(mx, int(h_)), min(lo, int(l_))
+    if max_id is not None:  # the parser's largest id (its ids are never negative)
+        mx = int(max_id)
+    else:
+        for a in (src, dst):
+            if len(a) and a.dtype in (np.int32, np.int64):
+                l_, h_ = _graph.minmax(a)
+                mx, lo = max(mx, int(h_)), min(lo, int(l_))
     ok = int(src.dtype == dst.dtype and src.dtype in (np.int32, np.int64) and lo >= 0)
     mx, mmin, ok = comm.allreduce(mx, op=MPI.MAX), comm.allreduce(mloc, op=MPI.MIN), \
         comm.allreduce(ok, op=MPI.MIN)

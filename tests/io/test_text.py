@@ -264,6 +264,12 @@ def test_parse_byte_range_partition(tmp_path, rng):
         parts = [parse_byte_range(p, a, b) for a, b in zip(cuts[:-1], cuts[1:])]
         assert np.array_equal(np.concatenate([q.src for q in parts]), src)
         assert np.array_equal(np.concatenate([q.dst for q in parts]), dst)
+        for q in parts:  # the parser's largest id (the rank loader skips its own pass)
+            assert q.max_id == (max(int(q.src.max()), int(q.dst.max())) if len(q) else -1)
+    big = write(tmp_path, "big.txt", b"1 2\n# c\n3 4294967296\n5 6\n")
+    for a, b, mx in ((0, 4, 2), (0, 100, 4294967296), (4, 100, 4294967296), (20, 100, 6)):
+        q = parse_byte_range(big, a, b, id32=True)
+        assert q.max_id == mx and (q.src.dtype == np.int64) == (mx > 2**31 - 1)
 
 
 def test_parse_byte_range_error_line(tmp_path):
