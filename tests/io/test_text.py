@@ -350,3 +350,19 @@ def test_mapped_and_streamed_reads_agree(tmp_path, rng, monkeypatch):
         got.append((e.src.tolist(), e.dst.tolist(), str(err.value)))
     assert got[0] == got[1]
     assert got[0][0] == src.tolist() and f":{m + 2}:" in got[0][2]
+
+
+def test_count_newlines_swar_equals_numpy(rng):
+    """The 8-bytes-at-a-time newline count (and its NUL flag, which the parser's binary
+    check uses) against numpy, at every length around the word and 255-word boundaries."""
+    from asapgraph.kernels import _parse
+
+    lengths = list(range(1, 40)) + [2039, 2040, 2041, 2047, 4095, 4096, 100001]
+    for n in lengths:
+        for p in (0.0, 0.07, 0.5, 1.0):
+            b = np.where(rng.random(n) < p, 10, rng.integers(1, 256, n)).astype(np.uint8)
+            assert _parse.count_newlines(b) == np.count_nonzero(b == 10), (n, p)
+    acc = _parse.EdgeAccumulator(1, 2, 0, True)
+    block = bytearray(b"1 2\n" * 600)
+    block[2001] = 0  # a NUL far from the start of a piece: binary data
+    assert acc.feed(bytes(block), True) == -1 and acc.error[0] == _parse.BINARY
