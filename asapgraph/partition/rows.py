@@ -26,8 +26,8 @@ binary inputs once their ids are mapped), a rank's slice is turned into rows ins
 
 Slices are in input order and rank r holds the r-th one, so every row lists its
 out-edges in input order, for any K.  Memory per rank at the peak: the slice (8 bytes per
-edge, int32 ids) plus its sorted targets (4 bytes per edge) plus ``8 n`` bytes of row
-offsets; hence the condition ``n <= 2 x`` the smallest rank's edges (else the caller uses
+edge, int32 ids) plus its sorted targets (4 bytes per edge) plus ``4 n`` bytes of row
+offsets (``8 n`` when a slice holds 2^31 edges or more); hence the condition ``n <= 2 x`` the smallest rank's edges (else the caller uses
 the general loader).
 
 In-rows (``layout="pull"``, BSP PageRank's loads): the same pass with the roles of the
