@@ -41,18 +41,51 @@ static inline int is_tok(unsigned char c)
     return asap_cls[c] < 2;
 }
 
+/* '\n' bytes of buf[0:len), and (when nul != NULL) whether a NUL byte occurs: one pass of
+ * 8-byte words (SWAR, exact per byte: the high bit of each byte of ~(((x & 7f..) + 7f..) | x)
+ * is set iff that byte of x is zero), per-byte counters summed every 255 words.  The
+ * memchr loop it replaces made one call per line (about 16 bytes on rmat:22 text) and a
+ * second pass looked for NUL bytes. */
+#define ASAP_LO7 0x7F7F7F7F7F7F7F7Full
+#define ASAP_ONES 0x0101010101010101ull
+static inline uint64_t zero_bytes(uint64_t x)
+{
+    return ~(((x & ASAP_LO7) + ASAP_LO7) | x | ASAP_LO7);
+}
+
+static inline int64_t lane_sum(uint64_t acc)
+{
+    acc = (acc & 0x00FF00FF00FF00FFull) + ((acc >> 8) & 0x00FF00FF00FF00FFull);
+    return (int64_t)((acc * 0x0001000100010001ull) >> 48);
+}
+
+int64_t asap_count_newlines_nul(const char *buf, int64_t len, int *nul)
+{
+    int64_t n = 0, i = 0;
+    uint64_t anyz = 0;
+    while (len - i >= 8) {
+        uint64_t acc = 0;
+        int64_t stop = len - i >= 8 * 255 ? i + 8 * 255 : i + (len - i) / 8 * 8;
+        for (; i < stop; i += 8) {
+            uint64_t v;
+            memcpy(&v, buf + i, 8);
+            acc += zero_bytes(v ^ (ASAP_ONES * '\n')) >> 7;
+            anyz |= zero_bytes(v);
+        }
+        n += lane_sum(acc);
+    }
+    for (; i < len; i++) {
+        n += buf[i] == '\n';
+        anyz |= buf[i] == 0;
+    }
+    if (nul)
+        *nul = anyz != 0;
+    return n;
+}
+
 int64_t asap_count_newlines(const char *buf, int64_t len)
 {
-    int64_t n = 0;
-    const char *p = buf, *end = buf + len;
-    while (p < end) {
-        const char *q = (const char *)memchr(p, '\n', (size_t)(end - p));
-        if (!q)
-            break;
-        n++;
-        p = q + 1;
-    }
-    return n;
+    return asap_count_newlines_nul(buf, len, NULL);
 }
 
 /* SWAR digit runs (little-endian targets with GCC/Clang builtins): the leading decimal

@@ -62,6 +62,9 @@ int64_t asap_parse_piece(const char *buf, int64_t len, const asap_parse_opts *o,
 /* Number of '\n' bytes in buf[0:len). */
 int64_t asap_count_newlines(const char *buf, int64_t len);
 
+/* The same, and *nul = whether buf[0:len) holds a NUL byte (one pass for both). */
+int64_t asap_count_newlines_nul(const char *buf, int64_t len, int *nul);
+
 /* Parse one weight token [t, t+len): returns an asap_parse_code (OK, BAD_WEIGHT,
  * NONFINITE, BINARY). */
 int asap_parse_weight(const char *t, int64_t len, double *out);

@@ -58,10 +58,11 @@ ctypedef fused cnt_t:
     int64_t
 
 
-def count_keys(const vid_t[::1] src, const int32_t[::1] key, int64_t[::1] pos):
+def count_keys(const vid_t[::1] src, const int32_t[::1] key, cnt_t[::1] pos):
     """``pos[1 + k] += 1`` per edge, ``k = key[src[e]]`` (``key`` empty: ``k = src[e]``).
 
-    ``pos`` has length ``nkeys + 1`` and is zeroed by the caller; keys must be in range.
+    ``pos`` (int32 when the offsets fit: half the cache the random increments use, or
+    int64) has length ``nkeys + 1`` and is zeroed by the caller; keys must be in range.
     """
     cdef int64_t e, m = src.shape[0]
     cdef bint mapped = key.shape[0] > 0
@@ -79,7 +80,7 @@ def count_keys(const vid_t[::1] src, const int32_t[::1] key, int64_t[::1] pos):
 
 
 def place_by_key(const vid_t[::1] src, const vid_t[::1] dst, const int32_t[::1] key,
-                 int64_t[::1] pos, vid_t[::1] out):
+                 cnt_t[::1] pos, vid_t[::1] out):
     """Stable counting-sort placement: ``out[pos[k]++] = dst[e]`` in edge order.
 
     ``k = key[src[e]]`` (``key`` empty: ``k = src[e]``); ``pos[k]`` enters as the start

@@ -55,17 +55,19 @@ class IdMap:
         return out
 
 
-def map_ids(comm, edges):
+def map_ids(comm, edges, max_id=None):
     """Dense ids (global sorted rank of the original id) for local edges; collective.
 
     ``edges`` is a list ``[src, dst]`` of original ids, emptied here (peak memory).
+    ``max_id``: this rank's largest id when known with every id non-negative (the
+    parser's), so no pass over the ids looks for it; None: found here.
     Returns ``(src_dense, dst_dense, n, idmap)``.
     """
     MPI = mpi()
     K = comm.Get_size()
     src, dst = edges
     edges.clear()
-    dense = _map_ids_dense(comm, src, dst)
+    dense = _map_ids_dense(comm, src, dst, max_id)
     if dense is not None:
         return dense
     uniq = np.union1d(np.unique(src), np.unique(dst))
@@ -108,16 +110,20 @@ def map_ids(comm, edges):
     return s, d, n, IdMap(comm, block, base, n)
 
 
-def _map_ids_dense(comm, src, dst):
+def _map_ids_dense(comm, src, dst, max_id=None):
     """:func:`map_ids` by a presence map when the largest id is small next to the edges.
 
-    Every rank marks the ids it holds in a byte map of ``N = max id + 1`` entries, one
-    ``Allreduce`` (bitwise or) makes it global, and each rank maps its ids through the
-    prefix count of the map, in place: the same dense ids as the sample sort (the rank of
-    the original id among all ids present), in compiled passes instead of two sorts and a
-    binary search per endpoint (rmat:22 text on 2 ranks: that path took 76 of 87 s
-    loading on a busy machine).  Used when ``5 N`` bytes (map and lookup) stay within
-    2.5 bytes per edge of the smallest rank; returns None otherwise (collective decision).
+    Every rank marks the ids it holds in a bit map of ``N = max id + 1`` bits, one
+    ``Allreduce`` (bitwise or) makes it global, and each rank maps its ids in place to
+    their rank among the set bits (a rank directory: one int32 count per 64-bit word,
+    :func:`asapgraph.kernels._graph.map_rank`): the same dense ids as the sample sort
+    (the rank of the original id among all ids present), in compiled passes instead of
+    two sorts and a binary search per endpoint (rmat:22 text on 2 ranks: that path took
+    76 of 87 s loading on a busy machine).  The map and its directory take ``3 N / 16``
+    bytes and stay in L2, where the byte map and int32 lookup table used before took
+    ``5 N`` (rmat:22: 21 MB per rank, two ranks sharing a 32 MB L3).  Used when ``5 N``
+    bytes stay within 2.5 bytes per edge of the smallest rank; returns None otherwise
+    (collective decision).
     """
     from asapgraph.kernels import _graph
 
@@ -126,34 +132,37 @@ def _map_ids_dense(comm, src, dst):
     src, dst = np.ascontiguousarray(src), np.ascontiguousarray(dst)
     mloc = len(src)
     mx, lo = -1, 0
-    for a in (src, dst):
-        if len(a) and a.dtype in (np.int32, np.int64):
-            l_, h_ = _graph.minmax(a)
-            mx, lo = max(mx, int(h_)), min(lo, int(l_))
+    if max_id is not None:  # the parser's largest id (its ids are never negative)
+        mx = int(max_id)
+    else:
+        for a in (src, dst):
+            if len(a) and a.dtype in (np.int32, np.int64):
+                l_, h_ = _graph.minmax(a)
+                mx, lo = max(mx, int(h_)), min(lo, int(l_))
     ok = int(src.dtype == dst.dtype and src.dtype in (np.int32, np.int64) and lo >= 0)
     mx, mmin, ok = comm.allreduce(mx, op=MPI.MAX), comm.allreduce(mloc, op=MPI.MIN), \
         comm.allreduce(ok, op=MPI.MIN)
     N = mx + 1
     if not ok or N <= 0 or N >= 2**31 - 1 or 2 * N > mmin:
         return None
-    present = np.zeros(N, dtype=np.uint8)
+    # a bit map with a rank directory (N / 8 + N / 16 bytes, in L2) rather than a byte
+    # map and a 4 N-byte lookup table: the id map's random reads stay in cache
+    bits = np.zeros((N + 63) // 64, dtype=np.uint64)
     if mloc:
-        _graph.mark_present(src, present)
-        _graph.mark_present(dst, present)
-    comm.Allreduce(MPI.IN_PLACE, [present, MPI.UINT8_T], op=MPI.BOR)
-    lookup, n = _graph.dense_lookup(present)
-    ids = np.flatnonzero(present)
-    del present
+        _graph.mark_bits(src, bits)
+        _graph.mark_bits(dst, bits)
+    comm.Allreduce(MPI.IN_PLACE, [bits, MPI.UINT64_T], op=MPI.BOR)
+    rank, n = _graph.bit_rank(bits)
     out = []
     for a in (src, dst):
         o = a if (a.dtype == np.int32 and a.flags.writeable) else np.empty(len(a), np.int32)
         if len(a):
-            _graph.map_dense(a, lookup, o)
+            _graph.map_rank(a, bits, rank, o)
         out.append(o)
-    del lookup, src, dst
+    del src, dst
     base, stop = n * me // K, n * (me + 1) // K
-    block = ids[base:stop].copy()
-    del ids
+    block = _graph.set_bits_slice(bits, rank, base, stop)
+    del bits, rank
     mem_mark("mi:dense")
     return out[0], out[1], int(n), IdMap(comm, block, base, int(n))
 

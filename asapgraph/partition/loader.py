@@ -68,7 +68,9 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     (rank 0's :class:`asapgraph.progress.Progress`, None elsewhere) gets a line per phase.
     """
     t0 = time.perf_counter()
-    src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed)
+    info = {}
+    src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed,
+                                           info)
     mem_mark("read")
     phase(progress, f"read {len(src):,} edges on rank 0", t0)
     if undirected:
@@ -79,7 +81,7 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     if n_spec is None:
         held = [src, dst]
         del src, dst
-        src, dst, n, idmap = map_ids(comm, held)
+        src, dst, n, idmap = map_ids(comm, held, info.get("max_id"))
         mem_mark("map_ids")
         phase(progress, f"mapped ids: {n:,} vertices", t0)
     else:

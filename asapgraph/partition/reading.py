@@ -207,8 +207,13 @@ def _read_byte_range(path, start, end):
 # ----------------------------------------------------------------------------- reading
 
 
-def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 << 21, seed=None):
+def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 << 21, seed=None,
+                     info=None):
     """This rank's share of the input edges.
+
+    ``info`` (a dict, optional) gets ``"max_id"``, the largest original id of this rank's
+    edges (-1 without edges), when the parser found it on the way (uncompressed text
+    split by byte ranges: no pass over the ids for it later).
 
     Returns
     -------
@@ -300,14 +305,19 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
             step = max(1, end - start)
             if "ASAPGRAPH_DIST_CHUNK_BYTES" in os.environ:
                 step = max(1 << 16, 8 * int(chunk_bytes))
+            mx = -1
             for a in range(start, end, step):
                 el = parse_byte_range(path, a, min(end, a + step), weighted=weighted,
                                       weight_col=(weight_col + 1) if weighted else None,
                                       id32=True)
-                parts.append(_narrow((el.src, el.dst, None if not weighted else el.weights)))
+                mx = None if mx is None or el.max_id is None else max(mx, el.max_id)
+                parts.append(_narrow((el.src, el.dst, None if not weighted else el.weights),
+                                     el.max_id))
                 del el
             out = _concat_parts(parts, weighted)
             del parts
+            if info is not None and mx is not None:
+                info["max_id"] = mx
             data = None
         else:
             data, s = _read_byte_range(path, start, end)
@@ -459,11 +469,19 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener=Non
     return _concat_parts(parts, weighted)
 
 
-def _narrow(part):
-    """``(src, dst, w)`` with original ids as int32 when they fit (halves what is held)."""
+def _narrow(part, max_id=None):
+    """``(src, dst, w)`` with original ids as int32 when they fit (halves what is held).
+
+    ``max_id``: the largest id when the parser found it (its ids are never negative), so
+    no pass over the ids finds it again."""
     s, d, w = part
     s, d = np.asarray(s), np.asarray(d)
-    if len(s) and max(int(s.max()), int(d.max())) < 2**31 - 1 and min(int(s.min()), int(d.min())) >= 0:
+    if max_id is not None:
+        fit = len(s) and max_id < 2**31 - 1
+    else:
+        fit = len(s) and max(int(s.max()), int(d.max())) < 2**31 - 1 and \
+            min(int(s.min()), int(d.min())) >= 0
+    if fit:
         s, d = s.astype(np.int32, copy=False), d.astype(np.int32, copy=False)
     else:
         s, d = s.astype(np.int64, copy=False), d.astype(np.int64, copy=False)

@@ -26,8 +26,8 @@ binary inputs once their ids are mapped), a rank's slice is turned into rows ins
 
 Slices are in input order and rank r holds the r-th one, so every row lists its
 out-edges in input order, for any K.  Memory per rank at the peak: the slice (8 bytes per
-edge, int32 ids) plus its sorted targets (4 bytes per edge) plus ``8 n`` bytes of row
-offsets; hence the condition ``n <= 2 x`` the smallest rank's edges (else the caller uses
+edge, int32 ids) plus its sorted targets (4 bytes per edge) plus ``4 n`` bytes of row
+offsets (``8 n`` when a slice holds 2^31 edges or more); hence the condition ``n <= 2 x`` the smallest rank's edges (else the caller uses
 the general loader).
 
 In-rows (``layout="pull"``, BSP PageRank's loads): the same pass with the roles of the
@@ -59,6 +59,11 @@ def fits(comm, n, mine):
     (``n <= 2 mine`` on every rank) and ids fit int32; collective (the same answer on
     every rank)."""
     return n < 2**31 - 1 and not comm.allreduce(int(n > 2 * mine), op=mpi().MAX)
+
+
+def _cnt_dtype(m):
+    """Dtype of the counting sort's counters and offsets over ``m`` edges."""
+    return np.int32 if m < 2**31 - 1 else np.int64
 
 
 def _owner_major(part, n):
@@ -121,7 +126,10 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
     K, me = comm.Get_size(), comm.Get_rank()
     t0 = time.perf_counter() if t0 is None else t0
     empty = np.zeros(0, dtype=np.int32)
-    pos = np.zeros(n + 1, dtype=np.int64)
+    # int32 counters whenever the slice's offsets fit: half the cache footprint of the
+    # random increments (two ranks of rmat:22 text: 8 MB each instead of 16 MB of a
+    # shared 32 MB L3; a counting pass 0.20-0.22 -> 0.15-0.17 s with both ranks running)
+    pos = np.zeros(n + 1, dtype=_cnt_dtype(len(src)))
     rb.count_keys(src, empty, pos)  # pos[1 + v]: out-degree of v in this slice
     if partition == "range":
         part = range_partition_counts(comm, pos[1:], n, shares)
@@ -145,7 +153,7 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
     nloc_q = np.diff(kb)
     rcnt, _ = alltoallv(comm, rowlen, nloc_q)
     del rowlen
-    send = pos[kb[1:]] - pos[kb[:-1]]
+    send = (pos[kb[1:]] - pos[kb[:-1]]).astype(np.int64)
     out = np.empty(len(src), dtype=dst.dtype)
     rb.place_by_key(src, dst, key if key is not None else empty, pos, out)
     del src, dst, pos, key
@@ -186,15 +194,15 @@ def _in_rows(comm, held, n, part, kb, progress, t0):
     nloc_q = np.diff(kb)
     nloc = int(nloc_q[me])
     outdeg = np.empty(nloc, dtype=np.int64)  # summed over the slices, in key order
-    comm.Reduce_scatter([pos[1:], MPI.INT64_T], [outdeg, MPI.INT64_T],
-                        recvcounts=nloc_q.tolist(), op=MPI.SUM)
+    comm.Reduce_scatter([np.ascontiguousarray(pos[1:], dtype=np.int64), MPI.INT64_T],
+                        [outdeg, MPI.INT64_T], recvcounts=nloc_q.tolist(), op=MPI.SUM)
     pos[:] = 0
     rb.count_keys(dst, key if key is not None else np.zeros(0, dtype=np.int32), pos)
     rowlen = pos[1:].astype(np.int32 if len(src) < 2**31 - 1 else np.int64)
     np.cumsum(pos, out=pos)
     rcnt, _ = alltoallv(comm, rowlen, nloc_q)
     del rowlen
-    send = pos[kb[1:]] - pos[kb[:-1]]
+    send = (pos[kb[1:]] - pos[kb[:-1]]).astype(np.int64)
     out = np.empty(len(src), dtype=src.dtype)
     rb.place_by_key(dst, src, key if key is not None else np.zeros(0, dtype=np.int32),
                     pos, out)

@@ -264,6 +264,12 @@ def test_parse_byte_range_partition(tmp_path, rng):
         parts = [parse_byte_range(p, a, b) for a, b in zip(cuts[:-1], cuts[1:])]
         assert np.array_equal(np.concatenate([q.src for q in parts]), src)
         assert np.array_equal(np.concatenate([q.dst for q in parts]), dst)
+        for q in parts:  # the parser's largest id (the rank loader skips its own pass)
+            assert q.max_id == (max(int(q.src.max()), int(q.dst.max())) if len(q) else -1)
+    big = write(tmp_path, "big.txt", b"1 2\n# c\n3 4294967296\n5 6\n")
+    for a, b, mx in ((0, 4, 2), (0, 100, 4294967296), (4, 100, 4294967296), (20, 100, 6)):
+        q = parse_byte_range(big, a, b, id32=True)
+        assert q.max_id == mx and (q.src.dtype == np.int64) == (mx > 2**31 - 1)
 
 
 def test_parse_byte_range_error_line(tmp_path):
@@ -344,3 +350,19 @@ def test_mapped_and_streamed_reads_agree(tmp_path, rng, monkeypatch):
         got.append((e.src.tolist(), e.dst.tolist(), str(err.value)))
     assert got[0] == got[1]
     assert got[0][0] == src.tolist() and f":{m + 2}:" in got[0][2]
+
+
+def test_count_newlines_swar_equals_numpy(rng):
+    """The 8-bytes-at-a-time newline count (and its NUL flag, which the parser's binary
+    check uses) against numpy, at every length around the word and 255-word boundaries."""
+    from asapgraph.kernels import _parse
+
+    lengths = list(range(1, 40)) + [2039, 2040, 2041, 2047, 4095, 4096, 100001]
+    for n in lengths:
+        for p in (0.0, 0.07, 0.5, 1.0):
+            b = np.where(rng.random(n) < p, 10, rng.integers(1, 256, n)).astype(np.uint8)
+            assert _parse.count_newlines(b) == np.count_nonzero(b == 10), (n, p)
+    acc = _parse.EdgeAccumulator(1, 2, 0, True)
+    block = bytearray(b"1 2\n" * 600)
+    block[2001] = 0  # a NUL far from the start of a piece: binary data
+    assert acc.feed(bytes(block), True) == -1 and acc.error[0] == _parse.BINARY

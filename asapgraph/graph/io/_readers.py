@@ -381,5 +381,8 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
     finally:
         f.close()
     first_line = None
+    mx = acc.max_id
     s, d, w = acc.take()
-    return EdgeList(s, d, w, name, first_line)
+    el = EdgeList(s, d, w, name, first_line)
+    el.max_id = int(mx)  # the parser's: no pass over the ids to find it (the rank loader)
+    return el

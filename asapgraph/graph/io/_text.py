@@ -41,9 +41,12 @@ class EdgeList:
         Where the edges came from (for messages).
     first_line : int
         1-based physical line number at which this piece starts (chunks, ranges).
+    max_id : int or None
+        Largest id of the piece when the parser knows it (-1 when empty; set by
+        :func:`asapgraph.graph.io.parse_byte_range`), else None.
     """
 
-    __slots__ = ("src", "dst", "weights", "path", "first_line")
+    __slots__ = ("src", "dst", "weights", "path", "first_line", "max_id")
 
     def __init__(self, src, dst, weights=None, path=None, first_line=1):
         self.src = src
@@ -51,6 +54,7 @@ class EdgeList:
         self.weights = weights
         self.path = path
         self.first_line = first_line
+        self.max_id = None
 
     def __len__(self):
         return int(self.src.shape[0])
