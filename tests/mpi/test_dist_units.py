@@ -205,6 +205,37 @@ def test_jacobi_sweep_blocks_push_or_keep_whole_blocks(block, theta, rng):
     assert left == pytest.approx(np.abs(want[:n]).sum(), rel=1e-12)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_jacobi_sweep_prefetch_changes_nothing(weighted, rng):
+    """The push rows' software prefetch (``prefetch`` = distance in edges; rows too close
+    to the end of ``tgt`` go without) leaves every output bit for bit as without it."""
+    from asapgraph.kernels import _local
+
+    n, nslots, m = 200, 30, 1500
+    src = np.sort(rng.integers(0, n, m))
+    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
+    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
+    deg = np.diff(indptr)
+    dangling = (deg == 0).astype(np.uint8)
+    vcoef = 1.0 / np.maximum(deg, 1)
+    coef = rng.random(m) if weighted else None
+    acc0 = rng.standard_normal(n + nslots)
+    bq = rng.random(n)
+    bq /= bq.sum()
+    outs = []
+    for pf in (0, 1, 5, 64, 5000):
+        acc, x, rs = acc0.copy(), np.zeros(n), np.zeros(n)
+        nb = -(-n // 16)
+        act, bsum = np.zeros(nb, np.int32), np.zeros(nb)
+        r = _local.jacobi_push(indptr, tgt, coef, vcoef, x, acc, rs, act, bsum, dangling, 0.85,
+                               0.3, bq, 0.1, bq, 1e-3, 16, 0.0, pf)
+        outs.append((r, acc, x, rs))
+    for r, acc, x, rs in outs[1:]:
+        assert r == outs[0][0]
+        for a, b in zip((acc, x, rs), outs[0][1:]):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
     """The ASAP sweep gate is on only where ranks share cores: one rank on COMM_SELF is
     oversubscribed exactly when the process may run on no CPU at all (patched affinity)."""
