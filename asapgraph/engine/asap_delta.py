@@ -69,6 +69,18 @@ size, 16; 1 skips single vertices), ``ASAPGRAPH_ASAP_PRIO``,
 ``ASAPGRAPH_ASAP_DEGREE_RULE``; the priority schedule's ``ASAPGRAPH_ASAP_RHO`` and
 ``ASAPGRAPH_ASAP_RANK_PRIO`` (:mod:`.asap`).
 
+*Sweep layout (issue 14: a push edge cost ~2x a BSP pull edge).*  The ``jacobi`` PageRank
+sweep may run on a private copy of the rank's rows with the owned vertices relabelled by
+decreasing in-degree (:func:`push_layout`), under the single-process relabelling policy
+(:data:`asapgraph.kernels.tuning.REORDER_MIN_EDGES` edges and no locality in the given order,
+the test of :mod:`.pull`; env ``ASAPGRAPH_ASAP_REORDER=0/1``), with the rows' software
+prefetch when ``acc`` outgrows :data:`~asapgraph.kernels.tuning.PREFETCH_MIN_BYTES`
+(``ASAPGRAPH_ASAP_PREFETCH``: the distance).  ``x``, ``r``, ``rs`` and the pool shares are
+then in the new order; :meth:`DeltaState.state`, :meth:`DeltaState.result` and the
+solver's incoming slot maps translate, slots keep their indices.  Measured (rmat:20, 2
+ranks, CPU seconds of the sweeps): 1.8-2.3 -> 1.3-1.4 ns per edge; the copy costs
+~45 ms per rank (one pass over the edges: about two sweeps) and 4-8 bytes per edge.
+
 *Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
 is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
 sweep on partial input is extra edge work), sending ~4x fewer bytes.  With one rank 3x
@@ -94,7 +106,71 @@ import numpy as np
 from asapgraph.comm.mpi import mpi
 from asapgraph.kernels import _local
 
-__all__ = ["DeltaState", "pool_peers"]
+__all__ = ["DeltaState", "PushLayout", "pool_peers", "push_layout"]
+
+#: zero targets after the last edge of a relabelled layout (>= the prefetch distance)
+PUSH_PAD = 64
+#: prefetch distance of the push sweep in edges (``acc[tgt[e + PF]]``; rmat:20, 2 ranks,
+#: relabelled: 32 and 64 alike, 8-16 slower than none)
+PUSH_PF_DIST = 32
+
+
+class PushLayout:
+    """The ``jacobi`` sweep's private copy of a rank's out-CSR with the owned vertices
+    relabelled by decreasing in-degree (:func:`push_layout`).
+
+    ``new2old[i]``: the owned index (in ``lg`` order) of relabelled vertex ``i``;
+    ``old2new``: its inverse (int64, ``nloc``).  ``indptr``, ``tgt`` (``PUSH_PAD`` zero
+    entries past the last edge), ``coef`` (weighted; else None), ``vcoef``, ``dangling``:
+    the :class:`~asapgraph.partition.local_graph.LocalGraph` arrays in the new order; slot
+    targets (``>= nloc``) are unchanged.  ``prefetch``: the sweep's prefetch distance (0:
+    none).  ``seconds``: what building it cost.
+    """
+
+    def to_new(self, v):
+        """A per-owned-vertex array in ``lg`` order, relabelled (a new array)."""
+        return np.ascontiguousarray(np.asarray(v)[self.new2old])
+
+    def to_old(self, v):
+        """A relabelled per-owned-vertex array back in ``lg`` order (a new array)."""
+        return np.ascontiguousarray(np.asarray(v)[self.old2new])
+
+
+def push_layout(lg, prefetch):
+    """Relabel a rank's owned vertices by decreasing in-degree (edges of the rank's own
+    rows, log2 buckets, stable: :func:`._pagerank.degree_order`) so the targets most
+    edges add into form one compact, cache-resident block of ``acc``; rows follow their
+    vertex (:func:`._pagerank.permute_csr`, one pass over the edges).  Same edges, same
+    coefficients, same slots; only which index an owned vertex has, and so the order in
+    which a sweep adds into a target, change.  ``prefetch``: the distance to store."""
+    import time
+
+    from asapgraph.kernels import _graph, _pagerank
+
+    t0 = time.perf_counter()
+    nloc, N, m = lg.nloc, lg.nloc + lg.nslots, len(lg.tgt)
+    tdt = lg.tgt.dtype
+    P = PushLayout()
+    cnt = np.zeros(N, dtype=np.int64)
+    _graph.count_ids(lg.tgt, cnt)
+    new2old = np.empty(nloc, dtype=tdt)
+    _pagerank.degree_order(np.ascontiguousarray(cnt[:nloc]), new2old)
+    del cnt
+    old2new = np.arange(N, dtype=tdt)  # slots keep their index
+    old2new[new2old] = np.arange(nloc, dtype=tdt)
+    P.indptr = np.empty(nloc + 1, dtype=np.int64)
+    P.tgt = np.empty(m + PUSH_PAD, dtype=tdt)
+    w = lg.coef if lg.coef is not None else np.zeros(0)
+    P.coef = np.empty(m, dtype=np.float64) if lg.coef is not None else None
+    _pagerank.permute_csr(lg.indptr, lg.tgt, w, new2old, old2new, P.indptr, P.tgt,
+                          P.coef if P.coef is not None else np.zeros(0), 1)
+    P.new2old = new2old.astype(np.int64)
+    P.old2new = old2new[:nloc].astype(np.int64)
+    P.vcoef = P.to_new(lg.vcoef)
+    P.dangling = P.to_new(lg.dangling)
+    P.prefetch = int(prefetch)
+    P.seconds = time.perf_counter() - t0
+    return P
 
 
 def pool_peers(comm, lg, form, b, bdang):
@@ -147,6 +223,19 @@ class DeltaState:
         self.prog = delta0 is not None
         nloc = self.nloc = lg.nloc
         nout = self.nout = len(out_peers)
+        # jacobi PageRank: the sweep may run on a relabelled copy of the rows
+        # (:func:`push_layout`); x, r, rs and the pool shares are then in its order, and
+        # only state()/result() and the solver's incoming slot maps translate
+        P = self.P = sol.push_layout() if jac and delta0 is None and active else None
+        if P is not None:
+            two = bdang is not b
+            b = P.to_new(b)
+            bdang = P.to_new(bdang) if two else b
+            if resume is not None:
+                resume = (P.to_new(resume[0]), P.to_new(resume[1]))
+            self.rows = (P.indptr, P.tgt, P.coef, P.vcoef, P.dangling, P.prefetch)
+        else:
+            self.rows = (lg.indptr, lg.tgt, lg.coef, lg.vcoef, lg.dangling, 0)
         self.x = np.zeros(nloc)
         acc = self.acc = np.zeros(nloc + lg.nslots)
         self.leaked = 0.0
@@ -211,10 +300,11 @@ class DeltaState:
             if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
                 acc[:nloc] *= s_
                 theta = 0.0
+        indptr, tgt, coef, vcoef, dangling, pf = self.rows
         nedge, dm, tot, _, left = _local.jacobi_push(
-            lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
-            lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
-            self.sol.block, rho)
+            indptr, tgt, coef, vcoef, self.x, acc, self.rs, self.act, self.bsum,
+            dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
+            self.sol.block, rho, pf)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:
@@ -284,7 +374,13 @@ class DeltaState:
         r += self.pend[0] * self.bq_p
         if self.pend[1] != 0.0:
             r += self.pend[1] * self.bq_d
+        if self.P is not None:
+            return self.P.to_old(self.x), self.P.to_old(r)
         return self.x.copy(), r
+
+    def result(self):
+        """``x`` in the rank's owned order (the array itself unless relabelled)."""
+        return self.x if self.P is None else self.P.to_old(self.x)
 
     def pending_mass(self):
         """``sum |r| + |buffered| + |pools|`` (``jacobi``) or ``sum r + buffered`` (``push``):
