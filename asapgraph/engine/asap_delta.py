@@ -207,6 +207,12 @@ def pool_peers(comm, lg, form, b, bdang):
     return out, lo, hi, inp, maps, B
 
 
+def _uniform(v):
+    """``v[:1]`` when every entry of ``v`` equals the first (the sweep then reads one
+    number for all vertices), else ``v``."""
+    return v[:1] if len(v) > 1 and bool((v == v[0]).all()) else v
+
+
 class DeltaState:
     """A rank's delta-form state in one solve (see the module docstring).
 
@@ -249,6 +255,9 @@ class DeltaState:
         self.bq_p = b / Bme[0] if Bme[0] > 0 else np.zeros(nloc)
         self.bq_d = ((bdang / Bme[1] if Bme[1] > 0 else np.zeros(nloc)) if self.two
                      else self.bq_p)
+        # what the sweep reads: a uniform share as one number (the default teleport)
+        self.bq_pk = _uniform(self.bq_p)
+        self.bq_dk = _uniform(self.bq_d) if self.two else self.bq_pk
         self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
         self.rs = np.zeros(nloc) if jac else None
         # sweep scratch: pushed block numbers, block sums of |r|
@@ -303,7 +312,7 @@ class DeltaState:
         indptr, tgt, coef, vcoef, dangling, pf = self.rows
         nedge, dm, tot, _, left = _local.jacobi_push(
             indptr, tgt, coef, vcoef, self.x, acc, self.rs, self.act, self.bsum,
-            dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
+            dangling, self.alpha, pend[0], self.bq_pk, pend[1], self.bq_dk, theta,
             self.sol.block, rho, pf)
         self.sx += tot
         if self.prog:

@@ -162,6 +162,9 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     ``|r|``), each of length ``>= ceil(n / block)``.
     The rest of each pushed residual -- ``(1 - alpha) r[u]`` (teleport) and, for a
     dangling ``u``, ``alpha r[u]`` -- goes to the pools the caller spreads over the ranks.
+    A share vector of length 1 (``bq_p`` or ``bq_d``) is the same share for every vertex
+    (the uniform teleport: no array read per vertex), and ``pend_d == 0`` reads no
+    ``bq_d``; the residuals are the same numbers either way.
 
     *Priority schedule* (``0 < rho < 1``; PrIter/Maiter-style, on blocks): of the blocks
     above ``theta``, only those with the largest *key* -- ``sum |r|`` per unit of work, the
@@ -199,14 +202,21 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     nb = (n + block - 1) // block
     if act.shape[0] < nb or bsum.shape[0] < nb:
         raise ValueError("act and bsum must hold one entry per block")
+    if pools and n and (bq_p.shape[0] not in (1, n) or bq_d.shape[0] not in (1, n)):
+        raise ValueError("bq_p and bq_d must hold one entry per vertex, or one for all")
+    cdef bint up = bq_p.shape[0] == 1, ud = bq_d.shape[0] == 1, used = pend_d != 0.0
+    cdef double cp = pend_p * bq_p[0] if (pools and up) else 0.0
+    cdef double cd = pend_d * bq_d[0] if (pools and ud) else 0.0
     with nogil:
         for b in range(nb):  # snapshot; block sums; the largest block mean
             lo = b * block
             hi = lo + block if lo + block < n else n
             s = 0.0
-            if pools:
+            if pools:  # (the same sums as acc[u] + pend_p bq_p[u] + pend_d bq_d[u])
                 for u in range(lo, hi):
-                    ru = acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]
+                    ru = acc[u] + (cp if up else pend_p * bq_p[u])
+                    if used:
+                        ru = ru + (cd if ud else pend_d * bq_d[u])
                     rs[u] = ru
                     s += fabs(ru)
             else:
