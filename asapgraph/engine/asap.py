@@ -246,9 +246,10 @@ class _Solver:
             raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
         self.quant = ex.QUANT[self.qmode]
         # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
-        # by in-degree, under the single-process relabelling policy (big graph, no locality
+        # by degree, under the single-process relabelling policy (big graph, no locality
         # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
-        # the rows' prefetch then when acc outgrows L2 (ASAPGRAPH_ASAP_PREFETCH: distance)
+        # the rows' prefetch when acc outgrows L2, relabelled or not
+        # (ASAPGRAPH_ASAP_PREFETCH: the distance, 0 off)
         self.relabel = None  # decided on first use (collective), see push_layout
         penv = os.environ.get("ASAPGRAPH_ASAP_PREFETCH")
         self.prefetch = (int(penv) if penv is not None

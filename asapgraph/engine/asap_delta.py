@@ -75,7 +75,7 @@ decreasing in-degree (:func:`push_layout`), under the single-process relabelling
 (:data:`asapgraph.kernels.tuning.REORDER_MIN_EDGES` edges and no locality in the given order,
 the test of :mod:`.pull`; env ``ASAPGRAPH_ASAP_REORDER=0/1``), with the rows' software
 prefetch when ``acc`` outgrows :data:`~asapgraph.kernels.tuning.PREFETCH_MIN_BYTES`
-(``ASAPGRAPH_ASAP_PREFETCH``: the distance).  ``x``, ``r``, ``rs`` and the pool shares are
+(``ASAPGRAPH_ASAP_PREFETCH``: the distance; also on the given order).  ``x``, ``r``, ``rs`` and the pool shares are
 then in the new order; :meth:`DeltaState.state`, :meth:`DeltaState.result` and the
 solver's incoming slot maps translate, slots keep their indices.  Measured (rmat:20, 2
 ranks, CPU seconds of the sweeps): 1.8-2.3 -> 1.3-1.4 ns per edge; the copy costs
@@ -110,9 +110,11 @@ __all__ = ["DeltaState", "PushLayout", "pool_peers", "push_layout"]
 
 #: zero targets after the last edge of a relabelled layout (>= the prefetch distance)
 PUSH_PAD = 64
-#: prefetch distance of the push sweep in edges (``acc[tgt[e + PF]]``; rmat:20, 2 ranks,
-#: relabelled: 32 and 64 alike, 8-16 slower than none)
-PUSH_PF_DIST = 32
+#: prefetch distance of the push sweep in edges (``acc[tgt[e + PF]]``).  Replayed sweeps
+#: of real runs (rank 0 and 1 states dumped, CPU time, min of 5-9): rmat:20 1.54 -> 1.25
+#: ns/edge (given order), 1.05 -> 0.93 (relabelled); cnr-2000 2.05 -> 1.82 and 2.27 ->
+#: 1.91; 64 slightly ahead of 32
+PUSH_PF_DIST = 64
 
 
 class PushLayout:
@@ -137,12 +139,14 @@ class PushLayout:
 
 
 def push_layout(lg, prefetch):
-    """Relabel a rank's owned vertices by decreasing in-degree (edges of the rank's own
-    rows, log2 buckets, stable: :func:`._pagerank.degree_order`) so the targets most
-    edges add into form one compact, cache-resident block of ``acc``; rows follow their
-    vertex (:func:`._pagerank.permute_csr`, one pass over the edges).  Same edges, same
-    coefficients, same slots; only which index an owned vertex has, and so the order in
-    which a sweep adds into a target, change.  ``prefetch``: the distance to store."""
+    """Relabel a rank's owned vertices by decreasing degree -- in-degree from the rank's
+    own rows plus out-degree, log2 buckets, stable (:func:`._pagerank.degree_order`) -- so
+    the targets most edges add into form one compact, cache-resident block of ``acc``;
+    rows follow their vertex (:func:`._pagerank.permute_csr`, one pass over the edges).
+    Same edges, same coefficients, same slots; only which index an owned vertex has, and
+    so the order in which a sweep adds into a target, change.  Key measured on replayed
+    rmat:20 sweeps (ns/edge, no prefetch / prefetch): in-degree 1.21 / 1.10, out-degree
+    1.10 / 0.96, their sum 1.05 / 0.93.  ``prefetch``: the distance to store."""
     import time
 
     from asapgraph.kernels import _graph, _pagerank
@@ -153,8 +157,10 @@ def push_layout(lg, prefetch):
     P = PushLayout()
     cnt = np.zeros(N, dtype=np.int64)
     _graph.count_ids(lg.tgt, cnt)
+    key = cnt[:nloc]
+    key += np.diff(lg.indptr)
     new2old = np.empty(nloc, dtype=tdt)
-    _pagerank.degree_order(np.ascontiguousarray(cnt[:nloc]), new2old)
+    _pagerank.degree_order(key, new2old)
     del cnt
     old2new = np.arange(N, dtype=tdt)  # slots keep their index
     old2new[new2old] = np.arange(nloc, dtype=tdt)
@@ -231,7 +237,8 @@ class DeltaState:
         nout = self.nout = len(out_peers)
         # jacobi PageRank: the sweep may run on a relabelled copy of the rows
         # (:func:`push_layout`); x, r, rs and the pool shares are then in its order, and
-        # only state()/result() and the solver's incoming slot maps translate
+        # only state()/result() and the solver's incoming slot maps translate.  The rows'
+        # prefetch (the solver's distance) applies to either layout
         P = self.P = sol.push_layout() if jac and delta0 is None and active else None
         if P is not None:
             two = bdang is not b
@@ -241,7 +248,7 @@ class DeltaState:
                 resume = (P.to_new(resume[0]), P.to_new(resume[1]))
             self.rows = (P.indptr, P.tgt, P.coef, P.vcoef, P.dangling, P.prefetch)
         else:
-            self.rows = (lg.indptr, lg.tgt, lg.coef, lg.vcoef, lg.dangling, 0)
+            self.rows = (lg.indptr, lg.tgt, lg.coef, lg.vcoef, lg.dangling, sol.prefetch)
         self.x = np.zeros(nloc)
         acc = self.acc = np.zeros(nloc + lg.nslots)
         self.leaked = 0.0
