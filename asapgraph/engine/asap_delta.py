@@ -77,9 +77,15 @@ the test of :mod:`.pull`; env ``ASAPGRAPH_ASAP_REORDER=0/1``), with the rows' so
 prefetch when ``acc`` outgrows :data:`~asapgraph.kernels.tuning.PREFETCH_MIN_BYTES`
 (``ASAPGRAPH_ASAP_PREFETCH``: the distance; also on the given order).  ``x``, ``r``, ``rs`` and the pool shares are
 then in the new order; :meth:`DeltaState.state`, :meth:`DeltaState.result` and the
-solver's incoming slot maps translate, slots keep their indices.  Measured (rmat:20, 2
-ranks, CPU seconds of the sweeps): 1.8-2.3 -> 1.3-1.4 ns per edge; the copy costs
-~45 ms per rank (one pass over the edges: about two sweeps) and 4-8 bytes per edge.
+solver's incoming slot maps translate, slots keep their indices.  Measured (issue 14,
+unemulated, interleaved with the tree before, medians of 8, on a shared 2-core host):
+rmat:20 on 2 ranks, sweep CPU per edge 2.06 -> 1.22 ns (tol 1e-6) and 1.83 -> 1.15
+(1e-10; BSP's pull 1.03-1.12), compute 0.401 -> 0.342 s and 0.531 -> 0.446 s (BSP
+0.30-0.37); 4 ranks 2.04 -> 1.37 ns, 0.778 -> 0.711 s.  The copy costs ~45-50 ms per rank
+(a count and one pass over the edges: about two sweeps) and 4-8 bytes per edge.  cnr-2000
+(not relabelled: its order has locality) is unchanged within noise (2.1-2.4 ns per edge
+with the per-vertex passes): replayed sweeps gained 10-15 % from the prefetch alone,
+the real runs showed nothing measurable.
 
 *Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
 is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
