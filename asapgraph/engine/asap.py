@@ -104,9 +104,10 @@ import numpy as np
 
 from asapgraph import options as _options
 from asapgraph.kernels import _local
+from asapgraph.kernels.tuning import PREFETCH_MIN_BYTES
 from asapgraph.comm.mpi import mpi, oversubscribed
 from asapgraph.engine import exchange as ex
-from asapgraph.engine.asap_delta import DeltaState, pool_peers
+from asapgraph.engine.asap_delta import PUSH_PF_DIST, DeltaState, pool_peers, push_layout
 from asapgraph.engine.emulation import now
 from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
@@ -244,6 +245,41 @@ class _Solver:
         if self.qmode not in ex.QUANT:
             raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
         self.quant = ex.QUANT[self.qmode]
+        # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
+        # by degree, under the single-process relabelling policy (big graph, no locality
+        # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
+        # the rows' prefetch when acc outgrows L2, relabelled or not
+        # (ASAPGRAPH_ASAP_PREFETCH: the distance, 0 off)
+        self.relabel = None  # decided on first use (collective), see push_layout
+        penv = os.environ.get("ASAPGRAPH_ASAP_PREFETCH")
+        self.prefetch = (int(penv) if penv is not None
+                         else PUSH_PF_DIST if (lg.nloc + lg.nslots) * 8 > PREFETCH_MIN_BYTES
+                         else 0)
+
+    def push_layout(self):
+        """The jacobi sweep's relabelled rows (:func:`.asap_delta.push_layout`), built on
+        first use and kept on the graph; None when not relabelling.  Collective on the first
+        call (every rank's first PageRank solve)."""
+        lg = self.lg
+        if self.relabel is None:
+            renv = os.environ.get("ASAPGRAPH_ASAP_REORDER")
+            if self.form != "jacobi":
+                self.relabel = False
+            elif renv is not None:
+                self.relabel = renv == "1"
+            else:
+                from asapgraph.engine.pull import _wants_reorder
+
+                self.relabel = bool(_wants_reorder(self.comm, lg))
+        if not self.relabel:
+            return None
+        P = getattr(lg, "_push_layout", None)
+        if P is None or P.prefetch != self.prefetch:
+            P = lg._push_layout = push_layout(lg, self.prefetch)
+            self.st.extra["push_relabel_seconds"] = P.seconds
+        self.st.extra["push_relabelled"] = True
+        self.st.extra["push_prefetch"] = P.prefetch
+        return P
 
     def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None, resume=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.
@@ -297,6 +333,8 @@ class _Solve:
         self.rem = np.zeros(nout, dtype=bool)
         # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
         d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None, resume)
+        if d.P is not None:  # the sweep's relabelled owned vertices: where each slot lands
+            self.in_maps = [d.P.old2new[mp] for mp in self.in_maps]
         if d.warm:
             self.dirty[:self.ngraph] = True
         acc, beta = d.acc, d.beta
@@ -564,7 +602,7 @@ class _Solve:
             st.sample(cur)
         if sx > 0 and st.ref is not None:  # the bench's instrument: not charged (.vclock)
             c0 = time.thread_time()
-            st.track_error(d.x, 1.0 / sx)
+            st.track_error(d.result(), 1.0 / sx)
             self.untimed += time.thread_time() - c0
         done = wv.decide(res, cur)
         if self.bal is not None:  # every rank decides the same on the wave's sums
@@ -659,7 +697,7 @@ class _Solve:
         st.extra["asap_seconds_solve"] = perf() - t_start
         if self.bal is not None and self.bal.pending is not None:
             sol.last_state = d.state()  # drained for a migration (.rebalance)
-        x = d.x
+        x = d.result()
         if self.prog:
             x += acc[:nloc]  # the residuals left (their mass is in the bound)
         return x, self.wv.bound, self.rounds

@@ -69,6 +69,24 @@ size, 16; 1 skips single vertices), ``ASAPGRAPH_ASAP_PRIO``,
 ``ASAPGRAPH_ASAP_DEGREE_RULE``; the priority schedule's ``ASAPGRAPH_ASAP_RHO`` and
 ``ASAPGRAPH_ASAP_RANK_PRIO`` (:mod:`.asap`).
 
+*Sweep layout (issue 14: a push edge cost ~2x a BSP pull edge).*  The ``jacobi`` PageRank
+sweep may run on a private copy of the rank's rows with the owned vertices relabelled by
+decreasing in-degree (:func:`push_layout`), under the single-process relabelling policy
+(:data:`asapgraph.kernels.tuning.REORDER_MIN_EDGES` edges and no locality in the given order,
+the test of :mod:`.pull`; env ``ASAPGRAPH_ASAP_REORDER=0/1``), with the rows' software
+prefetch when ``acc`` outgrows :data:`~asapgraph.kernels.tuning.PREFETCH_MIN_BYTES`
+(``ASAPGRAPH_ASAP_PREFETCH``: the distance; also on the given order).  ``x``, ``r``, ``rs`` and the pool shares are
+then in the new order; :meth:`DeltaState.state`, :meth:`DeltaState.result` and the
+solver's incoming slot maps translate, slots keep their indices.  Measured (issue 14,
+unemulated, interleaved with the tree before, medians of 8, on a shared 2-core host):
+rmat:20 on 2 ranks, sweep CPU per edge 2.06 -> 1.22 ns (tol 1e-6) and 1.83 -> 1.15
+(1e-10; BSP's pull 1.03-1.12), compute 0.401 -> 0.342 s and 0.531 -> 0.446 s (BSP
+0.30-0.37); 4 ranks 2.04 -> 1.37 ns, 0.778 -> 0.711 s.  The copy costs ~45-50 ms per rank
+(a count and one pass over the edges: about two sweeps) and 4-8 bytes per edge.  cnr-2000
+(not relabelled: its order has locality) is unchanged within noise (2.1-2.4 ns per edge
+with the per-vertex passes): replayed sweeps gained 10-15 % from the prefetch alone,
+the real runs showed nothing measurable.
+
 *Limits (measured; ``asapgraph bench --report``, 4 ranks on 2 cores).*  Unemulated, ASAP
 is level with BSP on cnr-2000 and ~12% slower on rmat:20 (75% of the edges cross ranks, so a
 sweep on partial input is extra edge work), sending ~4x fewer bytes.  With one rank 3x
@@ -94,7 +112,77 @@ import numpy as np
 from asapgraph.comm.mpi import mpi
 from asapgraph.kernels import _local
 
-__all__ = ["DeltaState", "pool_peers"]
+__all__ = ["DeltaState", "PushLayout", "pool_peers", "push_layout"]
+
+#: zero targets after the last edge of a relabelled layout (>= the prefetch distance)
+PUSH_PAD = 64
+#: prefetch distance of the push sweep in edges (``acc[tgt[e + PF]]``).  Replayed sweeps
+#: of real runs (rank 0 and 1 states dumped, CPU time, min of 5-9): rmat:20 1.54 -> 1.25
+#: ns/edge (given order), 1.05 -> 0.93 (relabelled); cnr-2000 2.05 -> 1.82 and 2.27 ->
+#: 1.91; 64 slightly ahead of 32
+PUSH_PF_DIST = 64
+
+
+class PushLayout:
+    """The ``jacobi`` sweep's private copy of a rank's out-CSR with the owned vertices
+    relabelled by decreasing in-degree (:func:`push_layout`).
+
+    ``new2old[i]``: the owned index (in ``lg`` order) of relabelled vertex ``i``;
+    ``old2new``: its inverse (int64, ``nloc``).  ``indptr``, ``tgt`` (``PUSH_PAD`` zero
+    entries past the last edge), ``coef`` (weighted; else None), ``vcoef``, ``dangling``:
+    the :class:`~asapgraph.partition.local_graph.LocalGraph` arrays in the new order; slot
+    targets (``>= nloc``) are unchanged.  ``prefetch``: the sweep's prefetch distance (0:
+    none).  ``seconds``: what building it cost.
+    """
+
+    def to_new(self, v):
+        """A per-owned-vertex array in ``lg`` order, relabelled (a new array)."""
+        return np.ascontiguousarray(np.asarray(v)[self.new2old])
+
+    def to_old(self, v):
+        """A relabelled per-owned-vertex array back in ``lg`` order (a new array)."""
+        return np.ascontiguousarray(np.asarray(v)[self.old2new])
+
+
+def push_layout(lg, prefetch):
+    """Relabel a rank's owned vertices by decreasing degree -- in-degree from the rank's
+    own rows plus out-degree, log2 buckets, stable (:func:`._pagerank.degree_order`) -- so
+    the targets most edges add into form one compact, cache-resident block of ``acc``;
+    rows follow their vertex (:func:`._pagerank.permute_csr`, one pass over the edges).
+    Same edges, same coefficients, same slots; only which index an owned vertex has, and
+    so the order in which a sweep adds into a target, change.  Key measured on replayed
+    rmat:20 sweeps (ns/edge, no prefetch / prefetch): in-degree 1.21 / 1.10, out-degree
+    1.10 / 0.96, their sum 1.05 / 0.93.  ``prefetch``: the distance to store."""
+    import time
+
+    from asapgraph.kernels import _graph, _pagerank
+
+    t0 = time.perf_counter()
+    nloc, N, m = lg.nloc, lg.nloc + lg.nslots, len(lg.tgt)
+    tdt = lg.tgt.dtype
+    P = PushLayout()
+    cnt = np.zeros(N, dtype=np.int64)
+    _graph.count_ids(lg.tgt, cnt)
+    key = cnt[:nloc]
+    key += np.diff(lg.indptr)
+    new2old = np.empty(nloc, dtype=tdt)
+    _pagerank.degree_order(key, new2old)
+    del cnt
+    old2new = np.arange(N, dtype=tdt)  # slots keep their index
+    old2new[new2old] = np.arange(nloc, dtype=tdt)
+    P.indptr = np.empty(nloc + 1, dtype=np.int64)
+    P.tgt = np.empty(m + PUSH_PAD, dtype=tdt)
+    w = lg.coef if lg.coef is not None else np.zeros(0)
+    P.coef = np.empty(m, dtype=np.float64) if lg.coef is not None else None
+    _pagerank.permute_csr(lg.indptr, lg.tgt, w, new2old, old2new, P.indptr, P.tgt,
+                          P.coef if P.coef is not None else np.zeros(0), 1)
+    P.new2old = new2old.astype(np.int64)
+    P.old2new = old2new[:nloc].astype(np.int64)
+    P.vcoef = P.to_new(lg.vcoef)
+    P.dangling = P.to_new(lg.dangling)
+    P.prefetch = int(prefetch)
+    P.seconds = time.perf_counter() - t0
+    return P
 
 
 def pool_peers(comm, lg, form, b, bdang):
@@ -131,6 +219,12 @@ def pool_peers(comm, lg, form, b, bdang):
     return out, lo, hi, inp, maps, B
 
 
+def _uniform(v):
+    """``v[:1]`` when every entry of ``v`` equals the first (the sweep then reads one
+    number for all vertices), else ``v``."""
+    return v[:1] if len(v) > 1 and bool((v == v[0]).all()) else v
+
+
 class DeltaState:
     """A rank's delta-form state in one solve (see the module docstring).
 
@@ -147,6 +241,20 @@ class DeltaState:
         self.prog = delta0 is not None
         nloc = self.nloc = lg.nloc
         nout = self.nout = len(out_peers)
+        # jacobi PageRank: the sweep may run on a relabelled copy of the rows
+        # (:func:`push_layout`); x, r, rs and the pool shares are then in its order, and
+        # only state()/result() and the solver's incoming slot maps translate.  The rows'
+        # prefetch (the solver's distance) applies to either layout
+        P = self.P = sol.push_layout() if jac and delta0 is None and active else None
+        if P is not None:
+            two = bdang is not b
+            b = P.to_new(b)
+            bdang = P.to_new(bdang) if two else b
+            if resume is not None:
+                resume = (P.to_new(resume[0]), P.to_new(resume[1]))
+            self.rows = (P.indptr, P.tgt, P.coef, P.vcoef, P.dangling, P.prefetch)
+        else:
+            self.rows = (lg.indptr, lg.tgt, lg.coef, lg.vcoef, lg.dangling, sol.prefetch)
         self.x = np.zeros(nloc)
         acc = self.acc = np.zeros(nloc + lg.nslots)
         self.leaked = 0.0
@@ -160,6 +268,9 @@ class DeltaState:
         self.bq_p = b / Bme[0] if Bme[0] > 0 else np.zeros(nloc)
         self.bq_d = ((bdang / Bme[1] if Bme[1] > 0 else np.zeros(nloc)) if self.two
                      else self.bq_p)
+        # what the sweep reads: a uniform share as one number (the default teleport)
+        self.bq_pk = _uniform(self.bq_p)
+        self.bq_dk = _uniform(self.bq_d) if self.two else self.bq_pk
         self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
         self.rs = np.zeros(nloc) if jac else None
         # sweep scratch: pushed block numbers, block sums of |r|
@@ -211,10 +322,11 @@ class DeltaState:
             if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
                 acc[:nloc] *= s_
                 theta = 0.0
+        indptr, tgt, coef, vcoef, dangling, pf = self.rows
         nedge, dm, tot, _, left = _local.jacobi_push(
-            lg.indptr, lg.tgt, lg.coef, lg.vcoef, self.x, acc, self.rs, self.act, self.bsum,
-            lg.dangling, self.alpha, pend[0], self.bq_p, pend[1], self.bq_d, theta,
-            self.sol.block, rho)
+            indptr, tgt, coef, vcoef, self.x, acc, self.rs, self.act, self.bsum,
+            dangling, self.alpha, pend[0], self.bq_pk, pend[1], self.bq_dk, theta,
+            self.sol.block, rho, pf)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:
@@ -284,7 +396,13 @@ class DeltaState:
         r += self.pend[0] * self.bq_p
         if self.pend[1] != 0.0:
             r += self.pend[1] * self.bq_d
+        if self.P is not None:
+            return self.P.to_old(self.x), self.P.to_old(r)
         return self.x.copy(), r
+
+    def result(self):
+        """``x`` in the rank's owned order (the array itself unless relabelled)."""
+        return self.x if self.P is None else self.P.to_old(self.x)
 
     def pending_mass(self):
         """``sum |r| + |buffered| + |pools|`` (``jacobi``) or ``sum r + buffered`` (``push``):

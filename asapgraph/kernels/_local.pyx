@@ -44,6 +44,9 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.math cimport fabs, log2, nextafterf
 
+cdef extern from "asap_prefetch.h":
+    void asap_prefetch_r(const void* p) noexcept nogil
+
 # priority schedule: buckets of the key (mass per unit of work), PRIO_SUB per octave
 cdef enum:
     PRIO_NB = 128
@@ -56,29 +59,43 @@ cdef inline int64_t _push_vertex(const int64_t[::1] indptr, const vid_t[::1] tgt
                                  const double[::1] coef, const double[::1] vcoef, double[::1] x,
                                  double[::1] acc, const uint8_t[::1] dangling, Py_ssize_t u,
                                  double ru, double alpha, bint per_edge,
-                                 double* dang) noexcept nogil:
+                                 double* dang, int64_t pf=0) noexcept nogil:
     """Move ``ru`` into ``x[u]`` and push ``alpha ru`` along ``u``'s out-edges (a dangling
-    ``u``: into ``*dang``); returns the edges visited."""
+    ``u``: into ``*dang``); returns the edges visited.  ``pf``: prefetch distance (edges)."""
     x[u] += ru
     if dangling[u]:
         dang[0] += alpha * ru
         return 0
-    _push_row(indptr, tgt, coef, vcoef, acc, u, alpha * ru, per_edge)
+    _push_row(indptr, tgt, coef, vcoef, acc, u, alpha * ru, per_edge, pf)
     return indptr[u + 1] - indptr[u]
 
 
 cdef inline void _push_row(const int64_t[::1] indptr, const vid_t[::1] tgt,
                            const double[::1] coef, const double[::1] vcoef, double[::1] acc,
-                           Py_ssize_t u, double a, bint per_edge) noexcept nogil:
-    """``acc[tgt[e]] += a * coef[e]`` over the out-edges of ``u`` (``vcoef[u]`` if not per edge)."""
-    cdef int64_t e
+                           Py_ssize_t u, double a, bint per_edge, int64_t pf=0) noexcept nogil:
+    """``acc[tgt[e]] += a * coef[e]`` over the out-edges of ``u`` (``vcoef[u]`` if not per
+    edge).  ``pf > 0``: also prefetch ``acc[tgt[e + pf]]``, in rows whose edges all have
+    an edge ``pf`` further on (the last rows of ``tgt`` are not prefetched)."""
+    cdef int64_t e, e1 = indptr[u + 1]
+    if pf > 0 and e1 + pf > tgt.shape[0]:
+        pf = 0
     if per_edge:
-        for e in range(indptr[u], indptr[u + 1]):
-            acc[tgt[e]] += a * coef[e]
+        if pf > 0:
+            for e in range(indptr[u], e1):
+                asap_prefetch_r(&acc[tgt[e + pf]])
+                acc[tgt[e]] += a * coef[e]
+        else:
+            for e in range(indptr[u], e1):
+                acc[tgt[e]] += a * coef[e]
     else:
         a = a * vcoef[u]
-        for e in range(indptr[u], indptr[u + 1]):
-            acc[tgt[e]] += a
+        if pf > 0:
+            for e in range(indptr[u], e1):
+                asap_prefetch_r(&acc[tgt[e + pf]])
+                acc[tgt[e]] += a
+        else:
+            for e in range(indptr[u], e1):
+                acc[tgt[e]] += a
 
 
 def residual_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::1] coef,
@@ -124,7 +141,7 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 int32_t[::1] act, double[::1] bsum, const uint8_t[::1] dangling,
                 double alpha, double pend_p, const double[::1] bq_p,
                 double pend_d, const double[::1] bq_d, double theta=0.0,
-                Py_ssize_t block=16, double rho=0.0):
+                Py_ssize_t block=16, double rho=0.0, int64_t prefetch=0):
     """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
 
     The residual of ``u`` is ``acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]`` (pool mass
@@ -145,6 +162,9 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     ``|r|``), each of length ``>= ceil(n / block)``.
     The rest of each pushed residual -- ``(1 - alpha) r[u]`` (teleport) and, for a
     dangling ``u``, ``alpha r[u]`` -- goes to the pools the caller spreads over the ranks.
+    A share vector of length 1 (``bq_p`` or ``bq_d``) is the same share for every vertex
+    (the uniform teleport: no array read per vertex), and ``pend_d == 0`` reads no
+    ``bq_d``; the residuals are the same numbers either way.
 
     *Priority schedule* (``0 < rho < 1``; PrIter/Maiter-style, on blocks): of the blocks
     above ``theta``, only those with the largest *key* -- ``sum |r|`` per unit of work, the
@@ -154,6 +174,13 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     block sums, no sort); the blocks of the top buckets are pushed, the others wait and
     combine.  The block of the largest key is always pushed, so a sweep makes progress.
     ``rho <= 0`` or ``>= 1``: every block above ``theta`` (the uniform sweep).
+
+    ``prefetch > 0``: software prefetch of ``acc[tgt[e + prefetch]]`` while pushing edge
+    ``e`` (a row whose last edge is closer than that to the end of ``tgt`` goes without;
+    callers pad ``tgt``).  Only hints: every output is bit for bit the same.  It pays
+    only once the hot targets are compact (a relabelled layout, see
+    :func:`asapgraph.engine.asap_delta.push_layout`); on the given order it measured
+    within noise on rmat:20 and cnr-2000 (replayed sweeps of real runs).
 
     Returns
     -------
@@ -175,14 +202,21 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     nb = (n + block - 1) // block
     if act.shape[0] < nb or bsum.shape[0] < nb:
         raise ValueError("act and bsum must hold one entry per block")
+    if pools and n and (bq_p.shape[0] not in (1, n) or bq_d.shape[0] not in (1, n)):
+        raise ValueError("bq_p and bq_d must hold one entry per vertex, or one for all")
+    cdef bint up = bq_p.shape[0] == 1, ud = bq_d.shape[0] == 1, used = pend_d != 0.0
+    cdef double cp = pend_p * bq_p[0] if (pools and up) else 0.0
+    cdef double cd = pend_d * bq_d[0] if (pools and ud) else 0.0
     with nogil:
         for b in range(nb):  # snapshot; block sums; the largest block mean
             lo = b * block
             hi = lo + block if lo + block < n else n
             s = 0.0
-            if pools:
+            if pools:  # (the same sums as acc[u] + pend_p bq_p[u] + pend_d bq_d[u])
                 for u in range(lo, hi):
-                    ru = acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]
+                    ru = acc[u] + (cp if up else pend_p * bq_p[u])
+                    if used:
+                        ru = ru + (cd if ud else pend_d * bq_d[u])
                     rs[u] = ru
                     s += fabs(ru)
             else:
@@ -237,7 +271,7 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 pushed += ru
                 pushed_abs += fabs(ru)
                 nedge += _push_vertex(indptr, tgt, coef, vcoef, x, acc, dangling, u, ru,
-                                      alpha, per_edge, &dp)
+                                      alpha, per_edge, &dp, prefetch)
     if n:
         left = _lanes(&acc[0], n, True)  # (four partial sums: one is latency-bound)
     return nedge, dp, pushed, pushed_abs, left

@@ -137,6 +137,8 @@ def main():
                                               for q in r.stats["per_rank"]],
                             "rank_skip_gamma": [q.get("skip_gamma")
                                                 for q in r.stats["per_rank"]],
+                            "rank_relabelled": [q.get("push_relabelled", False)
+                                                for q in r.stats["per_rank"]],
                             "edges_visited": r.stats.get("edges_visited"),
                             "emulation": r.stats.get("emulation"),
                             "rebalance": r.stats.get("rebalance"),

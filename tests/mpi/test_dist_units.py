@@ -205,6 +205,73 @@ def test_jacobi_sweep_blocks_push_or_keep_whole_blocks(block, theta, rng):
     assert left == pytest.approx(np.abs(want[:n]).sum(), rel=1e-12)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_jacobi_sweep_prefetch_changes_nothing(weighted, rng):
+    """The push rows' software prefetch (``prefetch`` = distance in edges; rows too close
+    to the end of ``tgt`` go without) leaves every output bit for bit as without it."""
+    from asapgraph.kernels import _local
+
+    n, nslots, m = 200, 30, 1500
+    src = np.sort(rng.integers(0, n, m))
+    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
+    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
+    deg = np.diff(indptr)
+    dangling = (deg == 0).astype(np.uint8)
+    vcoef = 1.0 / np.maximum(deg, 1)
+    coef = rng.random(m) if weighted else None
+    acc0 = rng.standard_normal(n + nslots)
+    bq = rng.random(n)
+    bq /= bq.sum()
+    outs = []
+    for pf in (0, 1, 5, 64, 5000):
+        acc, x, rs = acc0.copy(), np.zeros(n), np.zeros(n)
+        nb = -(-n // 16)
+        act, bsum = np.zeros(nb, np.int32), np.zeros(nb)
+        r = _local.jacobi_push(indptr, tgt, coef, vcoef, x, acc, rs, act, bsum, dangling, 0.85,
+                               0.3, bq, 0.1, bq, 1e-3, 16, 0.0, pf)
+        outs.append((r, acc, x, rs))
+    for r, acc, x, rs in outs[1:]:
+        assert r == outs[0][0]
+        for a, b in zip((acc, x, rs), outs[0][1:]):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("pend_d", [0.0, -0.2])
+def test_jacobi_sweep_uniform_share_as_one_number(pend_d, rng):
+    """A uniform share passed as one number (length-1 ``bq_p``/``bq_d``) and a zero
+    dangling pool (``bq_d`` not read) give the same sweep, bit for bit (up to the sign
+    of a zero residual)."""
+    from asapgraph.kernels import _local
+
+    n, nslots, m = 300, 20, 2000
+    src = np.sort(rng.integers(0, n, m))
+    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
+    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
+    deg = np.diff(indptr)
+    dangling = (deg == 0).astype(np.uint8)
+    vcoef = 1.0 / np.maximum(deg, 1)
+    acc0 = rng.standard_normal(n + nslots)
+    acc0[:50] = 0.0
+    bq = np.full(n, 1.0 / n)
+    bd = rng.random(n)
+    bd /= bd.sum()
+    outs = []
+    for bp, bdd in ((bq, bd), (bq[:1], bd), (bq[:1], bd[:1] if pend_d == 0.0 else bd)):
+        acc, x, rs = acc0.copy(), np.zeros(n), np.zeros(n)
+        nb = -(-n // 16)
+        act, bsum = np.zeros(nb, np.int32), np.zeros(nb)
+        r = _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dangling, 0.85,
+                               -0.3, bp, pend_d, bdd, 1e-4, 16, 0.0, 0)
+        outs.append((r, acc, x, rs, bsum))
+    for o in outs[1:]:
+        assert o[0] == outs[0][0]
+        for a, b in zip(o[1:], outs[0][1:]):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError):
+        _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dangling, 0.85,
+                           -0.3, bq[:2], pend_d, bd, 1e-4, 16, 0.0, 0)
+
+
 def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
     """The ASAP sweep gate is on only where ranks share cores: one rank on COMM_SELF is
     oversubscribed exactly when the process may run on no CPU at all (patched affinity)."""

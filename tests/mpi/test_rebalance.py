@@ -90,6 +90,18 @@ def test_forced_migrations_same_answer(k, run_cases, tmp_path, rng):
     _check_forced(recs, len(cases) * len(runs))
 
 
+def test_forced_migrations_relabelled_push_layout(run_cases, tmp_path, rng):
+    """ASAP's relabelled sweep rows (env ``ASAPGRAPH_ASAP_REORDER=1``) across forced
+    migrations: the state handed over and resumed is in the graph's order."""
+    f = _files(tmp_path, rng)
+    runs = [r for r in _forced_runs((7,)) if r["mode"] == "asap"]
+    cases = [{"name": "mixed-weighted-pers-dang", "source": f["mixed"], "weighted": True,
+              "personalization": f["pers"], "dangling": f["dang"], "runs": runs}]
+    recs = run_cases(3, cases, timeout=600, env={"ASAPGRAPH_ASAP_REORDER": "1"})
+    _check_forced(recs, len(cases) * len(runs))
+    assert all(any(r["rank_relabelled"]) for r in recs)
+
+
 def _run_and_check(run_cases, k, source, runs):
     """Run ``runs`` on ``source`` with ``k`` ranks; every run converged to the reference
     (same ids, L1 within ``TOL``).  Returns the records."""
