@@ -312,7 +312,7 @@ class DeltaState:
 
         The priority schedule (``sol.rho``) applies unless ``full`` or the sweep is an
         extrapolation step (both push every residual)."""
-        lg, acc, nloc, pend = self.lg, self.acc, self.nloc, self.pend
+        acc, nloc, pend = self.acc, self.nloc, self.pend
         s_ = self.relax
         rho = 0.0 if full or s_ != 1.0 else self.sol.rho
         if not self.prog:  # PageRank: the signed mass a sweep must conserve

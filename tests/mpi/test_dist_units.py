@@ -205,6 +205,16 @@ def test_jacobi_sweep_blocks_push_or_keep_whole_blocks(block, theta, rng):
     assert left == pytest.approx(np.abs(want[:n]).sum(), rel=1e-12)
 
 
+def _push_rows(rng, n, nslots, m):
+    """Random push rows of ``n`` owned vertices into owned targets and ``nslots`` slots:
+    ``(indptr, tgt, dangling, vcoef)``."""
+    src = np.sort(rng.integers(0, n, m))
+    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
+    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
+    deg = np.diff(indptr)
+    return indptr, tgt, (deg == 0).astype(np.uint8), 1.0 / np.maximum(deg, 1)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_jacobi_sweep_prefetch_changes_nothing(weighted, rng):
     """The push rows' software prefetch (``prefetch`` = distance in edges; rows too close
@@ -212,12 +222,7 @@ def test_jacobi_sweep_prefetch_changes_nothing(weighted, rng):
     from asapgraph.kernels import _local
 
     n, nslots, m = 200, 30, 1500
-    src = np.sort(rng.integers(0, n, m))
-    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
-    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
-    deg = np.diff(indptr)
-    dangling = (deg == 0).astype(np.uint8)
-    vcoef = 1.0 / np.maximum(deg, 1)
+    indptr, tgt, dangling, vcoef = _push_rows(rng, n, nslots, m)
     coef = rng.random(m) if weighted else None
     acc0 = rng.standard_normal(n + nslots)
     bq = rng.random(n)
@@ -244,12 +249,7 @@ def test_jacobi_sweep_uniform_share_as_one_number(pend_d, rng):
     from asapgraph.kernels import _local
 
     n, nslots, m = 300, 20, 2000
-    src = np.sort(rng.integers(0, n, m))
-    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
-    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
-    deg = np.diff(indptr)
-    dangling = (deg == 0).astype(np.uint8)
-    vcoef = 1.0 / np.maximum(deg, 1)
+    indptr, tgt, dangling, vcoef = _push_rows(rng, n, nslots, m)
     acc0 = rng.standard_normal(n + nslots)
     acc0[:50] = 0.0
     bq = np.full(n, 1.0 / n)
