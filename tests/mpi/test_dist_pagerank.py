@@ -123,7 +123,10 @@ def test_asap_relabelled_push_layout_equals_reference(k, reorder, run_cases, tmp
                      env={"ASAPGRAPH_ASAP_REORDER": reorder, "ASAPGRAPH_ASAP_PREFETCH": "3"})
     assert len(recs) == len(cases) * len(runs)
     for r in recs:
-        assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+        # with emulated delays a run may end at its work cap, as in the other emulated
+        # tests: on "tiny" (3 edges on a rank) each trickle of 1 ms-jittered input is a
+        # sweep, and 1 run in 4 used its 2000 sweeps before the tol; the answer is checked
+        assert r["same_ids"] and r["l1"] <= TOL and (r["converged"] or r.get("emulation")), r
         if r.get("debug_mass"):
             assert r["mass_checks"] >= 1 and r["max_mass_error"] <= 1e-9, r
         assert all(rl == (reorder == "1")
