@@ -21,19 +21,12 @@ import os
 import statistics
 import subprocess
 import sys
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("ASAPGRAPH_SHARED_DATASETS", HERE.parent.parent / "shared" / "datasets"))
+from bench_cost import source_of as shared_source  # a spec, or a graph in ../shared/datasets
 
 
 def source_of(name):
-    if name.startswith(("rmat:", "er:")) or os.path.exists(name):
-        return name
-    p = SHARED / (name if "." in name else name + ".txt.gz")
-    if not p.exists():
-        sys.exit(f"{name}: not a spec and not in {SHARED}")
-    return str(p)
+    return name if os.path.exists(name) else shared_source(name)
 
 
 def main(argv=None):

@@ -245,8 +245,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     if isinstance(threads, bool) or int(threads) != threads or threads < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
     threads = int(threads)
-    if mode == "asap" and _options.asap_tol_refusal(tol) is not None:
-        raise ValueError(_options.asap_tol_refusal(tol))
+    why = _options.asap_tol_refusal(tol) if mode == "asap" else None
+    if why is not None:
+        raise ValueError(why)
     if threads > 1 and mode != "bsp":
         raise ValueError("threads > 1 applies to mode 'bsp' only (an ASAP rank sweeps with "
                          "one thread)")

@@ -111,7 +111,7 @@ from asapgraph.engine.asap_delta import PUSH_PF_DIST, DeltaState, pool_peers, pu
 from asapgraph.engine.emulation import now
 # the single-process relabelling policy, shared with BSP's pull layout (imported with the
 # engine, not inside a solve: its kernels' import was timed as compute)
-from asapgraph.engine.pull import _wants_reorder
+from asapgraph.engine.pull import wants_reorder
 from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA, Waves
 from asapgraph.engine.vclock import VirtualWaves, run_solve
@@ -271,7 +271,7 @@ class _Solver:
             elif renv is not None:
                 self.relabel = renv == "1"
             else:
-                self.relabel = bool(_wants_reorder(self.comm, lg))
+                self.relabel = bool(wants_reorder(self.comm, lg))
         if not self.relabel:
             return None
         P = getattr(lg, "_push_layout", None)

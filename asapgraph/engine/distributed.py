@@ -166,9 +166,10 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
                         f"(asapgraph.engine.distributed.load), not {type(source_or_loaded).__name__}")
     max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
     tol = _options.check_tol(program.default_tol if tol is None else tol)
-    if mode == "asap" and engine_kind(program) == "sum" and \
-            _options.asap_tol_refusal(tol, pagerank=False) is not None:
-        raise ValueError(_options.asap_tol_refusal(tol, pagerank=False))
+    why = (_options.asap_tol_refusal(tol, pagerank=False)
+           if mode == "asap" and engine_kind(program) == "sum" else None)
+    if why is not None:
+        raise ValueError(why)
     global _RUNS
     _RUNS += 1  # runs are collective: the same number on every rank
     rc = g.comm.Dup()  # private channel: no message of this run can match another's

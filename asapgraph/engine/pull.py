@@ -92,7 +92,7 @@ from asapgraph.partition.rows import InRows
 from asapgraph.kernels.tuning import (COMBINE_EDGES_PER_VALUE, LOCALITY_MIN_FRACTION,
                                       LOCALITY_WINDOW, PREFETCH_MIN_BYTES, REORDER_MIN_EDGES)
 
-__all__ = ["PullGraph", "pull_graph", "PAD"]
+__all__ = ["PullGraph", "pull_graph", "wants_reorder", "PAD"]
 
 #: zero entries after the last source (>= the kernel's prefetch distance + 4)
 PAD = 64
@@ -225,7 +225,7 @@ def _new_pull(nloc, built_from, reordered, outdeg):
     return pg
 
 
-def _wants_reorder(comm, lg):
+def wants_reorder(comm, lg):
     """The single-process relabelling policy, agreed by every rank (collective).
 
     Relabel when the graph has ``REORDER_MIN_EDGES`` edges and fewer than
@@ -255,7 +255,7 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
     if nloc >= 2**31 - 1:
         raise ValueError("a rank owning 2**31 vertices or more is not supported")
     pg = _new_pull(nloc, "out_rows",
-                   _wants_reorder(comm, lg) if reorder is None else bool(reorder),
+                   wants_reorder(comm, lg) if reorder is None else bool(reorder),
                    lambda: np.diff(lg.indptr))
     if pg.reordered:
         old2new = np.empty(nloc, dtype=np.int64)
@@ -403,7 +403,7 @@ def _build(comm, lg, threads, reorder=None, prefetch=None, form=None):
 
 
 def _rows_want_reorder(comm, r):
-    """:func:`_wants_reorder` on in-rows: the sampled edges are in-edges of the owned rows,
+    """:func:`wants_reorder` on in-rows: the sampled edges are in-edges of the owned rows,
     evenly spaced (near: the source is owned here and its id within
     ``LOCALITY_WINDOW``)."""
     MPI = mpi()

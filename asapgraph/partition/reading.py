@@ -74,6 +74,8 @@ def _compression(path):
             return compression_of(f.read(16))
     except OSError:
         return None
+
+
 _NUM = re.compile(rb"[ \t,;]+")
 
 
@@ -398,9 +400,9 @@ def _only_rank0_sees(comm, path):
     return sees[0] and not all(sees)
 
 
-def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener=None):
-    """Rank 0 reads (``opener``, default: by the file's compression, its magic bytes), decompresses
-    and streams line-aligned chunks round-robin; all ranks parse theirs."""
+def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
+    """Rank 0 reads, decompresses (by the file's magic bytes, as one process does) and
+    streams line-aligned chunks round-robin; all ranks parse theirs."""
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
     parts, err = [], None
@@ -410,7 +412,7 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, opener=Non
         i = 0
         try:
             kind = _compression(path)
-            f = (opener or _OPENERS.get(kind, open))(path, "rb")
+            f = _OPENERS.get(kind, open)(path, "rb")
         except OSError as e:
             f, err = None, InputError(path, None, f"cannot open: {e}")
         rest = b""

@@ -147,7 +147,7 @@ def local_from_slice(comm, edges, n, partition, weighted, progress=None, t0=None
         held = [src, dst, pos, key]  # _in_rows frees them as it goes (peak memory)
         del src, dst, pos, key
         return _in_rows(comm, held, n, part, kb, progress, t0), part
-    rowlen = pos[1:].astype(np.int32 if len(src) < 2**31 - 1 else np.int64)
+    rowlen = pos[1:].astype(_cnt_dtype(len(src)))
     np.cumsum(pos, out=pos)  # pos[k]: start of row k
     # each owner's row lengths (its key range) and targets (its block of rows)
     nloc_q = np.diff(kb)
@@ -198,7 +198,7 @@ def _in_rows(comm, held, n, part, kb, progress, t0):
                         [outdeg, MPI.INT64_T], recvcounts=nloc_q.tolist(), op=MPI.SUM)
     pos[:] = 0
     rb.count_keys(dst, key if key is not None else np.zeros(0, dtype=np.int32), pos)
-    rowlen = pos[1:].astype(np.int32 if len(src) < 2**31 - 1 else np.int64)
+    rowlen = pos[1:].astype(_cnt_dtype(len(src)))
     np.cumsum(pos, out=pos)
     rcnt, _ = alltoallv(comm, rowlen, nloc_q)
     del rowlen
