@@ -105,3 +105,33 @@ def test_sweep_gate_on_the_virtual_clock(run_cases, tmp_path):
     # the gate worked, in virtual time, and the run still ended
     assert gated["edges_visited"] < 0.7 * off["edges_visited"], (gated["edges_visited"],
                                                                  off["edges_visited"])
+
+
+@pytest.mark.parametrize("seed", [4, 6])
+def test_asap_certifies_when_the_scale_of_x_turns_negative(seed, cli, tmp_path):
+    """Regression: the jacobi bound was ``E / sum(x)`` only while ``sum(x) > 0``.  Delays
+    move the scale ``sum(x)``; on this 3-vertex graph with jittered links and two
+    messages in flight per link it crosses 0 (seeds 4 and 6: it ends at -0.06 and
+    -0.24), and the run swept to its cap with the bound inf.  ``E / |sum(x)|`` bounds the
+    error of ``x / sum(x)`` for either sign.  The virtual clock with the compute model
+    replays these runs exactly."""
+    import json
+
+    import networkx as nx
+    import numpy as np
+
+    g, out = tmp_path / "tiny.txt", tmp_path / "r.csv"
+    g.write_text("5 9\n9 5\n9 12\n")
+    tol = 1e-11
+    r = cli(["pagerank", g, "--np", "2", "--mode", "asap", "--partition", "hash", "--tol", tol,
+             "--latency", "2e-4", "--jitter", "1e-3", "--window", "2", "--emulate-seed", seed,
+             "--max-iter", "5000", "--clock", "virtual", "--compute", "model", "-q", "--json",
+             "-o", out], tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["converged"] and d["error_bound"] <= tol, d
+    got = np.loadtxt(out, delimiter=",", skiprows=1)
+    ref = nx.pagerank(nx.DiGraph([(5, 9), (9, 5), (9, 12)]), tol=1e-15, max_iter=10000)
+    assert sorted(got[:, 0].astype(int).tolist()) == [5, 9, 12]
+    err = sum(abs(v - ref[int(u)]) for u, v in got)
+    assert err <= tol, (err, got, ref)
