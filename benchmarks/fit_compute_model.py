@@ -9,7 +9,7 @@ Runs ``asapgraph pagerank GRAPH --np K --mode M --clock virtual --latency 1e-3 -
 over the ranks of every run, what each rank's ``per_rank[].compute_calibration``
 recorded:
 
-* per sweep kernel (``pull``: BSP, ``push``: ASAP): ``CPU = ns_per_edge x edges +
+* per sweep kernel (``pull``: BSP, ``push``: ASAP; ``_r``: on relabelled rows): ``CPU = ns_per_edge x edges +
   ns_per_vertex x vertices``;
 * per ASAP round's other work (``round``): ``CPU = ns_per_round x rounds +
   ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x vertices of its
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from asapgraph.engine.emulation import KERNELS
 from bench_cost import source_of  # (benchmarks/ is on sys.path when run as a script)
 
 
@@ -66,7 +67,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--exe", default=str(Path(sys.executable).with_name("asapgraph")))
     a = ap.parse_args(argv)
-    rows = {"pull": [], "push": [], "round": [], "pack": []}
+    rows = {**{k: [] for k in KERNELS}, "round": [], "pack": []}
     for rep in range(a.repeat):
         for g in a.graphs.split(","):
             for mode in ("bsp", "asap"):
@@ -76,7 +77,7 @@ def main(argv=None):
                             rows[kind].append(row)
             print(f"round {rep + 1}/{a.repeat} done", file=sys.stderr)
     out, notes = {}, []
-    for kind in ("pull", "push"):
+    for kind in KERNELS:
         if len(rows[kind]) >= 2:
             (e, v), res = fit(rows[kind], ("edges", "vertices"))
             out[kind] = (round(float(e), 2), round(float(v), 2))

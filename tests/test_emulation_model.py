@@ -5,7 +5,7 @@ import time
 import pytest
 
 from asapgraph.bench import report_scenarios, scenarios
-from asapgraph.engine.emulation import MODEL_NS, Emulation, Emulator
+from asapgraph.engine.emulation import KERNELS, MODEL_NS, Emulation, Emulator
 
 
 def _pauses(emu, steps, compute=1e-3):
@@ -60,7 +60,13 @@ def test_emulation_validation():
         Emulation(compute="model", ns_per_byte=-1.0)
     d = Emulation(latency=1e-3, compute="model", pause_every=0.2).as_dict()
     assert d["compute"] == "model" and d["pause_every"] == 0.2
-    assert d["ns_per_edge"] == {"pull": MODEL_NS["pull"][0], "push": MODEL_NS["push"][0]}
+    assert d["ns_per_edge"] == {k: MODEL_NS[k][0] for k in KERNELS}
+    assert set(KERNELS) == {"pull", "push", "pull_r", "push_r"}
+    with pytest.raises(ValueError, match="ns_per_vertex"):  # an unknown kernel
+        Emulation(compute="model", ns_per_vertex={"gather": 1.0})
+    # a partial dict keeps the other kernels' defaults
+    d = Emulation(latency=1e-3, compute="model", ns_per_edge={"push_r": 0.5}).as_dict()
+    assert d["ns_per_edge"] == {**{k: MODEL_NS[k][0] for k in KERNELS}, "push_r": 0.5}
     assert "ns_per_edge" not in Emulation(latency=1e-3).as_dict()  # cpu: no constants
 
 

@@ -334,6 +334,7 @@ class _Solve:
         self.rem = np.zeros(nout, dtype=bool)
         # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
         d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None, resume)
+        self.kernel = "push_r" if d.P is not None else "push"  # what the compute model charges
         if d.P is not None:  # the sweep's relabelled owned vertices: where each slot lands
             self.in_maps = [d.P.old2new[mp] for mp in self.in_maps]
         if d.warm:
@@ -429,7 +430,7 @@ class _Solve:
         st.compute_s += tc
         c0 = time.thread_time() - c0
         # (a sweep scans the rank's vertices and visits the edges of those it pushes)
-        slept = self.emu.after_compute(c0, st.edges_visited - e0, self.nloc, "push")
+        slept = self.emu.after_compute(c0, st.edges_visited - e0, self.nloc, self.kernel)
         if self.bal is not None:  # measured: the compute charged (CPU time, or the compute
             # model's) plus what the emulated host added
             self.bal.record(st.edges_visited - e0, self.emu.last_charged + slept)

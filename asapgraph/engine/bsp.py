@@ -125,6 +125,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1, x0=None, b
     if built:
         st.compute_s += pg.setup_seconds
     exchange = _Exchange(comm, lg, pg, emu, st)
+    kernel = "pull_r" if pg.reordered else "pull"  # what the compute model charges
     # uniform teleport and dangling distributions: empty arrays, as on one process (the
     # kernel then reads 1/n instead of two vectors per row: same values, less traffic)
     if (d is p or np.array_equal(d, p)) and bool(np.all(p == 1.0 / lg.n)):
@@ -166,7 +167,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1, x0=None, b
         sweep_edges.append(e)
         st.compute_s += dt
         st.edges_visited += e
-        slept = emu.after_compute(dc, e, lg.nloc, "pull")
+        slept = emu.after_compute(dc, e, lg.nloc, kernel)
         red[0] = stats[:, _k.STAT_CHANGE].sum()
         red[1] = stats[:, _k.STAT_DANGLING].sum()
         if balancer is not None:  # measured: the compute charged (CPU time, or the compute

@@ -73,7 +73,7 @@ import numpy as np
 from asapgraph.engine.exchange import HEADER  # the message header (re-exported for bsp.py)
 
 __all__ = ["Emulation", "Emulator", "parse_straggler", "parse_pauses", "HEADER", "CLOCKS",
-           "COMPUTE", "MODEL_NS"]
+           "COMPUTE", "KERNELS", "MODEL_NS"]
 
 #: the clocks of the emulation: the host's (``wall``, the default) or per-rank virtual
 CLOCKS = ("wall", "virtual")
@@ -81,15 +81,30 @@ CLOCKS = ("wall", "virtual")
 #: how compute is charged: thread CPU time, or the modelled cost of the work done
 COMPUTE = ("cpu", "model")
 
+#: the sweep kernels the compute model charges: BSP's pull and ASAP's push sweeps, each on
+#: the rows in their given order or (``_r``) relabelled by degree (the layouts of
+#: :mod:`.pull` and :func:`.asap_delta.push_layout`, chosen by the relabelling policy: a
+#: relabelled sweep costs less per edge, so one constant per kernel charged one layout
+#: too little and the other too much -- measured, rmat:20 on 4 ranks: push 1.31-1.44 ns
+#: per edge against the one constant's 1.8, pull 1.14-1.32 against 0.69)
+KERNELS = ("pull", "push", "pull_r", "push_r")
+
 #: the compute model's default constants (ns): per sweep kernel ``(per edge, per vertex)``;
 #: an ASAP round's other work: per round, per message applied or sent, per byte of those
 #: messages, per vertex of a pass over the rank's state; BSP's packing: per value gathered
 #: into a message.  A host calibration
-#: (benchmarks/fit_compute_model.py: least squares over the ranks' measured CPU time of
-#: cnr-2000 and rmat:18 runs on 4 ranks, both modes; benchmarks/REPORT.md, "compute
-#: model"); ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
-MODEL_NS = {"pull": (0.69, 4.8), "push": (1.8, 1.7), "round": 10000.0, "message": 60000.0,
-            "byte": 1.0, "pass": 0.5, "gather": 1.4}
+#: (benchmarks/fit_compute_model.py --graphs cnr-2000,rmat:20,rmat:20:4,web-NotreDame
+#: --repeat 3: least squares over the ranks' measured CPU time, 4 ranks, both modes, on a
+#: quiet host; the given-order kernels from cnr-2000, the relabelled ones from the other
+#: three; benchmarks/REPORT.md, "compute model refitted per layout", eleventh session).
+#: The rounds' and the packing's constants are the sixth session's fit (cnr-2000 and
+#: rmat:18): that code did not change, and the new fit put 0 on a message (collinear with
+#: the bytes), and ASAP ranks on small graphs then swept stale input more often
+#: per round trip (rmat:8, 2 ranks, 1 ms: tol 1e-6 not reached in 1000 sweeps with it).
+#: ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
+MODEL_NS = {"pull": (0.46, 3.8), "push": (0.56, 4.52), "pull_r": (0.83, 3.56),
+            "push_r": (0.85, 3.48), "round": 10000.0, "message": 60000.0, "byte": 1.0,
+            "pass": 0.5, "gather": 1.4}
 
 
 def now():
@@ -155,7 +170,8 @@ class Emulation:
     compute : {"cpu", "model"}
         How compute is charged (module docstring).
     ns_per_edge, ns_per_vertex : dict
-        The compute model's sweep constants (``{"pull": ns, "push": ns}``).
+        The compute model's sweep constants (``{kernel: ns}`` for the kernels of
+        :data:`KERNELS`; those not given take :data:`MODEL_NS`'s).
     ns_per_round, ns_per_message, ns_per_byte, ns_per_pass : float
         The compute model's ASAP round constants (:meth:`Emulator.round_cost`).
     ns_per_gather : float
@@ -199,9 +215,9 @@ class Emulation:
                              f"({self.pause_seconds:g})")
         for name in ("ns_per_edge", "ns_per_vertex"):
             d = {**{k: MODEL_NS[k][0 if name == "ns_per_edge" else 1]
-                    for k in ("pull", "push")}, **dict(getattr(self, name) or {})}
-            if set(d) != {"pull", "push"} or min(d.values()) < 0:
-                raise ValueError(f"{name} must map pull and push to ns >= 0, got {d}")
+                    for k in KERNELS}, **dict(getattr(self, name) or {})}
+            if set(d) != set(KERNELS) or min(d.values()) < 0:
+                raise ValueError(f"{name} must map {', '.join(KERNELS)} to ns >= 0, got {d}")
             setattr(self, name, {k: float(v) for k, v in d.items()})
         if min(self.ns_per_message, self.ns_per_byte, self.ns_per_pass,
                self.ns_per_gather) < 0 or not (
@@ -455,8 +471,8 @@ class Emulator:
         """Sleep as a straggler after ``seconds`` of real compute (CPU time); returns time
         slept.  Virtual clock: advance it by the scaled compute and the pause instead.
 
-        ``edges``, ``vertices``: the work of the compute (a sweep of ``kernel``, ``pull``
-        or ``push``): recorded for :meth:`calibration`; under the compute model the
+        ``edges``, ``vertices``: the work of the compute (a sweep of ``kernel``, one of
+        :data:`KERNELS`): recorded for :meth:`calibration`; under the compute model the
         compute costs that work, not ``seconds``."""
         self.last_cpu = seconds
         if edges is not None:

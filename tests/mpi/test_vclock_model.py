@@ -135,3 +135,23 @@ def test_asap_certifies_when_the_scale_of_x_turns_negative(seed, cli, tmp_path):
     assert sorted(got[:, 0].astype(int).tolist()) == [5, 9, 12]
     err = sum(abs(v - ref[int(u)]) for u, v in got)
     assert err <= tol, (err, got, ref)
+
+
+def test_model_charges_the_layout_that_ran(cli, tmp_path):
+    """The compute model charges each sweep by the kernel and layout that ran: ``pull_r``
+    / ``push_r`` on rows relabelled by degree (rmat:16: 2^20 edges, no locality, so the
+    relabelling policy applies), ``pull`` / ``push`` on the given order (rmat:8), each
+    with its own constants (``--json``'s ``ns_per_edge`` has all four)."""
+    import json
+
+    for graph, suffix in (("rmat:16", "_r"), ("rmat:8", "")):
+        for mode, kernel in (("bsp", "pull"), ("asap", "push")):
+            r = cli(["pagerank", graph, "--np", "2", "--mode", mode, "--tol", "1e-6",
+                     "--clock", "virtual", "--latency", "1e-3", "--compute", "model", "-q",
+                     "--json"], tmp_path)
+            assert r.returncode == 0, r.stderr
+            d = json.loads(r.stdout)
+            assert set(d["emulation"]["ns_per_edge"]) == {"pull", "push", "pull_r", "push_r"}
+            for p in d["per_rank"]:
+                cal = {k for k in p["compute_calibration"] if k not in ("round", "pack")}
+                assert cal == {kernel + suffix}, (graph, mode, p["compute_calibration"])
