@@ -519,9 +519,33 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
     return "\n".join(lines)
 
 
+#: the generated part of a report between these lines; :func:`write_markdown` replaces
+#: only that part of an existing file, so hand-written sections around it survive a rerun
+#: (benchmarks/REPORT.md keeps a status table above it and the dated sessions below it)
+GEN_BEGIN = "<!-- asapgraph bench: the generated report begins -->"
+GEN_END = "<!-- asapgraph bench: the generated report ends (text outside these lines is kept) -->"
+
+
 def write_markdown(path, records, peer_rows=None, plots=(), command="", elapsed=None):
-    """Write :func:`markdown` to ``path``; returns the path."""
+    """Write :func:`markdown` to ``path`` (through a temporary file and a rename); returns
+    the path.  If ``path`` exists with the :data:`GEN_BEGIN` / :data:`GEN_END` lines, only
+    the text between them is replaced (without the report's title line when the text
+    before them already starts with it); else the whole file is written, marked."""
+    import os
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(markdown(records, peer_rows, plots, command, elapsed, path.parent))
+    body = markdown(records, peer_rows, plots, command, elapsed, path.parent)
+    text = f"{GEN_BEGIN}\n{body}\n{GEN_END}\n"
+    old = path.read_text() if path.exists() else ""
+    i, j = old.find(GEN_BEGIN), old.find(GEN_END)
+    if 0 <= i < j:
+        pre, post = old[:i], old[j + len(GEN_END):]
+        title, _, rest = body.partition("\n")
+        if pre.startswith(title + "\n"):
+            body = rest.lstrip("\n")
+        text = f"{pre}{GEN_BEGIN}\n{body}\n{GEN_END}{post}"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
     return path
