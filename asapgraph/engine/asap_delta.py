@@ -273,6 +273,9 @@ class DeltaState:
         self.bq_dk = _uniform(self.bq_d) if self.two else self.bq_pk
         self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
         self.rs = np.zeros(nloc) if jac else None
+        # the sweep kernel's signed sums of acc before/after and their error bounds
+        self.mass = np.zeros(4)
+        self.plain_sums = 0
         # sweep scratch: pushed block numbers, block sums of |r|
         self.act = np.zeros(-(-nloc // sol.block) if jac else 0, dtype=np.int32)
         self.bsum = np.zeros(len(self.act))
@@ -307,16 +310,18 @@ class DeltaState:
         # waves of a busy rank report; a passive rank's waves recount it (wave_sums)
         self.sx = float(self.x.sum())
 
-    def sweep(self, theta, full=False):
+    def sweep(self, theta, full=False, mass_tol=0.0):
         """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``.
 
         The priority schedule (``sol.rho``) applies unless ``full`` or the sweep is an
-        extrapolation step (both push every residual)."""
+        extrapolation step (both push every residual).  ``mass_tol`` (PageRank): how
+        large an error the measurement of the drift the sweep creates may have (see
+        :meth:`_recentre`; 0: compensated sums, as the warm start)."""
         acc, nloc, pend = self.acc, self.nloc, self.pend
         s_ = self.relax
         rho = 0.0 if full or s_ != 1.0 else self.sol.rho
-        if not self.prog:  # PageRank: the signed mass a sweep must conserve
-            mass0 = self._signed_mass()
+        if not self.prog:  # PageRank: the pools' part of the signed mass before the sweep
+            pools0 = (*pend.tolist(), *self.dbuf.ravel().tolist())
         if self.prog:
             before = float(acc.sum())
             if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
@@ -326,7 +331,7 @@ class DeltaState:
         nedge, dm, tot, _, left = _local.jacobi_push(
             indptr, tgt, coef, vcoef, self.x, acc, self.rs, self.act, self.bsum,
             dangling, self.alpha, pend[0], self.bq_pk, pend[1], self.bq_dk, theta,
-            self.sol.block, rho, pf)
+            self.sol.block, rho, pf, None if self.prog else self.mass, mass_tol)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:
@@ -343,9 +348,31 @@ class DeltaState:
         if self.nout:
             self.dbuf[:] += pool * self.bshare
         if not self.prog:
-            left += self._recentre(mass0)
+            left += self._put_back(pools0)
         self.st.edges_visited += nedge
         return left + float(np.abs(pend).sum())
+
+    def _put_back(self, pools0):
+        """:meth:`_recentre` of one sweep, from the sums the sweep kernel measured
+        (``self.mass``: ``acc``'s signed sum before and after, each with its error bound)
+        and the pools before (``pools0``) and after; returns the drift put back plus the
+        two error bounds (so the rank's kept ``sum |r|`` stays an upper bound).
+
+        The kernel sums plainly, fused with passes it makes anyway, whenever the a-priori
+        error bound of the plain sum is at most ``mass_tol`` (the solver passes
+        :data:`.asap.DRIFT_TOL` x the rank's passivity target), else compensated: near
+        the start, where ``sum |acc|`` is large, as before; later, where it is small, the
+        plain sum already resolves the drift far below anything the termination reads."""
+        if not self.nloc:
+            return 0.0
+        m = self.mass
+        d = (math.fsum((float(m[2]), *self.pend.tolist(), *self.dbuf.ravel().tolist()))
+             - math.fsum((float(m[0]), *pools0)))
+        if d != 0.0:
+            self.acc[0] -= d
+        # how many of the sweep's two sums were plain (the rest compensated)
+        self.plain_sums += int(m[1] > 0.0) + int(m[3] > 0.0)
+        return abs(d) + float(m[1]) + float(m[3])
 
     def _signed_mass(self):
         """This rank's signed residual mass: residuals, slot buffers, pools (compensated)."""
