@@ -203,11 +203,18 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     cdef Py_ssize_t N = acc.shape[0]
     cdef bint want_mass = mass is not None
     cdef double sg0 = 0.0, ab0 = 0.0, sg1 = 0.0, ab1 = 0.0, err0 = 0.0, err1 = 0.0
+    cdef double theta0
+    # without the priority schedule the choice is made in the snapshot: a block whose
+    # sum exceeds theta is pushed whatever the cap (min(theta, max mean / 2) <= theta);
+    # only when the cap lowers theta does a loop over the blocks (not the vertices) add
+    # the blocks between, so the sweep makes no separate pass over the vertices to choose
+    cdef bint early
     cdef int64_t nedge = 0
     cdef double ru, s, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
     cdef bint per_edge = coef is not None
     cdef bint pools = pend_p != 0.0 or pend_d != 0.0
     cdef bint prio = 0.0 < rho < 1.0
+    early = not prio
     cdef double kmax = 0.0, key, htot = 0.0, cum
     cdef double hist[PRIO_NB]
     cdef int kb = PRIO_NB - 1, bin_
@@ -239,17 +246,25 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                         ru = ru + (cd if ud else pend_d * bq_d[u])
                     rs[u] = ru
                     s += fabs(ru)
+                    if early:  # a block that waits keeps its residuals (pools in) in acc
+                        acc[u] = ru
             else:
                 for u in range(lo, hi):
                     ru = acc[u]
                     rs[u] = ru
                     s += fabs(ru)
             bsum[b] = s
+            if early and s > theta * (hi - lo):  # pushed whatever the cap (see above)
+                act[k] = <int32_t>b
+                k += 1
+                for u in range(lo, hi):
+                    acc[u] = 0.0
             if prio:
                 key = s / <double>(indptr[hi] - indptr[lo] + hi - lo)
                 kmax = key if key > kmax else kmax
             s = s / (hi - lo)
             rmax = s if s > rmax else rmax
+        theta0 = theta
         if theta > 0.5 * rmax:
             theta = 0.5 * rmax
         if prio and kmax > 0.0:  # the key buckets of the blocks above theta, their mass
@@ -268,7 +283,19 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 if cum >= rho * htot:
                     kb = bin_
                     break
-        for b in range(nb):  # choose the blocks; the others keep their residuals in acc
+        if early and theta < theta0:  # the cap: the blocks above it, in block order
+            k = 0
+            for b in range(nb):
+                lo = b * block
+                hi = lo + block if lo + block < n else n
+                if bsum[b] > theta * (hi - lo):
+                    act[k] = <int32_t>b
+                    k += 1
+                    if bsum[b] <= theta0 * (hi - lo):  # (not zeroed in the snapshot)
+                        for u in range(lo, hi):
+                            acc[u] = 0.0
+        for b in range(nb if not early else 0):  # choose the blocks; the others keep
+            # their residuals in acc
             lo = b * block
             hi = lo + block if lo + block < n else n
             if bsum[b] > theta * (hi - lo) and not (
