@@ -155,31 +155,30 @@ def push_layout(lg, prefetch):
     1.10 / 0.96, their sum 1.05 / 0.93.  ``prefetch``: the distance to store."""
     import time
 
-    from asapgraph.kernels import _graph, _pagerank
+    from asapgraph.kernels import _pagerank
 
     t0 = time.perf_counter()
     nloc, N, m = lg.nloc, lg.nloc + lg.nslots, len(lg.tgt)
     tdt = lg.tgt.dtype
     P = PushLayout()
-    cnt = np.zeros(N, dtype=np.int64)
-    _graph.count_ids(lg.tgt, cnt)
-    key = cnt[:nloc]
-    key += np.diff(lg.indptr)
+    key = _pagerank.owned_degree_key(lg.indptr, lg.tgt, np.empty(nloc, dtype=np.int64))
     new2old = np.empty(nloc, dtype=tdt)
     _pagerank.degree_order(key, new2old)
-    del cnt
-    old2new = np.arange(N, dtype=tdt)  # slots keep their index
-    old2new[new2old] = np.arange(nloc, dtype=tdt)
+    del key
+    # the inverse (slots keep their index), both maps as int64, vcoef and dangling
+    # relabelled: one pass
+    old2new = np.empty(N, dtype=tdt)
+    P.new2old, P.old2new = np.empty(nloc, dtype=np.int64), np.empty(nloc, dtype=np.int64)
+    P.vcoef, P.dangling = np.empty(nloc), np.empty(nloc, dtype=np.uint8)
+    _pagerank.relabel_maps(new2old, old2new, P.new2old, P.old2new,
+                           np.ascontiguousarray(lg.vcoef, dtype=np.float64), P.vcoef,
+                           np.ascontiguousarray(lg.dangling, dtype=np.uint8), P.dangling)
     P.indptr = np.empty(nloc + 1, dtype=np.int64)
     P.tgt = np.empty(m + PUSH_PAD, dtype=tdt)
     w = lg.coef if lg.coef is not None else np.zeros(0)
     P.coef = np.empty(m, dtype=np.float64) if lg.coef is not None else None
     _pagerank.permute_csr(lg.indptr, lg.tgt, w, new2old, old2new, P.indptr, P.tgt,
                           P.coef if P.coef is not None else np.zeros(0), 1)
-    P.new2old = new2old.astype(np.int64)
-    P.old2new = old2new[:nloc].astype(np.int64)
-    P.vcoef = P.to_new(lg.vcoef)
-    P.dangling = P.to_new(lg.dangling)
     P.prefetch = int(prefetch)
     P.seconds = time.perf_counter() - t0
     return P
