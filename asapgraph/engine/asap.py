@@ -705,6 +705,8 @@ class _Solve:
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         if self.jac and not self.prog and self.mm is None:  # drift sums taken plainly
             st.extra["drift_plain_sums"] = st.extra.get("drift_plain_sums", 0) + d.plain_sums
+            st.extra["drift_sums_over_tol"] = (st.extra.get("drift_sums_over_tol", 0)
+                                               + d.sums_over_tol)
         st.extra["asap_seconds_solve"] = perf() - t_start
         if self.bal is not None and self.bal.pending is not None:
             sol.last_state = d.state()  # drained for a migration (.rebalance)

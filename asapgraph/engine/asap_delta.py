@@ -274,7 +274,7 @@ class DeltaState:
         self.rs = np.zeros(nloc) if jac else None
         # the sweep kernel's signed sums of acc before/after and their error bounds
         self.mass = np.zeros(4)
-        self.plain_sums = 0
+        self.plain_sums = self.sums_over_tol = 0
         # sweep scratch: pushed block numbers, block sums of |r|
         self.act = np.zeros(-(-nloc // sol.block) if jac else 0, dtype=np.int32)
         self.bsum = np.zeros(len(self.act))
@@ -330,7 +330,10 @@ class DeltaState:
         nedge, dm, tot, _, left = _local.jacobi_push(
             indptr, tgt, coef, vcoef, self.x, acc, self.rs, self.act, self.bsum,
             dangling, self.alpha, pend[0], self.bq_pk, pend[1], self.bq_dk, theta,
-            self.sol.block, rho, pf, None if self.prog else self.mass, mass_tol)
+            self.sol.block, rho, pf, None if self.prog else self.mass, mass_tol,
+            # the sum before in the snapshot pass when the last sweep's sum after, with
+            # 4x room, stayed within mass_tol (messages since rarely grow |acc| 4x)
+            0.0 < self.mass[3] <= 0.25 * mass_tol)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:
@@ -347,21 +350,24 @@ class DeltaState:
         if self.nout:
             self.dbuf[:] += pool * self.bshare
         if not self.prog:
-            left += self._put_back(pools0)
+            left += self._put_back(pools0, mass_tol)
         self.st.edges_visited += nedge
         return left + float(np.abs(pend).sum())
 
-    def _put_back(self, pools0):
+    def _put_back(self, pools0, mass_tol):
         """:meth:`_recentre` of one sweep, from the sums the sweep kernel measured
         (``self.mass``: ``acc``'s signed sum before and after, each with its error bound)
         and the pools before (``pools0``) and after; returns the drift put back plus the
         two error bounds (so the rank's kept ``sum |r|`` stays an upper bound).
 
-        The kernel sums plainly, fused with passes it makes anyway, whenever the a-priori
-        error bound of the plain sum is at most ``mass_tol`` (the solver passes
-        :data:`.asap.DRIFT_TOL` x the rank's passivity target), else compensated: near
-        the start, where ``sum |acc|`` is large, as before; later, where it is small, the
-        plain sum already resolves the drift far below anything the termination reads."""
+        The kernel sums plainly whenever the a-priori error bound of the plain sum is at
+        most ``mass_tol`` (the solver passes :data:`.asap.DRIFT_TOL` x the rank's
+        passivity target), else compensated: near the start, where ``sum |acc|`` is
+        large, as before; later, where it is small, the plain sum already resolves the
+        drift far below anything the termination reads.  The sum before is taken inside
+        the snapshot pass when the last sweep's sum after was plain with 4x room (a
+        prediction: its bound, whatever it is, is counted below and in
+        ``drift_sums_over_tol``)."""
         if not self.nloc:
             return 0.0
         m = self.mass
@@ -369,8 +375,11 @@ class DeltaState:
              - math.fsum((float(m[0]), *pools0)))
         if d != 0.0:
             self.acc[0] -= d
-        # how many of the sweep's two sums were plain (the rest compensated)
+        # how many of the sweep's two sums were plain (the rest compensated), and how
+        # many plain ones exceeded mass_tol (a sum before taken in the snapshot on the
+        # last sweep's prediction; its bound still counts below)
         self.plain_sums += int(m[1] > 0.0) + int(m[3] > 0.0)
+        self.sums_over_tol += int(m[1] > mass_tol)
         return abs(d) + float(m[1]) + float(m[3])
 
     def _signed_mass(self):

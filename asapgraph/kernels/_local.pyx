@@ -142,7 +142,7 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 double alpha, double pend_p, const double[::1] bq_p,
                 double pend_d, const double[::1] bq_d, double theta=0.0,
                 Py_ssize_t block=16, double rho=0.0, int64_t prefetch=0,
-                double[::1] mass=None, double mass_tol=0.0):
+                double[::1] mass=None, double mass_tol=0.0, bint plain_before=False):
     """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
 
     The residual of ``u`` is ``acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]`` (pool mass
@@ -191,7 +191,11 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     ``sum |acc[:n]|`` anyway), and its error is bounded a priori by about ``(528 +
     len(acc) / 2^18) u sum |acc|`` (``u = 2^-53``: the roundings a term goes through,
     :func:`_mass_sum`); only when that bound exceeds ``mass_tol`` is the sum recomputed
-    compensated (:func:`exact_sum`, error bound 0 reported).  ``mass_tol <= 0``: always compensated, as before this option existed.
+    compensated (:func:`exact_sum`, error bound 0 reported); ``mass_tol <= 0``: always
+    compensated, as before this option existed.  ``plain_before`` (the caller's
+    prediction that the plain sum before will do, e.g. from the last sweep's bound): that
+    sum is taken inside the snapshot pass instead of a pass of its own, and plain
+    whatever its bound (which is still reported).
 
     Returns
     -------
@@ -203,7 +207,10 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     cdef Py_ssize_t N = acc.shape[0]
     cdef bint want_mass = mass is not None
     cdef double sg0 = 0.0, ab0 = 0.0, sg1 = 0.0, ab1 = 0.0, err0 = 0.0, err1 = 0.0
-    cdef double theta0
+    cdef double theta0, a, ms, mab, mmid = 0.0, mgrp = 0.0
+    cdef Py_ssize_t nmid = 0, ngrp = 0, mid_blocks = 1024 // block if 0 < block < 1024 else 1
+    # the signed sum before the sweep fused into the snapshot, plain whatever its bound
+    cdef bint fuse = want_mass and mass_tol > 0.0 and plain_before
     # without the priority schedule the choice is made in the snapshot: a block whose
     # sum exceeds theta is pushed whatever the cap (min(theta, max mean / 2) <= theta);
     # only when the cap lowers theta does a loop over the blocks (not the vertices) add
@@ -233,27 +240,50 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     cdef double cp = pend_p * bq_p[0] if (pools and up) else 0.0
     cdef double cd = pend_d * bq_d[0] if (pools and ud) else 0.0
     with nogil:
-        if want_mass:  # the signed sum before the sweep (acc is untouched until the choice)
+        if want_mass and not fuse:  # the signed sum before the sweep (before the
+            # snapshot changes acc)
             err0 = _mass_sum(&acc[0] if N else NULL, n, N, mass_tol, &sg0, &ab0)
         for b in range(nb):  # snapshot; block sums; the largest block mean
             lo = b * block
             hi = lo + block if lo + block < n else n
             s = 0.0
+            ms = 0.0
+            mab = 0.0
             if pools:  # (the same sums as acc[u] + pend_p bq_p[u] + pend_d bq_d[u])
                 for u in range(lo, hi):
-                    ru = acc[u] + (cp if up else pend_p * bq_p[u])
+                    a = acc[u]
+                    ru = a + (cp if up else pend_p * bq_p[u])
                     if used:
                         ru = ru + (cd if ud else pend_d * bq_d[u])
                     rs[u] = ru
                     s += fabs(ru)
                     if early:  # a block that waits keeps its residuals (pools in) in acc
                         acc[u] = ru
+                    if fuse:
+                        ms += a
+                        mab += fabs(a)
             else:
                 for u in range(lo, hi):
                     ru = acc[u]
                     rs[u] = ru
                     s += fabs(ru)
+                    if fuse:
+                        ms += ru
+                        mab += fabs(ru)
             bsum[b] = s
+            if fuse:  # blocked: block sums in groups of mid_blocks, groups of 256 of those
+                ab0 += mab
+                mmid += ms
+                nmid += 1
+                if nmid == mid_blocks:
+                    mgrp += mmid
+                    mmid = 0.0
+                    nmid = 0
+                    ngrp += 1
+                    if ngrp == 256:
+                        sg0 += mgrp
+                        mgrp = 0.0
+                        ngrp = 0
             if early and s > theta * (hi - lo):  # pushed whatever the cap (see above)
                 act[k] = <int32_t>b
                 k += 1
@@ -264,6 +294,15 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 kmax = key if key > kmax else kmax
             s = s / (hi - lo)
             rmax = s if s > rmax else rmax
+        if fuse:  # the slots, then the bound (the snapshot's tree is no deeper than
+            # _mass_sum's for blocks up to 240 vertices; deeper blocks raise it)
+            sg0 = sg0 + (mgrp + mmid)
+            if N > n:
+                _lanes2(&acc[n], N - n, &sg1, &ab1)
+            sg0 = sg0 + sg1
+            err0 = ((528.0 if block + mid_blocks + 272 < 528 else
+                     <double>(block + mid_blocks + 272))
+                    + <double>N / 262144.0) * _U * 1.01 * (ab0 + ab1)
         theta0 = theta
         if theta > 0.5 * rmax:
             theta = 0.5 * rmax

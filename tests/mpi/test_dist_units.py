@@ -272,12 +272,15 @@ def test_jacobi_sweep_uniform_share_as_one_number(pend_d, rng):
                            -0.3, bq[:2], pend_d, bd, 1e-4, 16, 0.0, 0)
 
 
+@pytest.mark.parametrize("plain_before", [False, True])
 @pytest.mark.parametrize("n,nslots", [(0, 5), (3, 0), (301, 40), (5000, 3000)])
 @pytest.mark.parametrize("mass_tol", [0.0, 1e-9, 1e-3])
-def test_jacobi_sweep_mass_sums(n, nslots, mass_tol, rng):
+def test_jacobi_sweep_mass_sums(n, nslots, mass_tol, plain_before, rng):
     """``jacobi_push(mass=...)``: ``acc``'s signed sum before and after the sweep within the
     error bound it reports (against ``math.fsum``), compensated (bound 0) when the plain
-    sum's bound exceeds ``mass_tol``; the sweep itself is bit for bit the one without."""
+    sum's bound exceeds ``mass_tol`` (``plain_before``: the sum before is taken in the
+    snapshot, plain whatever its bound when ``mass_tol > 0``); the sweep itself is bit for
+    bit the one without."""
     import math
 
     from asapgraph.kernels import _local
@@ -293,16 +296,20 @@ def test_jacobi_sweep_mass_sums(n, nslots, mass_tol, rng):
         act, bsum = np.zeros(nb, np.int32), np.zeros(nb)
         r = _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dangling,
                                0.85, 0.3 if n else 0.0, bq[:max(n, 1)] if n else bq[:1], 0.0,
-                               bq[:1], 1e-4, 16, 0.0, 0, mass, mass_tol)
+                               bq[:1], 1e-4, 16, 0.0, 0, mass, mass_tol, plain_before)
         outs.append((r, acc, x, rs, mass))
     assert outs[0][0] == outs[1][0]
     for a, b in zip(outs[0][1:4], outs[1][1:4]):
         np.testing.assert_array_equal(a, b)
     mass, acc = outs[1][4], outs[1][1]
-    for s, err, vec in ((mass[0], mass[1], acc0), (mass[2], mass[3], acc)):
+    for i, (s, err, vec) in enumerate(((mass[0], mass[1], acc0), (mass[2], mass[3], acc))):
         ref = math.fsum(vec.tolist())
         scale = float(np.abs(vec).sum())
-        assert 0.0 <= err <= max(mass_tol, 0.0)
+        if plain_before and mass_tol > 0.0 and i == 0:
+            assert err == pytest.approx((528 + len(vec) / 2 ** 18) * 2.0 ** -53 * 1.01 * scale,
+                                        rel=1e-9)
+        else:
+            assert 0.0 <= err <= max(mass_tol, 0.0)
         if err == 0.0:  # compensated: about one rounding of the result
             assert abs(s - ref) <= 4e-16 * abs(ref) + 1e-30 * scale
         else:
