@@ -218,6 +218,14 @@ def pool_peers(comm, lg, form, b, bdang):
     return out, lo, hi, inp, maps, B
 
 
+def _relabelled(P, v):
+    """``P.to_new(v)``, or ``v[:1]`` when every entry of ``v`` is the same (the default
+    teleport: nothing to relabel; the shares derived from it are read as one number
+    anyway, see :func:`_uniform`)."""
+    u = _uniform(v)
+    return u if len(u) == 1 and len(v) > 1 else P.to_new(v)
+
+
 def _uniform(v):
     """``v[:1]`` when every entry of ``v`` equals the first (the sweep then reads one
     number for all vertices), else ``v``."""
@@ -247,8 +255,8 @@ class DeltaState:
         P = self.P = sol.push_layout() if jac and delta0 is None and active else None
         if P is not None:
             two = bdang is not b
-            b = P.to_new(b)
-            bdang = P.to_new(bdang) if two else b
+            b = _relabelled(P, b)
+            bdang = _relabelled(P, bdang) if two else b
             if resume is not None:
                 resume = (P.to_new(resume[0]), P.to_new(resume[1]))
             self.rows = (P.indptr, P.tgt, P.coef, P.vcoef, P.dangling, P.prefetch)
@@ -282,10 +290,13 @@ class DeltaState:
         # (their ratio estimates the dominant eigenvalue for the extrapolation step)
         self.flow = np.zeros(2)
         self.relax = 1.0  # > 1: the next sweep is an extrapolation step (every rank, once)
-        # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
-        deg = np.diff(lg.indptr).astype(np.float64)
-        mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
-        self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
+        # push form: push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree
+        # (>= 1/mean); the jacobi form has no use for it
+        self.scale = None
+        if not jac:
+            deg = np.diff(lg.indptr).astype(np.float64)
+            mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
+            self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
         self.rmax_c = None
         self.warm = False
         self.sx = 0.0  # (the warm start's sweep adds to it; set below)
