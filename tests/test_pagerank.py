@@ -386,6 +386,35 @@ def test_degree_order_is_stable_log2_bucket_sort(rng):
         assert np.array_equal(out, np.argsort(key, kind="stable"))
 
 
+@pytest.mark.parametrize("dt", [np.int32, np.int64])
+@pytest.mark.parametrize("nloc,nslots,m", [(0, 0, 0), (1, 0, 0), (50, 20, 0), (700, 300, 9000)])
+def test_owned_degree_key_and_relabel_maps_match_numpy(rng, dt, nloc, nslots, m):
+    """The push layout's key (out-degree + edges into each owned vertex, slots not
+    counted) and its maps / relabelled per-vertex arrays, against numpy."""
+    from asapgraph.kernels import _pagerank as K
+
+    src = np.sort(rng.integers(0, max(nloc, 1), m))
+    tgt = rng.integers(0, nloc + nslots, m).astype(dt) if nloc + nslots else np.zeros(m, dt)
+    indptr = np.searchsorted(src, np.arange(nloc + 1)).astype(np.int64)
+    key = K.owned_degree_key(indptr, tgt, np.full(nloc, -5, dtype=np.int64))
+    want = np.bincount(tgt[tgt < nloc].astype(np.int64), minlength=nloc)[:nloc] + np.diff(indptr)
+    assert np.array_equal(key, want)
+    new2old = rng.permutation(nloc).astype(dt)
+    old2new = np.full(nloc + nslots, -1, dtype=dt)
+    n2o, o2n = np.empty(nloc, np.int64), np.empty(nloc, np.int64)
+    vin, din = rng.random(nloc), (rng.random(nloc) < 0.3).astype(np.uint8)
+    vout, dout = np.empty(nloc), np.empty(nloc, np.uint8)
+    K.relabel_maps(new2old, old2new, n2o, o2n, vin, vout, din, dout)
+    ref = np.arange(nloc + nslots)
+    ref[new2old] = np.arange(nloc)
+    assert np.array_equal(old2new, ref) and old2new.dtype == dt
+    assert np.array_equal(n2o, new2old) and np.array_equal(o2n, ref[:nloc])
+    assert np.array_equal(vout, vin[new2old]) and np.array_equal(dout, din[new2old])
+    if nloc:
+        with pytest.raises(ValueError):
+            K.relabel_maps(new2old, old2new[:nloc - 1], n2o, o2n, vin, vout, din, dout)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_permute_csr_matches_numpy(rng, threads, weighted):

@@ -157,6 +157,13 @@ GATE_MIN_CUT = 0.45
 #: the gate waits (rmat:20, cit-HepPh, soc-Slashdot0902) 0.2 was mixed (13 % faster to
 #: 16 % slower), so 0.1 stays there (benchmarks/REPORT.md, issue 15, ninth session).
 SKIP_GAMMA = (0.2, 0.1)
+#: The ``jacobi`` PageRank sweep's drift measurement (:meth:`.asap_delta.DeltaState._put_back`)
+#: may err by at most this fraction of the rank's passivity target per sum, two per sweep
+#: (over a run of 10^4 sweeps: a fifth of the target): below that its signed sums of ``acc`` are
+#: taken plainly, fused with the sweep's own passes, instead of compensated (two extra
+#: passes of 2Sum per sweep: 19 ms of a rank's ~290 ms on rmat:20, 2 ranks, and a
+#: fifth of the sweep time on cnr-2000)
+DRIFT_TOL = 1e-5
 
 
 class _Solver:
@@ -418,7 +425,8 @@ class _Solve:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
             st.edges_visited += nedge
         elif self.jac:
-            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n, full=self._endgame())
+            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n, full=self._endgame(),
+                                   mass_tol=DRIFT_TOL * self.target * self.share)
             pushed = 1
         else:
             pushed, nedge, self.rl = self.d.push(ev, self.r_global)
@@ -703,6 +711,10 @@ class _Solve:
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
+        if self.jac and not self.prog and self.mm is None:  # drift sums taken plainly
+            st.extra["drift_plain_sums"] = st.extra.get("drift_plain_sums", 0) + d.plain_sums
+            st.extra["drift_sums_over_tol"] = (st.extra.get("drift_sums_over_tol", 0)
+                                               + d.sums_over_tol)
         st.extra["asap_seconds_solve"] = perf() - t_start
         if self.bal is not None and self.bal.pending is not None:
             sol.last_state = d.state()  # drained for a migration (.rebalance)

@@ -155,31 +155,30 @@ def push_layout(lg, prefetch):
     1.10 / 0.96, their sum 1.05 / 0.93.  ``prefetch``: the distance to store."""
     import time
 
-    from asapgraph.kernels import _graph, _pagerank
+    from asapgraph.kernels import _pagerank
 
     t0 = time.perf_counter()
     nloc, N, m = lg.nloc, lg.nloc + lg.nslots, len(lg.tgt)
     tdt = lg.tgt.dtype
     P = PushLayout()
-    cnt = np.zeros(N, dtype=np.int64)
-    _graph.count_ids(lg.tgt, cnt)
-    key = cnt[:nloc]
-    key += np.diff(lg.indptr)
+    key = _pagerank.owned_degree_key(lg.indptr, lg.tgt, np.empty(nloc, dtype=np.int64))
     new2old = np.empty(nloc, dtype=tdt)
     _pagerank.degree_order(key, new2old)
-    del cnt
-    old2new = np.arange(N, dtype=tdt)  # slots keep their index
-    old2new[new2old] = np.arange(nloc, dtype=tdt)
+    del key
+    # the inverse (slots keep their index), both maps as int64, vcoef and dangling
+    # relabelled: one pass
+    old2new = np.empty(N, dtype=tdt)
+    P.new2old, P.old2new = np.empty(nloc, dtype=np.int64), np.empty(nloc, dtype=np.int64)
+    P.vcoef, P.dangling = np.empty(nloc), np.empty(nloc, dtype=np.uint8)
+    _pagerank.relabel_maps(new2old, old2new, P.new2old, P.old2new,
+                           np.ascontiguousarray(lg.vcoef, dtype=np.float64), P.vcoef,
+                           np.ascontiguousarray(lg.dangling, dtype=np.uint8), P.dangling)
     P.indptr = np.empty(nloc + 1, dtype=np.int64)
     P.tgt = np.empty(m + PUSH_PAD, dtype=tdt)
     w = lg.coef if lg.coef is not None else np.zeros(0)
     P.coef = np.empty(m, dtype=np.float64) if lg.coef is not None else None
     _pagerank.permute_csr(lg.indptr, lg.tgt, w, new2old, old2new, P.indptr, P.tgt,
                           P.coef if P.coef is not None else np.zeros(0), 1)
-    P.new2old = new2old.astype(np.int64)
-    P.old2new = old2new[:nloc].astype(np.int64)
-    P.vcoef = P.to_new(lg.vcoef)
-    P.dangling = P.to_new(lg.dangling)
     P.prefetch = int(prefetch)
     P.seconds = time.perf_counter() - t0
     return P
@@ -219,6 +218,14 @@ def pool_peers(comm, lg, form, b, bdang):
     return out, lo, hi, inp, maps, B
 
 
+def _relabelled(P, v):
+    """``P.to_new(v)``, or ``v[:1]`` when every entry of ``v`` is the same (the default
+    teleport: nothing to relabel; the shares derived from it are read as one number
+    anyway, see :func:`_uniform`)."""
+    u = _uniform(v)
+    return u if len(u) == 1 and len(v) > 1 else P.to_new(v)
+
+
 def _uniform(v):
     """``v[:1]`` when every entry of ``v`` equals the first (the sweep then reads one
     number for all vertices), else ``v``."""
@@ -248,8 +255,8 @@ class DeltaState:
         P = self.P = sol.push_layout() if jac and delta0 is None and active else None
         if P is not None:
             two = bdang is not b
-            b = P.to_new(b)
-            bdang = P.to_new(bdang) if two else b
+            b = _relabelled(P, b)
+            bdang = _relabelled(P, bdang) if two else b
             if resume is not None:
                 resume = (P.to_new(resume[0]), P.to_new(resume[1]))
             self.rows = (P.indptr, P.tgt, P.coef, P.vcoef, P.dangling, P.prefetch)
@@ -273,6 +280,9 @@ class DeltaState:
         self.bq_dk = _uniform(self.bq_d) if self.two else self.bq_pk
         self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
         self.rs = np.zeros(nloc) if jac else None
+        # the sweep kernel's signed sums of acc before/after and their error bounds
+        self.mass = np.zeros(4)
+        self.plain_sums = self.sums_over_tol = 0
         # sweep scratch: pushed block numbers, block sums of |r|
         self.act = np.zeros(-(-nloc // sol.block) if jac else 0, dtype=np.int32)
         self.bsum = np.zeros(len(self.act))
@@ -280,10 +290,13 @@ class DeltaState:
         # (their ratio estimates the dominant eigenvalue for the extrapolation step)
         self.flow = np.zeros(2)
         self.relax = 1.0  # > 1: the next sweep is an extrapolation step (every rank, once)
-        # push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree (>= 1/mean)
-        deg = np.diff(lg.indptr).astype(np.float64)
-        mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
-        self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
+        # push form: push rule r[u] > tw * scale[u], scale = max(outdeg, 1) / mean degree
+        # (>= 1/mean); the jacobi form has no use for it
+        self.scale = None
+        if not jac:
+            deg = np.diff(lg.indptr).astype(np.float64)
+            mean_deg = max(float(lg.m) / max(lg.n, 1), 1.0)
+            self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
         self.rmax_c = None
         self.warm = False
         self.sx = 0.0  # (the warm start's sweep adds to it; set below)
@@ -307,16 +320,18 @@ class DeltaState:
         # waves of a busy rank report; a passive rank's waves recount it (wave_sums)
         self.sx = float(self.x.sum())
 
-    def sweep(self, theta, full=False):
+    def sweep(self, theta, full=False, mass_tol=0.0):
         """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``.
 
         The priority schedule (``sol.rho``) applies unless ``full`` or the sweep is an
-        extrapolation step (both push every residual)."""
+        extrapolation step (both push every residual).  ``mass_tol`` (PageRank): how
+        large an error the measurement of the drift the sweep creates may have (see
+        :meth:`_recentre`; 0: compensated sums, as the warm start)."""
         acc, nloc, pend = self.acc, self.nloc, self.pend
         s_ = self.relax
         rho = 0.0 if full or s_ != 1.0 else self.sol.rho
-        if not self.prog:  # PageRank: the signed mass a sweep must conserve
-            mass0 = self._signed_mass()
+        if not self.prog:  # PageRank: the pools' part of the signed mass before the sweep
+            pools0 = (*pend.tolist(), *self.dbuf.ravel().tolist())
         if self.prog:
             before = float(acc.sum())
             if s_ != 1.0:  # push s r from every vertex, leave -(s - 1) r (sum_program)
@@ -326,7 +341,10 @@ class DeltaState:
         nedge, dm, tot, _, left = _local.jacobi_push(
             indptr, tgt, coef, vcoef, self.x, acc, self.rs, self.act, self.bsum,
             dangling, self.alpha, pend[0], self.bq_pk, pend[1], self.bq_dk, theta,
-            self.sol.block, rho, pf)
+            self.sol.block, rho, pf, None if self.prog else self.mass, mass_tol,
+            # the sum before in the snapshot pass when the last sweep's sum after, with
+            # 4x room, stayed within mass_tol (messages since rarely grow |acc| 4x)
+            0.0 < self.mass[3] <= 0.25 * mass_tol)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:
@@ -343,9 +361,37 @@ class DeltaState:
         if self.nout:
             self.dbuf[:] += pool * self.bshare
         if not self.prog:
-            left += self._recentre(mass0)
+            left += self._put_back(pools0, mass_tol)
         self.st.edges_visited += nedge
         return left + float(np.abs(pend).sum())
+
+    def _put_back(self, pools0, mass_tol):
+        """:meth:`_recentre` of one sweep, from the sums the sweep kernel measured
+        (``self.mass``: ``acc``'s signed sum before and after, each with its error bound)
+        and the pools before (``pools0``) and after; returns the drift put back plus the
+        two error bounds (so the rank's kept ``sum |r|`` stays an upper bound).
+
+        The kernel sums plainly whenever the a-priori error bound of the plain sum is at
+        most ``mass_tol`` (the solver passes :data:`.asap.DRIFT_TOL` x the rank's
+        passivity target), else compensated: near the start, where ``sum |acc|`` is
+        large, as before; later, where it is small, the plain sum already resolves the
+        drift far below anything the termination reads.  The sum before is taken inside
+        the snapshot pass when the last sweep's sum after was plain with 4x room (a
+        prediction: its bound, whatever it is, is counted below and in
+        ``drift_sums_over_tol``)."""
+        if not self.nloc:
+            return 0.0
+        m = self.mass
+        d = (math.fsum((float(m[2]), *self.pend.tolist(), *self.dbuf.ravel().tolist()))
+             - math.fsum((float(m[0]), *pools0)))
+        if d != 0.0:
+            self.acc[0] -= d
+        # how many of the sweep's two sums were plain (the rest compensated), and how
+        # many plain ones exceeded mass_tol (a sum before taken in the snapshot on the
+        # last sweep's prediction; its bound still counts below)
+        self.plain_sums += int(m[1] > 0.0) + int(m[3] > 0.0)
+        self.sums_over_tol += int(m[1] > mass_tol)
+        return abs(d) + float(m[1]) + float(m[3])
 
     def _signed_mass(self):
         """This rank's signed residual mass: residuals, slot buffers, pools (compensated)."""

@@ -141,7 +141,8 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 int32_t[::1] act, double[::1] bsum, const uint8_t[::1] dangling,
                 double alpha, double pend_p, const double[::1] bq_p,
                 double pend_d, const double[::1] bq_d, double theta=0.0,
-                Py_ssize_t block=16, double rho=0.0, int64_t prefetch=0):
+                Py_ssize_t block=16, double rho=0.0, int64_t prefetch=0,
+                double[::1] mass=None, double mass_tol=0.0, bint plain_before=False):
     """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
 
     The residual of ``u`` is ``acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]`` (pool mass
@@ -182,6 +183,20 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     :func:`asapgraph.engine.asap_delta.push_layout`); on the given order it measured
     within noise on rmat:20 and cnr-2000 (replayed sweeps of real runs).
 
+    ``mass`` (float64, 4 entries, or None): the signed sum of the whole ``acc`` (owned
+    residuals and slot buffers) before the sweep and after it, each with a bound of its
+    error: ``mass = [before, err_before, after, err_after]`` (what the ``jacobi`` form's
+    drift correction compares, :meth:`asapgraph.engine.asap_delta.DeltaState.sweep`).
+    Each sum is first taken plainly and blocked (the closing one in the pass that computes
+    ``sum |acc[:n]|`` anyway), and its error is bounded a priori by about ``(528 +
+    len(acc) / 2^18) u sum |acc|`` (``u = 2^-53``: the roundings a term goes through,
+    :func:`_mass_sum`); only when that bound exceeds ``mass_tol`` is the sum recomputed
+    compensated (:func:`exact_sum`, error bound 0 reported); ``mass_tol <= 0``: always
+    compensated, as before this option existed.  ``plain_before`` (the caller's
+    prediction that the plain sum before will do, e.g. from the last sweep's bound): that
+    sum is taken inside the snapshot pass instead of a pass of its own, and plain
+    whatever its bound (which is still reported).
+
     Returns
     -------
     (int, float, float, float, float)
@@ -189,11 +204,24 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
         pushed, ``sum |r|`` pushed, ``sum |acc[:n]|`` after the sweep.
     """
     cdef Py_ssize_t n = x.shape[0], u, i, b, lo, hi, k = 0, nb
+    cdef Py_ssize_t N = acc.shape[0]
+    cdef bint want_mass = mass is not None
+    cdef double sg0 = 0.0, ab0 = 0.0, sg1 = 0.0, ab1 = 0.0, err0 = 0.0, err1 = 0.0
+    cdef double theta0, a, ms, mab, mmid = 0.0, mgrp = 0.0
+    cdef Py_ssize_t nmid = 0, ngrp = 0, mid_blocks = 1024 // block if 0 < block < 1024 else 1
+    # the signed sum before the sweep fused into the snapshot, plain whatever its bound
+    cdef bint fuse = want_mass and mass_tol > 0.0 and plain_before
+    # without the priority schedule the choice is made in the snapshot: a block whose
+    # sum exceeds theta is pushed whatever the cap (min(theta, max mean / 2) <= theta);
+    # only when the cap lowers theta does a loop over the blocks (not the vertices) add
+    # the blocks between, so the sweep makes no separate pass over the vertices to choose
+    cdef bint early
     cdef int64_t nedge = 0
     cdef double ru, s, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
     cdef bint per_edge = coef is not None
     cdef bint pools = pend_p != 0.0 or pend_d != 0.0
     cdef bint prio = 0.0 < rho < 1.0
+    early = not prio
     cdef double kmax = 0.0, key, htot = 0.0, cum
     cdef double hist[PRIO_NB]
     cdef int kb = PRIO_NB - 1, bin_
@@ -202,34 +230,80 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     nb = (n + block - 1) // block
     if act.shape[0] < nb or bsum.shape[0] < nb:
         raise ValueError("act and bsum must hold one entry per block")
+    if want_mass and mass.shape[0] < 4:
+        raise ValueError("mass must hold 4 entries")
+    if N < n:
+        raise ValueError("acc must hold the owned residuals")
     if pools and n and (bq_p.shape[0] not in (1, n) or bq_d.shape[0] not in (1, n)):
         raise ValueError("bq_p and bq_d must hold one entry per vertex, or one for all")
     cdef bint up = bq_p.shape[0] == 1, ud = bq_d.shape[0] == 1, used = pend_d != 0.0
     cdef double cp = pend_p * bq_p[0] if (pools and up) else 0.0
     cdef double cd = pend_d * bq_d[0] if (pools and ud) else 0.0
     with nogil:
+        if want_mass and not fuse:  # the signed sum before the sweep (before the
+            # snapshot changes acc)
+            err0 = _mass_sum(&acc[0] if N else NULL, n, N, mass_tol, &sg0, &ab0)
         for b in range(nb):  # snapshot; block sums; the largest block mean
             lo = b * block
             hi = lo + block if lo + block < n else n
             s = 0.0
+            ms = 0.0
+            mab = 0.0
             if pools:  # (the same sums as acc[u] + pend_p bq_p[u] + pend_d bq_d[u])
                 for u in range(lo, hi):
-                    ru = acc[u] + (cp if up else pend_p * bq_p[u])
+                    a = acc[u]
+                    ru = a + (cp if up else pend_p * bq_p[u])
                     if used:
                         ru = ru + (cd if ud else pend_d * bq_d[u])
                     rs[u] = ru
                     s += fabs(ru)
+                    if early:  # a block that waits keeps its residuals (pools in) in acc
+                        acc[u] = ru
+                    if fuse:
+                        ms += a
+                        mab += fabs(a)
             else:
                 for u in range(lo, hi):
                     ru = acc[u]
                     rs[u] = ru
                     s += fabs(ru)
+                    if fuse:
+                        ms += ru
+                        mab += fabs(ru)
             bsum[b] = s
+            if fuse:  # blocked: block sums in groups of mid_blocks, groups of 256 of those
+                ab0 += mab
+                mmid += ms
+                nmid += 1
+                if nmid == mid_blocks:
+                    mgrp += mmid
+                    mmid = 0.0
+                    nmid = 0
+                    ngrp += 1
+                    if ngrp == 256:
+                        sg0 += mgrp
+                        mgrp = 0.0
+                        ngrp = 0
+            if early and s > theta * (hi - lo):  # pushed whatever the cap (see above)
+                act[k] = <int32_t>b
+                k += 1
+                for u in range(lo, hi):
+                    acc[u] = 0.0
             if prio:
                 key = s / <double>(indptr[hi] - indptr[lo] + hi - lo)
                 kmax = key if key > kmax else kmax
             s = s / (hi - lo)
             rmax = s if s > rmax else rmax
+        if fuse:  # the slots, then the bound (the snapshot's tree is no deeper than
+            # _mass_sum's for blocks up to 240 vertices; deeper blocks raise it)
+            sg0 = sg0 + (mgrp + mmid)
+            if N > n:
+                _lanes2(&acc[n], N - n, &sg1, &ab1)
+            sg0 = sg0 + sg1
+            err0 = ((528.0 if block + mid_blocks + 272 < 528 else
+                     <double>(block + mid_blocks + 272))
+                    + <double>N / 262144.0) * _U * 1.01 * (ab0 + ab1)
+        theta0 = theta
         if theta > 0.5 * rmax:
             theta = 0.5 * rmax
         if prio and kmax > 0.0:  # the key buckets of the blocks above theta, their mass
@@ -248,7 +322,19 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 if cum >= rho * htot:
                     kb = bin_
                     break
-        for b in range(nb):  # choose the blocks; the others keep their residuals in acc
+        if early and theta < theta0:  # the cap: the blocks above it, in block order
+            k = 0
+            for b in range(nb):
+                lo = b * block
+                hi = lo + block if lo + block < n else n
+                if bsum[b] > theta * (hi - lo):
+                    act[k] = <int32_t>b
+                    k += 1
+                    if bsum[b] <= theta0 * (hi - lo):  # (not zeroed in the snapshot)
+                        for u in range(lo, hi):
+                            acc[u] = 0.0
+        for b in range(nb if not early else 0):  # choose the blocks; the others keep
+            # their residuals in acc
             lo = b * block
             hi = lo + block if lo + block < n else n
             if bsum[b] > theta * (hi - lo) and not (
@@ -272,9 +358,83 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 pushed_abs += fabs(ru)
                 nedge += _push_vertex(indptr, tgt, coef, vcoef, x, acc, dangling, u, ru,
                                       alpha, per_edge, &dp, prefetch)
-    if n:
-        left = _lanes(&acc[0], n, True)  # (four partial sums: one is latency-bound)
+        if want_mass:  # the closing pass: sum |acc[:n]| and the signed sum after
+            err1 = _mass_sum(&acc[0] if N else NULL, n, N, mass_tol, &sg1, &left)
+        elif n:
+            left = _lanes(&acc[0], n, True)  # (four partial sums: one is latency-bound)
+    if want_mass:
+        mass[0] = sg0
+        mass[1] = err0
+        mass[2] = sg1
+        mass[3] = err1
     return nedge, dp, pushed, pushed_abs, left
+
+
+#: unit roundoff of float64
+cdef double _U = 1.1102230246251565e-16
+
+
+cdef double _mass_sum(const double* a, Py_ssize_t n, Py_ssize_t N, double tol, double* sg,
+                      double* ab_owned) noexcept nogil:
+    """``sum a[:N]`` into ``sg`` and ``sum |a[:n]|`` into ``ab_owned``; returns the bound of
+    ``sg``'s error: plain blocked sums (:func:`_lanes2`) of ``a[:n]`` and ``a[n:N]`` when
+    their a-priori bound is at most ``tol`` (``tol > 0``), else compensated (:func:`_exact`,
+    bound 0).  The bound: every term goes through at most ``h = 520 + N / 2^18 + 8``
+    roundings (:func:`_lanes2`'s levels, then the parts' sum), so the error is at most
+    ``h u / (1 - h u) sum |a|``; the factor 1.01 covers that denominator and the rounding
+    of the computed ``sum |a|`` (both below 1e-4 for any ``N < 10^12``)."""
+    cdef double s0 = 0.0, a0 = 0.0, s1 = 0.0, a1 = 0.0, err
+    if n:
+        _lanes2(a, n, &s0, &a0)
+    ab_owned[0] = a0
+    if tol > 0.0:
+        if N > n:
+            _lanes2(a + n, N - n, &s1, &a1)
+        err = (528.0 + <double>N / 262144.0) * _U * 1.01 * (a0 + a1)
+        if err <= tol:
+            sg[0] = s0 + s1
+            return err
+    sg[0] = _exact(a, N) if N else 0.0
+    return 0.0
+
+
+cdef inline void _lanes2(const double* a, Py_ssize_t n, double* sg, double* ab) noexcept nogil:
+    """``sum a[:n]`` into ``sg`` and ``sum |a[:n]|`` into ``ab`` in one pass.  ``ab`` in
+    four lanes associated as :func:`_lanes` (bit for bit ``_lanes(a, n, True)``); ``sg``
+    blocked, so that a term sees few roundings: four lanes over chunks of 1024 values
+    (at most 259 additions per lane, 2 to combine them), the chunks' sums added in groups
+    of 256 (256), the groups' sums in order (``n / 2^18 + 1``), then the two (1)."""
+    cdef Py_ssize_t i = 0, end, nch = 0
+    cdef double s0, s1, s2, s3, mid = 0.0, outer = 0.0
+    cdef double t0 = 0.0, t1 = 0.0, t2 = 0.0, t3 = 0.0
+    while i < n:
+        end = i + 1024 if i + 1024 < n else n
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        while i + 3 < end:
+            s0 += a[i]
+            s1 += a[i + 1]
+            s2 += a[i + 2]
+            s3 += a[i + 3]
+            t0 += fabs(a[i])
+            t1 += fabs(a[i + 1])
+            t2 += fabs(a[i + 2])
+            t3 += fabs(a[i + 3])
+            i += 4
+        while i < end:  # (only in the last chunk: 1024 is a multiple of 4)
+            s0 += a[i]
+            t0 += fabs(a[i])
+            i += 1
+        mid += (s0 + s1) + (s2 + s3)
+        nch += 1
+        if nch == 256:
+            outer += mid
+            mid = 0.0
+            nch = 0
+    sg[0] = outer + mid
+    ab[0] = (t0 + t1) + (t2 + t3)
 
 
 cdef inline int _prio_bin(double mass, int64_t work, double kmax) noexcept nogil:
@@ -350,31 +510,37 @@ def exact_sum(const double[::1] a, Py_ssize_t lo, Py_ssize_t hi):
     sums and errors added compensated): the error is about one rounding of the result
     plus ``n eps^2 sum |a|``, not ``n eps sum |a|`` (the ``jacobi`` form's drift
     correction measures the signed mass a sweep creates by rounding with it)."""
-    cdef Py_ssize_t i, end
+    cdef double r = 0.0
+    if lo < 0 or hi > a.shape[0]:
+        raise ValueError("exact_sum: range out of bounds")
+    if hi > lo:
+        with nogil:
+            r = _exact(&a[lo], hi - lo)
+    return r
+
+
+cdef double _exact(const double* a, Py_ssize_t n) noexcept nogil:
+    """:func:`exact_sum` of ``a[:n]``."""
+    cdef Py_ssize_t i = 0, end = (n // 4) * 4
     cdef double s[4]
     cdef double c[4]
     cdef double tot = 0.0, err = 0.0
     cdef int j
-    if lo < 0 or hi > a.shape[0]:
-        raise ValueError("exact_sum: range out of bounds")
-    with nogil:
-        for j in range(4):
-            s[j] = 0.0
-            c[j] = 0.0
-        i = lo
-        end = lo + ((hi - lo) // 4) * 4 if hi > lo else lo
-        while i < end:
-            _two_sum(&s[0], &c[0], a[i])
-            _two_sum(&s[1], &c[1], a[i + 1])
-            _two_sum(&s[2], &c[2], a[i + 2])
-            _two_sum(&s[3], &c[3], a[i + 3])
-            i += 4
-        while i < hi:
-            _two_sum(&s[0], &c[0], a[i])
-            i += 1
-        for j in range(4):
-            _two_sum(&tot, &err, s[j])
-            err += c[j]
+    for j in range(4):
+        s[j] = 0.0
+        c[j] = 0.0
+    while i < end:
+        _two_sum(&s[0], &c[0], a[i])
+        _two_sum(&s[1], &c[1], a[i + 1])
+        _two_sum(&s[2], &c[2], a[i + 2])
+        _two_sum(&s[3], &c[3], a[i + 3])
+        i += 4
+    while i < n:
+        _two_sum(&s[0], &c[0], a[i])
+        i += 1
+    for j in range(4):
+        _two_sum(&tot, &err, s[j])
+        err += c[j]
     return tot + err
 
 

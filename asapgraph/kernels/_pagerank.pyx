@@ -319,3 +319,55 @@ def permute_csr(const int64_t[::1] indptr, const vid_t[::1] indices, const doubl
         else:
             for o in prange(n, schedule="static", num_threads=threads):
                 _permute_row(indptr, indices, w, old2new, nptr, nind, nw, o, hasW)
+
+
+def owned_degree_key(const int64_t[::1] indptr, const vid_t[::1] tgt, int64_t[::1] key):
+    """``key[v] = (out-degree of v) + (edges of these rows into v)`` for ``v < nloc =
+    len(key)``; targets ``>= nloc`` (a rank's slots) are not counted.  One pass over the
+    edges, counting into ``nloc + 1`` int64 counters (a target past the owned ones goes to
+    the spare one: no branch) with the counter of the edge 32 ahead prefetched; then the
+    out-degrees are added.  The key of :func:`asapgraph.engine.asap_delta.push_layout`
+    (what ``count_ids`` over every target, a slice and ``np.diff`` computed in three
+    passes and two temporaries)."""
+    cdef int64_t nloc = key.shape[0], m = tgt.shape[0], e, t, v
+    if indptr.shape[0] != nloc + 1 or indptr[nloc] > m:
+        raise ValueError("owned_degree_key: indptr must have len(key) + 1 entries")
+    cnt_ = np.zeros(nloc + 1, dtype=np.int64)
+    cdef int64_t[::1] cnt = cnt_
+    m = indptr[nloc]
+    with nogil:
+        for e in range(m):
+            if e + 32 < m:
+                t = tgt[e + 32]
+                asap_prefetch_r(&cnt[t if t < nloc else nloc])
+            t = tgt[e]
+            cnt[t if t < nloc else nloc] += 1
+        for v in range(nloc):
+            key[v] = cnt[v] + indptr[v + 1] - indptr[v]
+    return key
+
+
+def relabel_maps(const vid_t[::1] new2old, vid_t[::1] old2new, int64_t[::1] n2o,
+                 int64_t[::1] o2n, const double[::1] vin, double[::1] vout,
+                 const unsigned char[::1] din, unsigned char[::1] dout):
+    """The maps and per-vertex arrays of a relabelling in one pass over ``new2old``
+    (``nloc`` entries, a permutation of ``0..nloc-1``): ``old2new`` (``N >= nloc``
+    entries, the target type) the inverse, the identity on ``[nloc, N)`` (slots keep
+    their index); ``n2o``, ``o2n`` (int64, ``nloc``) the two maps widened; ``vout[i] =
+    vin[new2old[i]]`` and ``dout[i] = din[new2old[i]]``."""
+    cdef int64_t nloc = new2old.shape[0], N = old2new.shape[0], i, o
+    if (N < nloc or n2o.shape[0] != nloc or o2n.shape[0] != nloc or vin.shape[0] != nloc
+            or vout.shape[0] != nloc or din.shape[0] != nloc or dout.shape[0] != nloc):
+        raise ValueError("relabel_maps: array sizes do not match")
+    with nogil:
+        for i in range(nloc):
+            o = new2old[i]
+            old2new[o] = <vid_t>i
+            n2o[i] = o
+            vout[i] = vin[o]
+            dout[i] = din[o]
+        for i in range(nloc):
+            o2n[i] = old2new[i]
+        for i in range(nloc, N):
+            old2new[i] = <vid_t>i
+    return old2new

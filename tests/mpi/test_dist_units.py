@@ -272,6 +272,73 @@ def test_jacobi_sweep_uniform_share_as_one_number(pend_d, rng):
                            -0.3, bq[:2], pend_d, bd, 1e-4, 16, 0.0, 0)
 
 
+@pytest.mark.parametrize("plain_before", [False, True])
+@pytest.mark.parametrize("n,nslots", [(0, 5), (3, 0), (301, 40), (5000, 3000)])
+@pytest.mark.parametrize("mass_tol", [0.0, 1e-9, 1e-3])
+def test_jacobi_sweep_mass_sums(n, nslots, mass_tol, plain_before, rng):
+    """``jacobi_push(mass=...)``: ``acc``'s signed sum before and after the sweep within the
+    error bound it reports (against ``math.fsum``), compensated (bound 0) when the plain
+    sum's bound exceeds ``mass_tol`` (``plain_before``: the sum before is taken in the
+    snapshot, plain whatever its bound when ``mass_tol > 0``); the sweep itself is bit for
+    bit the one without."""
+    import math
+
+    from asapgraph.kernels import _local
+
+    indptr, tgt, dangling, vcoef = _push_rows(rng, n, nslots, 8 * n)
+    acc0 = rng.standard_normal(n + nslots) * np.exp(rng.uniform(-30, 0, n + nslots))
+    bq = rng.random(max(n, 1))
+    bq /= bq.sum()
+    nb = -(-n // 16)
+    outs = []
+    for mass in (None, np.full(4, np.nan)):
+        acc, x, rs = acc0.copy(), np.zeros(n), np.zeros(n)
+        act, bsum = np.zeros(nb, np.int32), np.zeros(nb)
+        r = _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dangling,
+                               0.85, 0.3 if n else 0.0, bq[:max(n, 1)] if n else bq[:1], 0.0,
+                               bq[:1], 1e-4, 16, 0.0, 0, mass, mass_tol, plain_before)
+        outs.append((r, acc, x, rs, mass))
+    assert outs[0][0] == outs[1][0]
+    for a, b in zip(outs[0][1:4], outs[1][1:4]):
+        np.testing.assert_array_equal(a, b)
+    mass, acc = outs[1][4], outs[1][1]
+    for i, (s, err, vec) in enumerate(((mass[0], mass[1], acc0), (mass[2], mass[3], acc))):
+        ref = math.fsum(vec.tolist())
+        scale = float(np.abs(vec).sum())
+        if plain_before and mass_tol > 0.0 and i == 0:
+            assert err == pytest.approx((528 + len(vec) / 2 ** 18) * 2.0 ** -53 * 1.01 * scale,
+                                        rel=1e-9)
+        else:
+            assert 0.0 <= err <= max(mass_tol, 0.0)
+        if err == 0.0:  # compensated: about one rounding of the result
+            assert abs(s - ref) <= 4e-16 * abs(ref) + 1e-30 * scale
+        else:
+            assert abs(s - ref) <= err
+            assert err >= 528 * 2.0 ** -53 * scale
+    with pytest.raises(ValueError):
+        _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dangling, 0.85,
+                           0.0, bq[:1], 0.0, bq[:1], 1e-4, 16, 0.0, 0, np.zeros(3), 1.0)
+
+
+def test_jacobi_sweep_mass_plain_sum_blocking(rng):
+    """The plain signed sum is blocked (few roundings per term): on values of one sign it
+    stays far inside its bound, and the bound is the documented one."""
+    from asapgraph.kernels import _local
+
+    n = 1 << 20
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    tgt = np.zeros(0, dtype=np.int32)
+    acc = rng.random(n) + 1.0
+    ref = float(np.sum(acc.astype(np.longdouble)))
+    mass = np.zeros(4)
+    _local.jacobi_push(indptr, tgt, None, np.ones(n), np.zeros(n), acc.copy(), np.zeros(n),
+                       np.zeros(n // 16, np.int32), np.zeros(n // 16), np.zeros(n, np.uint8),
+                       0.85, 0.0, np.ones(1), 0.0, np.ones(1), 1e300, 16, 0.0, 0, mass, 1.0)
+    bound = (528 + n / 2 ** 18) * 2.0 ** -53 * 1.01 * acc.sum()
+    assert mass[1] == pytest.approx(bound, rel=1e-9)
+    assert abs(mass[0] - ref) <= bound
+
+
 def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
     """The ASAP sweep gate is on only where ranks share cores: one rank on COMM_SELF is
     oversubscribed exactly when the process may run on no CPU at all (patched affinity)."""
