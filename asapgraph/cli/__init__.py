@@ -162,6 +162,7 @@ def main(argv=None):
     argv : list of str, optional
         Arguments without the program name (default ``sys.argv[1:]``).
     """
+    args = None
     try:
         words = sys.argv[1:] if argv is None else [str(a) for a in argv]
         parser = build_parser(words[0] if words else None)
@@ -216,7 +217,22 @@ def main(argv=None):
     except Exception as exc:  # noqa: BLE001 - any other exception is a bug
         code = _internal(exc)
     _mpi_abort_if_needed(code)
+    if argv is None and args is not None and getattr(args, "np", 1) > 1 \
+            and mpi_world_size_from_env() is None:
+        _launcher_exits()
     return code
+
+
+def _launcher_exits():
+    """The ``--np`` launcher run as the program (``main()`` reading ``sys.argv``) only
+    exits once ``mpiexec`` returned: every object alive goes to the collector's permanent
+    generation, so the shutdown skips its full collections (launcher-like process: 15-26
+    ms from its last exit handler to its end, 2-7 ms frozen; busy host).  Exit handlers,
+    flushes and the status are unchanged; a caller passing ``argv`` keeps its collector."""
+    import gc
+
+    gc.disable()
+    gc.freeze()
 
 
 def _internal(exc):
