@@ -117,14 +117,12 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     idmap : object with ``original(dense) -> orig`` (collective)
 
     The loader's OpenMP regions (id maps, counting sorts, CSR builds) run on at most this
-    host's cores per rank (:func:`~asapgraph.comm.mpi.host_core_share`); its arrays get
-    no transparent huge pages (:func:`~asapgraph.partition.memory.small_pages`).
+    host's cores per rank (:func:`~asapgraph.comm.mpi.host_core_share`).
     """
     from asapgraph.kernels import _graph
     from asapgraph.kernels.tuning import omp_threads
-    from asapgraph.partition.memory import small_pages
 
-    with omp_threads(min(_graph.max_threads(), host_core_share(comm))), small_pages():
+    with omp_threads(min(_graph.max_threads(), host_core_share(comm))):
         return _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
                                  chunk_bytes, seed, progress, layout, shares)
 

@@ -13,12 +13,10 @@ leave the resident set (a fixed mmap threshold, ``malloc_trim`` between phases).
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
-__all__ = ["MEM_TRACE", "BLOCK", "phase", "mem_mark", "tune_malloc", "trim_malloc",
-           "small_pages"]
+__all__ = ["MEM_TRACE", "BLOCK", "phase", "mem_mark", "tune_malloc", "trim_malloc"]
 
 #: per-phase memory trace ``(label, rss_mb, peak_mb)`` when ASAPGRAPH_MEM_TRACE is set
 MEM_TRACE = []
@@ -83,33 +81,3 @@ def trim_malloc():
     except (OSError, AttributeError):  # pragma: no cover - not glibc
         pass
 
-
-@contextlib.contextmanager
-def small_pages():
-    """numpy's ``madvise(MADV_HUGEPAGE)`` on new arrays (4 MB and more) off inside the block,
-    restored after (numpy's private switch; nothing happens where it is missing).
-
-    The loader allocates its edge-sized temporaries in mappings of their own
-    (:func:`tune_malloc`), so every phase faults them in afresh.  With transparent huge
-    pages on ``madvise`` (Linux's default, and numpy asks for them), each fault takes a
-    2 MB page, and when none is free the kernel compacts memory first, synchronously
-    (``defrag=madvise``): on this host the in-rows placement and exchange of a rank of
-    rmat:22 text spent 38-313 ms and 126-431 ms of system time in those faults from one
-    run to the next, against a steady 36-60 ms and 45-70 ms with 4 KB pages (the same
-    arrays; ``benchmarks/REPORT.md``).
-    """
-    try:
-        from numpy._core.multiarray import _set_madvise_hugepage
-    except ImportError:
-        try:
-            from numpy.core.multiarray import _set_madvise_hugepage
-        except ImportError:  # pragma: no cover - a numpy without the switch
-            _set_madvise_hugepage = None
-    if _set_madvise_hugepage is None:
-        yield
-        return
-    old = _set_madvise_hugepage(False)
-    try:
-        yield
-    finally:
-        _set_madvise_hugepage(old)
