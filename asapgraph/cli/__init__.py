@@ -122,8 +122,9 @@ def build_parser(command=None):
     command line); registrars named ``register_<another command>`` are then skipped, with
     their imports (``asapgraph pagerank ... --np 2``: building and parsing took 19-24 ms
     in the launcher and again in each rank, 10-14 ms with ``pagerank`` alone; most of the
-    difference is ``bench``'s module).  Registrars named otherwise always run.  None (or a name no registrar has): every subcommand, as ``--help`` and
-    the usage errors list them.
+    difference is ``bench``'s module).  Registrars named otherwise always run.  None (or
+    a name no registrar has): every subcommand, as ``--help`` and the usage errors list
+    them.
     """
     names = {_own_command(reg) for reg in COMMANDS} - {None}
     if command not in names:
