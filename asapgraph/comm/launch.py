@@ -29,7 +29,16 @@ __all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "rank_env",
 #: ``MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS=16`` (default 64 cells of 8 KiB per rank):
 #: the engines keep a few messages in flight per peer (load, BSP and ASAP times did not
 #: change measurably), but every cell once used stays resident (2-3 MB per rank).
-RANK_ENV_DEFAULTS = {"UCX_TLS": "^sm", "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS": "16"}
+#: ``UCX_MEM_EVENTS=no``: loading UCX (``from mpi4py import MPI`` loads libmpi, which
+#: links it) patches ``mmap``/``munmap``/``brk``... in the process so that its
+#: registration cache sees memory being unmapped; the patching spins in ``sched_yield``
+#: (``ucm_bistro_apply_patch_atomic``) and was 40 of the 48 ms that importing
+#: ``mpi4py.MPI`` took per rank (now 7 ms; ``MPI_Init`` itself, ~23 ms, is unchanged).
+#: Only RDMA transports between hosts (InfiniBand) use that cache: there UCX then
+#: registers memory per transfer instead of caching it (set ``UCX_MEM_EVENTS=yes`` for
+#: such runs); ranks on one node never go through UCX (``UCX_TLS=^sm`` above).
+RANK_ENV_DEFAULTS = {"UCX_TLS": "^sm", "MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS": "16",
+                     "UCX_MEM_EVENTS": "no"}
 
 
 def mpi_world_size_from_env(environ=None):

@@ -267,13 +267,14 @@ class StatusSocket:
     """
 
     def __init__(self):
-        import secrets
         import socket
 
         self.address, self._lines = None, []
         try:
             self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-            name = f"asapgraph-ranks-{os.getpid()}-{secrets.token_hex(8)}"
+            # os.urandom, not secrets: secrets imports hmac and OpenSSL's libcrypto (3.4
+            # ms of the launcher's start-up) for the same 8 random bytes
+            name = f"asapgraph-ranks-{os.getpid()}-{os.urandom(8).hex()}"
             self._sock.bind("\0" + name)
             self._sock.setblocking(False)
             self.address = name
