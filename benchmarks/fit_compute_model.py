@@ -9,8 +9,8 @@ Runs ``asapgraph pagerank GRAPH --np K --mode M --clock virtual --latency 1e-3 -
 over the ranks of every run, what each rank's ``per_rank[].compute_calibration``
 recorded:
 
-* per sweep kernel (``pull``: BSP, ``push``: ASAP; ``_r``: on relabelled rows): ``CPU = ns_per_edge x edges +
-  ns_per_vertex x vertices``;
+* per sweep kernel (``pull``: BSP, ``push``: ASAP; ``_r``: on relabelled rows):
+  ``CPU = ns_per_edge x edges + ns_per_vertex x vertices``;
 * per ASAP round's other work (``round``): ``CPU = ns_per_round x rounds +
   ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x vertices of its
   passes``;
