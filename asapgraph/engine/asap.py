@@ -221,6 +221,11 @@ class _Solver:
         # from 687 M to 302 M, but locked a 1.5x-slow rank and its peers into taking turns,
         # cost up to 13 % against a 4-8x straggler (seed 0) and 1-7 % on cnr-2000)
         env = os.environ.get("ASAPGRAPH_ASAP_PATIENCE")
+        # ranks that share cores (collective): the gate below, and how long an idle rank
+        # sleeps before it polls again (:meth:`_Solve.run`)
+        self.shares_cores = oversubscribed(comm) if comm.Get_size() > 1 else False
+        self.idle_cap = float(os.environ.get("ASAPGRAPH_ASAP_IDLE_CAP",
+                                             "1e-3" if self.shares_cores else "1e-4"))
         if debug_mass and emu.virtual:
             raise ValueError("debug_mass does not run on the virtual clock (its snapshots "
                              "block outside the windows)")
@@ -238,7 +243,7 @@ class _Solver:
                            dtype=np.float64)
             cut = comm.allreduce(cut)
             share = cut[0] / max(cut[1], 1.0)
-            shared = not emu.virtual and oversubscribed(comm)  # the modelled cluster has a
+            shared = not emu.virtual and self.shares_cores  # the modelled cluster has a
             # core per rank (see above)
             self.patience = (float(np.clip(4.0 * share, 0.5, 3.0))
                              if shared or share > GATE_MIN_CUT else 0.0)
@@ -695,7 +700,10 @@ class _Solve:
             if not (ev or pushed or sent):
                 idle += 1
                 if idle > 2:
-                    dt = min(1e-3, 2e-5 * idle)
+                    # at most 1 ms where ranks share cores (a poll takes CPU from the rank
+                    # it waits for), 0.1 ms on cores of their own (a message seen up to
+                    # 1 ms late delayed every exchange; env ASAPGRAPH_ASAP_IDLE_CAP)
+                    dt = min(sol.idle_cap, 2e-5 * idle)
                     nd = emu.next_due()
                     if nd is not None:
                         dt = max(0.0, min(dt, nd - now()))
