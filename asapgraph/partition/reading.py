@@ -28,10 +28,7 @@ the same one-line error.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
 import io
-import lzma
 import os
 import re
 from dataclasses import dataclass
@@ -58,9 +55,6 @@ class DenseEdges:
 
     def __fspath__(self):
         return self.name
-
-_OPENERS = {"gzip": gzip.open, "bz2": bz2.open, "xz": lzma.open}
-
 
 def _compression(path):
     """The file's compression by its magic bytes, as the single process decides it
@@ -403,6 +397,8 @@ def _only_rank0_sees(comm, path):
 def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
     """Rank 0 reads, decompresses (by the file's magic bytes, as one process does) and
     streams line-aligned chunks round-robin; all ranks parse theirs."""
+    from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
+
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
     parts, err = [], None
@@ -410,16 +406,16 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
     if me == 0:
         line = 1
         i = 0
-        try:
-            kind = _compression(path)
-            f = _OPENERS.get(kind, open)(path, "rb")
-        except OSError as e:
-            f, err = None, InputError(path, None, f"cannot open: {e}")
+        kind = None
+        try:  # by magic bytes, as one process opens it
+            f, kind, _ = open_binary(path)
+        except InputError as e:
+            f, err = None, e
         rest = b""
         while f is not None:
             try:
                 blk = f.read(chunk_bytes)
-            except (OSError, EOFError, lzma.LZMAError):
+            except (OSError, *_DECOMP_ERRORS):
                 err = err or InputError(path, None, f"corrupt or truncated {kind} data")
                 blk = b""
             data = rest + blk
