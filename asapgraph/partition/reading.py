@@ -92,8 +92,8 @@ def _parse_text(buf, path, line0, weighted, weight_col=2):
         buf = b"   " + bytes(buf[3:])
     acc = iop.EdgeAccumulator(1, 2, (weight_col + 1) if weighted else 0, True)
     if len(buf) and acc.feed(buf, True) < 0:
-        line, msg = error_message(acc.error)
-        raise InputError(display_name(path), None if line is None else line + line0 - 1, msg)
+        line, msg = error_message(acc.error, line0)
+        raise InputError(display_name(path), line, msg)
     s, d, w = acc.take()
     return s, d, (w if weighted else None)
 
@@ -323,10 +323,12 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         if data is not None:
             try:
                 out = _narrow(_parse_text(data, path, 1, weighted, weight_col))
-            except InputError as e:  # renumber the line from the real file offset
-                line0 = _count_newlines(path, s) + 1
-                raise InputError(path, None if e.line is None else e.line - 1 + line0,
-                                 e.message) from None
+            except InputError:  # again, numbered from the real file offset (the line
+                # and the message: the header hint belongs to line 1 of the file only)
+                if s == 0:
+                    raise
+                _parse_text(data, path, _count_newlines(path, s) + 1, weighted, weight_col)
+                raise
     except Exception as e:  # noqa: BLE001
         err = e
     agree(comm, err)

@@ -32,6 +32,22 @@ def test_bad_line_seen_by_last_rank_only(tmp_path):
     assert len(err) == 1 and err[0].startswith(f"{f}:1992: "), r.stderr
 
 
+def test_bad_token_refused_with_the_single_process_message(tmp_path):
+    """The message does not depend on where a rank's byte range starts: the header hint
+    belongs to line 1 of the file only (it was added to the first line of every range)."""
+    for bad_at in (1, 2, 3):  # three lines of one length: each rank of 3 gets one
+        lines = [f"{i} {(i + 1) % 3}" for i in range(3)]
+        lines[bad_at - 1] = "3 a"
+        f = tmp_path / f"bad{bad_at}.txt"
+        f.write_text("\n".join(lines) + "\n")
+        one = _cli(["pagerank", str(f), "-q"], tmp_path)
+        assert one.returncode == 2 and one.stderr.startswith(f"{f}:{bad_at}: "), one.stderr
+        assert ("header line" in one.stderr) == (bad_at == 1)
+        for np_ in ("2", "3"):
+            r = _cli(["pagerank", str(f), "--np", np_, "-q"], tmp_path)
+            assert (r.returncode, r.stderr) == (2, one.stderr), (np_, r.stderr)
+
+
 def test_bad_line_in_compressed_stream(tmp_path):
     import gzip
 

@@ -375,8 +375,12 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
                 pass
     except InputError as err:
         if err.line is not None and begin > 0:
-            raise InputError(err.path, err.line + count_lines_before(path, begin),
-                             err.message) from None
+            line0 = count_lines_before(path, begin) + 1
+            if acc.error is not None:  # the message too (the header hint is line 1's)
+                from asapgraph.graph.io._text import error_message
+
+                raise InputError(err.path, *error_message(acc.error, line0)) from None
+            raise InputError(err.path, err.line + line0 - 1, err.message) from None
         raise
     finally:
         f.close()

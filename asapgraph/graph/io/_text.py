@@ -73,9 +73,12 @@ def _plural(k, word):
     return f"{k} {word}" if k == 1 else f"{k} {word}s"
 
 
-def error_message(err):
-    """``(line, message)`` for an ``EdgeAccumulator.error`` tuple."""
+def error_message(err, line0=1):
+    """``(line, message)`` for an ``EdgeAccumulator.error`` tuple of a buffer whose first
+    line is line ``line0`` of the file."""
     code, line, col, ncols, tok = err
+    if line is not None:
+        line += line0 - 1
     t = tok.decode("utf-8", "backslashreplace")
     if code == _parse.BAD_ID:
         hint = " (a header line? start it with '#')" if line == 1 else ""
