@@ -156,8 +156,10 @@ def _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
         from asapgraph.options import negative_weights_error
 
         neg = comm.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0), op=MPI.MAX)
-        if neg:
-            agree(comm, negative_weights_error(source if isinstance(source, str) else None))
+        if neg:  # rank 0 names the line of the first one (it can read the file)
+            path = source if isinstance(source, str) else None
+            agree(comm, negative_weights_error(path, path if comm.Get_rank() == 0 else None,
+                                               weight_col + 1))
     if n < 2**31 - 1:  # dense ids fit in int32: halve the exchanged volume
         src, dst = src.astype(np.int32, copy=False), dst.astype(np.int32, copy=False)
     if w is None and fits(comm, n, len(src)):  # unit weights: rows to the owners

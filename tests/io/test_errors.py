@@ -136,3 +136,23 @@ def test_permission_denied_message(tmp_path, monkeypatch):
     with pytest.raises(InputError) as ei:
         read_edges(p)
     assert str(ei.value) == f"{p}: permission denied"
+
+
+def test_first_negative_weight_names_its_line(tmp_path):
+    import gzip
+
+    from asapgraph.graph.io import first_negative_weight
+
+    body = "# c\n\n0 1 2 5\n% c\n1 2 3 -4e-3\n2 0 -1 1\n"
+    (tmp_path / "a.txt").write_text(body)
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(body.encode()))
+    for name in ("a.txt", "a.txt.gz"):
+        p = str(tmp_path / name)
+        assert first_negative_weight(p) == (6, "-1")  # the third column by default
+        assert first_negative_weight(p, 4) == (5, "-4e-3")
+    (tmp_path / "l.txt").write_text("# c\nx y 1\ny z -2\n")  # vertices named by tokens
+    assert first_negative_weight(str(tmp_path / "l.txt")) == (3, "-2")
+    (tmp_path / "ok.txt").write_text("0 1 1\n1 0 2\n")
+    assert first_negative_weight(str(tmp_path / "ok.txt")) is None
+    assert first_negative_weight(str(tmp_path / "missing.txt")) is None
+    assert first_negative_weight("-") is None

@@ -48,6 +48,25 @@ def test_bad_token_refused_with_the_single_process_message(tmp_path):
             assert (r.returncode, r.stderr) == (2, one.stderr), (np_, r.stderr)
 
 
+@pytest.mark.parametrize("name", ["w.txt", "w.txt.gz"])
+def test_negative_weight_named_by_its_line_on_every_rank_count(tmp_path, name):
+    """A negative weight is a valid number that PageRank refuses: the refusal names the
+    line of the first one (comments and blank lines counted), on 1, 2 and 3 ranks."""
+    import gzip
+
+    lines = ["# weighted", ""] + [f"{i} {(i + 1) % 40} {1 + i % 3}" for i in range(40)]
+    lines[30] = "28 29 -0.5"
+    lines[35] = "33 34 -2"
+    f = tmp_path / name
+    text = ("\n".join(lines) + "\n").encode()
+    f.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    want = f"{f}:31: negative edge weight '-0.5': PageRank needs non-negative edge weights"
+    for extra in ([], ["--np", "2"], ["--np", "3", "--mode", "asap"]):
+        r = _cli(["pagerank", str(f), "--weighted", "-q", *extra], tmp_path)
+        assert r.returncode == 2 and r.stderr.startswith(want), (extra, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
 def test_bad_line_in_compressed_stream(tmp_path):
     import gzip
 

@@ -30,12 +30,13 @@ file; no line when it makes no sense).
 Public functions
 ----------------
 read_edges, load_graph, iter_edge_chunks, parse_byte_range, count_lines_before,
+first_negative_weight,
 save_binary, load_binary, detect_format, EdgeList.
 """
 from __future__ import annotations
 
 __all__ = ["EdgeList", "read_edges", "load_graph", "iter_edge_chunks", "parse_byte_range",
-           "count_lines_before", "save_binary", "load_binary", "detect_format",
+           "count_lines_before", "first_negative_weight", "save_binary", "load_binary", "detect_format",
            "BINARY_EXTENSION", "BINARY_FORMAT_VERSION", "CHUNK_BYTES"]
 
 #: Where each public name lives, imported on first use (PEP 562): importing this package

@@ -2,6 +2,7 @@
 ranges for the ranks); the package documents the formats and re-exports these names."""
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
@@ -25,7 +26,7 @@ from asapgraph.graph.io._text import (CHUNK_BYTES,
     sniff)
 
 __all__ = ["EdgeList", "read_edges", "load_graph", "iter_edge_chunks", "parse_byte_range",
-           "count_lines_before", "save_binary", "load_binary", "detect_format",
+           "count_lines_before", "first_negative_weight", "save_binary", "load_binary", "detect_format",
            "BINARY_EXTENSION", "BINARY_FORMAT_VERSION", "CHUNK_BYTES"]
 
 _NPY_MAGIC = b"\x93NUMPY"
@@ -270,6 +271,75 @@ def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_co
             stream.close()
     if not any_edges:
         raise InputError(name, None, "no edges found")
+
+
+def first_negative_weight(path, weight_col=None, src_col=1, dst_col=2):
+    """``(line, token)`` of the first edge of the text edge list ``path`` (any
+    compression) whose weight is negative, in file order; None when there is none or
+    ``path`` is not such a file.  For error messages only: one pass of the compiled
+    parser, then the lines of the block that holds the edge, one at a time."""
+    if path == "-" or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return None
+    wc = _weight_col(True, weight_col)
+    try:
+        for el in iter_edge_chunks(path, weighted=True, weight_col=weight_col,
+                                   src_col=src_col, dst_col=dst_col):
+            neg = np.flatnonzero(el.weights < 0)
+            if neg.size:
+                return _edge_line(path, el.first_line, int(neg[0]), wc, src_col, dst_col)
+    except InputError:  # vertices named by tokens (--labels): a plain scan of the lines
+        return _labelled_negative_line(path, wc)
+    except (OSError, ValueError, EOFError):
+        return None
+    return None
+
+
+def _labelled_negative_line(path, wc):
+    import re
+
+    try:
+        stream = open_binary(path)[0]
+    except InputError:
+        return None
+    try:
+        reader = io.BufferedReader(stream) if not hasattr(stream, "readline") else stream
+        for no, raw in enumerate(reader, start=1):
+            f = re.split(rb"[\s,;]+", raw.strip())
+            if len(f) >= wc and f[0][:1] not in (b"#", b"%"):
+                try:
+                    if float(f[wc - 1]) < 0:
+                        return no, f[wc - 1].decode("utf-8", "backslashreplace")
+                except ValueError:
+                    continue
+    except (OSError, EOFError):
+        return None
+    finally:
+        stream.close()
+    return None
+
+
+def _edge_line(path, first_line, j, wc, src_col, dst_col):
+    """``(line, weight token)`` of edge ``j`` of the block starting at line
+    ``first_line`` (lines that hold no edge -- blank, comments -- are skipped exactly as
+    the parser skips them: each line is parsed on its own)."""
+    import itertools
+    import re
+
+    stream = open_binary(path)[0]
+    try:
+        reader = io.BufferedReader(stream) if not hasattr(stream, "readline") else stream
+        lines = itertools.islice(reader, first_line - 1, None)
+        for no, raw in enumerate(lines, start=first_line):
+            acc = _parse.EdgeAccumulator(src_col, dst_col, wc, False)
+            acc.feed(raw if raw.endswith(b"\n") else raw + b"\n", True)
+            if acc.m:
+                if j == 0:
+                    tok = re.split(rb"[\s,;]+", raw.strip())[wc - 1]
+                    return no, tok.decode("utf-8", "backslashreplace")
+                j -= 1
+    finally:
+        stream.close()
+    return None
 
 
 def count_lines_before(path, offset):
