@@ -6,8 +6,9 @@ Usage::
         [--partition range|hash]
 
 Wraps the loader's compiled kernels (whichever of them the tree on ``PYTHONPATH`` has:
-the byte-map id map of older trees or the bit-map one), the text parser and the rows'
-``alltoallv`` with wall-clock timers, runs ``load_partitioned(FILE, comm, ...)`` once and
+the byte-map id map of older trees or the bit-map one; ``merge_rows`` or the in-place
+``merge_rows_tail``), the text parser and the rows' ``alltoallv`` (``alltoallv_remote``
+where the own rows stay put) with wall-clock timers, runs ``load_partitioned(FILE, comm, ...)`` once and
 prints, for every rank, the seconds spent in each and the load's wall and CPU seconds
 (CPU: this process, MPI's busy waits included).  Run it for two trees in turn (each with
 its own ``PYTHONPATH``) to compare them.
@@ -57,9 +58,10 @@ def main(argv=None):
     for n in ("minmax", "mark_present", "dense_lookup", "map_dense", "mark_bits", "bit_rank",
               "map_rank", "set_bits_slice"):
         wrap(_graph, n)
-    for n in ("count_keys", "place_by_key", "merge_rows"):
+    for n in ("count_keys", "place_by_key", "merge_rows", "merge_rows_tail"):
         wrap(_rankbuild, n)
     wrap(rows, "alltoallv", "alltoallv(rows)")
+    wrap(rows, "alltoallv_remote", "alltoallv_remote(rows)")
     del idmap  # imported so that its kernels are looked up through the wrapped module
     comm.Barrier()
     c0, t0 = time.process_time(), time.perf_counter()

@@ -95,3 +95,77 @@ def test_counting_sort_int32_counters_equal_int64(rng, dtype, keyed):
         assert np.array_equal(out, dst[np.argsort(k, kind="stable")])
         outs.append(out)
     assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("cdt", [np.int32, np.int64])
+@pytest.mark.parametrize("K", [1, 2, 3, 5])
+def test_merge_rows_tail_equals_merge_rows(rng, dtype, cdt, K):
+    """merge_rows_tail (the own block read in place from the tail of the output, the
+    others from recv) gives merge_rows's rows and offsets for every own rank, with the
+    own block exactly at ``total - own_total`` or further back (a longer buffer), empty
+    rows, empty blocks and single-edge rows included."""
+    nloc = 300
+    for trial in range(4):
+        cnt = rng.integers(0, 4, (K, nloc)).astype(cdt)
+        cnt[:, rng.integers(0, nloc, 40)] = 0          # empty rows
+        cnt[rng.integers(0, K), :] = (trial == 1)       # an empty or all-ones block
+        tot = cnt.sum(axis=1).astype(np.int64)
+        total = int(tot.sum())
+        blocks = [rng.integers(0, 10**6, int(t)).astype(dtype) for t in tot]
+        start = np.zeros(K, np.int64)
+        np.cumsum(tot[:-1], out=start[1:])
+        ref = np.empty(total, dtype)
+        ref_ptr = np.empty(nloc + 1, np.int64)
+        rb.merge_rows(np.concatenate(blocks) if total else np.zeros(0, dtype), cnt, start,
+                      ref, ref_ptr)
+        for own in range(K):
+            others = [b for q, b in enumerate(blocks) if q != own]
+            recv = np.concatenate(others) if others else np.zeros(0, dtype)
+            rdis = np.zeros(K, np.int64)
+            np.cumsum(np.where(np.arange(K) == own, 0, tot)[:-1], out=rdis[1:])
+            for extra in (0, 7):
+                cap = total + extra
+                buf = np.full(cap, -1, dtype)
+                own_start = cap - int(tot[own])
+                buf[own_start:] = blocks[own]
+                ptr = np.empty(nloc + 1, np.int64)
+                rb.merge_rows_tail(recv, cnt, rdis, buf, own, own_start, ptr)
+                assert np.array_equal(ptr, ref_ptr)
+                assert np.array_equal(buf[:total], ref)
+
+
+def test_merge_rows_tail_refuses_an_own_block_that_would_be_overwritten():
+    cnt = np.array([[2, 1], [1, 2]], np.int32)
+    recv = np.arange(3, dtype=np.int32)
+    buf = np.zeros(7, np.int32)
+    ptr = np.empty(3, np.int64)
+    start = np.zeros(2, np.int64)
+    with pytest.raises(ValueError):  # own block (3 edges) must start at >= 6 - 3
+        rb.merge_rows_tail(recv, cnt, start, buf, 0, 2, ptr)
+    with pytest.raises(ValueError):  # and end within buf
+        rb.merge_rows_tail(recv, cnt, start, buf, 0, 5, ptr)
+    with pytest.raises(ValueError):  # the other block must lie in recv
+        rb.merge_rows_tail(recv[:2], cnt, start, buf, 0, 3, ptr)
+    rb.merge_rows_tail(recv, cnt, start, buf, 0, 3, ptr)
+    assert list(ptr) == [0, 3, 6]
+
+
+def test_place_by_key_into_a_longer_buffer(rng):
+    """place_by_key writes at the offsets it is given, in a buffer longer than the
+    slice (the rows path puts this rank's own rows at the buffer's tail)."""
+    n, m = 50, 1000
+    src = rng.integers(0, n, m).astype(np.int32)
+    dst = rng.integers(0, n, m).astype(np.int32)
+    pos = np.zeros(n + 1, np.int32)
+    rb.count_keys(src, np.zeros(0, np.int32), pos)
+    np.cumsum(pos, out=pos)
+    pos[20:] += 100  # keys 20.. land 100 entries further
+    out = np.full(m + 100, -1, np.int32)
+    rb.place_by_key(src, dst, np.zeros(0, np.int32), pos, out)
+    ref = dst[np.argsort(src, kind="stable")]
+    cut = int((src < 20).sum())
+    assert np.array_equal(out[:cut], ref[:cut]) and np.array_equal(out[cut + 100:], ref[cut:])
+    assert (out[cut:cut + 100] == -1).all()
+    with pytest.raises(ValueError):
+        rb.place_by_key(src, dst, np.zeros(0, np.int32), pos, out[:m - 1])

@@ -13,8 +13,8 @@ import numpy as np
 
 from asapgraph.errors import InputError
 
-__all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "allgatherv", "agree", "RankFailure",
-           "MeteredComm"]
+__all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "alltoallv_remote", "allgatherv",
+           "agree", "RankFailure", "MeteredComm"]
 
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
@@ -178,6 +178,37 @@ def alltoallv_into(comm, sendbuf, sendcounts, recvcounts, out):
     t = _mpitype(sendbuf.dtype)
     comm.Alltoallv([np.ascontiguousarray(sendbuf), (sendcounts, sdis), t],
                    [out, (recvcounts, rdis), t])
+
+
+def alltoallv_remote(comm, sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls):
+    """Alltoallv between given places: ``sendcounts[j]`` elements of ``sendbuf`` from
+    ``sdispls[j]`` go to rank j, ``recvcounts[j]`` from rank j land in ``recvbuf`` at
+    ``rdispls[j]``; nothing is allocated and nothing moves to this rank itself (its own
+    counts are ignored: the caller keeps its own share where it is).  Collective; counts
+    or offsets beyond an ``int`` go as point-to-point messages, as in :func:`alltoallv`.
+    """
+    K, me = comm.Get_size(), comm.Get_rank()
+    sc = np.array(sendcounts, dtype=np.int64)
+    rc = np.array(recvcounts, dtype=np.int64)
+    sd = np.array(sdispls, dtype=np.int64)
+    rd = np.array(rdispls, dtype=np.int64)
+    sc[me] = rc[me] = sd[me] = rd[me] = 0
+    t = _mpitype(sendbuf.dtype)
+    MPI = mpi()
+    ext = max(int((sd + sc).max(initial=0)), int((rd + rc).max(initial=0)))
+    if comm.allreduce(ext, op=MPI.MAX) <= COUNT_LIMIT:
+        comm.Alltoallv([sendbuf, (sc, sd), t], [recvbuf, (rc, rd), t])
+        return
+    reqs = []
+    for j in range(K):
+        if j != me:
+            for a, b in _pieces(rd[j], rc[j]):
+                reqs.append(comm.Irecv([recvbuf[a:b], t], source=j, tag=TAG_EXCHANGE))
+    for j in range(K):
+        if j != me:
+            for a, b in _pieces(sd[j], sc[j]):
+                reqs.append(comm.Isend([sendbuf[a:b], t], dest=j, tag=TAG_EXCHANGE))
+    MPI.Request.Waitall(reqs)
 
 
 def _pieces(start, count):

@@ -16,7 +16,9 @@ Algorithm
     2. owner ``q`` receives, from every rank, its block of targets (4 bytes per edge
        instead of 8) and the per-vertex row lengths of that block (4 bytes per vertex);
     3. the owner concatenates, for each of its vertices, the rows of ranks ``0..K-1`` in
-       rank order (:func:`merge_rows`), a sequential pass.
+       rank order (:func:`merge_rows`), a sequential pass; :func:`merge_rows_tail` does it
+       in place, its own rows read from the tail of the output buffer (they never
+       travel, and no second edge-sized array is needed).
 
     Slices are in increasing edge order by rank and each row keeps the edge order of its
     slice (the counting sort is stable), so every row of the result lists the vertex's
@@ -36,7 +38,7 @@ References
     X. Zhu et al., "Gemini", OSDI 2016, section 4 (chunk-based partitioned CSR).
 """
 from libc.stdint cimport int32_t, int64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memmove
 from asapgraph.kernels._typedefs cimport vid_t
 
 cdef extern from *:
@@ -84,12 +86,14 @@ def place_by_key(const vid_t[::1] src, const vid_t[::1] dst, const int32_t[::1] 
     """Stable counting-sort placement: ``out[pos[k]++] = dst[e]`` in edge order.
 
     ``k = key[src[e]]`` (``key`` empty: ``k = src[e]``); ``pos[k]`` enters as the start
-    of row ``k`` (exclusive prefix of :func:`count_keys`) and leaves as its end.
+    of row ``k`` (exclusive prefix of :func:`count_keys`) and leaves as its end.  ``out``
+    may be longer than ``src`` (rows placed at offsets of the caller's choosing, every
+    ``pos[k]`` + row length within ``out``).
     """
     cdef int64_t e, k, m = src.shape[0]
     cdef bint mapped = key.shape[0] > 0
-    if out.shape[0] != m or dst.shape[0] != m:
-        raise ValueError("src, dst and out must have the same length")
+    if out.shape[0] < m or dst.shape[0] != m:
+        raise ValueError("src and dst must have the same length, out at least that")
     with nogil:
         if mapped:
             for e in range(m):
@@ -142,3 +146,60 @@ def merge_rows(const vid_t[::1] recv, const cnt_t[:, ::1] cnt, const int64_t[::1
             indptr[i + 1] = w
     if w != recv.shape[0]:
         raise ValueError(f"merge_rows: row lengths sum to {w}, expected {recv.shape[0]}")
+
+
+def merge_rows_tail(const vid_t[::1] recv, const cnt_t[:, ::1] cnt,
+                    const int64_t[::1] start, vid_t[::1] buf, Py_ssize_t own,
+                    int64_t own_start, int64_t[::1] indptr):
+    """:func:`merge_rows` in place: block ``own`` (this rank's rows to itself) is read
+    from ``buf[own_start:]`` and the result is written to ``buf[:total]``, where
+    ``total`` is the sum of ``cnt``; the other blocks come from ``recv`` (block ``q``
+    from ``start[q]``; ``start[own]`` is ignored).
+
+    Safe because nothing unread is overwritten: before vertex ``i``'s rows are written
+    the write position is the sum of the rows of vertices ``< i`` over all blocks, at
+    most the own block's rows before ``i`` plus every other block's total, which is
+    ``own_start`` plus the own block's rows before ``i`` (the read position) whenever
+    ``own_start >= total - own_total`` (checked).  No second edge-sized array, and the
+    own rows never travel through MPI.
+    """
+    cdef Py_ssize_t K = cnt.shape[0], nloc = cnt.shape[1], q, i
+    cdef int64_t w = 0, c, total = 0
+    cdef int64_t cur[1024]
+    cdef int64_t tot[1024]
+    if K > 1024:
+        raise ValueError("merge_rows_tail supports at most 1024 ranks")
+    if start.shape[0] != K or indptr.shape[0] != nloc + 1 or not 0 <= own < K:
+        raise ValueError("merge_rows_tail: inconsistent shapes")
+    with nogil:
+        for q in range(K):
+            tot[q] = 0
+            for i in range(nloc):
+                tot[q] += cnt[q, i]
+            total += tot[q]
+    if own_start < total - tot[own] or own_start + tot[own] > buf.shape[0]:
+        raise ValueError("merge_rows_tail: the own block must lie in buf[total - own_total:]")
+    for q in range(K):
+        if q != own and tot[q] and (start[q] < 0 or start[q] + tot[q] > recv.shape[0]):
+            raise ValueError("merge_rows_tail: a block lies outside recv")
+        cur[q] = start[q]
+    cur[own] = own_start
+    with nogil:
+        indptr[0] = 0
+        for i in range(nloc):
+            for q in range(K):
+                c = cnt[q, i]
+                if c == 0:
+                    continue
+                if q == own:  # may overlap its destination (read ahead of the write)
+                    if c == 1:
+                        buf[w] = buf[cur[q]]
+                    elif w != cur[q]:
+                        memmove(&buf[w], &buf[cur[q]], c * sizeof(vid_t))
+                elif c == 1:
+                    buf[w] = recv[cur[q]]
+                else:
+                    memcpy(&buf[w], &recv[cur[q]], c * sizeof(vid_t))
+                w += c
+                cur[q] += c
+            indptr[i + 1] = w

@@ -65,6 +65,6 @@ def load_spec(source, comm, partition="range", weighted=False, undirected=False,
     edges = [src, dst]
     del src, dst
     lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0, layout,
-                                shares)
+                                shares, scratch=True)
     lg.orig = lg.owned.astype(np.int64, copy=False)
     return lg, part, SpecIds(n)

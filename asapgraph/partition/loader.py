@@ -51,7 +51,7 @@ from asapgraph.partition.idmap import IdMap, SpecIds, map_ids
 from asapgraph.partition.local_graph import LocalGraph, build_local
 from asapgraph.partition.memory import MEM_TRACE, mem_mark, phase, trim_malloc, tune_malloc
 from asapgraph.partition.partitioners import Partition, range_partition
-from asapgraph.partition.reading import read_local_edges
+from asapgraph.partition.reading import DenseEdges, read_local_edges
 from asapgraph.partition.rows import fits, local_from_slice
 
 __all__ = ["load_partitioned", "LocalGraph", "read_local_edges", "read_dense_edges",
@@ -165,9 +165,10 @@ def _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
     if w is None and fits(comm, n, len(src)):  # unit weights: rows to the owners
         edges = [src, dst]
         del src, dst
+        # the arrays are the loader's own unless the caller handed them in (DenseEdges)
         lg, part = local_from_slice(comm, edges, n, partition, weighted, progress, t0,
                                     "pull" if layout == "pull" and not weighted else "push",
-                                    shares)
+                                    shares, scratch=not isinstance(source, DenseEdges))
         return _finish(comm, lg, part, idmap)
     if partition == "range":
         part = range_partition(comm, src, n, shares)

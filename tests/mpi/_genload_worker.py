@@ -23,12 +23,13 @@ from asapgraph.graph.io import load_graph
 from asapgraph.partition.generated import load_spec
 from asapgraph.partition.loader import build_local, load_partitioned, read_dense_edges
 from asapgraph.partition.partitioners import Partition, range_partition
+from asapgraph.partition.reading import DenseEdges
 
 
-def general(comm, spec, partition, weighted, undirected):
+def general(comm, spec, partition, weighted, undirected, shares=None):
     """The general loader's path for a spec (what load_partitioned did before)."""
     src, dst, w, n, _ = read_dense_edges(spec, comm, weighted, undirected, 2, 1 << 21, None)
-    part = range_partition(comm, src, n) if partition == "range" else \
+    part = range_partition(comm, src, n, shares) if partition == "range" else \
         Partition(partition, comm.Get_size(), n)
     src, dst = src.astype(np.int32), dst.astype(np.int32)
     return build_local(comm, part, [src, dst, w], n, weighted), part
@@ -85,12 +86,27 @@ def main():
     for c in cases:
         spec, partition = c["spec"], c["partition"]
         und, wt = c.get("undirected", False), c.get("weighted", False)
-        if c.get("file"):  # a text file: the rows path unless weighted (no load_spec)
+        K = comm.Get_size()
+        # skewed shares: rank 0 owns most rows (it receives more edges than its slice
+        # holds, more from the others than its slice's arrays can take), the rest few
+        shares = None
+        if c.get("skew") and K > 1:
+            shares = np.array([0.8] + [0.2 / (K - 1)] * (K - 1))
+        source, kept = spec, None
+        if c.get("dense"):  # the caller's arrays (DenseEdges): the loader must not write them
+            S, D, n_ = from_spec(spec)
+            source = DenseEdges(S.astype(np.int32), D.astype(np.int32), int(n_), name=spec)
+            kept = (source.src.copy(), source.dst.copy())
+        if c.get("file") or c.get("dense"):  # the rows path unless weighted (no load_spec)
             in_place = None
         else:
-            in_place = load_spec(spec, comm, partition, weighted=wt, undirected=und) is not None
-        lg, part, _ = load_partitioned(spec, comm, partition, weighted=wt, undirected=und)
-        lg0, part0 = general(comm, spec, partition, wt, und)
+            in_place = load_spec(spec, comm, partition, weighted=wt, undirected=und,
+                                 shares=shares) is not None
+        lg, part, _ = load_partitioned(source, comm, partition, weighted=wt, undirected=und,
+                                       shares=shares)
+        untouched = kept is None or (np.array_equal(kept[0], source.src)
+                                     and np.array_equal(kept[1], source.dst))
+        lg0, part0 = general(comm, spec, partition, wt, und, shares)
         same_layout = all(comm.allgather(bool(
             np.array_equal(lg.owned, lg0.owned) and lg.nslots == lg0.nslots
             and np.array_equal(lg.indptr, lg0.indptr)
@@ -101,11 +117,13 @@ def main():
             and np.array_equal(lg.dangling, lg0.dangling) and np.array_equal(lg.vcoef, lg0.vcoef)
             and lg.tgt.dtype == lg0.tgt.dtype and (lg.coef is None) == (lg0.coef is None)
             and lg.n == lg0.n and lg.m == lg0.m and lg.mloc == lg0.mloc)))
+        comm_mloc = comm.gather(lg.mloc)
         g1, e1 = gathered_edges(comm, lg) or (None, None)
         g0, e0 = gathered_edges(comm, lg0) or (None, None)
         if comm.Get_rank() != 0:
             continue
         rec = {"case": c, "in_place": in_place, "same_layout": same_layout,
+               "untouched": bool(untouched), "mloc": [int(x) for x in comm_mloc],
                "same_partition": part.describe() == part0.describe()}
         rec["same_as_general"] = same_layout and all(
             all(np.array_equal(a, b) for a, b in zip(_rows_sorted(*x), _rows_sorted(*y)))

@@ -29,6 +29,13 @@ CASES = [
     {"spec": "rmat:9:4", "partition": "hash", "undirected": True, "weighted": True},
     # more vertices than twice a rank's edges: the general loader runs (same graph)
     {"spec": "er:5000:300:1", "partition": "range", "in_place": False},
+    # rank 0 owns 80% of the rows: it receives more edges than its slice holds (the
+    # received rows do not fit in the slice's arrays), the others far fewer
+    {"spec": "rmat:10:8:3", "partition": "range", "skew": True},
+    {"spec": "rmat:9:4", "partition": "range", "undirected": True, "skew": True},
+    # the caller's edge arrays (DenseEdges): rows shipped without writing into them
+    {"spec": "rmat:10:8:3", "partition": "range", "dense": True},
+    {"spec": "rmat:10:8:3", "partition": "hash", "dense": True, "skew": True},
 ]
 
 
@@ -66,9 +73,12 @@ def test_spec_in_place_equals_general_loader_and_single_process(k, mpirun, tmp_p
     out = json.loads(of.read_text())
     assert len(out) == len(cases)
     for rec, case in zip(out, cases):
-        if not case.get("file"):
+        if not (case.get("file") or case.get("dense")):
             assert rec["in_place"] == case.get("in_place", True), rec
         assert rec["same_partition"] and rec["same_layout"], rec
+        assert rec["untouched"], rec
+        if case.get("skew") and k > 1 and case["partition"] == "range":
+            assert rec["mloc"][0] > 2 * max(rec["mloc"][1:]), rec
         assert rec["same_as_general"], rec
         assert rec["same_as_single"], rec
         if not case.get("undirected"):

@@ -4,7 +4,9 @@ exactly the arrays of the sample-sort id map (the path taken when the dense map 
 apply, forced here), on 1-4 ranks, push and pull layouts, range and hash partitions,
 directed and undirected, on a text file whose ids leave gaps (absent ids, id 0 absent,
 a largest id at a word boundary of the bit map); a weighted load (the general loader,
-ids mapped before it) too.  The dense path must actually be taken."""
+ids mapped before it) too.  The dense path must actually be taken, and its id map
+(``BitIdMap``, ranges answered from the bit map) must answer any dense ids as the
+sample-sort blocks do."""
 import json
 import sys
 from pathlib import Path
@@ -53,6 +55,20 @@ for layout in ("push", "pull"):
                     lg, p, im = load_partitioned(path, comm, part, weighted=weighted,
                                                  undirected=undirected, layout=layout)
                     got.append((arrays(lg), bool(calls)))
+                    if use_dense and not weighted:  # BitIdMap: ranges answered locally
+                        assert isinstance(im, idmap.BitIdMap), type(im)
+                        rng = np.random.default_rng(comm.rank)
+                        lo = int(rng.integers(0, im.n))
+                        asks = [np.arange(lo, min(im.n, lo + 17)),  # a range everywhere
+                                rng.integers(0, im.n, 50),          # unsorted ids
+                                np.arange(lo, min(im.n, lo + 9))[::2],  # sorted, gaps
+                                # a range on rank 0, empty elsewhere; then the reverse
+                                np.arange(im.n) if comm.rank == 0 else np.zeros(0, int),
+                                np.zeros(0, int) if comm.rank == 0 else np.arange(3)]
+                        for ask in asks:
+                            a_ = im.original(ask)
+                            b_ = idmap.IdMap.original(im, ask)
+                            assert a_.dtype == np.int64 and np.array_equal(a_, b_), ask
                 idmap._map_ids_dense = dense
                 a, b = got[0][0], got[1][0]
                 same = sorted(a) == sorted(b) and all(
