@@ -47,6 +47,24 @@ def test_transient_pauses_wall_clock_sleep():
     assert e.pauses == 1 and e.cfg.active
 
 
+def test_wall_clock_collective_sleeps_its_emulated_cost():
+    """On the host's clock with an emulated network, a blocking collective costs what it
+    costs on the virtual clock (ceil(log2 K) x latency + bytes / bandwidth), slept after
+    the real one; without a network it costs nothing."""
+
+    class Comm:  # the wall clock never calls the communicator
+        pass
+
+    e = Emulator({"latency": 0.004, "bandwidth": 1e6}, 0, 4)
+    t = time.time()
+    e.collective(Comm(), 1000)
+    assert e.collective_cost(1000) == pytest.approx(2 * 0.004 + 0.001)
+    assert e.delay_s == pytest.approx(0.009) and time.time() - t >= 0.0085
+    e = Emulator({}, 0, 4)
+    e.collective(Comm(), 1000)
+    assert e.delay_s == 0.0
+
+
 def test_emulation_validation():
     with pytest.raises(ValueError, match="compute"):
         Emulation(compute="gpu")

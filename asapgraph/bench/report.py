@@ -419,7 +419,9 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
         "* All K ranks run on this one host with `OMP_NUM_THREADS=1`; with 4 or 6 ranks on 2 "
         "cores the ranks are **oversubscribed**, so absolute times include OS time-slicing. "
         "Network effects are **emulated** inside the engines' message layer (each message is "
-        "delivered no earlier than latency + bytes/bandwidth after it is sent; straggler ranks "
+        "delivered no earlier than latency + bytes/bandwidth after it is sent, a collective -- "
+        "BSP's reduce, ASAP's termination wave -- completes ceil(log2 K) x latency + "
+        "bytes/bandwidth after the last rank joined it; straggler ranks "
         "sleep (factor - 1) x the CPU time of each sweep), identically for both modes; rows with network "
         "`none` are the real, unemulated numbers.",
         "* PageRank alpha 0.85, uniform teleport, networkx semantics. Error = L1 distance of the "

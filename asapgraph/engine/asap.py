@@ -113,8 +113,8 @@ from asapgraph.engine.emulation import now
 # engine, not inside a solve: its kernels' import was timed as compute)
 from asapgraph.engine.pull import wants_reorder
 from asapgraph.engine.reduce import Schedule
-from asapgraph.engine.termination import EXTRA, Waves
-from asapgraph.engine.vclock import VirtualWaves, run_solve
+from asapgraph.engine.termination import EXTRA
+from asapgraph.engine.vclock import make_waves, run_solve
 
 __all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE"]
 
@@ -373,8 +373,7 @@ class _Solve:
         # after the same wave, flushes its buffers, and the run ends at the next quiet
         # waves with the bound it has (not converged)
         waves = dict(nextra=6, passive_waves=2, tol=tol, drain=True)
-        self.wv = (VirtualWaves(self.emu, comm, **waves) if self.emu.virtual
-                   else Waves(comm, **waves))
+        self.wv = make_waves(comm, self.emu, **waves)
         self.last_contrib = -1.0
         self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
@@ -705,7 +704,8 @@ class _Solve:
                     # 1 ms late delayed every exchange; env ASAPGRAPH_ASAP_IDLE_CAP)
                     dt = min(sol.idle_cap, 2e-5 * idle)
                     nd = emu.next_due()
-                    if nd is not None:
+                    nd = min(np.inf if nd is None else nd, self.wv.next_event())
+                    if nd < np.inf:
                         dt = max(0.0, min(dt, nd - now()))
                     time.sleep(dt)
                     st.wait_s += dt

@@ -73,7 +73,8 @@ from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combine
 from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.stats import RankStats, traffic_totals
 from asapgraph.engine.supersteps import better as improves
-from asapgraph.engine.termination import SENT, Waves
+from asapgraph.engine.termination import SENT
+from asapgraph.engine.vclock import make_waves
 from asapgraph.kernels import _programs as K
 
 __all__ = ["run_asap", "DEBUG"]
@@ -328,7 +329,7 @@ class _Run:
         ctx, program, comm, st, na, emu = self.ctx, self.program, self.comm, self.st, self.na, \
             self.emu
         nloc, is_sum = self.nloc, self.is_sum
-        wv = Waves(comm, passive_waves=1, max_waves=ctx.max_iter)
+        wv = make_waves(comm, emu, passive_waves=1, max_waves=ctx.max_iter)
         capped = False
         last_wave_time = time.perf_counter()
         # safety net for programs whose deltas never die out (e.g. Katz with alpha too big)

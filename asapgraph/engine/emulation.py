@@ -391,10 +391,19 @@ class Emulator:
         return c + (nbytes / self.cfg.bandwidth if self.cfg.bandwidth > 0 else 0.0)
 
     def collective(self, comm, nbytes=8):
-        """After a blocking collective over ``comm`` (virtual clock; collective): every
-        clock becomes the latest one plus :meth:`collective_cost`.  Nothing on the wall
-        clock (the real collective took its real time)."""
+        """After a blocking collective over ``comm`` (collective): on the virtual clock
+        every clock becomes the latest one plus :meth:`collective_cost`; on the host's
+        clock, with an emulated network, every rank sleeps that cost (the real collective
+        left every rank at about the latest entry, the cost is what the emulated network
+        adds to it, as it adds latency to every message: before, a BSP superstep's
+        ``Allreduce`` took no emulated time on the host's clock and 1 ms per superstep on the
+        virtual one, cnr-2000 2 ranks 1 ms: virtual / wall 1.31)."""
         if not self.virtual:
+            if self.cfg.network:
+                cost = self.collective_cost(nbytes)
+                if cost > 0:
+                    time.sleep(cost)
+                    self.delay_s += cost
             return
         from asapgraph.comm.mpi import mpi
 

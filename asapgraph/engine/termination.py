@@ -131,6 +131,11 @@ class Waves:
         """No wave of this rank in flight: it may contribute."""
         return self.req is None
 
+    def next_event(self):
+        """When a completed wave's result falls due on its own (inf: never; see
+        :class:`LatentWaves`)."""
+        return np.inf
+
     def contribute(self, sent, received, busy, dirty=None, capped=False, extra=(), more=None):
         """Start the next wave with this rank's contribution (non-blocking).
 
@@ -208,3 +213,44 @@ class Waves:
                 stop = True
         self.prev, self.prev_bound = res, bound
         return stop
+
+
+class LatentWaves(Waves):
+    """:class:`Waves` on an emulated network, host's clock: a wave's result is seen no
+    earlier than the latest contribution plus ``cost(nbytes)`` (the collective's emulated
+    time, ``Emulator.collective_cost``), as every data message is held until its emulated
+    delivery.  ``clock``: the host's time, common to the ranks (``time.time``; the
+    emulation of messages stamps with it too).  The virtual clock has
+    :class:`.vclock.VirtualWaves`."""
+
+    def __init__(self, comm, cost, clock, **kw):
+        super().__init__(comm, **kw)
+        self.cost, self.clock = cost, clock
+        self.held = None      # (sums, companions) of a completed wave not yet due
+        self.ready_at = None  # when it is due
+
+    @property
+    def idle(self):
+        return self.req is None and self.held is None
+
+    def contribute(self, *args, more=None, **kw):
+        more = dict(more or {})
+        more["~latent"] = (self.clock(), "max")
+        super().contribute(*args, more=more, **kw)
+
+    def test(self):
+        if self.held is None:
+            res = super().test()
+            if res is None:
+                return None
+            start = self.reduced.pop("~latent")
+            self.ready_at = start + self.cost(8 * (len(self.send) + 1))
+            self.held = (res, self.reduced)
+        if self.clock() < self.ready_at:
+            return None
+        (res, self.reduced), self.held = self.held, None
+        return res
+
+    def next_event(self):
+        """When the held result falls due (inf: none held)."""
+        return np.inf if self.held is None else self.ready_at

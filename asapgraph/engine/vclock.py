@@ -77,9 +77,9 @@ import numpy as np
 
 from asapgraph.comm.mpi import mpi
 from asapgraph.kernels import _local
-from asapgraph.engine.termination import Waves
+from asapgraph.engine.termination import LatentWaves, Waves
 
-__all__ = ["Links", "VirtualWaves", "run_solve", "main"]
+__all__ = ["Links", "VirtualWaves", "make_waves", "run_solve", "main"]
 
 INF = math.inf
 _DEBUG = bool(__import__("os").environ.get("ASAPGRAPH_TRACE_VCLOCK"))
@@ -202,6 +202,17 @@ class VirtualWaves(Waves):
 
     def next_event(self):
         return INF if self.ready_at is None else self.ready_at
+
+
+def make_waves(comm, emu, **kw):
+    """The termination waves for emulator ``emu``: seen at their virtual completion
+    (virtual clock), held until their emulated completion (host's clock, emulated
+    network), else as they complete."""
+    if emu.virtual:
+        return VirtualWaves(emu, comm, **kw)
+    if emu.cfg.network and emu.collective_cost() > 0:
+        return LatentWaves(comm, emu.collective_cost, time.time, **kw)
+    return Waves(comm, **kw)
 
 
 def run_solve(s, wave_interval):

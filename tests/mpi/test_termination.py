@@ -3,7 +3,8 @@ each caller's parameters, and one wave round trip on COMM_SELF (no mpiexec)."""
 import numpy as np
 import pytest
 
-from asapgraph.engine.termination import BUSY, CAPPED, DIRTY, EXTRA, RECV, SENT, Waves
+from asapgraph.engine.termination import (BUSY, CAPPED, DIRTY, EXTRA, RECV, SENT, LatentWaves,
+                                          Waves)
 
 
 def vec(sent, recv, busy=0, dirty=0, capped=0, *extra):
@@ -82,3 +83,45 @@ def test_dirty_from_the_counters_and_one_wave_on_comm_self():
         assert w.reduced["b"] == 3.0 and list(w.reduced["a"]) == [1.0, 1.0]
         w.decide(res, res[EXTRA])
     assert w.waves == 3
+
+
+def test_latent_waves_hold_a_result_until_its_emulated_completion():
+    """Host's clock with an emulated network: a wave's result is seen no earlier than the
+    latest contribution plus the collective's cost; meanwhile no new wave starts."""
+    from asapgraph.comm.mpi import mpi
+
+    clock = [10.0]
+    costs = []
+
+    def cost(nbytes):
+        costs.append(nbytes)
+        return 0.25
+
+    w = LatentWaves(mpi().COMM_SELF, cost, lambda: clock[0], nextra=1, passive_waves=1)
+    assert w.idle and w.next_event() == np.inf
+    w.contribute(2, 2, False, extra=(0.5,), more={"b": (3.0, "max")})
+    for _ in range(100):  # the real collective completes; its result is held
+        assert w.test() is None
+    assert not w.idle and w.next_event() == 10.25 and costs == [8 * (EXTRA + 2)]
+    clock[0] = 10.2499
+    assert w.test() is None
+    clock[0] = 10.25
+    res = w.test()
+    assert res is not None and res[SENT] == 2 and list(res[EXTRA:]) == [0.5]
+    assert w.reduced == {"b": 3.0} and w.waves == 1  # the clock's companion is removed
+    assert w.idle and w.next_event() == np.inf and w.test() is None
+    assert res[DIRTY] == 1 and not w.decide(res, 0.0)  # the first contribution is dirty
+
+
+def test_make_waves_per_clock_and_network():
+    from asapgraph.comm.mpi import mpi
+    from asapgraph.engine.emulation import Emulator
+    from asapgraph.engine.vclock import VirtualWaves, make_waves
+
+    comm = mpi().COMM_SELF
+    kinds = {cfg.get("clock", "wall") + str(cfg.get("latency", 0)):
+             type(make_waves(comm, Emulator(cfg, 0, 2), passive_waves=1))
+             for cfg in ({}, {"latency": 1e-3}, {"latency": 1e-3, "clock": "virtual"})}
+    assert kinds == {"wall0": Waves, "wall0.001": LatentWaves, "virtual0.001": VirtualWaves}
+    # one rank: a collective costs nothing, the waves need not wait
+    assert type(make_waves(comm, Emulator({"latency": 1e-3}, 0, 1))) is Waves
