@@ -258,7 +258,8 @@ class _Solver:
         # of a per-message step (default), float32, or off (env knob for A/B experiments)
         self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
         if self.qmode not in ex.QUANT:
-            raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
+            raise ValueError("ASAPGRAPH_ASAP_QUANT must be q16, q16raw, f32 or off, not "
+                             f"{self.qmode!r}")
         self.quant = ex.QUANT[self.qmode]
         # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
         # by degree, under the single-process relabelling policy (big graph, no locality
@@ -546,7 +547,7 @@ class _Solve:
             buf = na.open(j)
             if mm is None:  # one compiled call: the segment's mass, the form, the payload
                 quant = 0 if force else sol.quant
-                nbytes, form, mass = ex.encode(acc, lo, hi, buf, quant)
+                nbytes, form, mass, _ = ex.encode(acc, lo, hi, buf, quant)
                 if mass <= 0.0 and not pooled:  # nothing to send (the buffer is unused)
                     dirty[j] = rem[j] = False
                     continue

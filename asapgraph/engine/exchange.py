@@ -21,6 +21,9 @@ form  payload                                                     made by
 5     sparse 16-bit: float64 step, ``k`` int32 indices, ``k`` int16 :func:`encode`
 6     dense exact (the value dtype, 8 bytes): every slot value    :func:`encode_exact`
 7     sparse exact: ``k`` values, ``k`` int32 slot indices        :func:`encode_exact`
+8     coded 16-bit: float64 step, ``k`` (uint32), two Exp-Golomb   :func:`encode`
+      orders, then per slot of at least one step its gap and
+      its zigzagged int16 as Exp-Golomb codes (a bit stream)
 ====  ==========================================================  =======================
 
 The smaller of dense and sparse is chosen per message.  *Quantisation with error
@@ -86,19 +89,21 @@ def message_buffer(slots, itemsize=8):
 
 #: what :func:`encode` does with the values: float64 exactly, float32 or 16-bit integers
 #: of a per-message step (both with error feedback)
-QUANT = {"off": 0, "f32": 1, "q16": 2}
+QUANT = {"off": 0, "f32": 1, "q16": 2, "q16raw": 3}
 
 
-def encode(acc, lo, hi, buf, quant=0):
+def encode(acc, lo, hi, buf, quant=0, budget=np.inf):
     """Move a peer's slot buffer ``acc[lo:hi]`` into message ``buf``; returns ``(bytes,
-    form, mass)``, ``mass`` the buffer's ``sum |v|`` before the move.
+    form, mass, left)``, ``mass`` the buffer's ``sum |v|`` before the move, ``left``
+    the ``sum |v|`` that stays in it.
 
-    Forms 0-5 (module docstring), the smaller of dense and sparse; ``quant`` (a value of
+    Forms 0-5 and 8 (module docstring), the smallest; ``quant`` (a value of
     :data:`QUANT`): quantised with error feedback (the remainder stays in the slots),
-    else the slots are left zero.  One compiled pass over the segment and one into the
-    buffer (:func:`._local.encode_segment`); the header is the caller's.
+    else the slots are left zero; ``budget`` (16-bit): if more than this would stay,
+    exact float64 instead.  Compiled passes over the segment and one into the buffer
+    (:func:`._local.encode_segment`); the header is the caller's.
     """
-    return _local.encode_segment(acc, lo, hi, buf, 8 * HEADER, quant)
+    return _local.encode_segment(acc, lo, hi, buf, 8 * HEADER, quant, budget)
 
 
 def decode(acc, mp, buf, nbytes):

@@ -40,9 +40,12 @@ Framework for Delta-based Accumulative Iterative Computation", IEEE TPDS 25(8),
 FOCS 2006 (residual push); Zhu, Chen, Zheng, Ma, "Gemini: A Computation-Centric
 Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 """
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
-from libc.math cimport fabs, log2, nextafterf
+from libc.math cimport INFINITY, fabs, floor, log2, nextafterf
+
+cdef extern from *:
+    int __builtin_clzll(unsigned long long) nogil
 
 cdef extern from "asap_prefetch.h":
     void asap_prefetch_r(const void* p) noexcept nogil
@@ -565,7 +568,137 @@ def l1_diff_scaled(const double[::1] x, double scale, const double[::1] ref):
 cdef enum:
     Q_EXACT = 0
     Q_F32 = 1
-    Q_16 = 2
+    Q_16 = 2      # 16-bit, the smallest of dense, sparse and Exp-Golomb coded (forms 4, 5, 8)
+    Q_16RAW = 3   # 16-bit, dense or sparse only (forms 4, 5: the A/B reference)
+    EG_MAXK = 24  # largest Exp-Golomb order of the coded form
+    CODED_PREFIX = 16  # coded form: step (float64), k (uint32), two orders (uint8), 2 pad
+
+
+# ---------------------------------------------------------------- Exp-Golomb bit coding
+# The coded 16-bit form (8) writes, for each of the k slots of at least one step in slot
+# order, the gap to the previous one (slots skipped) and the value, both as Exp-Golomb
+# codes of order ``kg`` / ``kv`` (Teuhola 1978): n >= 0 is written as ``x = n + 2^k`` in
+# binary, preceded by ``bitlen(x) - k - 1`` zeros.  Values are the 16-bit integers of the
+# dense/sparse forms, zigzagged (q > 0 -> 2q - 2, q < 0 -> -2q - 1), so the coding is
+# lossless: the receiver adds exactly what forms 4/5 would have delivered.  MSB first.
+
+cdef inline int _bitlen(uint64_t x) noexcept nogil:
+    return 0 if x == 0 else 64 - __builtin_clzll(x)
+
+
+cdef inline int _eg_bits(uint64_t n, int k) noexcept nogil:
+    """Bits of the Exp-Golomb code of order ``k`` of ``n``."""
+    return 2 * _bitlen(n + (<uint64_t>1 << k)) - k - 1
+
+
+cdef inline uint64_t _zigzag(long q) noexcept nogil:
+    return <uint64_t>(2 * q - 2) if q > 0 else <uint64_t>(-2 * q - 1)
+
+
+cdef inline long _unzigzag(uint64_t z) noexcept nogil:
+    return <long>(z >> 1) + 1 if (z & 1) == 0 else -<long>((z + 1) >> 1)
+
+
+cdef struct _BitW:
+    uint8_t* out
+    Py_ssize_t pos
+    uint64_t acc
+    int n
+
+
+cdef inline void _bw_put(_BitW* w, uint64_t bits, int length) noexcept nogil:
+    """Append the low ``length`` (<= 32) bits of ``bits``."""
+    w.acc = (w.acc << length) | (bits & ((<uint64_t>1 << length) - 1))
+    w.n += length
+    while w.n >= 8:
+        w.n -= 8
+        w.out[w.pos] = <uint8_t>((w.acc >> w.n) & 0xFF)
+        w.pos += 1
+
+
+cdef inline void _bw_eg(_BitW* w, uint64_t n, int k) noexcept nogil:
+    cdef uint64_t x = n + (<uint64_t>1 << k)
+    cdef int L = _bitlen(x), z = L - k - 1
+    while z > 32:
+        _bw_put(w, 0, 32)
+        z -= 32
+    if z > 0:
+        _bw_put(w, 0, z)
+    if L > 32:
+        _bw_put(w, x >> 32, L - 32)
+        L = 32
+    _bw_put(w, x, L)
+
+
+cdef inline void _bw_flush(_BitW* w) noexcept nogil:
+    if w.n > 0:
+        w.out[w.pos] = <uint8_t>((w.acc << (8 - w.n)) & 0xFF)
+        w.pos += 1
+        w.n = 0
+
+
+cdef struct _BitR:
+    const uint8_t* inp
+    Py_ssize_t pos, end
+    uint64_t acc
+    int n
+    int over  # bytes read past the end (zeros): a valid message needs none
+
+
+cdef inline void _br_fill(_BitR* r) noexcept nogil:
+    while r.n <= 55:
+        if r.pos < r.end:
+            r.acc = (r.acc << 8) | r.inp[r.pos]
+            r.pos += 1
+        else:
+            r.acc = r.acc << 8
+            r.over += 1
+        r.n += 8
+
+
+cdef inline int _br_eg(_BitR* r, int k, uint64_t* out) noexcept nogil:
+    """Read one Exp-Golomb code of order ``k`` into ``out``; -1 on a corrupt stream."""
+    cdef int z = 0, c, L
+    cdef uint64_t top, x
+    while True:
+        _br_fill(r)
+        top = r.acc << (64 - r.n)
+        if top != 0:
+            c = __builtin_clzll(top)
+            z += c
+            r.n -= c
+            break
+        z += r.n
+        r.n = 0
+        if z > 64 or r.over > 16:
+            return -1
+    L = z + k + 1
+    if L > 56:
+        return -1
+    _br_fill(r)
+    x = (r.acc >> (r.n - L)) & ((<uint64_t>1 << L) - 1)
+    r.n -= L
+    out[0] = x - (<uint64_t>1 << k)
+    return 0
+
+
+cdef int _eg_order(const int64_t* hist, int64_t count) noexcept nogil:
+    """The Exp-Golomb order of least estimated size for values whose bit lengths have the
+    histogram ``hist[0..64]`` (``hist[b]``: values of ``b`` bits; a value of ``b`` bits is
+    taken as ``1.5 x 2^(b-1)``)."""
+    cdef int k, b, best = 0
+    cdef double c, cbest = -1.0, rep
+    if count == 0:
+        return 0
+    for k in range(EG_MAXK + 1):
+        c = 0.0
+        for b in range(65):
+            if hist[b]:
+                rep = 0.0 if b == 0 else (1.5 * (<double>(<uint64_t>1 << (b - 1))) if b < 63 else 1e19)
+                c += hist[b] * (2.0 * (floor(log2(rep + (<double>(<uint64_t>1 << k)))) + 1.0) - k - 1.0)
+        if cbest < 0.0 or c < cbest:
+            cbest, best = c, k
+    return best
 
 
 cdef inline long _q16(double v, double step) noexcept nogil:
@@ -589,22 +722,29 @@ cdef inline float _f32(double v) noexcept nogil:
 
 
 def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] buf,
-                   Py_ssize_t h, int quant):
+                   Py_ssize_t h, int quant, double budget=INFINITY):
     """Move the slot buffer ``acc[lo:hi]`` into the payload of message ``buf`` (after
-    ``h`` header bytes); returns ``(bytes, form, mass)``, ``mass = sum |acc[lo:hi]|``
-    before the move.
+    ``h`` header bytes); returns ``(bytes, form, mass, left)``, ``mass = sum |acc[lo:hi]|``
+    before the move, ``left`` the ``sum |.|`` of what stays in the slots after it.
 
     ``quant``: 0 float64 (forms 0/1; the segment is left zero), 1 float32 (forms 2/3),
-    2 16-bit integers of ``step = max|v| / 32767`` (forms 4/5); quantised values are
-    rounded toward zero and the remainder stays in the slot (error feedback: what is
-    delivered plus what stays equals the original bit for bit).  The smaller of the
-    dense and sparse forms is chosen (float64 sparse when ``12 nnz < 8 m``, float32
-    when ``2 nnz < m``, 16-bit when ``3 k < m``, ``k`` the slots of at least one step).
-    ``buf`` must hold ``h + 8 + 8 m`` bytes.
+    2 16-bit integers of ``step = max|v| / 32767`` (forms 4, 5 or 8; 3: forms 4 and 5
+    only); quantised values are rounded toward zero and the remainder stays in the slot
+    (error feedback: what is delivered plus what stays equals the original bit for bit).
+    The smallest form is chosen: float64 sparse when ``12 nnz < 8 m``, float32 when
+    ``2 nnz < m``; 16-bit: the Exp-Golomb coded form 8 when it is the smallest, else
+    sparse when ``3 k < m``, ``k`` the slots of at least one step.  ``budget`` (16-bit
+    only): when more than this would stay in the slots, the segment goes out exactly in
+    float64 instead (forms 0/1, ``left`` 0).  ``buf`` must hold ``h + 8 + 8 m`` bytes.
     """
-    cdef Py_ssize_t m = hi - lo, s, k = 0, nnz = 0, nb, w
-    cdef double v, big = 0.0, mass = 0.0, step = 0.0
-    cdef int form
+    cdef Py_ssize_t m = hi - lo, s, k = 0, nnz = 0, nb, w, last = -1
+    cdef double v, big = 0.0, mass = 0.0, step = 0.0, left = 0.0
+    cdef int form, kg = 0, kv = 0
+    cdef bint coded = False
+    cdef int64_t cbits
+    cdef int64_t hg[65]
+    cdef int64_t hv[65]
+    cdef _BitW bw
     cdef long q
     cdef float f
     cdef double* a = &acc[lo] if m > 0 else NULL
@@ -615,6 +755,9 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
     cdef int16_t* ps
     if lo < 0 or hi > acc.shape[0] or m < 0 or buf.shape[0] < h + 8 + 8 * m:
         raise ValueError("encode_segment: segment or buffer out of range")
+    for s in range(65):
+        hg[s] = 0
+        hv[s] = 0
     with nogil:
         for s in range(m):
             v = fabs(a[s])
@@ -623,14 +766,65 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
                 nnz += 1
                 if v > big:
                     big = v
-        if quant == Q_16:
+        if quant == Q_16 or quant == Q_16RAW:
             step = big / 32767.0
             if step > 0.0:
                 for s in range(m):
-                    if fabs(a[s]) >= step:
+                    v = a[s]
+                    if fabs(v) >= step:
+                        q = _q16(v, step)
+                        left += fabs(v - <double>q * step)
+                        if quant == Q_16:  # bit lengths of the gaps and values
+                            hg[_bitlen(<uint64_t>(s - last - 1))] += 1
+                            hv[_bitlen(_zigzag(q))] += 1
+                            last = s
                         k += 1
+                    else:
+                        left += fabs(v)
+            if left > budget:  # what would stay exceeds the budget: exact instead
+                quant = Q_EXACT
+                left = 0.0
+                k = 0
+                last = -1
+        if quant == Q_16 or quant == Q_16RAW:
             (<double*>p)[0] = step
-            if 3 * k < m:  # sparse: step, k int32 slot indices, k int16
+            if quant == Q_16 and k > 0:  # the coded form's exact size, with its orders
+                kg = _eg_order(hg, k)
+                kv = _eg_order(hv, k)
+                cbits = 0
+                last = -1
+                for s in range(m):
+                    v = a[s]
+                    if fabs(v) >= step:
+                        cbits += _eg_bits(<uint64_t>(s - last - 1), kg)
+                        cbits += _eg_bits(_zigzag(_q16(v, step)), kv)
+                        last = s
+                nb = CODED_PREFIX + (cbits + 7) // 8
+                coded = nb < 8 + 2 * m and nb < 8 + 6 * k
+            if coded:  # Exp-Golomb: step, k, the orders, then gap and value codes
+                form = 8
+                (<uint32_t*>(p + 8))[0] = <uint32_t>k
+                p[12] = <uint8_t>kg
+                p[13] = <uint8_t>kv
+                p[14] = 0
+                p[15] = 0
+                bw.out = p + CODED_PREFIX
+                bw.pos = 0
+                bw.acc = 0
+                bw.n = 0
+                last = -1
+                for s in range(m):
+                    v = a[s]
+                    if fabs(v) < step:
+                        continue
+                    q = _q16(v, step)
+                    a[s] = v - <double>q * step
+                    _bw_eg(&bw, <uint64_t>(s - last - 1), kg)
+                    _bw_eg(&bw, _zigzag(q), kv)
+                    last = s
+                _bw_flush(&bw)
+                nb = h + CODED_PREFIX + bw.pos
+            elif 3 * k < m:  # sparse: step, k int32 slot indices, k int16
                 form = 5
                 pi = <int32_t*>(p + 8)
                 ps = <int16_t*>(p + 8 + 4 * k)
@@ -674,13 +868,14 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
                 if quant == Q_F32:
                     f = _f32(v)
                     a[s] = v - <double>f
+                    left += fabs(a[s])
                     pf[k] = f
                 else:
                     pd[k] = v
                     a[s] = 0.0
                 k += 1
             nb = h + (w + 4) * k if pi != NULL else h + w * m
-    return nb, form, mass
+    return nb, form, mass, left
 
 
 def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] buf,
@@ -702,8 +897,10 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
     if form_at < 0 or 8 * (form_at + 1) > h or h > buf.shape[0]:
         raise ValueError("decode_message: the form field lies outside the header")
     form = <int>(<const double*>b)[form_at]
-    if nbytes > buf.shape[0] or nbytes < h or form < 0 or form > 5:
+    if nbytes > buf.shape[0] or nbytes < h or form < 0 or (form > 5 and form != 8):
         raise ValueError(f"decode_message: bad message (form {form}, {nbytes} bytes)")
+    if form == 8:
+        return _decode_coded(acc, mp, b + h, nbytes - h)
     if form == 0:
         k = (nbytes - h) // 8
     elif form == 1:
@@ -749,6 +946,47 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
             acc[t] = old + v
             dabs += fabs(old + v) - fabs(old)
             tot += v
+    return tot, dabs
+
+
+cdef _decode_coded(double[::1] acc, const int64_t[::1] mp, const uint8_t* p, Py_ssize_t nb):
+    """Scatter-add the payload of a coded 16-bit message (form 8, ``nb`` bytes at ``p``);
+    see :func:`decode_message`."""
+    cdef Py_ssize_t k, i, s = -1, t, nmp = mp.shape[0]
+    cdef double tot = 0.0, dabs = 0.0, v, old, step
+    cdef int kg, kv, bad = 0
+    cdef uint64_t g, z
+    cdef _BitR r
+    if nb < CODED_PREFIX:
+        raise ValueError(f"decode_message: coded message of {nb} payload bytes")
+    step = (<const double*>p)[0]
+    k = (<const uint32_t*>(p + 8))[0]
+    kg, kv = p[12], p[13]
+    if kg > EG_MAXK or kv > EG_MAXK or k > nmp:
+        raise ValueError("decode_message: bad coded message header")
+    r.inp = p + CODED_PREFIX
+    r.pos = 0
+    r.end = nb - CODED_PREFIX
+    r.acc = 0
+    r.n = 0
+    r.over = 0
+    with nogil:
+        for i in range(k):
+            if _br_eg(&r, kg, &g) or _br_eg(&r, kv, &z) or z > 65533:
+                bad = 1
+                break
+            s += <Py_ssize_t>g + 1
+            if s >= nmp:
+                bad = 1
+                break
+            v = <double>_unzigzag(z) * step
+            t = mp[s]
+            old = acc[t]
+            acc[t] = old + v
+            dabs += fabs(old + v) - fabs(old)
+            tot += v
+    if bad or (8 * (r.pos + r.over) - r.n + 7) // 8 != r.end:  # every byte, none more
+        raise ValueError("decode_message: corrupt coded message")
     return tot, dabs
 
 
