@@ -261,6 +261,10 @@ class _Solver:
             raise ValueError("ASAPGRAPH_ASAP_QUANT must be q16, q16raw, f32 or off, not "
                              f"{self.qmode!r}")
         self.quant = ex.QUANT[self.qmode]
+        # out of work, 16-bit remainders may stay in the slots within the rank's passivity
+        # target (counted in the bound) instead of going out exactly in float64
+        # (ASAPGRAPH_ASAP_REMAINDERS=0: every out-of-work flush exact, for A/B experiments)
+        self.keep_remainders = os.environ.get("ASAPGRAPH_ASAP_REMAINDERS", "1") != "0"
         # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
         # by degree, under the single-process relabelling policy (big graph, no locality
         # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
@@ -345,6 +349,7 @@ class _Solve:
         self.ngraph = len(lg.out_peers)
         self.dirty = np.zeros(nout, dtype=bool)
         self.rem = np.zeros(nout, dtype=bool)
+        self.remm = np.zeros(nout)  # sum |remainder| of each rem buffer (16-bit)
         # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
         d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None, resume)
         self.kernel = "push_r" if d.P is not None else "push"  # what the compute model charges
@@ -520,10 +525,20 @@ class _Solve:
         """Flush the buffers of this round's expander neighbours (window permitting);
         ``force``: the rank is out of work (exact float64, remainders too)."""
         sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
-        dirty, rem, dbuf, nout = self.dirty, self.rem, self.d.dbuf, self.nout
+        dirty, rem, dbuf, nout, remm = self.dirty, self.rem, self.d.dbuf, self.nout, self.remm
         sent = 0
         if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
             return 0
+        # out of work, 16-bit messages: what stays in the slots is residual like the
+        # rank's own, counted in the bound; it may stay while the rank's residual plus
+        # every remainder is within its passivity target (else exact float64)
+        allow = None
+        if (force and mm is None and sol.quant >= ex.QUANT["q16"] and sol.keep_remainders
+                and not self._exact_only()):
+            allow = self.target * self.share - self.rl
+            if rem.any() and not dirty.any() and remm.sum() <= allow:
+                if not dbuf.any():
+                    return 0  # only remainders within the budget: they wait
         nb = sol.sched.neighbours(self.me, self.rounds)
         gs, gw = self.gs, self.gw
         r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
@@ -532,9 +547,14 @@ class _Solve:
             if j is None or na.full(j):
                 continue
             pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
-            # a buffer holding only float32 remainders waits for new mass (or the end)
+            # a buffer holding only remainders waits for new mass (or the end)
             if not (dirty[j] or pooled or (force and rem[j])):
                 continue
+            budget = np.inf
+            if allow is not None:
+                budget = allow - (remm.sum() - remm[j])
+                if not (dirty[j] or pooled) and remm.sum() <= allow:
+                    continue  # remainders within the budget wait
             lo, hi = self.seg_lo[j], self.seg_hi[j]
             if mm is not None:
                 if not mm.changed(lo, hi):
@@ -546,12 +566,14 @@ class _Solve:
                     continue
             buf = na.open(j)
             if mm is None:  # one compiled call: the segment's mass, the form, the payload
-                quant = 0 if force else sol.quant
-                nbytes, form, mass, _ = ex.encode(acc, lo, hi, buf, quant)
+                quant = sol.quant if (allow is not None or not force) else 0
+                nbytes, form, mass, left = ex.encode(acc, lo, hi, buf, quant, budget)
                 if mass <= 0.0 and not pooled:  # nothing to send (the buffer is unused)
                     dirty[j] = rem[j] = False
+                    remm[j] = 0.0
                     continue
-                rem[j] = quant != 0
+                rem[j] = left > 0.0
+                remm[j] = left
             else:
                 nbytes, form = mm.encode(lo, hi, buf)
             dirty[j] = False
@@ -565,6 +587,34 @@ class _Solve:
             sent += 1
         self.gs, self.gw = gs, gw
         return sent
+
+    def _exact_only(self):
+        """Buffers must empty exactly: the drain (a work limit, a migration) or a
+        quantisation mode without the remainder budget."""
+        return self.wv.draining or self.over
+
+    def passive(self, out_work):
+        """Out of work with nothing to send: every message ACKed, no held delivery, no
+        new contributions or pool shares buffered, and what stays in the slots is at
+        most the 16-bit remainders within the rank's passivity target (they are residual,
+        counted in the bound; none in the drain)."""
+        na, d, nout = self.na, self.d, self.nout
+        if not (out_work and na.acked() and not self.emu.queue):
+            return False
+        if not nout:
+            return True
+        rem = self.rem
+        if self.dirty.any() or d.dbuf.any():
+            return False
+        acc, nloc = d.acc, self.nloc
+        if not rem.any():
+            return not acc[nloc:].any()
+        if (self._exact_only() or self.mm is not None
+                or self.rl + self.remm.sum() > self.target * self.share):
+            return False
+        # (the last test runs only when all else holds)
+        return not any(acc[self.seg_lo[j]:self.seg_hi[j]].any()
+                       for j in range(nout) if not rem[j])
 
     # ------------------------------------------------------------------ termination
     def _wave(self, passive, tn):
@@ -679,10 +729,7 @@ class _Solve:
             t3 = perf()
             st.comm_s += t3 - t2
             # termination waves (non-blocking)
-            passive = (out_work and na.acked() and not emu.queue
-                       and not (self.nout and (self.dirty.any() or self.rem.any()
-                                               or d.dbuf.any()))
-                       and not acc[nloc:].any())  # (the last test runs only when all else holds)
+            passive = self.passive(out_work)
             tn = perf()
             done = self._wave(passive, tn)
             t4 = perf()

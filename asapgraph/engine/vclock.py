@@ -260,9 +260,7 @@ def run_solve(s, wave_interval):
                 s.r_prev = rloc
             out_work = wv.draining or s.over or s.rl <= s.target * s.share
             sent = s.flush(out_work or s._gated())  # (a gated rank flushes, as on the host clock)
-            passive = (out_work and na.acked()
-                       and not (s.nout and (s.dirty.any() or s.rem.any() or d.dbuf.any()))
-                       and not acc[nloc:].any())
+            passive = s.passive(out_work)
             contributed = s._contribute(passive, emu.vt)
             # the round's other CPU (polling, applying, packing) at the rank's speed
             # (or the compute model's cost of a round)
