@@ -268,7 +268,9 @@ def run_solve(s, wave_interval):
             rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
             emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
                                        st.bytes_sent + na.bytes_recv - b0) * emu.factor)
-            idle = not (ev or pushed or sent or contributed or res is not None)
+            # (a due flush keeps the rank running rounds, as the host-clock loop does)
+            idle = not (ev or pushed or sent or contributed or res is not None
+                        or s.flush_due())
             if _DEBUG and s.rounds % 50 == 0:
                 print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "
                       f"{s.target * s.share:.3e} pend {d.pending_mass():.3e} ev {ev} "
