@@ -49,11 +49,14 @@ fixed point, the termination and the bound are unchanged.
 payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's last
 sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``window``
 un-ACKed messages per peer; while waiting the sender keeps computing and combining into
-the buffer.  While the sender still has local work, values travel quantised with error
-feedback (16-bit integers of a per-message step by default: :func:`.exchange.encode`),
-the remainder staying in the slot; once the rank is out of work buffers go out in
-float64, exactly, so the fixed point, the bound and the final accuracy are those of the
-float64 engine.
+the buffer.  Values travel quantised with error feedback (16-bit integers of a
+per-message step, Exp-Golomb coded when smaller: :func:`.exchange.encode`), the
+remainder staying in the slot.  Once the rank is out of work, remainders may stay only
+while the rank's residual plus all of them is within its passivity target (they are
+residual, counted in the bound; a message whose remainder would exceed that goes out
+exactly in float64), and in the drain every buffer empties exactly; so the fixed point
+and the certified bound are those of the float64 engine (measured figures:
+:mod:`.exchange`).
 
 *Stochastic reduce* (:mod:`.reduce`).  In round ``t`` a rank flushes only to its
 ``fanout`` out-neighbours on the seeded rotating circulant expander of
@@ -523,7 +526,9 @@ class _Solve:
 
     def flush(self, force):
         """Flush the buffers of this round's expander neighbours (window permitting);
-        ``force``: the rank is out of work (exact float64, remainders too)."""
+        ``force``: the rank is out of work (or gated): exact float64, remainders too,
+        except that 16-bit remainders within the rank's passivity budget may stay
+        (:meth:`passive`; not in the drain)."""
         sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
         dirty, rem, dbuf, nout, remm = self.dirty, self.rem, self.d.dbuf, self.nout, self.remm
         sent = 0

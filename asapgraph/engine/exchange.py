@@ -26,18 +26,74 @@ form  payload                                                     made by
       its zigzagged int16 as Exp-Golomb codes (a bit stream)
 ====  ==========================================================  =======================
 
-The smaller of dense and sparse is chosen per message.  *Quantisation with error
-feedback* (forms 2-5, sums only): while the sender still has local work, values travel
-by default as 16-bit integers of a per-message step ``max|v| / 32767``
-(:func:`._local.encode_segment`; env ``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for
-float64), rounded toward zero, the remainder staying in the slot where it keeps
-combining, so no mass is created or lost and non-negative residuals stay non-negative;
-slots below one step simply wait.  Once the rank is out of work (the final flushes
-before termination) buffers go out in float64, exactly, so the fixed point, the bound
-and the final accuracy are those of the float64 engine.  Measured (ASAP PageRank, 4
+The smallest form is chosen per message.  *Quantisation with error feedback* (forms 2-5
+and 8, sums only): while the sender still has local work, values travel by default as
+16-bit integers of a per-message step ``max|v| / 32767`` (:func:`._local.encode_segment`;
+env ``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for float64, ``q16raw`` for the
+16-bit forms without form 8), rounded toward zero, the remainder staying in the slot
+where it keeps combining, so no mass is created or lost and non-negative residuals stay
+non-negative; slots below one step simply wait.  Measured before (ASAP PageRank, 4
 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06 MB (16-bit), rmat:19 38.8 -> 27.4
 MB; BSP sends 3.8 and 70.9 MB.  Forms 6 and 7 carry values exactly (min/max offers,
 the general engine's values: the program's dtype).
+
+*Where the bytes went* (twelfth session; rmat:20, 4 ranks, 1 ms, 1 Gbit/s, rank 1 3x
+slower, static partition, virtual clock, model compute, seed 1: 39.2 MB until true L1
+error 1e-6, BSP 135.0 MB): 84 % dense 16-bit payloads (187 messages of ~175 KB: nearly
+every slot of a peer's buffer holds at least one step, so indices of any coding cannot
+help), 16 % out-of-work flushes in dense float64 (9 of ~700 KB); headers and ACKs well
+under 1 %.  Every rank sent one message per peer per sweep (the sweep gate aligns the
+sweeps; the straggler two), so there were no redundant flushes to combine.  The values
+are residuals, power-law: 88 % of the 16-bit integers are at most 128 in magnitude, and
+their order-0 entropy is 0.9 bytes per slot against the 2 bytes sent.
+
+*Coded 16-bit* (form 8).  The same integers, Exp-Golomb coded (Teuhola 1978): per slot of
+at least one step the gap to the previous one and the zigzagged value, each with an
+order chosen per message from a histogram of bit lengths; lossless, so the receiver adds
+bit for bit what forms 4/5 would add (tests/mpi/test_dist_units.py).  Measured on the
+messages above: 1.0 bytes per slot (varint 1.2, bitmap + int16 2.1, the entropy 0.9).
+Cost: one more pass over the segment on each side (model: ``ns_per_byte`` is charged per
+byte sent, so the model credits the smaller messages; the unemulated runs pay the real
+coding CPU).
+
+*Remainders out of work.*  Once a rank is out of work (its residual below its passivity
+target) its flushes used to go out in float64, exactly.  In the end game a rank runs out
+of work after every sweep and new mass from its peers puts it back to work, so those
+flushes were 4x the size of 16-bit ones (~7x the coded ones): with form 8, 38 % of the
+bytes until 1e-6 and most of the run's tail.  Now 16-bit remainders may stay in the
+slots while the rank's residual plus all its remainders is within its passivity target
+(``encode``'s ``budget``: a message whose remainder would exceed it goes out exactly
+instead); they are residual like the residual left on the rank's own vertices, counted
+in the bound (the waves sum the slot buffers), and a rank holding only such remainders
+may be passive.  Remainder-only buffers go out (exactly, or re-quantised to a finer step
+when that fits the budget) once new residual or a lowered target (a stalled wave)
+exceeds it; the drain (work limit, migration) empties every buffer exactly.  Nothing is
+dropped: at the end, what is left in the slots is pending residual within the certified
+bound, as on the vertices.  (env ``ASAPGRAPH_ASAP_REMAINDERS=0``: every out-of-work flush
+exact, for A/B.)
+
+Measured together (same scenarios, seeds 1-3, bytes until true L1 error 1e-6, ASAP
+sweep schedule; x = BSP's bytes with the same partition / ASAP's):
+
+=====================================  ======================  ======================
+scenario                               before                  after
+=====================================  ======================  ======================
+rmat:20, rank 1 3x, static             39.2-45.0 MB, 3.0-3.4x  20.2-20.8 MB, 6.5-6.7x
+rmat:20, rank 1 3x, rebalance start    35.4-35.7 MB, 3.2-3.3x  17.1-18.2 MB, 6.3-6.8x
+rmat:20, speeds 1:1.5:2:3, static      36.9-39.6 MB, 3.4-3.7x  16.7-18.5 MB, 7.3-8.1x
+rmat:20, speeds 1:1.5:2:3, start       36.3-37.1 MB, 3.0-3.1x  17.0-17.9 MB, 6.3-6.7x
+cnr-2000, rank 1 3x, static            0.70-0.73 MB, 5.2-5.4x  0.34 MB, 11.2-11.3x
+cnr-2000, rank 1 3x, rebalance start   0.36-0.40 MB, 8.0-8.8x  0.18-0.22 MB, 15-18x
+cnr-2000, speeds 1:1.5:2:3, static     0.58-0.61 MB, 6.2-6.6x  0.27-0.29 MB, 13-14x
+cnr-2000, speeds 1:1.5:2:3, start      0.74-0.76 MB, 8.3-8.5x  0.27-0.28 MB, 22-23x
+=====================================  ======================  ======================
+
+Against static BSP (135.0 / 3.8 MB) rmat:20 with rebalance start is 7.4-7.9x.  Whole runs
+to tol 1e-6: rmat:20 46.8-71.2 MB -> 18.8-27.0 MB.  Time to 1e-6 (with
+:meth:`.asap._Solve.flush_due`): rmat:20 geometric mean 0.965x of before (cells 0.81x to
+1.32x), cnr-2000 1.007x (0.97x to 1.03x); the cells that moved most are the sweep gate
+locking ranks into taking turns (two ranks alternating their sweeps, each waiting for
+the other's message), which any change of arrival times shifts.
 
 *NOTIFY-ACK* (:class:`NotifyAck`, ASAP).  Flushing the buffer of out-peer ``q`` is one
 ``Isend`` of ``[header | payload]``; the receiver applies it (scatter-add or min/max)
