@@ -239,7 +239,7 @@ def run_solve(s, wave_interval):
                 break
             emu.vt = max(emu.vt, e)
             c0, charged = cpu(), emu.compute_vs
-            p0, b0, u0 = s.passes, st.bytes_sent + na.bytes_recv, s.untimed
+            p0, b0, u0, k0 = s.passes, st.bytes_sent + na.bytes_recv, s.untimed, na.coded
             s.rounds += 1
             links.pull()
             ev = links.deliver(emu.vt)
@@ -267,7 +267,8 @@ def run_solve(s, wave_interval):
             rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
             rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
             emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
-                                       st.bytes_sent + na.bytes_recv - b0) * emu.factor)
+                                       st.bytes_sent + na.bytes_recv - b0,
+                                       na.coded - k0) * emu.factor)
             # (a due flush keeps the rank running rounds, as the host-clock loop does)
             idle = not (ev or pushed or sent or contributed or res is not None
                         or s.flush_due())
