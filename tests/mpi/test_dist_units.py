@@ -209,6 +209,9 @@ def test_coded_q16_delivers_what_the_plain_forms_deliver(kind, m, rng):
         _, dabs2 = exchange.decode(acc2, mp, buf[:nbytes].copy(), nbytes)  # exactly nbytes
         got = acc[mp]
         np.testing.assert_array_equal(got + seg, orig)  # nothing created or lost
+        # what the compute model charges the coding for: the values sent
+        assert exchange.coded_values(buf, nbytes) == (np.count_nonzero(got) if form == 8
+                                                      else 0)
         out[qm] = (nbytes, form, got, seg, tot, dabs, acc2)
     c, r = out["q16"], out["q16raw"]
     np.testing.assert_array_equal(c[2], r[2])  # the same values delivered ...
