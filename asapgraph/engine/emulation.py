@@ -104,12 +104,12 @@ KERNELS = ("pull", "push", "pull_r", "push_r")
 #: ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
 #: ``coded``: per value of a coded 16-bit message (form 8 of :mod:`.exchange`), sent or
 #: applied, on top of its bytes: the Exp-Golomb coding's extra CPU over the plain 16-bit
-#: forms (measured, 88,000 slots of power-law values, best of 40: encode 14.0 against 5.8
-#: ns per slot, decode 5.4 against 1.1 ns per value; 12.5 ns a value both ends together,
-#: half charged at each).
+#: forms (measured, 88,000 slots of signed power-law values, best of 60: encode 9.0
+#: against 5.9 ns per slot, decode 3.4 against 1.0 ns per value; 5.5 ns a value both ends
+#: together, half charged at each).
 MODEL_NS = {"pull": (0.46, 3.8), "push": (0.56, 4.52), "pull_r": (0.83, 3.56),
             "push_r": (0.85, 3.48), "round": 10000.0, "message": 60000.0, "byte": 1.0,
-            "pass": 0.5, "gather": 1.4, "coded": 6.25}
+            "pass": 0.5, "gather": 1.4, "coded": 2.75}
 
 
 def now():

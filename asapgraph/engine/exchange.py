@@ -52,11 +52,13 @@ at least one step the gap to the previous one and the zigzagged value, each with
 order chosen per message from a histogram of bit lengths; lossless, so the receiver adds
 bit for bit what forms 4/5 would add (tests/mpi/test_dist_units.py).  Measured on the
 messages above: 1.0 bytes per slot (varint 1.2, bitmap + int16 2.1, the entropy 0.9).
-Cost: CPU (88,000 slots, best of 40: encode 14.0 ns per slot against 5.8 for the plain
-forms, decode 5.4 ns per value against 1.1), charged by the compute model per value on
-top of the bytes (``ns_per_coded``, :data:`.emulation.MODEL_NS`).  That is more than the
-wire time it saves at 1 Gbit/s (~0.9 bytes a value, 7 ns): the gain is the bytes, and
-the time only on slower links.
+Cost: CPU (88,000 slots, best of 60: encode 9.0 ns per slot against 5.9 for the plain
+forms, decode 3.4 ns per value against 1.0), charged by the compute model per value on
+top of the bytes (``ns_per_coded``, :data:`.emulation.MODEL_NS`): 5.5 ns a value, less
+than the wire time it saves at 1 Gbit/s (~0.9 bytes, 7 ns).  (Earlier versions with
+histogram-chosen orders, byte-wise bit I/O and a branching zigzag took 31 and then 14 ns
+to encode; charged at the latter, 6.25 ns a value at each end, ASAP's time to 1e-6 on
+rmat:20 was 1.37x that of before the coding, geometric mean of the grid below.)
 
 *Remainders out of work.*  Once a rank is out of work (its residual below its passivity
 target) its flushes used to go out in float64, exactly.  In the end game a rank runs out

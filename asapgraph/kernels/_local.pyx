@@ -583,7 +583,7 @@ cdef enum:
 # order, the gap to the previous one (slots skipped) and the value, both as Exp-Golomb
 # codes of order ``kg`` / ``kv`` (Teuhola 1978): n >= 0 is written as ``x = n + 2^k`` in
 # binary, preceded by ``bitlen(x) - k - 1`` zeros.  Values are the 16-bit integers of the
-# dense/sparse forms, zigzagged (q > 0 -> 2q - 2, q < 0 -> -2q - 1), so the coding is
+# dense/sparse forms, zigzagged (nonzero q -> (2q ^ (q >> 63)) - 1), so the coding is
 # lossless: the receiver adds exactly what forms 4/5 would have delivered.  MSB first.
 
 cdef inline int _bitlen(uint64_t x) noexcept nogil:
@@ -591,11 +591,13 @@ cdef inline int _bitlen(uint64_t x) noexcept nogil:
 
 
 cdef inline uint64_t _zigzag(long q) noexcept nogil:
-    return <uint64_t>(2 * q - 2) if q > 0 else <uint64_t>(-2 * q - 1)
+    """Nonzero ``q`` -> ``0, 1, ...`` (-1, 1, -2, 2, ...), without a branch."""
+    return <uint64_t>(((<int64_t>q) << 1) ^ ((<int64_t>q) >> 63)) - 1
 
 
 cdef inline long _unzigzag(uint64_t z) noexcept nogil:
-    return <long>(z >> 1) + 1 if (z & 1) == 0 else -<long>((z + 1) >> 1)
+    z += 1
+    return <long>(<int64_t>(z >> 1) ^ -(<int64_t>(z & 1)))
 
 
 cdef struct _BitW:
@@ -650,7 +652,7 @@ cdef inline void _bw_pair(_BitW* w, uint64_t n1, int k1, uint64_t n2, int k2) no
     """Append the codes of ``n1`` (order ``k1``) and ``n2`` (order ``k2``): one put and
     one store when together at most 56 bits long."""
     cdef uint64_t x1 = n1 + (<uint64_t>1 << k1), x2 = n2 + (<uint64_t>1 << k2)
-    cdef int l1 = 2 * _bitlen(x1) - k1 - 1, l2 = 2 * _bitlen(x2) - k2 - 1
+    cdef int l1 = 127 - 2 * __builtin_clzll(x1) - k1, l2 = 127 - 2 * __builtin_clzll(x2) - k2
     if l1 + l2 > 56:
         _bw_code(w, n1, k1)
         _bw_code(w, n2, k2)
