@@ -50,13 +50,13 @@ payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's 
 sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``window``
 un-ACKed messages per peer; while waiting the sender keeps computing and combining into
 the buffer.  Values travel quantised with error feedback (16-bit integers of a
-per-message step, Exp-Golomb coded when smaller: :func:`.exchange.encode`), the
-remainder staying in the slot.  Once the rank is out of work, remainders may stay only
-while the rank's residual plus all of them is within its passivity target (they are
-residual, counted in the bound; a message whose remainder would exceed that goes out
-exactly in float64), and in the drain every buffer empties exactly; so the fixed point
-and the certified bound are those of the float64 engine (measured figures:
-:mod:`.exchange`).
+per-message step, :func:`.exchange.encode`; Exp-Golomb coded with
+``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the slot.  Once the rank is out
+of work, remainders may stay only while the rank's residual plus all of them is within
+its passivity target (they are residual, counted in the bound; a message whose remainder
+would exceed that goes out exactly in float64), and in the drain every buffer empties
+exactly; so the fixed point and the certified bound are those of the float64 engine
+(measured figures: :mod:`.exchange`).
 
 *Stochastic reduce* (:mod:`.reduce`).  In round ``t`` a rank flushes only to its
 ``fanout`` out-neighbours on the seeded rotating circulant expander of
@@ -257,11 +257,12 @@ class _Solver:
         jenv = os.environ.get("ASAPGRAPH_ASAP_JGAMMA")
         self.jgamma = (float(jenv) if jenv is not None
                        else SKIP_GAMMA[1] if self.patience > 0 else SKIP_GAMMA[0])
-        # quantised payloads with error feedback while there is local work: 16-bit integers
-        # of a per-message step (default), float32, or off (env knob for A/B experiments)
+        # quantised payloads with error feedback: 16-bit integers of a per-message step
+        # (default), the same Exp-Golomb coded when smaller (q16c: about half the bytes,
+        # but its CPU slowed rmat:20 to 1e-6 by a fifth: .exchange), float32, or off
         self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
         if self.qmode not in ex.QUANT:
-            raise ValueError("ASAPGRAPH_ASAP_QUANT must be q16, q16raw, f32 or off, not "
+            raise ValueError("ASAPGRAPH_ASAP_QUANT must be q16, q16c, f32 or off, not "
                              f"{self.qmode!r}")
         self.quant = ex.QUANT[self.qmode]
         # out of work, 16-bit remainders may stay in the slots within the rank's passivity
@@ -538,7 +539,8 @@ class _Solve:
         # rank's own, counted in the bound; it may stay while the rank's residual plus
         # every remainder is within its passivity target (else exact float64)
         allow = None
-        if (force and mm is None and sol.quant >= ex.QUANT["q16"] and sol.keep_remainders
+        if (force and mm is None and sol.keep_remainders
+                and sol.quant in (ex.QUANT["q16"], ex.QUANT["q16c"])
                 and not self._exact_only()):
             allow = self.target * self.share - self.rl
             if rem.any() and not dirty.any() and remm.sum() <= allow:

@@ -27,15 +27,14 @@ form  payload                                                     made by
 ====  ==========================================================  =======================
 
 The smallest form is chosen per message.  *Quantisation with error feedback* (forms 2-5
-and 8, sums only): while the sender still has local work, values travel by default as
-16-bit integers of a per-message step ``max|v| / 32767`` (:func:`._local.encode_segment`;
-env ``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for float64, ``q16raw`` for the
-16-bit forms without form 8), rounded toward zero, the remainder staying in the slot
-where it keeps combining, so no mass is created or lost and non-negative residuals stay
-non-negative; slots below one step simply wait.  Measured before (ASAP PageRank, 4
-ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06 MB (16-bit), rmat:19 38.8 -> 27.4
-MB; BSP sends 3.8 and 70.9 MB.  Forms 6 and 7 carry values exactly (min/max offers,
-the general engine's values: the program's dtype).
+and 8, sums only): values travel by default as 16-bit integers of a per-message step
+``max|v| / 32767`` (:func:`._local.encode_segment`; env ``ASAPGRAPH_ASAP_QUANT=q16c``
+for the coded form 8 besides, ``f32`` for float32, ``off`` for float64), rounded toward
+zero, the remainder staying in the slot where it keeps combining, so no mass is created
+or lost and non-negative residuals stay non-negative; slots below one step simply wait.
+Measured before (ASAP PageRank, 4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06
+MB (16-bit), rmat:19 38.8 -> 27.4 MB; BSP sends 3.8 and 70.9 MB.  Forms 6 and 7 carry
+values exactly (min/max offers, the general engine's values: the program's dtype).
 
 *Where the bytes went* (twelfth session; rmat:20, 4 ranks, 1 ms, 1 Gbit/s, rank 1 3x
 slower, static partition, virtual clock, model compute, seed 1: 39.2 MB until true L1
@@ -49,7 +48,7 @@ their order-0 entropy is 0.9 bytes per slot against the 2 bytes sent.
 
 *Coded 16-bit* (form 8).  The same integers, Exp-Golomb coded (Teuhola 1978): per slot of
 at least one step the gap to the previous one and the zigzagged value, each with an
-order chosen per message from a histogram of bit lengths; lossless, so the receiver adds
+order chosen per message from their mean; lossless, so the receiver adds
 bit for bit what forms 4/5 would add (tests/mpi/test_dist_units.py).  Measured on the
 messages above: 1.0 bytes per slot (varint 1.2, bitmap + int16 2.1, the entropy 0.9).
 Cost: CPU (88,000 slots, best of 60: encode 9.0 ns per slot against 5.9 for the plain
@@ -76,28 +75,36 @@ dropped: at the end, what is left in the slots is pending residual within the ce
 bound, as on the vertices.  (env ``ASAPGRAPH_ASAP_REMAINDERS=0``: every out-of-work flush
 exact, for A/B.)
 
-Measured together (same scenarios, seeds 1-3, bytes until true L1 error 1e-6, ASAP
-sweep schedule; x = BSP's bytes with the same partition / ASAP's):
+Measured (same scenarios, seeds 1-3, bytes until true L1 error 1e-6, ASAP sweep schedule;
+x = BSP's bytes with the same partition / ASAP's; "default": 16-bit forms with the
+remainders and :meth:`.asap._Solve.flush_due`; "q16c": the coded form besides, its CPU
+charged):
 
-=====================================  ======================  ======================
-scenario                               before                  after
-=====================================  ======================  ======================
-rmat:20, rank 1 3x, static             39.2-45.0 MB, 3.0-3.4x  20.2-20.8 MB, 6.5-6.7x
-rmat:20, rank 1 3x, rebalance start    35.4-35.7 MB, 3.2-3.3x  17.1-18.2 MB, 6.3-6.8x
-rmat:20, speeds 1:1.5:2:3, static      36.9-39.6 MB, 3.4-3.7x  16.7-18.5 MB, 7.3-8.1x
-rmat:20, speeds 1:1.5:2:3, start       36.3-37.1 MB, 3.0-3.1x  17.0-17.9 MB, 6.3-6.7x
-cnr-2000, rank 1 3x, static            0.70-0.73 MB, 5.2-5.4x  0.34 MB, 11.2-11.3x
-cnr-2000, rank 1 3x, rebalance start   0.36-0.40 MB, 8.0-8.8x  0.18-0.22 MB, 15-18x
-cnr-2000, speeds 1:1.5:2:3, static     0.58-0.61 MB, 6.2-6.6x  0.27-0.29 MB, 13-14x
-cnr-2000, speeds 1:1.5:2:3, start      0.74-0.76 MB, 8.3-8.5x  0.27-0.28 MB, 22-23x
-=====================================  ======================  ======================
+===========================  ======================  ======================  ======================
+scenario                     before                  default                 q16c
+===========================  ======================  ======================  ======================
+rmat:20, rank 1 3x, static   39.2-45.0 MB, 3.0-3.4x  34.4 MB, 3.9x           19.8-22.0 MB, 6.1-6.8x
+rmat:20, rank 1 3x, start    35.4-35.7 MB, 3.2-3.3x  32.2 MB, 3.6x           15.0-15.7 MB, 7.4-7.7x
+rmat:20, speeds 1:1.5:2:3    36.9-39.6 MB, 3.4-3.7x  30.2-31.8 MB, 4.2-4.5x  18.0-18.2 MB, 7.4-7.5x
+rmat:20, speeds ..., start   36.3-37.1 MB, 3.0-3.1x  30.9-32.8 MB, 3.5-3.7x  15.3-15.6 MB, 7.3-7.4x
+cnr-2000, rank 1 3x, static  0.70-0.73 MB, 5.2-5.4x  0.62-0.63 MB, 6.0-6.2x  0.37-0.38 MB, 9.9-10x
+cnr-2000, rank 1 3x, start   0.36-0.40 MB, 8.0-8.8x  0.30-0.34 MB, 9.5-11x   0.20-0.22 MB, 15-16x
+cnr-2000, speeds 1:1.5:2:3   0.58-0.61 MB, 6.2-6.6x  0.52-0.53 MB, 7.1-7.3x  0.31-0.32 MB, 12x
+cnr-2000, speeds ..., start  0.74-0.76 MB, 8.3-8.5x  0.66-0.69 MB, 9.0-9.5x  0.33-0.34 MB, 19x
+===========================  ======================  ======================  ======================
 
-Against static BSP (135.0 / 3.8 MB) rmat:20 with rebalance start is 7.4-7.9x.  Whole runs
-to tol 1e-6: rmat:20 46.8-71.2 MB -> 18.8-27.0 MB.  Time to 1e-6 (with
-:meth:`.asap._Solve.flush_due`): rmat:20 geometric mean 0.965x of before (cells 0.81x to
-1.32x), cnr-2000 1.007x (0.97x to 1.03x); the cells that moved most are the sweep gate
-locking ranks into taking turns (two ranks alternating their sweeps, each waiting for
-the other's message), which any change of arrival times shifts.
+Against static BSP (135.0 MB) rmat:20 with rebalance start: default 4.2x, q16c 8.6-9.0x.
+Whole runs to tol 1e-6, rmat:20: before 46.8-71.2 MB, default 34.2-43.2, q16c 16.7-26.4.
+Time to 1e-6 against before (geometric mean over the cells and seeds, range): default
+rmat:20 0.971x (0.89-1.05), cnr-2000 1.000x; q16c rmat:20 1.210x (0.96-1.51), cnr-2000
+1.005x (0.91-1.11); q16c with its coding not charged, rmat:20 1.018x (0.82-1.26).  So
+the coded form halves the bytes at a fifth more time on rmat:20, some of it its CPU (on
+every rank's path: after each sweep, and the straggler's at its slowness) and some the
+sweep gate locking ranks into taking turns (two ranks alternating their sweeps, each
+waiting for the other's message: rmat:20, speeds 1:1.5:2:3, start, seed 3, every rank
+waited 10-12 ms after its 7 ms sweeps), which any change of arrival times shifts; the
+issue's 5x on rmat:20 is met only with it, the "not slower" only without it.  Hence
+opt-in.
 
 *NOTIFY-ACK* (:class:`NotifyAck`, ASAP).  Flushing the buffer of out-peer ``q`` is one
 ``Isend`` of ``[header | payload]``; the receiver applies it (scatter-add or min/max)
@@ -127,7 +134,8 @@ from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
            "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "CODED", "QUANT", "header",
-           "message_buffer", "encode", "decode", "coded_values", "encode_exact", "decode_exact", "NotifyAck", "Channel"]
+           "message_buffer", "encode", "decode", "coded_values", "encode_exact",
+           "decode_exact", "NotifyAck", "Channel"]
 
 #: float64 header fields of every engine message
 HEADER = 7
@@ -150,7 +158,7 @@ def message_buffer(slots, itemsize=8):
 
 #: what :func:`encode` does with the values: float64 exactly, float32 or 16-bit integers
 #: of a per-message step (both with error feedback)
-QUANT = {"off": 0, "f32": 1, "q16": 2, "q16raw": 3}
+QUANT = {"off": 0, "f32": 1, "q16c": 2, "q16": 3}
 
 
 def encode(acc, lo, hi, buf, quant=0, budget=np.inf):

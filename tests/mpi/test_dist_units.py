@@ -120,7 +120,7 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     orig = np.where(rng.random(m) < density, sign * mag, 0.0)
     seg = orig.copy()
     buf = np.zeros(8 * (HEADER + 1 + m), dtype=np.uint8)
-    nbytes, form, _, left = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16raw"])
+    nbytes, form, _, left = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16"])
     assert left == pytest.approx(np.abs(seg).sum(), rel=1e-12, abs=1e-300)
     assert form in (4, 5)
     buf[:8 * HEADER].view(np.float64)[1] = form
@@ -148,7 +148,7 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     assert sent <= steps
     # an empty buffer (peer that only receives pool mass)
     e = np.zeros(0)
-    for qm in ("q16", "q16raw"):
+    for qm in ("q16c", "q16"):
         nb, fe, me, le = exchange.encode(e, 0, 0, np.zeros(8 * (HEADER + 1), np.uint8),
                                          exchange.QUANT[qm])
         assert nb == 8 * HEADER + 8 and me == 0.0 and le == 0.0 and fe in (4, 5)
@@ -196,7 +196,7 @@ def test_coded_q16_delivers_what_the_plain_forms_deliver(kind, m, rng):
     mp = rng.permutation(m).astype(np.int64)
     base = np.where(rng.random(m) < 0.3, rng.standard_normal(m), 0.0)
     out = {}
-    for qm in ("q16", "q16raw"):
+    for qm in ("q16c", "q16"):
         seg = orig.copy()
         buf = exchange.message_buffer(m)
         nbytes, form, mass, left = exchange.encode(seg, 0, m, buf, exchange.QUANT[qm])
@@ -213,7 +213,7 @@ def test_coded_q16_delivers_what_the_plain_forms_deliver(kind, m, rng):
         assert exchange.coded_values(buf, nbytes) == (np.count_nonzero(got) if form == 8
                                                       else 0)
         out[qm] = (nbytes, form, got, seg, tot, dabs, acc2)
-    c, r = out["q16"], out["q16raw"]
+    c, r = out["q16c"], out["q16"]
     np.testing.assert_array_equal(c[2], r[2])  # the same values delivered ...
     np.testing.assert_array_equal(c[3], r[3])  # ... and left
     np.testing.assert_array_equal(c[6], r[6])
@@ -234,7 +234,7 @@ def test_coded_q16_rejects_corrupt_messages(rng):
     m = 3000
     seg = rng.pareto(1.2, m) + 1e-3
     buf = exchange.message_buffer(m)
-    nbytes, form, _, _ = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16"])
+    nbytes, form, _, _ = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16c"])
     assert form == 8
     exchange.header(buf)[FORM] = form
     mp = np.arange(m, dtype=np.int64)
@@ -249,7 +249,7 @@ def test_coded_q16_rejects_corrupt_messages(rng):
         exchange.decode(np.zeros(m), mp[:m // 2], buf, nbytes)
 
 
-@pytest.mark.parametrize("qm", ["q16", "q16raw"])
+@pytest.mark.parametrize("qm", ["q16c", "q16"])
 def test_q16_budget_sends_exactly_when_the_remainder_would_exceed_it(qm, rng):
     """``budget``: a 16-bit encode whose remainder would exceed it sends the segment exactly
     in float64 (nothing stays); within it, the remainder stays and is reported."""
