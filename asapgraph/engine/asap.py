@@ -49,11 +49,14 @@ fixed point, the termination and the bound are unchanged.
 payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's last
 sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``window``
 un-ACKed messages per peer; while waiting the sender keeps computing and combining into
-the buffer.  While the sender still has local work, values travel quantised with error
-feedback (16-bit integers of a per-message step by default: :func:`.exchange.encode`),
-the remainder staying in the slot; once the rank is out of work buffers go out in
-float64, exactly, so the fixed point, the bound and the final accuracy are those of the
-float64 engine.
+the buffer.  Values travel quantised with error feedback (16-bit integers of a
+per-message step, :func:`.exchange.encode`; Exp-Golomb coded with
+``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the slot.  Once the rank is out
+of work, remainders may stay only while the rank's residual plus all of them is within
+its passivity target (they are residual, counted in the bound; a message whose remainder
+would exceed that goes out exactly in float64), and in the drain every buffer empties
+exactly; so the fixed point and the certified bound are those of the float64 engine
+(measured figures: :mod:`.exchange`).
 
 *Stochastic reduce* (:mod:`.reduce`).  In round ``t`` a rank flushes only to its
 ``fanout`` out-neighbours on the seeded rotating circulant expander of
@@ -254,12 +257,18 @@ class _Solver:
         jenv = os.environ.get("ASAPGRAPH_ASAP_JGAMMA")
         self.jgamma = (float(jenv) if jenv is not None
                        else SKIP_GAMMA[1] if self.patience > 0 else SKIP_GAMMA[0])
-        # quantised payloads with error feedback while there is local work: 16-bit integers
-        # of a per-message step (default), float32, or off (env knob for A/B experiments)
+        # quantised payloads with error feedback: 16-bit integers of a per-message step
+        # (default), the same Exp-Golomb coded when smaller (q16c: about half the bytes,
+        # but its CPU slowed rmat:20 to 1e-6 by a fifth: .exchange), float32, or off
         self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
         if self.qmode not in ex.QUANT:
-            raise ValueError(f"ASAPGRAPH_ASAP_QUANT must be q16, f32 or off, not {self.qmode!r}")
+            raise ValueError("ASAPGRAPH_ASAP_QUANT must be q16, q16c, f32 or off, not "
+                             f"{self.qmode!r}")
         self.quant = ex.QUANT[self.qmode]
+        # out of work, 16-bit remainders may stay in the slots within the rank's passivity
+        # target (counted in the bound) instead of going out exactly in float64
+        # (ASAPGRAPH_ASAP_REMAINDERS=0: every out-of-work flush exact, for A/B experiments)
+        self.keep_remainders = os.environ.get("ASAPGRAPH_ASAP_REMAINDERS", "1") != "0"
         # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
         # by degree, under the single-process relabelling policy (big graph, no locality
         # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
@@ -344,6 +353,7 @@ class _Solve:
         self.ngraph = len(lg.out_peers)
         self.dirty = np.zeros(nout, dtype=bool)
         self.rem = np.zeros(nout, dtype=bool)
+        self.remm = np.zeros(nout)  # sum |remainder| of each rem buffer (16-bit)
         # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
         d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None, resume)
         self.kernel = "push_r" if d.P is not None else "push"  # what the compute model charges
@@ -516,12 +526,25 @@ class _Solve:
 
     def flush(self, force):
         """Flush the buffers of this round's expander neighbours (window permitting);
-        ``force``: the rank is out of work (exact float64, remainders too)."""
+        ``force``: the rank is out of work (or gated): exact float64, remainders too,
+        except that 16-bit remainders within the rank's passivity budget may stay
+        (:meth:`passive`; not in the drain)."""
         sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
-        dirty, rem, dbuf, nout = self.dirty, self.rem, self.d.dbuf, self.nout
+        dirty, rem, dbuf, nout, remm = self.dirty, self.rem, self.d.dbuf, self.nout, self.remm
         sent = 0
         if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
             return 0
+        # out of work, 16-bit messages: what stays in the slots is residual like the
+        # rank's own, counted in the bound; it may stay while the rank's residual plus
+        # every remainder is within its passivity target (else exact float64)
+        allow = None
+        if (force and mm is None and sol.keep_remainders
+                and sol.quant in (ex.QUANT["q16"], ex.QUANT["q16c"])
+                and not self._exact_only()):
+            allow = self.target * self.share - self.rl
+            if rem.any() and not dirty.any() and remm.sum() <= allow:
+                if not dbuf.any():
+                    return 0  # only remainders within the budget: they wait
         nb = sol.sched.neighbours(self.me, self.rounds)
         gs, gw = self.gs, self.gw
         r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
@@ -530,9 +553,14 @@ class _Solve:
             if j is None or na.full(j):
                 continue
             pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
-            # a buffer holding only float32 remainders waits for new mass (or the end)
+            # a buffer holding only remainders waits for new mass (or the end)
             if not (dirty[j] or pooled or (force and rem[j])):
                 continue
+            budget = np.inf
+            if allow is not None:
+                budget = allow - (remm.sum() - remm[j])
+                if not (dirty[j] or pooled) and remm.sum() <= allow:
+                    continue  # remainders within the budget wait
             lo, hi = self.seg_lo[j], self.seg_hi[j]
             if mm is not None:
                 if not mm.changed(lo, hi):
@@ -544,12 +572,14 @@ class _Solve:
                     continue
             buf = na.open(j)
             if mm is None:  # one compiled call: the segment's mass, the form, the payload
-                quant = 0 if force else sol.quant
-                nbytes, form, mass = ex.encode(acc, lo, hi, buf, quant)
+                quant = sol.quant if (allow is not None or not force) else 0
+                nbytes, form, mass, left = ex.encode(acc, lo, hi, buf, quant, budget)
                 if mass <= 0.0 and not pooled:  # nothing to send (the buffer is unused)
                     dirty[j] = rem[j] = False
+                    remm[j] = 0.0
                     continue
-                rem[j] = quant != 0
+                rem[j] = left > 0.0
+                remm[j] = left
             else:
                 nbytes, form = mm.encode(lo, hi, buf)
             dirty[j] = False
@@ -563,6 +593,53 @@ class _Solve:
             sent += 1
         self.gs, self.gw = gs, gw
         return sent
+
+    def flush_due(self):
+        """A buffer holds new contributions or pool shares and its peer's window is free:
+        it goes out within the expander's period of rounds (``Schedule``), so the loop
+        keeps running rounds instead of waiting for the rank's next event (the host
+        clock's loop: instead of sleeping).  On the virtual clock an idle rank's next
+        round used to be its next arrival or wave, so a dirty buffer whose peer the
+        round's schedule skipped waited for that, up to a sweep's length (rmat:20, 4
+        ranks, rank 1 3x, --rebalance start, seed 1: every rank waited ~9 ms after each
+        sweep for one peer's message; 0.140 virtual s to L1 1e-6 with this, 0.194 s
+        without).  Over the bytes grid of the twelfth session (cnr-2000 and rmat:20,
+        persistent and heterogeneous stragglers, static and rebalanced, seeds 1-3) it is
+        neutral on average; single cells move by up to a third either way, as the sweep
+        gate's phase locking (ranks taking turns) shifts.  Not with the approximation
+        knob (a buffer below its threshold stays dirty)."""
+        if not self.nout or self.sol.approx > 0:
+            return False
+        want = self.dirty | self.d.dbuf.any(axis=1)
+        return bool((want & (self.na.inflight < self.na.window)).any())
+
+    def _exact_only(self):
+        """Buffers must empty exactly: the drain (a work limit, a migration) or a
+        quantisation mode without the remainder budget."""
+        return self.wv.draining or self.over
+
+    def passive(self, out_work):
+        """Out of work with nothing to send: every message ACKed, no held delivery, no
+        new contributions or pool shares buffered, and what stays in the slots is at
+        most the 16-bit remainders within the rank's passivity target (they are residual,
+        counted in the bound; none in the drain)."""
+        na, d, nout = self.na, self.d, self.nout
+        if not (out_work and na.acked() and not self.emu.queue):
+            return False
+        if not nout:
+            return True
+        rem = self.rem
+        if self.dirty.any() or d.dbuf.any():
+            return False
+        acc, nloc = d.acc, self.nloc
+        if not rem.any():
+            return not acc[nloc:].any()
+        if (self._exact_only() or self.mm is not None
+                or self.rl + self.remm.sum() > self.target * self.share):
+            return False
+        # (the last test runs only when all else holds)
+        return not any(acc[self.seg_lo[j]:self.seg_hi[j]].any()
+                       for j in range(nout) if not rem[j])
 
     # ------------------------------------------------------------------ termination
     def _wave(self, passive, tn):
@@ -677,10 +754,7 @@ class _Solve:
             t3 = perf()
             st.comm_s += t3 - t2
             # termination waves (non-blocking)
-            passive = (out_work and na.acked() and not emu.queue
-                       and not (self.nout and (self.dirty.any() or self.rem.any()
-                                               or d.dbuf.any()))
-                       and not acc[nloc:].any())  # (the last test runs only when all else holds)
+            passive = self.passive(out_work)
             tn = perf()
             done = self._wave(passive, tn)
             t4 = perf()
@@ -696,7 +770,7 @@ class _Solve:
                        f"r_global {self.r_global:.3g} gated {bool(self._gated())} endgame "
                        f"{bool(self._endgame())} tfac {self.tfac:g} dirty "
                        f"{self.dirty.tolist()} rem {self.rem.tolist()}")
-            if not (ev or pushed or sent):
+            if not (ev or pushed or sent or self.flush_due()):
                 idle += 1
                 if idle > 2:
                     # at most 1 ms where ranks share cores (a poll takes CPU from the rank

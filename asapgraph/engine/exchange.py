@@ -21,20 +21,90 @@ form  payload                                                     made by
 5     sparse 16-bit: float64 step, ``k`` int32 indices, ``k`` int16 :func:`encode`
 6     dense exact (the value dtype, 8 bytes): every slot value    :func:`encode_exact`
 7     sparse exact: ``k`` values, ``k`` int32 slot indices        :func:`encode_exact`
+8     coded 16-bit: float64 step, ``k`` (uint32), two Exp-Golomb   :func:`encode`
+      orders, then per slot of at least one step its gap and
+      its zigzagged int16 as Exp-Golomb codes (a bit stream)
 ====  ==========================================================  =======================
 
-The smaller of dense and sparse is chosen per message.  *Quantisation with error
-feedback* (forms 2-5, sums only): while the sender still has local work, values travel
-by default as 16-bit integers of a per-message step ``max|v| / 32767``
-(:func:`._local.encode_segment`; env ``ASAPGRAPH_ASAP_QUANT=f32`` for float32, ``off`` for
-float64), rounded toward zero, the remainder staying in the slot where it keeps
-combining, so no mass is created or lost and non-negative residuals stay non-negative;
-slots below one step simply wait.  Once the rank is out of work (the final flushes
-before termination) buffers go out in float64, exactly, so the fixed point, the bound
-and the final accuracy are those of the float64 engine.  Measured (ASAP PageRank, 4
-ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06 MB (16-bit), rmat:19 38.8 -> 27.4
-MB; BSP sends 3.8 and 70.9 MB.  Forms 6 and 7 carry values exactly (min/max offers,
-the general engine's values: the program's dtype).
+The smallest form is chosen per message.  *Quantisation with error feedback* (forms 2-5
+and 8, sums only): values travel by default as 16-bit integers of a per-message step
+``max|v| / 32767`` (:func:`._local.encode_segment`; env ``ASAPGRAPH_ASAP_QUANT=q16c``
+for the coded form 8 besides, ``f32`` for float32, ``off`` for float64), rounded toward
+zero, the remainder staying in the slot where it keeps combining, so no mass is created
+or lost and non-negative residuals stay non-negative; slots below one step simply wait.
+Measured before (ASAP PageRank, 4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06
+MB (16-bit), rmat:19 38.8 -> 27.4 MB; BSP sends 3.8 and 70.9 MB.  Forms 6 and 7 carry
+values exactly (min/max offers, the general engine's values: the program's dtype).
+
+*Where the bytes went* (twelfth session; rmat:20, 4 ranks, 1 ms, 1 Gbit/s, rank 1 3x
+slower, static partition, virtual clock, model compute, seed 1: 39.2 MB until true L1
+error 1e-6, BSP 135.0 MB): 84 % dense 16-bit payloads (187 messages of ~175 KB: nearly
+every slot of a peer's buffer holds at least one step, so indices of any coding cannot
+help), 16 % out-of-work flushes in dense float64 (9 of ~700 KB); headers and ACKs well
+under 1 %.  Every rank sent one message per peer per sweep (the sweep gate aligns the
+sweeps; the straggler two), so there were no redundant flushes to combine.  The values
+are residuals, power-law: 88 % of the 16-bit integers are at most 128 in magnitude, and
+their order-0 entropy is 0.9 bytes per slot against the 2 bytes sent.
+
+*Coded 16-bit* (form 8).  The same integers, Exp-Golomb coded (Teuhola 1978): per slot of
+at least one step the gap to the previous one and the zigzagged value, each with an
+order chosen per message from their mean; lossless, so the receiver adds
+bit for bit what forms 4/5 would add (tests/mpi/test_dist_units.py).  Measured on the
+messages above: 1.0 bytes per slot (varint 1.2, bitmap + int16 2.1, the entropy 0.9).
+Cost: CPU (88,000 slots, best of 60: encode 9.0 ns per slot against 5.9 for the plain
+forms, decode 3.4 ns per value against 1.0), charged by the compute model per value on
+top of the bytes (``ns_per_coded``, :data:`.emulation.MODEL_NS`): 5.5 ns a value, less
+than the wire time it saves at 1 Gbit/s (~0.9 bytes, 7 ns).  (Earlier versions with
+histogram-chosen orders, byte-wise bit I/O and a branching zigzag took 31 and then 14 ns
+to encode; charged at the latter, 6.25 ns a value at each end, ASAP's time to 1e-6 on
+rmat:20 was 1.37x that of before the coding, geometric mean of the grid below.)
+
+*Remainders out of work.*  Once a rank is out of work (its residual below its passivity
+target) its flushes used to go out in float64, exactly.  In the end game a rank runs out
+of work after every sweep and new mass from its peers puts it back to work, so those
+flushes were 4x the size of 16-bit ones (~7x the coded ones): with form 8, 38 % of the
+bytes until 1e-6 and most of the run's tail.  Now 16-bit remainders may stay in the
+slots while the rank's residual plus all its remainders is within its passivity target
+(``encode``'s ``budget``: a message whose remainder would exceed it goes out exactly
+instead); they are residual like the residual left on the rank's own vertices, counted
+in the bound (the waves sum the slot buffers), and a rank holding only such remainders
+may be passive.  Remainder-only buffers go out (exactly, or re-quantised to a finer step
+when that fits the budget) once new residual or a lowered target (a stalled wave)
+exceeds it; the drain (work limit, migration) empties every buffer exactly.  Nothing is
+dropped: at the end, what is left in the slots is pending residual within the certified
+bound, as on the vertices.  (env ``ASAPGRAPH_ASAP_REMAINDERS=0``: every out-of-work flush
+exact, for A/B.)
+
+Measured (same scenarios, seeds 1-3, bytes until true L1 error 1e-6, ASAP sweep schedule;
+x = BSP's bytes with the same partition / ASAP's; "default": 16-bit forms with the
+remainders and :meth:`.asap._Solve.flush_due`; "q16c": the coded form besides, its CPU
+charged):
+
+===========================  ======================  ======================  ======================
+scenario                     before                  default                 q16c
+===========================  ======================  ======================  ======================
+rmat:20, rank 1 3x, static   39.2-45.0 MB, 3.0-3.4x  34.4 MB, 3.9x           19.8-22.0 MB, 6.1-6.8x
+rmat:20, rank 1 3x, start    35.4-35.7 MB, 3.2-3.3x  32.2 MB, 3.6x           15.0-15.7 MB, 7.4-7.7x
+rmat:20, speeds 1:1.5:2:3    36.9-39.6 MB, 3.4-3.7x  30.2-31.8 MB, 4.2-4.5x  18.0-18.2 MB, 7.4-7.5x
+rmat:20, speeds ..., start   36.3-37.1 MB, 3.0-3.1x  30.9-32.8 MB, 3.5-3.7x  15.3-15.6 MB, 7.3-7.4x
+cnr-2000, rank 1 3x, static  0.70-0.73 MB, 5.2-5.4x  0.62-0.63 MB, 6.0-6.2x  0.37-0.38 MB, 9.9-10x
+cnr-2000, rank 1 3x, start   0.36-0.40 MB, 8.0-8.8x  0.30-0.34 MB, 9.5-11x   0.20-0.22 MB, 15-16x
+cnr-2000, speeds 1:1.5:2:3   0.58-0.61 MB, 6.2-6.6x  0.52-0.53 MB, 7.1-7.3x  0.31-0.32 MB, 12x
+cnr-2000, speeds ..., start  0.74-0.76 MB, 8.3-8.5x  0.66-0.69 MB, 9.0-9.5x  0.33-0.34 MB, 19x
+===========================  ======================  ======================  ======================
+
+Against static BSP (135.0 MB) rmat:20 with rebalance start: default 4.2x, q16c 8.6-9.0x.
+Whole runs to tol 1e-6, rmat:20: before 46.8-71.2 MB, default 34.2-43.2, q16c 16.7-26.4.
+Time to 1e-6 against before (geometric mean over the cells and seeds, range): default
+rmat:20 0.971x (0.89-1.05), cnr-2000 1.000x; q16c rmat:20 1.210x (0.96-1.51), cnr-2000
+1.005x (0.91-1.11); q16c with its coding not charged, rmat:20 1.018x (0.82-1.26).  So
+the coded form halves the bytes at a fifth more time on rmat:20, some of it its CPU (on
+every rank's path: after each sweep, and the straggler's at its slowness) and some the
+sweep gate locking ranks into taking turns (two ranks alternating their sweeps, each
+waiting for the other's message: rmat:20, speeds 1:1.5:2:3, start, seed 3, every rank
+waited 10-12 ms after its 7 ms sweeps), which any change of arrival times shifts; the
+issue's 5x on rmat:20 is met only with it, the "not slower" only without it.  Hence
+opt-in.
 
 *NOTIFY-ACK* (:class:`NotifyAck`, ASAP).  Flushing the buffer of out-peer ``q`` is one
 ``Isend`` of ``[header | payload]``; the receiver applies it (scatter-add or min/max)
@@ -63,14 +133,16 @@ from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi
 from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
-           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "QUANT", "header", "message_buffer",
-           "encode", "decode", "encode_exact", "decode_exact", "NotifyAck", "Channel"]
+           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "CODED", "QUANT", "header",
+           "message_buffer", "encode", "decode", "coded_values", "encode_exact",
+           "decode_exact", "NotifyAck", "Channel"]
 
 #: float64 header fields of every engine message
 HEADER = 7
 DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN = range(HEADER)
-#: payload forms of min/max offers (after the six of :func:`encode`)
-DENSE_EXACT, SPARSE_EXACT = 6, 7
+#: payload forms of min/max offers (after the six of :func:`encode`), and :func:`encode`'s
+#: coded 16-bit form
+DENSE_EXACT, SPARSE_EXACT, CODED = 6, 7, 8
 
 
 def header(buf):
@@ -86,19 +158,30 @@ def message_buffer(slots, itemsize=8):
 
 #: what :func:`encode` does with the values: float64 exactly, float32 or 16-bit integers
 #: of a per-message step (both with error feedback)
-QUANT = {"off": 0, "f32": 1, "q16": 2}
+QUANT = {"off": 0, "f32": 1, "q16c": 2, "q16": 3}
 
 
-def encode(acc, lo, hi, buf, quant=0):
+def encode(acc, lo, hi, buf, quant=0, budget=np.inf):
     """Move a peer's slot buffer ``acc[lo:hi]`` into message ``buf``; returns ``(bytes,
-    form, mass)``, ``mass`` the buffer's ``sum |v|`` before the move.
+    form, mass, left)``, ``mass`` the buffer's ``sum |v|`` before the move, ``left``
+    the ``sum |v|`` that stays in it.
 
-    Forms 0-5 (module docstring), the smaller of dense and sparse; ``quant`` (a value of
+    Forms 0-5 and 8 (module docstring), the smallest; ``quant`` (a value of
     :data:`QUANT`): quantised with error feedback (the remainder stays in the slots),
-    else the slots are left zero.  One compiled pass over the segment and one into the
-    buffer (:func:`._local.encode_segment`); the header is the caller's.
+    else the slots are left zero; ``budget`` (16-bit): if more than this would stay,
+    exact float64 instead.  Compiled passes over the segment and one into the buffer
+    (:func:`._local.encode_segment`); the header is the caller's.
     """
-    return _local.encode_segment(acc, lo, hi, buf, 8 * HEADER, quant)
+    return _local.encode_segment(acc, lo, hi, buf, 8 * HEADER, quant, budget)
+
+
+def coded_values(buf, nbytes):
+    """The values of message ``buf`` if it is coded 16-bit (form 8), else 0 (what the
+    compute model charges its coding for: :meth:`.emulation.Emulator.round_cost`)."""
+    h = 8 * HEADER
+    if nbytes < h + 12 or int(header(buf)[FORM]) != CODED:
+        return 0
+    return int(buf[h + 8:h + 12].view(np.uint32)[0])
 
 
 def decode(acc, mp, buf, nbytes):
@@ -168,6 +251,7 @@ class NotifyAck:
         self.recv_from = np.zeros(K, dtype=np.int64)
         self.n_sent = self.n_recv = 0
         self.bytes_recv = 0  # data bytes applied (the compute model's round cost)
+        self.coded = 0  # values of coded 16-bit messages sent and applied (ditto)
 
     def _apply(self, j, buf, nbytes):
         """Deliver in-peer ``j``'s message, count it and ACK it."""
@@ -175,6 +259,7 @@ class NotifyAck:
         self.deliver(j, buf, nbytes)
         self.n_recv += 1
         self.bytes_recv += nbytes
+        self.coded += coded_values(buf, nbytes)
         self.recv_from[q] += 1
         self.st.messages_received += 1
         a = np.array([self.emu.stamp(q, 8)])
@@ -288,6 +373,7 @@ class NotifyAck:
                                                        tag=TAG_DATA)
         self.inflight[j] += 1
         self.sent_to[q] += 1
+        self.coded += coded_values(buf, nbytes)
         self.n_sent += 1
         self.st.messages_sent += 1
         self.st.bytes_sent += nbytes

@@ -250,7 +250,7 @@ def run_solve(s, wave_interval):
                 break
             emu.vt = max(emu.vt, e)
             c0, charged = cpu(), emu.compute_vs
-            p0, b0, u0 = s.passes, st.bytes_sent + na.bytes_recv, s.untimed
+            p0, b0, u0, k0 = s.passes, st.bytes_sent + na.bytes_recv, s.untimed, na.coded
             s.rounds += 1
             links.pull()
             ev = links.deliver(emu.vt)
@@ -271,17 +271,18 @@ def run_solve(s, wave_interval):
                 s.r_prev = rloc
             out_work = wv.draining or s.over or s.rl <= s.target * s.share
             sent = s.flush(out_work or s._gated())  # (a gated rank flushes, as on the host clock)
-            passive = (out_work and na.acked()
-                       and not (s.nout and (s.dirty.any() or s.rem.any() or d.dbuf.any()))
-                       and not acc[nloc:].any())
+            passive = s.passive(out_work)
             contributed = s._contribute(passive, emu.vt)
             # the round's other CPU (polling, applying, packing) at the rank's speed
             # (or the compute model's cost of a round)
             rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
             rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
             emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
-                                       st.bytes_sent + na.bytes_recv - b0) * emu.factor)
-            idle = not (ev or pushed or sent or contributed or res is not None)
+                                       st.bytes_sent + na.bytes_recv - b0,
+                                       na.coded - k0) * emu.factor)
+            # (a due flush keeps the rank running rounds, as the host-clock loop does)
+            idle = not (ev or pushed or sent or contributed or res is not None
+                        or s.flush_due())
             if _DEBUG and s.rounds % 50 == 0:
                 print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "
                       f"{s.target * s.share:.3e} pend {d.pending_mass():.3e} ev {ev} "

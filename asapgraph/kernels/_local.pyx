@@ -40,9 +40,16 @@ Framework for Delta-based Accumulative Iterative Computation", IEEE TPDS 25(8),
 FOCS 2006 (residual push); Zhu, Chen, Zheng, Ma, "Gemini: A Computation-Centric
 Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 """
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
-from libc.math cimport fabs, log2, nextafterf
+from libc.math cimport INFINITY, fabs, floor, log2, nextafterf
+
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+cdef extern from *:
+    int __builtin_clzll(unsigned long long) nogil
+    unsigned long long __builtin_bswap64(unsigned long long) nogil
 
 cdef extern from "asap_prefetch.h":
     void asap_prefetch_r(const void* p) noexcept nogil
@@ -565,7 +572,160 @@ def l1_diff_scaled(const double[::1] x, double scale, const double[::1] ref):
 cdef enum:
     Q_EXACT = 0
     Q_F32 = 1
-    Q_16 = 2
+    Q_16 = 2      # 16-bit, the smallest of dense, sparse and Exp-Golomb coded (forms 4, 5, 8)
+    Q_16RAW = 3   # 16-bit, dense or sparse only (forms 4, 5: the A/B reference)
+    EG_MAXK = 24  # largest Exp-Golomb order of the coded form
+    CODED_PREFIX = 16  # coded form: step (float64), k (uint32), two orders (uint8), 2 pad
+
+
+# ---------------------------------------------------------------- Exp-Golomb bit coding
+# The coded 16-bit form (8) writes, for each of the k slots of at least one step in slot
+# order, the gap to the previous one (slots skipped) and the value, both as Exp-Golomb
+# codes of order ``kg`` / ``kv`` (Teuhola 1978): n >= 0 is written as ``x = n + 2^k`` in
+# binary, preceded by ``bitlen(x) - k - 1`` zeros.  Values are the 16-bit integers of the
+# dense/sparse forms, zigzagged (nonzero q -> (2q ^ (q >> 63)) - 1), so the coding is
+# lossless: the receiver adds exactly what forms 4/5 would have delivered.  MSB first.
+
+cdef inline int _bitlen(uint64_t x) noexcept nogil:
+    return 0 if x == 0 else 64 - __builtin_clzll(x)
+
+
+cdef inline uint64_t _zigzag(long q) noexcept nogil:
+    """Nonzero ``q`` -> ``0, 1, ...`` (-1, 1, -2, 2, ...), without a branch."""
+    return <uint64_t>(((<int64_t>q) << 1) ^ ((<int64_t>q) >> 63)) - 1
+
+
+cdef inline long _unzigzag(uint64_t z) noexcept nogil:
+    z += 1
+    return <long>(<int64_t>(z >> 1) ^ -(<int64_t>(z & 1)))
+
+
+cdef struct _BitW:
+    uint8_t* out
+    Py_ssize_t pos
+    uint64_t acc
+    int n
+
+
+cdef inline void _bw_put(_BitW* w, uint64_t bits, int length) noexcept nogil:
+    """Append the low ``length`` (<= 32) bits of ``bits``."""
+    w.acc = (w.acc << length) | (bits & ((<uint64_t>1 << length) - 1))
+    w.n += length
+    while w.n >= 8:
+        w.n -= 8
+        w.out[w.pos] = <uint8_t>((w.acc >> w.n) & 0xFF)
+        w.pos += 1
+
+
+cdef inline void _bw_eg(_BitW* w, uint64_t n, int k) noexcept nogil:
+    cdef uint64_t x = n + (<uint64_t>1 << k)
+    cdef int L = _bitlen(x), z = L - k - 1
+    while z > 32:
+        _bw_put(w, 0, 32)
+        z -= 32
+    if z > 0:
+        _bw_put(w, 0, z)
+    if L > 32:
+        _bw_put(w, x >> 32, L - 32)
+        L = 32
+    _bw_put(w, x, L)
+
+
+cdef inline void _bw_code(_BitW* w, uint64_t n, int k) noexcept nogil:
+    """Append the Exp-Golomb code of order ``k`` of ``n`` (one put when it is at most
+    56 bits long: the code is ``n + 2^k`` written in its own length)."""
+    cdef uint64_t x = n + (<uint64_t>1 << k)
+    cdef int length = 2 * _bitlen(x) - k - 1
+    if length > 56:
+        _bw_eg(w, n, k)
+        return
+    w.acc = (w.acc << length) | x
+    w.n += length
+    # the whole bytes out in one unaligned store (the buffer has 8 bytes of slack: the
+    # coded form is used only when much smaller than the dense ones)
+    _store_be64(w.out + w.pos, (w.acc << (63 - w.n)) << 1)
+    w.pos += w.n >> 3
+    w.n &= 7
+
+
+cdef inline void _bw_pair(_BitW* w, uint64_t n1, int k1, uint64_t n2, int k2) noexcept nogil:
+    """Append the codes of ``n1`` (order ``k1``) and ``n2`` (order ``k2``): one put and
+    one store when together at most 56 bits long."""
+    cdef uint64_t x1 = n1 + (<uint64_t>1 << k1), x2 = n2 + (<uint64_t>1 << k2)
+    cdef int l1 = 127 - 2 * __builtin_clzll(x1) - k1, l2 = 127 - 2 * __builtin_clzll(x2) - k2
+    if l1 + l2 > 56:
+        _bw_code(w, n1, k1)
+        _bw_code(w, n2, k2)
+        return
+    w.acc = (((w.acc << l1) | x1) << l2) | x2
+    w.n += l1 + l2
+    _store_be64(w.out + w.pos, (w.acc << (63 - w.n)) << 1)
+    w.pos += w.n >> 3
+    w.n &= 7
+
+
+cdef inline void _bw_flush(_BitW* w) noexcept nogil:
+    if w.n > 0:
+        w.out[w.pos] = <uint8_t>((w.acc << (8 - w.n)) & 0xFF)
+        w.pos += 1
+        w.n = 0
+
+
+cdef inline void _store_be64(uint8_t* p, uint64_t v) noexcept nogil:
+    v = __builtin_bswap64(v)
+    memcpy(p, &v, 8)
+
+
+cdef inline uint64_t _load_be64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v
+    memcpy(&v, p, 8)
+    return __builtin_bswap64(v)
+
+
+cdef inline int _bit(const uint8_t* inp, int64_t b) noexcept nogil:
+    return (inp[b >> 3] >> (7 - (b & 7))) & 1
+
+
+cdef inline int _br_code(const uint8_t* inp, int64_t nbits, int64_t* bp, int k,
+                         uint64_t* out) noexcept nogil:
+    """Read the Exp-Golomb code of order ``k`` at bit ``bp[0]`` of ``inp`` (``nbits``
+    bits) into ``out`` and advance ``bp``; -1 on a corrupt stream (past the end, or a
+    value of more than 56 bits)."""
+    cdef int64_t b = bp[0]
+    cdef uint64_t win, x = 0
+    cdef int z = 0, L, i
+    if b + 64 <= nbits:  # one load: the code when it has at most 57 bits
+        win = _load_be64(inp + (b >> 3)) << (b & 7)
+        if win != 0:
+            z = __builtin_clzll(win)
+            L = z + k + 1
+            if z + L <= 57:
+                bp[0] = b + z + L
+                out[0] = ((win << z) >> (64 - L)) - (<uint64_t>1 << k)
+                return 0
+        z = 0
+    while True:  # bit by bit
+        if b >= nbits or z > 56:
+            return -1
+        if _bit(inp, b):
+            break
+        z += 1
+        b += 1
+    L = z + k + 1
+    if L > 56 or b + L > nbits:
+        return -1
+    for i in range(L):
+        x = (x << 1) | <uint64_t>_bit(inp, b + i)
+    bp[0] = b + L
+    out[0] = x - (<uint64_t>1 << k)
+    return 0
+
+
+cdef inline int _eg_order(double mean) noexcept nogil:
+    """The Exp-Golomb order for values of this mean: ``floor(log2(mean / 2 + 1))``
+    (within 2 % of the best order's size on power-law, geometric and uniform values)."""
+    cdef int k = <int>floor(log2(mean * 0.5 + 1.0))
+    return 0 if k < 0 else (EG_MAXK if k > EG_MAXK else k)
 
 
 cdef inline long _q16(double v, double step) noexcept nogil:
@@ -589,32 +749,51 @@ cdef inline float _f32(double v) noexcept nogil:
 
 
 def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] buf,
-                   Py_ssize_t h, int quant):
+                   Py_ssize_t h, int quant, double budget=INFINITY):
     """Move the slot buffer ``acc[lo:hi]`` into the payload of message ``buf`` (after
-    ``h`` header bytes); returns ``(bytes, form, mass)``, ``mass = sum |acc[lo:hi]|``
-    before the move.
+    ``h`` header bytes); returns ``(bytes, form, mass, left)``, ``mass = sum |acc[lo:hi]|``
+    before the move, ``left`` the ``sum |.|`` of what stays in the slots after it.
 
     ``quant``: 0 float64 (forms 0/1; the segment is left zero), 1 float32 (forms 2/3),
-    2 16-bit integers of ``step = max|v| / 32767`` (forms 4/5); quantised values are
-    rounded toward zero and the remainder stays in the slot (error feedback: what is
-    delivered plus what stays equals the original bit for bit).  The smaller of the
-    dense and sparse forms is chosen (float64 sparse when ``12 nnz < 8 m``, float32
-    when ``2 nnz < m``, 16-bit when ``3 k < m``, ``k`` the slots of at least one step).
-    ``buf`` must hold ``h + 8 + 8 m`` bytes.
+    2 16-bit integers of ``step = max|v| / 32767`` (forms 4, 5 or 8; 3: forms 4 and 5
+    only); quantised values are rounded toward zero and the remainder stays in the slot
+    (error feedback: what is delivered plus what stays equals the original bit for bit).
+    The smallest form is chosen: float64 sparse when ``12 nnz < 8 m``, float32 when
+    ``2 nnz < m``; 16-bit: the Exp-Golomb coded form 8 when it is the smallest, else
+    sparse when ``3 k < m``, ``k`` the slots of at least one step.  ``budget`` (16-bit
+    only): when more than this would stay in the slots, the segment goes out exactly in
+    float64 instead (forms 0/1, ``left`` 0).  ``buf`` must hold ``h + 8 + 8 m`` bytes.
     """
-    cdef Py_ssize_t m = hi - lo, s, k = 0, nnz = 0, nb, w
-    cdef double v, big = 0.0, mass = 0.0, step = 0.0
-    cdef int form
-    cdef long q
-    cdef float f
+    cdef Py_ssize_t m = hi - lo
+    cdef int16_t* qs = NULL
     cdef double* a = &acc[lo] if m > 0 else NULL
     cdef uint8_t* p = &buf[h]
+    if lo < 0 or hi > acc.shape[0] or m < 0 or buf.shape[0] < h + 8 + 8 * m:
+        raise ValueError("encode_segment: segment or buffer out of range")
+    if quant == Q_16 and m >= 8:  # the 16-bit values, kept for the coded form's pass
+        qs = <int16_t*>malloc(m * sizeof(int16_t))
+        if qs == NULL:
+            raise MemoryError()
+    try:
+        return _encode_segment(a, m, p, h, quant, budget, qs)
+    finally:
+        free(qs)
+
+
+cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quant,
+                     double budget, int16_t* qs):
+    cdef Py_ssize_t s, k = 0, nnz = 0, nb, w, last = -1, limit
+    cdef double v, big = 0.0, mass = 0.0, step = 0.0, left = 0.0
+    cdef int64_t sg = 0, sz = 0
+    cdef int form, kg = 0, kv = 0
+    cdef bint coded = False
+    cdef _BitW bw
+    cdef long q
+    cdef float f
     cdef double* pd
     cdef float* pf
     cdef int32_t* pi
     cdef int16_t* ps
-    if lo < 0 or hi > acc.shape[0] or m < 0 or buf.shape[0] < h + 8 + 8 * m:
-        raise ValueError("encode_segment: segment or buffer out of range")
     with nogil:
         for s in range(m):
             v = fabs(a[s])
@@ -623,14 +802,66 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
                 nnz += 1
                 if v > big:
                     big = v
-        if quant == Q_16:
+        if quant == Q_16 or quant == Q_16RAW:
             step = big / 32767.0
             if step > 0.0:
                 for s in range(m):
-                    if fabs(a[s]) >= step:
+                    v = a[s]
+                    if fabs(v) >= step:
+                        q = _q16(v, step)
+                        left += fabs(v - <double>q * step)
+                        if qs != NULL:  # kept, with the sums of gaps and values
+                            qs[s] = <int16_t>q
+                            sg += s - last - 1
+                            sz += <int64_t>_zigzag(q)
+                            last = s
                         k += 1
+                    else:
+                        left += fabs(v)
+                        if qs != NULL:
+                            qs[s] = 0
+            if left > budget:  # what would stay exceeds the budget: exact instead
+                quant = Q_EXACT
+                left = 0.0
+                k = 0
+                last = -1
+        if quant == Q_16 or quant == Q_16RAW:
             (<double*>p)[0] = step
-            if 3 * k < m:  # sparse: step, k int32 slot indices, k int16
+            if qs != NULL and k > 0 and m >= 8:
+                # the coded form, written while smaller than both plain forms (else given
+                # up: the slots are changed only once it is complete)
+                kg = _eg_order(<double>sg / k)
+                kv = _eg_order(<double>sz / k)
+                limit = (8 + 2 * m if 8 + 2 * m < 8 + 6 * k else 8 + 6 * k) - CODED_PREFIX
+                bw.out = p + CODED_PREFIX
+                bw.pos = 0
+                bw.acc = 0
+                bw.n = 0
+                last = -1
+                coded = True
+                for s in range(m):
+                    q = qs[s]
+                    if q == 0:
+                        continue
+                    _bw_pair(&bw, <uint64_t>(s - last - 1), kg, _zigzag(q), kv)
+                    last = s
+                    if bw.pos >= limit:
+                        coded = False
+                        break
+                if coded:
+                    _bw_flush(&bw)
+                    coded = bw.pos < limit
+            if coded:  # Exp-Golomb: step, k, the orders, then gap and value codes
+                form = 8
+                (<uint32_t*>(p + 8))[0] = <uint32_t>k
+                p[12] = <uint8_t>kg
+                p[13] = <uint8_t>kv
+                p[14] = 0
+                p[15] = 0
+                for s in range(m):
+                    a[s] = a[s] - <double>qs[s] * step
+                nb = h + CODED_PREFIX + bw.pos
+            elif 3 * k < m:  # sparse: step, k int32 slot indices, k int16
                 form = 5
                 pi = <int32_t*>(p + 8)
                 ps = <int16_t*>(p + 8 + 4 * k)
@@ -674,13 +905,14 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
                 if quant == Q_F32:
                     f = _f32(v)
                     a[s] = v - <double>f
+                    left += fabs(a[s])
                     pf[k] = f
                 else:
                     pd[k] = v
                     a[s] = 0.0
                 k += 1
             nb = h + (w + 4) * k if pi != NULL else h + w * m
-    return nb, form, mass
+    return nb, form, mass, left
 
 
 def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] buf,
@@ -702,8 +934,10 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
     if form_at < 0 or 8 * (form_at + 1) > h or h > buf.shape[0]:
         raise ValueError("decode_message: the form field lies outside the header")
     form = <int>(<const double*>b)[form_at]
-    if nbytes > buf.shape[0] or nbytes < h or form < 0 or form > 5:
+    if nbytes > buf.shape[0] or nbytes < h or form < 0 or (form > 5 and form != 8):
         raise ValueError(f"decode_message: bad message (form {form}, {nbytes} bytes)")
+    if form == 8:
+        return _decode_coded(acc, mp, b + h, nbytes - h)
     if form == 0:
         k = (nbytes - h) // 8
     elif form == 1:
@@ -749,6 +983,44 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
             acc[t] = old + v
             dabs += fabs(old + v) - fabs(old)
             tot += v
+    return tot, dabs
+
+
+cdef _decode_coded(double[::1] acc, const int64_t[::1] mp, const uint8_t* p, Py_ssize_t nb):
+    """Scatter-add the payload of a coded 16-bit message (form 8, ``nb`` bytes at ``p``);
+    see :func:`decode_message`."""
+    cdef Py_ssize_t k, i, s = -1, t, nmp = mp.shape[0]
+    cdef double tot = 0.0, dabs = 0.0, v, old, step
+    cdef int kg, kv, bad = 0
+    cdef uint64_t g, z
+    cdef int64_t bp = 0, nbits
+    cdef const uint8_t* q
+    if nb < CODED_PREFIX:
+        raise ValueError(f"decode_message: coded message of {nb} payload bytes")
+    step = (<const double*>p)[0]
+    k = (<const uint32_t*>(p + 8))[0]
+    kg, kv = p[12], p[13]
+    if kg > EG_MAXK or kv > EG_MAXK or k > nmp:
+        raise ValueError("decode_message: bad coded message header")
+    q = p + CODED_PREFIX
+    nbits = 8 * (nb - CODED_PREFIX)
+    with nogil:
+        for i in range(k):
+            if _br_code(q, nbits, &bp, kg, &g) or _br_code(q, nbits, &bp, kv, &z) or z > 65533:
+                bad = 1
+                break
+            s += <Py_ssize_t>g + 1
+            if s >= nmp:
+                bad = 1
+                break
+            v = <double>_unzigzag(z) * step
+            t = mp[s]
+            old = acc[t]
+            acc[t] = old + v
+            dabs += fabs(old + v) - fabs(old)
+            tot += v
+    if bad or (bp + 7) // 8 != nb - CODED_PREFIX:  # every byte, none more
+        raise ValueError("decode_message: corrupt coded message")
     return tot, dabs
 
 

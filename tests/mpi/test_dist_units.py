@@ -77,8 +77,10 @@ def test_message_encoding_roundtrip_is_exact(density, quant, rng):
     orig = np.where(rng.random(m) < density, rng.random(m) * 10.0 ** rng.uniform(-12, 0, m), 0.0)
     seg = orig.copy()
     buf = exchange.message_buffer(m)
-    nbytes, form, mass = exchange.encode(seg, 0, m, buf, exchange.QUANT["f32" if quant else "off"])
+    nbytes, form, mass, left = exchange.encode(seg, 0, m, buf,
+                                               exchange.QUANT["f32" if quant else "off"])
     assert mass == pytest.approx(np.abs(orig).sum(), rel=1e-12)
+    assert left == pytest.approx(np.abs(seg).sum(), rel=1e-12, abs=1e-300)
     buf[:8 * HEADER].view(np.float64)[1] = form
     nnz = int(np.count_nonzero(orig))
     per = (4 if quant else 8)
@@ -118,7 +120,8 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     orig = np.where(rng.random(m) < density, sign * mag, 0.0)
     seg = orig.copy()
     buf = np.zeros(8 * (HEADER + 1 + m), dtype=np.uint8)
-    nbytes, form, _ = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16"])
+    nbytes, form, _, left = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16"])
+    assert left == pytest.approx(np.abs(seg).sum(), rel=1e-12, abs=1e-300)
     assert form in (4, 5)
     buf[:8 * HEADER].view(np.float64)[1] = form
     mp = rng.permutation(m).astype(np.int64)
@@ -145,8 +148,133 @@ def test_q16_encoding_conserves_mass_exactly(density, signed, rng):
     assert sent <= steps
     # an empty buffer (peer that only receives pool mass)
     e = np.zeros(0)
-    nb, fe, me = exchange.encode(e, 0, 0, np.zeros(8 * (HEADER + 1), np.uint8), exchange.QUANT["q16"])
-    assert nb == 8 * HEADER + 8 and me == 0.0
+    for qm in ("q16c", "q16"):
+        nb, fe, me, le = exchange.encode(e, 0, 0, np.zeros(8 * (HEADER + 1), np.uint8),
+                                         exchange.QUANT[qm])
+        assert nb == 8 * HEADER + 8 and me == 0.0 and le == 0.0 and fe in (4, 5)
+
+
+def _coded_case(kind, m, rng):
+    """Slot buffers for the coded 16-bit form: power-law magnitudes (residuals)."""
+    mag = rng.pareto(1.2, m) + 1e-3
+    sign = np.where(rng.random(m) < 0.5, -1.0, 1.0)
+    if kind == "dense":
+        return mag
+    if kind == "signed":
+        return sign * mag
+    if kind == "sparse":
+        return np.where(rng.random(m) < 0.02, sign * mag, 0.0)
+    if kind == "one":  # one slot set (first, middle or last)
+        v = np.zeros(m)
+        v[rng.integers(m)] = 3.5
+        return v
+    if kind == "ends":
+        v = np.zeros(m)
+        v[0], v[-1] = -1.0, 2.0 ** -40
+        return v
+    if kind == "equal":  # every slot at full scale: the longest value codes
+        return np.where(rng.random(m) < 0.5, -7.25, 7.25)
+    if kind == "tiny":  # every slot below one step but one
+        v = np.full(m, 1e-300)
+        v[m // 2] = 1.0
+        return v
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("kind", ["dense", "signed", "sparse", "one", "ends", "equal", "tiny"])
+@pytest.mark.parametrize("m", [1, 2, 7, 1000, 70000])
+def test_coded_q16_delivers_what_the_plain_forms_deliver(kind, m, rng):
+    """The Exp-Golomb coded 16-bit form (8) is lossless: the receiver adds bit for bit what
+    the dense/sparse 16-bit forms would add, the same remainders stay (delivered + left
+    == original exactly), its size is what the encoder reports and it is used only when
+    smaller than both plain forms; the mass and ``sum |acc|`` change it reports are those
+    of the plain forms."""
+    from asapgraph.engine import exchange
+    from asapgraph.engine.exchange import FORM, HEADER
+
+    orig = _coded_case(kind, m, rng)
+    mp = rng.permutation(m).astype(np.int64)
+    base = np.where(rng.random(m) < 0.3, rng.standard_normal(m), 0.0)
+    out = {}
+    for qm in ("q16c", "q16"):
+        seg = orig.copy()
+        buf = exchange.message_buffer(m)
+        nbytes, form, mass, left = exchange.encode(seg, 0, m, buf, exchange.QUANT[qm])
+        assert mass == pytest.approx(np.abs(orig).sum(), rel=1e-12)
+        assert left == pytest.approx(np.abs(seg).sum(), rel=1e-12, abs=1e-300)
+        exchange.header(buf)[FORM] = form
+        acc = np.zeros(m)
+        tot, dabs = exchange.decode(acc, mp, buf.copy()[:nbytes + 8 * HEADER], nbytes)
+        acc2 = base.copy()
+        _, dabs2 = exchange.decode(acc2, mp, buf[:nbytes].copy(), nbytes)  # exactly nbytes
+        got = acc[mp]
+        np.testing.assert_array_equal(got + seg, orig)  # nothing created or lost
+        # what the compute model charges the coding for: the values sent
+        assert exchange.coded_values(buf, nbytes) == (np.count_nonzero(got) if form == 8
+                                                      else 0)
+        out[qm] = (nbytes, form, got, seg, tot, dabs, acc2)
+    c, r = out["q16c"], out["q16"]
+    np.testing.assert_array_equal(c[2], r[2])  # the same values delivered ...
+    np.testing.assert_array_equal(c[3], r[3])  # ... and left
+    np.testing.assert_array_equal(c[6], r[6])
+    assert c[4] == pytest.approx(r[4], rel=1e-12, abs=1e-300)
+    assert c[5] == pytest.approx(r[5], rel=1e-12, abs=1e-300)
+    assert r[1] in (4, 5) and c[1] in (4, 5, 8)
+    assert c[0] <= r[0] and (c[1] == 8) == (c[0] < r[0])
+    if kind in ("dense", "signed") and m >= 1000:  # power-law residuals: the coded form
+        assert c[1] == 8 and c[0] < 0.75 * r[0]
+
+
+def test_coded_q16_rejects_corrupt_messages(rng):
+    """A truncated or padded coded message, or a bad header, raises instead of applying
+    garbage."""
+    from asapgraph.engine import exchange
+    from asapgraph.engine.exchange import FORM, HEADER
+
+    m = 3000
+    seg = rng.pareto(1.2, m) + 1e-3
+    buf = exchange.message_buffer(m)
+    nbytes, form, _, _ = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16c"])
+    assert form == 8
+    exchange.header(buf)[FORM] = form
+    mp = np.arange(m, dtype=np.int64)
+    for nb in (nbytes - 1, nbytes + 3, 8 * HEADER + 10):
+        with pytest.raises(ValueError):
+            exchange.decode(np.zeros(m), mp, buf, nb)
+    bad = buf.copy()
+    bad[8 * HEADER + 12] = 60  # an Exp-Golomb order out of range
+    with pytest.raises(ValueError):
+        exchange.decode(np.zeros(m), mp, bad, nbytes)
+    with pytest.raises(ValueError):  # more slots than the receiver's map
+        exchange.decode(np.zeros(m), mp[:m // 2], buf, nbytes)
+
+
+@pytest.mark.parametrize("qm", ["q16c", "q16"])
+def test_q16_budget_sends_exactly_when_the_remainder_would_exceed_it(qm, rng):
+    """``budget``: a 16-bit encode whose remainder would exceed it sends the segment exactly
+    in float64 (nothing stays); within it, the remainder stays and is reported."""
+    from asapgraph.engine import exchange
+    from asapgraph.engine.exchange import FORM
+
+    m = 5000
+    orig = rng.pareto(1.2, m) + 1e-3
+    seg = orig.copy()
+    nb, form, mass, left = exchange.encode(seg, 0, m, exchange.message_buffer(m),
+                                           exchange.QUANT[qm])
+    assert form in (4, 5, 8) and left > 0.0
+    seg2 = orig.copy()
+    nb2, form2, _, left2 = exchange.encode(seg2, 0, m, exchange.message_buffer(m),
+                                           exchange.QUANT[qm], left * 1.01)
+    assert (nb2, form2, left2) == (nb, form, left)
+    np.testing.assert_array_equal(seg2, seg)
+    seg3 = orig.copy()
+    buf = exchange.message_buffer(m)
+    nb3, form3, mass3, left3 = exchange.encode(seg3, 0, m, buf, exchange.QUANT[qm], left * 0.99)
+    assert form3 in (0, 1) and left3 == 0.0 and not seg3.any() and mass3 == mass
+    exchange.header(buf)[FORM] = form3
+    acc = np.zeros(m)
+    exchange.decode(acc, np.arange(m, dtype=np.int64), buf, nb3)
+    np.testing.assert_array_equal(acc, orig)
 
 
 @pytest.mark.parametrize("block", [1, 5, 16, 1000])
