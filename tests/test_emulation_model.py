@@ -224,3 +224,32 @@ def test_scenario_markdown():
     assert "| g | 64 | ASAP | 4 | 0.50 |" in md[tr:]
     assert "scenario hetero" in report_scenarios.sections(ss)
     assert "| g | 16 |" not in report_scenarios.stragglers_md(ss)  # not an s-* group
+
+
+def test_the_true_error_instrument_is_not_timed(monkeypatch):
+    """The benchmarks' true-error trace (RankStats.track_error, an O(n/K) pass per ASAP
+    wave) is stamped before it runs and its host seconds are left out of the clock from
+    then on; the virtual clock ignores it (its CPU is returned so it is not charged)."""
+    import numpy as np
+
+    from asapgraph.engine import stats as stats_mod
+
+    clock = [100.0]
+    monkeypatch.setattr(stats_mod.time, "perf_counter", lambda: clock[0])
+    st = stats_mod.RankStats(0)
+    st.ref = np.array([0.5, 0.5])
+    clock[0] = 101.0
+    assert st.now() == 1.0
+
+    def result():  # the instrument's pass takes 4 host seconds
+        clock[0] += 4.0
+        return np.array([0.25, 0.75])
+
+    st.track_error(result, 2.0)
+    assert st.err_trace == [(1.0, 1.0, 0)]  # stamped before the pass; |2x - ref| summed
+    clock[0] += 0.5
+    assert st.now() == 1.5 and st.untimed_wall == 4.0
+    st.clock = lambda: 7.0  # the virtual clock
+    assert st.now() == 7.0
+    st.ref = None
+    assert st.track_error(result, 1.0) == 0.0 and len(st.err_trace) == 1

@@ -352,7 +352,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                                             max_iter=max_iter,
                                             schedule=schedule)
         bound = float(res)
-    seconds = time.perf_counter() - t0
+    seconds = time.perf_counter() - t0 - st.untimed_wall  # (the bench's instrument)
     clock = virtual_figures(comm, st, emu)
     if emu.virtual:  # the figures in virtual seconds, the host's beside them
         clock["wall_seconds"], seconds = seconds, clock["virtual_seconds"]

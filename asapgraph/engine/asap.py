@@ -698,10 +698,9 @@ class _Solve:
                 else res[_R] / beta
         if self.me == 0:
             st.sample(cur)
-        if sx != 0 and st.ref is not None:  # the bench's instrument: not charged (.vclock)
-            c0 = time.thread_time()
-            st.track_error(d.result(), 1.0 / sx)
-            self.untimed += time.thread_time() - c0
+        if sx != 0 and st.ref is not None:  # the bench's instrument: neither charged
+            # (.vclock) nor timed (RankStats.now)
+            self.untimed += st.track_error(d.result, 1.0 / sx)
         done = wv.decide(res, cur)
         if self.bal is not None:  # every rank decides the same on the wave's sums
             self.bal.on_wave(wv, res, done)
