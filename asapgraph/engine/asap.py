@@ -792,6 +792,9 @@ class _Solve:
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
+        # the message payloads (env ASAPGRAPH_ASAP_QUANT, ASAPGRAPH_ASAP_REMAINDERS)
+        st.extra["message_quant"] = sol.qmode
+        st.extra["keep_remainders"] = sol.keep_remainders
         if self.jac and not self.prog and self.mm is None:  # drift sums taken plainly
             st.extra["drift_plain_sums"] = st.extra.get("drift_plain_sums", 0) + d.plain_sums
             st.extra["drift_sums_over_tol"] = (st.extra.get("drift_sums_over_tol", 0)

@@ -118,6 +118,21 @@ def test_fanout_and_seed_show_in_json_on_3_ranks(tmp_path):
     assert r.returncode == 2 and "--seed changes nothing" in r.stderr
 
 
+def test_message_payload_knobs_show_in_json(tmp_path):
+    """The environment's message experiments (ASAPGRAPH_ASAP_QUANT,
+    ASAPGRAPH_ASAP_REMAINDERS) are visible per ASAP rank in --json."""
+    base = [sys.executable, "-m", "asapgraph", "pagerank", GRAPH, "--np", "2", "--mode",
+            "asap", "--json", "-q", "--tol", "1e-10"]
+    out = {}
+    for env in ({}, {"ASAPGRAPH_ASAP_QUANT": "q16c", "ASAPGRAPH_ASAP_REMAINDERS": "0"}):
+        r = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                           env={**os.environ, **env})
+        assert r.returncode == 0, r.stderr
+        d = json.loads(r.stdout)
+        out[bool(env)] = {(p["message_quant"], p["keep_remainders"]) for p in d["per_rank"]}
+    assert out == {False: {("q16", True)}, True: {("q16c", False)}}
+
+
 def test_refusal_table_is_what_the_cli_does(tmp_path):
     """The applied options are those of the table: the accumulative commands take the
     ASAP options (katz: shown in --json), hits and labelprop refuse them but take the
