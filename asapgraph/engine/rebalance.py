@@ -359,7 +359,8 @@ def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
     ASAP needs no drain; the price is one sweep's work (three full sweeps before
     2026-12-05: 20 % of a 3x straggler's ASAP run on cnr-2000) that does not advance the
     solution; a partition that sweeps in under ``MIN_CALIBRATION_S`` repeats it, at most
-    ``MAX_CALIBRATION_PASSES`` times, and its fastest pass counts.  ``dynamic`` measures the run's own sweeps instead."""
+    ``MAX_CALIBRATION_PASSES`` times, and its fastest pass counts.  ``dynamic`` measures the
+    run's own sweeps instead."""
     nloc = lg.nloc
     sample = np.arange(nloc) // BLOCK % sweeps
     # every sweeps-th block has a residual: the samples together are one full sweep

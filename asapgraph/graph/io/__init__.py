@@ -36,8 +36,8 @@ save_binary, load_binary, detect_format, EdgeList.
 from __future__ import annotations
 
 __all__ = ["EdgeList", "read_edges", "load_graph", "iter_edge_chunks", "parse_byte_range",
-           "count_lines_before", "first_negative_weight", "save_binary", "load_binary", "detect_format",
-           "BINARY_EXTENSION", "BINARY_FORMAT_VERSION", "CHUNK_BYTES"]
+           "count_lines_before", "first_negative_weight", "save_binary", "load_binary",
+           "detect_format", "BINARY_EXTENSION", "BINARY_FORMAT_VERSION", "CHUNK_BYTES"]
 
 #: Where each public name lives, imported on first use (PEP 562): importing this package
 #: (or a light submodule such as :mod:`.atomic`, which the command line's up-front ``-o``

@@ -26,8 +26,8 @@ from asapgraph.graph.io._text import (CHUNK_BYTES,
     sniff)
 
 __all__ = ["EdgeList", "read_edges", "load_graph", "iter_edge_chunks", "parse_byte_range",
-           "count_lines_before", "first_negative_weight", "save_binary", "load_binary", "detect_format",
-           "BINARY_EXTENSION", "BINARY_FORMAT_VERSION", "CHUNK_BYTES"]
+           "count_lines_before", "first_negative_weight", "save_binary", "load_binary",
+           "detect_format", "BINARY_EXTENSION", "BINARY_FORMAT_VERSION", "CHUNK_BYTES"]
 
 _NPY_MAGIC = b"\x93NUMPY"
 _COMP_EXT = (".gz", ".bz2", ".xz")
