@@ -629,12 +629,47 @@ def engine_option_refusal(dest, program_name, engine, combiner="sum", mode="bsp"
     return None
 
 
+#: the ASAP engine's experiment knobs in the environment (parsed by
+#: :class:`asapgraph.engine.asap._Solver` on every rank): checked up front by
+#: :func:`check_env`, so that a bad value is one line and exit status 2, not one error per
+#: rank and an abort.  A kind is ``float``, ``int`` or the tuple of the accepted words.
+ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
+            "ASAPGRAPH_ASAP_GAMMA": float, "ASAPGRAPH_ASAP_PRIO": float,
+            "ASAPGRAPH_ASAP_BLOCK": int, "ASAPGRAPH_ASAP_PATIENCE": float,
+            "ASAPGRAPH_ASAP_IDLE_CAP": float, "ASAPGRAPH_ASAP_JGAMMA": float,
+            "ASAPGRAPH_ASAP_PREFETCH": int,
+            "ASAPGRAPH_ASAP_QUANT": ("q16", "q16c", "f32", "off")}
+
+
+def check_env(environ=None):
+    """Refuse (InputError) a value of an :data:`ASAP_ENV` knob the engine cannot parse."""
+    import os
+
+    env = os.environ if environ is None else environ
+    for name, kind in ASAP_ENV.items():
+        value = env.get(name)
+        if value is None:
+            continue
+        if isinstance(kind, tuple):
+            if value not in kind:
+                raise InputError("asapgraph", None, f"{name}={value!r}: expected one of "
+                                 f"{', '.join(kind)}")
+            continue
+        try:
+            kind(value)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise InputError("asapgraph", None, f"{name}={value!r} is not {what}") from None
+
+
 def check_cli(args, distributed, ranks=None):
     """Refuse (InputError, exit status 2) every option given on the command line that
-    cannot apply to this command, mode and rank count ``ranks`` (:data:`RULES`)."""
+    cannot apply to this command, mode and rank count ``ranks`` (:data:`RULES`), and a bad
+    value of an ASAP experiment knob in the environment (:func:`check_env`)."""
     command = getattr(args, "command", None)
     if command not in RUN_COMMANDS:
         return
+    check_env()
     given = set(getattr(args, "_given", None) or ())
     if getattr(args, "labels", False):  # a store_true flag: given when set
         given.add("labels")

@@ -247,3 +247,32 @@ def test_help_states_the_default_schedule(capsys):
     assert cli.main(["pagerank", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"default: {DEFAULT_SCHEDULE} (measured" in out
+
+
+def test_asap_env_knobs_checked_up_front(monkeypatch):
+    """A bad value of an ASAP experiment knob is one InputError (exit 2 in the CLI), not an
+    error on every rank; the table covers every knob the ASAP solver reads."""
+    import re
+    from pathlib import Path
+
+    import asapgraph.engine.asap as asap_mod
+    from asapgraph.errors import InputError
+    from asapgraph.options import ASAP_ENV, check_env
+
+    src = Path(asap_mod.__file__).read_text()
+    read = set(re.findall(r'environ\.get\("(ASAPGRAPH_ASAP_[A-Z_]+)"', src))
+    flags = {"ASAPGRAPH_ASAP_DEGREE_RULE", "ASAPGRAPH_ASAP_REMAINDERS",
+             "ASAPGRAPH_ASAP_REORDER"}  # compared with "0" / "1": any value is valid
+    assert read - flags == set(ASAP_ENV)
+    check_env({})
+    check_env({"ASAPGRAPH_ASAP_RHO": "0.5", "ASAPGRAPH_ASAP_BLOCK": "32",
+               "ASAPGRAPH_ASAP_QUANT": "q16c"})
+    for env, msg in (({"ASAPGRAPH_ASAP_RHO": "x"}, "is not a number"),
+                     ({"ASAPGRAPH_ASAP_BLOCK": "1.5"}, "is not an integer"),
+                     ({"ASAPGRAPH_ASAP_QUANT": "bogus"}, "expected one of q16")):
+        with pytest.raises(InputError, match=msg):
+            check_env(env)
+    from asapgraph.cli import main
+
+    monkeypatch.setenv("ASAPGRAPH_ASAP_PATIENCE", "soon")
+    assert main(["pagerank", "rmat:6", "-q"]) == 2
