@@ -614,8 +614,7 @@ class _Solve:
         return bool((want & (self.na.inflight < self.na.window)).any())
 
     def _exact_only(self):
-        """Buffers must empty exactly: the drain (a work limit, a migration) or a
-        quantisation mode without the remainder budget."""
+        """Buffers must empty exactly: the drain (a migration) or the work limit."""
         return self.wv.draining or self.over
 
     def passive(self, out_work):

@@ -294,27 +294,41 @@ def first_negative_weight(path, weight_col=None, src_col=1, dst_col=2):
     return None
 
 
-def _labelled_negative_line(path, wc):
-    import re
+def _numbered_lines(path, first=1):
+    """``(line number, bytes)`` of the lines of the text file ``path`` (any compression)
+    from line ``first`` on, read through a buffer (a plain file's handle from
+    :func:`open_binary` is unbuffered: ``readline`` on it reads a byte per call)."""
+    import itertools
 
+    stream = open_binary(path)[0]
     try:
-        stream = open_binary(path)[0]
-    except InputError:
-        return None
-    try:
-        reader = io.BufferedReader(stream) if not hasattr(stream, "readline") else stream
-        for no, raw in enumerate(reader, start=1):
-            f = re.split(rb"[\s,;]+", raw.strip())
-            if len(f) >= wc and f[0][:1] not in (b"#", b"%"):
-                try:
-                    if float(f[wc - 1]) < 0:
-                        return no, f[wc - 1].decode("utf-8", "backslashreplace")
-                except ValueError:
-                    continue
-    except (OSError, EOFError):
-        return None
+        if not isinstance(stream, io.BufferedIOBase):
+            stream = io.BufferedReader(stream, 1 << 20)
+        yield from enumerate(itertools.islice(stream, first - 1, None), start=first)
     finally:
         stream.close()
+
+
+def _weight_token(raw, wc):
+    import re
+
+    return re.split(rb"[\s,;]+", raw.strip())[wc - 1]
+
+
+def _labelled_negative_line(path, wc):
+    try:
+        for no, raw in _numbered_lines(path):
+            f = raw.strip()
+            if not f or f[:1] in (b"#", b"%"):
+                continue
+            try:
+                tok = _weight_token(raw, wc)
+                if float(tok) < 0:
+                    return no, tok.decode("utf-8", "backslashreplace")
+            except (ValueError, IndexError):
+                continue
+    except (InputError, OSError, EOFError):
+        return None
     return None
 
 
@@ -322,23 +336,13 @@ def _edge_line(path, first_line, j, wc, src_col, dst_col):
     """``(line, weight token)`` of edge ``j`` of the block starting at line
     ``first_line`` (lines that hold no edge -- blank, comments -- are skipped exactly as
     the parser skips them: each line is parsed on its own)."""
-    import itertools
-    import re
-
-    stream = open_binary(path)[0]
-    try:
-        reader = io.BufferedReader(stream) if not hasattr(stream, "readline") else stream
-        lines = itertools.islice(reader, first_line - 1, None)
-        for no, raw in enumerate(lines, start=first_line):
-            acc = _parse.EdgeAccumulator(src_col, dst_col, wc, False)
-            acc.feed(raw if raw.endswith(b"\n") else raw + b"\n", True)
-            if acc.m:
-                if j == 0:
-                    tok = re.split(rb"[\s,;]+", raw.strip())[wc - 1]
-                    return no, tok.decode("utf-8", "backslashreplace")
-                j -= 1
-    finally:
-        stream.close()
+    for no, raw in _numbered_lines(path, first_line):
+        acc = _parse.EdgeAccumulator(src_col, dst_col, wc, False)
+        acc.feed(raw if raw.endswith(b"\n") else raw + b"\n", True)
+        if acc.m:
+            if j == 0:
+                return no, _weight_token(raw, wc).decode("utf-8", "backslashreplace")
+            j -= 1
     return None
 
 
