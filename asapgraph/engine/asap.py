@@ -27,7 +27,9 @@ wait is counted in sweeps of the rank or of its slowest in-peer, whichever are s
 peers take to answer (env ``ASAPGRAPH_ASAP_PATIENCE``; off for ``push``).  A rank is out
 of work when its residual L1 sum is below its share ``n_r / n`` of a global target that
 keeps the bound at half of ``tol`` (push form: using the measured ``S = sum(x)`` of the
-last wave, which never decreases).
+last wave, which never decreases).  Without new input since its last sweep, a rank far
+below its share of the ranks' residual (:data:`IDLE_PRIO`) waits instead of sweeping
+its own part further down.
 
 *Priority schedule* (``schedule="priority"``, ``jacobi`` form; PrIter / Maiter).  Within
 a rank, a sweep pushes first the blocks of largest residual per unit of work, the fewest
@@ -160,6 +162,23 @@ GATE_MIN_CUT = 0.45
 #: the gate waits (rmat:20, cit-HepPh, soc-Slashdot0902) 0.2 was mixed (13 % faster to
 #: 16 % slower), so 0.1 stays there (benchmarks/REPORT.md, issue 15, ninth session).
 SKIP_GAMMA = (0.2, 0.1)
+#: The ``sweep`` schedule's input wait (``jacobi`` form): a rank that has received nothing
+#: since its last sweep does not sweep again while its residual ``rl`` is below this
+#: fraction of its share ``n_r / n`` of the ranks' summed ``rl`` in the last wave (the
+#: priority schedule's rank gate, far looser and only without new input).  Without it a
+#: rank whose sweeps are much shorter than a message's delay solved its part of the graph
+#: down to the passivity target again after every message: 1500 vertices, 2 ranks,
+#: emulated latency 0.3 ms + jitter 1 ms, tol 1e-11, a forced migration to a 91/9 split
+#: (tests/mpi/test_rebalance.py): 600-2300 sweeps' worth of edges on the large rank
+#: (the 2000-sweep cap of the test hit under load) against 23-150 with 0.1 (0.3: the
+#: same; 0.03: 160-1700).  On the benchmark graphs (virtual clock, model compute, 4 ranks,
+#: 1 ms) rmat:20 is unchanged (its sweep gate always waits for fresh input) and cnr-2000
+#: within the seeds' spread (persistent straggler with ``start``, seeds 1-2: 3.59-3.81x
+#: BSP against 3.22-3.72x; heterogeneous 2.28-2.51x against 2.36-2.40x); 0.3 and 0.8 cost
+#: cnr-2000 4-10 % (benchmarks/REPORT.md, thirteenth session).  Env
+#: ``ASAPGRAPH_ASAP_IDLE_PRIO`` (0: off).  Livelock-free as the rank gate: some rank
+#: always holds at least its share of the summed ``rl`` and stays open.
+IDLE_PRIO = 0.1
 #: The ``jacobi`` PageRank sweep's drift measurement (:meth:`.asap_delta.DeltaState._put_back`)
 #: may err by at most this fraction of the rank's passivity target per sum, two per sweep
 #: (over a run of 10^4 sweeps: a fifth of the target): below that its signed sums of ``acc`` are
@@ -197,6 +216,9 @@ class _Solver:
         # close on every rank (see `_Solve._gated`), so it is capped at 1
         self.rank_prio = (min(float(os.environ.get("ASAPGRAPH_ASAP_RANK_PRIO", "0.8")), 1.0)
                           if schedule == "priority" else 0.0)
+        # the sweep schedule's input wait (IDLE_PRIO)
+        self.idle_prio = (float(os.environ.get("ASAPGRAPH_ASAP_IDLE_PRIO", str(IDLE_PRIO)))
+                          if schedule != "priority" and form == "jacobi" else 0.0)
         self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter is not None else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
@@ -434,6 +456,9 @@ class _Solve:
             return 0
         if self._gated():
             return 0  # priority schedule: ranks with more residual per vertex go first
+        if self._waits_for_input():
+            st.extra["input_waits"] = st.extra.get("input_waits", 0) + 1
+            return 0  # sweep schedule: nothing new, and far below its share
         c0, e0 = time.thread_time(), st.edges_visited
         if mm is not None:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
@@ -492,6 +517,17 @@ class _Solve:
         (tests/mpi/test_dist_pagerank.py's straggler case, 300 s timeout)."""
         return (not self._endgame()
                 and self.rl < self.sol.rank_prio * self.rl_global * self.share)
+
+    def _waits_for_input(self):
+        """Sweep schedule (:data:`IDLE_PRIO`): no in-peer has delivered since the last
+        sweep and this rank's ``rl`` is below ``idle_prio`` x its share of the ranks'
+        summed ``rl`` in the last wave, so another sweep would only solve its own part
+        further below the global error; it waits for input (or the next wave).  Not in
+        the end game, and never on a rank without in-peers or a min/max state."""
+        sol = self.sol
+        return (sol.idle_prio > 0 and self.mm is None and self.nin > 0
+                and not self.fresh.any() and not self._endgame()
+                and self.rl < sol.idle_prio * self.rl_global * self.share)
 
     def _endgame(self):
         """Within 10x of the passivity target the priority schedule is off (full sweeps,
@@ -791,6 +827,7 @@ class _Solve:
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
+        st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         # the message payloads (env ASAPGRAPH_ASAP_QUANT, ASAPGRAPH_ASAP_REMAINDERS)
         st.extra["message_quant"] = sol.qmode
         st.extra["keep_remainders"] = sol.keep_remainders

@@ -137,6 +137,10 @@ def main():
                                               for q in r.stats["per_rank"]],
                             "rank_skip_gamma": [q.get("skip_gamma")
                                                 for q in r.stats["per_rank"]],
+                            "rank_idle_prio": [q.get("idle_prio")
+                                               for q in r.stats["per_rank"]],
+                            "rank_edges_visited": [q.get("edges_visited")
+                                                   for q in r.stats["per_rank"]],
                             "rank_relabelled": [q.get("push_relabelled", False)
                                                 for q in r.stats["per_rank"]],
                             "edges_visited": r.stats.get("edges_visited"),

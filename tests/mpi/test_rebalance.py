@@ -51,8 +51,12 @@ def _forced_runs(seeds):
                      "force_seed": seed})
         # delays and reordering: messages are in flight when a migration is decided, and
         # the run lasts enough waves for the forced migration points
+        # (ASAP's cap only stops a runaway: its work on the host's clock varies with the
+        # load -- up to 775 sweeps' worth on a rank under a busy loop, 2300 before the
+        # input wait of asap.IDLE_PRIO, which hit a cap of 2000 in CI; the work itself
+        # is checked on the virtual clock, test_input_wait_bounds_the_work_after_a_split)
         emu = {"latency": 3e-4, "jitter": 1e-3, "seed": seed}
-        runs.append({"mode": "asap", "tol": 1e-11, "max_iter": 2000, "rebalance": "dynamic",
+        runs.append({"mode": "asap", "tol": 1e-11, "max_iter": 20000, "rebalance": "dynamic",
                      "force_seed": seed, "debug_mass": True, "fanout": 1, "seed": seed,
                      "emulation": emu})
     return runs
@@ -100,6 +104,34 @@ def test_forced_migrations_relabelled_push_layout(run_cases, tmp_path, rng):
     recs = run_cases(3, cases, timeout=600, env={"ASAPGRAPH_ASAP_REORDER": "1"})
     _check_forced(recs, len(cases) * len(runs))
     assert all(any(r["rank_relabelled"]) for r in recs)
+
+
+def test_input_wait_bounds_the_work_after_a_split(run_cases, tmp_path, rng):
+    """After a forced migration leaves one rank most of the graph (seed 2: 130 / 1370
+    vertices), a rank whose sweeps are far shorter than a message's delay used to solve
+    its part down to the passivity target again after every message (600-2300 sweeps'
+    worth of edges where 25-150 do).  With the sweep schedule's input wait
+    (:data:`asapgraph.engine.asap.IDLE_PRIO`) it waits instead.  On the virtual clock
+    with the compute model the runs are deterministic (load-independent): the same
+    answer with and without the wait, and the wait at least halves the edge work."""
+    f = _files(tmp_path, rng)
+    emu = {"latency": 3e-4, "jitter": 1e-3, "seed": 1, "clock": "virtual", "compute": "model"}
+    runs = [{"mode": "asap", "tol": 1e-11, "max_iter": 20000, "rebalance": "dynamic",
+             "force_seed": seed, "fanout": 1, "seed": seed, "emulation": emu}
+            for seed in (0, 1, 2)]
+    case = {"name": "mixed", "source": f["mixed"], "weighted": True,
+            "personalization": f["pers"], "dangling": f["dang"], "runs": runs}
+    waits = run_cases(2, [case], timeout=600)
+    off = run_cases(2, [case], timeout=600, env={"ASAPGRAPH_ASAP_IDLE_PRIO": "0"})
+    assert len(waits) == len(off) == len(runs)
+    for w, o in zip(waits, off):
+        for r in (w, o):
+            assert r["same_ids"] and r["l1"] <= TOL and r["converged"], r
+            assert r["rebalance"]["migrations"], r["rebalance"]
+        assert w["rank_idle_prio"] == [0.1, 0.1] and o["rank_idle_prio"] == [0.0, 0.0]
+        assert w["edges_visited"] <= 0.5 * o["edges_visited"], (w["force_seed"],
+                                                                 w["rank_edges_visited"],
+                                                                 o["rank_edges_visited"])
 
 
 def _run_and_check(run_cases, k, source, runs):
