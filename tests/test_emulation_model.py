@@ -107,10 +107,13 @@ def test_compute_model_charges_work_not_cpu():
     assert cal["push"]["sweeps"] == 1 and cal["push"]["vertices"] == 10
     # the rounds' measured CPU time and work (what benchmarks/fit_compute_model.py fits)
     assert cal["round"] == {"rounds": 2, "cpu_seconds": 18.0, "messages": 4, "bytes": 1000,
-                            "vertices": 200, "coded": 0, "us_per_round": 9e6}
-    # coded 16-bit values: charged per value on top of their bytes
+                            "vertices": 200, "coded": 0, "bytecoded": 0,
+                            "us_per_round": 9e6}
+    # coded 16-bit values (Exp-Golomb, byte-coded): charged per value on top of their bytes
     assert e.round_cost(0.0, coded=1000) - e.round_cost(0.0) == pytest.approx(
         1000e-9 * MODEL_NS["coded"])
+    assert e.round_cost(0.0, bcoded=1000) - e.round_cost(0.0) == pytest.approx(
+        1000e-9 * MODEL_NS["bytecoded"])
     # BSP's packing: charged per value gathered, times the straggler factor, and recorded
     t = e.vt
     e.pack(7.0, 1000)

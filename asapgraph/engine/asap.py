@@ -52,8 +52,8 @@ payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's 
 sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``window``
 un-ACKed messages per peer; while waiting the sender keeps computing and combining into
 the buffer.  Values travel quantised with error feedback (16-bit integers of a
-per-message step, :func:`.exchange.encode`; Exp-Golomb coded with
-``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the slot.  Once the rank is out
+per-message step, a byte each where they fit in +-127, :func:`.exchange.encode`;
+Exp-Golomb coded with ``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the slot.  Once the rank is out
 of work, remainders may stay only while the rank's residual plus all of them is within
 its passivity target (they are residual, counted in the bound; a message whose remainder
 would exceed that goes out exactly in float64), and in the drain every buffer empties
@@ -146,6 +146,21 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 #: with it (cnr-2000: 0.016 on 4 ranks; 0.41 on 64, where the gate cost 3.6 %: 1.744 vs
 #: 1.684 virtual s, model compute, rank 1 3x).
 GATE_MIN_CUT = 0.45
+#: ``(share, patience)``: where a link's delay (half its smallest round trip so far,
+#: NOTIFY to ACK, :attr:`.exchange.NotifyAck.rtt_min`) is at least ``share`` of the
+#: sweep the gate counts in, the gate waits at most ``patience`` sweeps.  A rank locked
+#: into taking turns with its peers waits a peer's sweep plus the delay each time; a wait
+#: shorter than one sweep cannot sustain that.  Measured (rmat:20, 4 ranks, 1 ms,
+#: 1 Gbit/s, virtual clock, model compute, seeds 1-5, with the byte-coded messages; the
+#: gate's patience is 3 there): ASAP with ``start`` 2.40-2.54x static BSP with the 3x
+#: straggler and 1.92-2.03x with speeds 1:1.5:2:3, against 1.82x / 1.45x (seed 1) with
+#: patience 3, and 2.42-2.43x / 1.88-2.01x for the 16-bit messages before; patience 0.5
+#: 1.86x / 1.72x, 1.0 2.43-2.50x / 1.86-1.99x, 1.5 2.26x / 1.76x (seed 1).  Unemulated
+#: (2 ranks on 2 cores, rmat:20) the floor is 0.7-0.9 ms of 13 ms sweeps and the gate
+#: keeps its patience (ASAP's edges stay 1.00x BSP's; capping it there cost 1.02-1.05x).
+#: On a real cluster the same measurement applies.  benchmarks/REPORT.md, thirteenth
+#: session.
+GATE_DELAYED = (0.1, 0.8)
 #: The ``jacobi`` sweep skips the 16-vertex blocks whose mean ``|r|`` is at most ``gamma x
 #: R / n`` (``R`` the global residual of the last wave): ``(gamma without the sweep gate,
 #: gamma with it)``.  Without the gate a rank sweeps again as soon as its last sweep ends,
@@ -279,12 +294,13 @@ class _Solver:
         jenv = os.environ.get("ASAPGRAPH_ASAP_JGAMMA")
         self.jgamma = (float(jenv) if jenv is not None
                        else SKIP_GAMMA[1] if self.patience > 0 else SKIP_GAMMA[0])
-        # quantised payloads with error feedback: 16-bit integers of a per-message step
-        # (default), the same Exp-Golomb coded when smaller (q16c: about half the bytes,
-        # but its CPU slowed rmat:20 to 1e-6 by a fifth: .exchange), float32, or off
-        self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16")
+        # quantised payloads with error feedback: 16-bit integers of a per-message step,
+        # byte-coded when smaller (q16b, the default: an int8 per slot, 1.6x fewer bytes),
+        # dense/sparse only (q16), Exp-Golomb coded too (q16c: fewer bytes still, but its
+        # CPU slowed rmat:20 to 1e-6 by a fifth: .exchange), float32, or off
+        self.qmode = os.environ.get("ASAPGRAPH_ASAP_QUANT", "q16b")
         if self.qmode not in ex.QUANT:
-            raise ValueError("ASAPGRAPH_ASAP_QUANT must be q16, q16c, f32 or off, not "
+            raise ValueError("ASAPGRAPH_ASAP_QUANT must be q16, q16b, q16c, f32 or off, not "
                              f"{self.qmode!r}")
         self.quant = ex.QUANT[self.qmode]
         # out of work, 16-bit remainders may stay in the slots within the rank's passivity
@@ -430,7 +446,13 @@ class _Solve:
         ref = self.last_sweep_len
         if self.nin and self.peer_len.min() > 0:
             ref = min(ref, float(self.peer_len.max()))
-        return max(self.sol.patience * ref, 2e-4)
+        pat = self.sol.patience
+        if pat > GATE_DELAYED[1] and self.nout:
+            rtt = self.na.rtt_min
+            rtt = rtt[np.isfinite(rtt)]
+            if rtt.size and 0.5 * float(rtt.max()) >= GATE_DELAYED[0] * ref:
+                pat = GATE_DELAYED[1]
+        return max(pat * ref, 2e-4)
 
     def gate_due(self):
         """When the sweep gate opens by patience (inf: it is open or no sweep is due)."""
@@ -575,7 +597,7 @@ class _Solve:
         # every remainder is within its passivity target (else exact float64)
         allow = None
         if (force and mm is None and sol.keep_remainders
-                and sol.quant in (ex.QUANT["q16"], ex.QUANT["q16c"])
+                and sol.quant in (ex.QUANT["q16"], ex.QUANT["q16c"], ex.QUANT["q16b"])
                 and not self._exact_only()):
             allow = self.target * self.share - self.rl
             if rem.any() and not dirty.any() and remm.sum() <= allow:
@@ -828,6 +850,8 @@ class _Solve:
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
+        rtt = na.rtt_min[np.isfinite(na.rtt_min)]  # the links' smallest round trips
+        st.extra["rtt_min_seconds"] = float(rtt.max()) if rtt.size else None
         # the message payloads (env ASAPGRAPH_ASAP_QUANT, ASAPGRAPH_ASAP_REMAINDERS)
         st.extra["message_quant"] = sol.qmode
         st.extra["keep_remainders"] = sol.keep_remainders

@@ -106,10 +106,12 @@ KERNELS = ("pull", "push", "pull_r", "push_r")
 #: applied, on top of its bytes: the Exp-Golomb coding's extra CPU over the plain 16-bit
 #: forms (measured, 88,000 slots of signed power-law values, best of 60: encode 9.0
 #: against 5.9 ns per slot, decode 3.4 against 1.0 ns per value; 5.5 ns a value both ends
-#: together, half charged at each).
+#: together, half charged at each).  ``bytecoded``: the same for the byte-coded form 9
+#: (88,000 slots, 83 % within +-127 steps, best of 40: encode 5.5 against 4.7 ns per
+#: slot, decode 2.1 against 1.2 ns per value; 1.7 ns a value both ends together).
 MODEL_NS = {"pull": (0.46, 3.8), "push": (0.56, 4.52), "pull_r": (0.83, 3.56),
             "push_r": (0.85, 3.48), "round": 10000.0, "message": 60000.0, "byte": 1.0,
-            "pass": 0.5, "gather": 1.4, "coded": 2.75}
+            "pass": 0.5, "gather": 1.4, "coded": 2.75, "bytecoded": 0.85}
 
 
 def now():
@@ -207,6 +209,7 @@ class Emulation:
     ns_per_pass: float = MODEL_NS["pass"]
     ns_per_gather: float = MODEL_NS["gather"]
     ns_per_coded: float = MODEL_NS["coded"]
+    ns_per_bytecoded: float = MODEL_NS["bytecoded"]
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
@@ -226,7 +229,7 @@ class Emulation:
                 raise ValueError(f"{name} must map {', '.join(KERNELS)} to ns >= 0, got {d}")
             setattr(self, name, {k: float(v) for k, v in d.items()})
         if min(self.ns_per_message, self.ns_per_byte, self.ns_per_pass,
-               self.ns_per_gather, self.ns_per_coded) < 0 or not (
+               self.ns_per_gather, self.ns_per_coded, self.ns_per_bytecoded) < 0 or not (
                 self.ns_per_round > 0):
             # a round that costs no virtual time lets a rank run round after round at one
             # instant (measured: a fit with ns_per_round 0 hung the repeatability test)
@@ -259,7 +262,8 @@ class Emulation:
                     "ns_per_vertex": dict(self.ns_per_vertex),
                     "ns_per_round": self.ns_per_round, "ns_per_message": self.ns_per_message,
                     "ns_per_byte": self.ns_per_byte, "ns_per_pass": self.ns_per_pass,
-                    "ns_per_gather": self.ns_per_gather, "ns_per_coded": self.ns_per_coded}
+                    "ns_per_gather": self.ns_per_gather, "ns_per_coded": self.ns_per_coded,
+                    "ns_per_bytecoded": self.ns_per_bytecoded}
                    if self.compute == "model" else {})}
 
     @classmethod
@@ -322,27 +326,30 @@ class Emulator:
         if self.cfg.pause_every > 0:
             self.next_pause = self.now() + self.rng.exponential(self.cfg.pause_every)
 
-    def round_cost(self, cpu_seconds, messages=0, vertices=0, nbytes=0, coded=0):
+    def round_cost(self, cpu_seconds, messages=0, vertices=0, nbytes=0, coded=0, bcoded=0):
         """Virtual seconds of an ASAP round's work other than its sweep (unscaled): its
         CPU time, or under the compute model ``ns_per_round + ns_per_message x messages
         (data and ACKs, applied and sent) + ns_per_byte x nbytes (of the data messages
         applied and sent) + ns_per_pass x vertices + ns_per_coded x coded`` (``vertices``:
         the vertices of the full passes over the rank's state the round made: an exact
         recount of its residual, a passive rank's wave contribution; ``coded``: the
-        values of the coded 16-bit messages applied and sent).  The round's CPU time and
+        values of the coded 16-bit messages applied and sent; ``bcoded``, of the
+        byte-coded ones, charged ``ns_per_bytecoded`` each).  The round's CPU time and
         work are recorded for :meth:`calibration` (kernel ``"round"``)."""
-        r = self.calib.setdefault("round", [0, 0.0, 0, 0, 0, 0])
+        r = self.calib.setdefault("round", [0, 0.0, 0, 0, 0, 0, 0])
         r[0] += 1
         r[1] += max(cpu_seconds, 0.0)
         r[2] += int(messages)
         r[3] += int(vertices)
         r[4] += int(nbytes)
         r[5] += int(coded)
+        r[6] += int(bcoded)
         if not self.model:
             return max(cpu_seconds, 0.0)
         c = self.cfg
         return 1e-9 * (c.ns_per_round + c.ns_per_message * messages + c.ns_per_byte * nbytes
-                       + c.ns_per_pass * vertices + c.ns_per_coded * coded)
+                       + c.ns_per_pass * vertices + c.ns_per_coded * coded
+                       + c.ns_per_bytecoded * bcoded)
 
     def calibration(self):
         """Measured CPU time and work of each kernel's sweeps (per kernel: ``{"sweeps",
@@ -354,7 +361,7 @@ class Emulator:
         for k, (n, c, e, v, *b) in self.calib.items():
             if k == "round":
                 out[k] = {"rounds": n, "cpu_seconds": c, "messages": e, "bytes": b[0],
-                          "vertices": v, "coded": b[1],
+                          "vertices": v, "coded": b[1], "bytecoded": b[2],
                           "us_per_round": c / n * 1e6 if n else None}
             elif k == "pack":
                 out[k] = {"messages": n, "cpu_seconds": c, "values": e,

@@ -24,12 +24,15 @@ form  payload                                                     made by
 8     coded 16-bit: float64 step, ``k`` (uint32), two Exp-Golomb   :func:`encode`
       orders, then per slot of at least one step its gap and
       its zigzagged int16 as Exp-Golomb codes (a bit stream)
+9     byte-coded 16-bit: float64 step, ``m`` (uint32), per slot   :func:`encode`
+      an int8, or the byte 0x80 and an int16 (beyond +-127)
 ====  ==========================================================  =======================
 
-The smallest form is chosen per message.  *Quantisation with error feedback* (forms 2-5
-and 8, sums only): values travel by default as 16-bit integers of a per-message step
-``max|v| / 32767`` (:func:`._local.encode_segment`; env ``ASAPGRAPH_ASAP_QUANT=q16c``
-for the coded form 8 besides, ``f32`` for float32, ``off`` for float64), rounded toward
+The smallest form is chosen per message.  *Quantisation with error feedback* (forms 2-5,
+8 and 9, sums only): values travel by default as 16-bit integers of a per-message step
+``max|v| / 32767`` in the smallest of forms 4, 5 and 9 (:func:`._local.encode_segment`;
+env ``ASAPGRAPH_ASAP_QUANT``: ``q16b`` that default, ``q16c`` the Exp-Golomb coded form 8
+besides, ``q16`` forms 4 and 5 only, ``f32`` float32, ``off`` float64), rounded toward
 zero, the remainder staying in the slot where it keeps combining, so no mass is created
 or lost and non-negative residuals stay non-negative; slots below one step simply wait.
 Measured before (ASAP PageRank, 4 ranks, tol 1e-6): cnr-2000 1.85 MB (float32) -> 1.06
@@ -58,6 +61,19 @@ than the wire time it saves at 1 Gbit/s (~0.9 bytes, 7 ns).  (Earlier versions w
 histogram-chosen orders, byte-wise bit I/O and a branching zigzag took 31 and then 14 ns
 to encode; charged at the latter, 6.25 ns a value at each end, ASAP's time to 1e-6 on
 rmat:20 was 1.37x that of before the coding, geometric mean of the grid below.)
+
+*Byte-coded 16-bit* (form 9, the default since the thirteenth session).  The same
+integers, one byte each where within +-127 and an escape byte (0x80) plus the int16
+otherwise, every slot in order; lossless like form 8 (tests/mpi/test_dist_units.py).
+88,000 slots with 83 % within +-127 steps, best of 40: 1.34 bytes per slot (form 8 1.19,
+form 4 2.0), encode 5.5 against 4.7 ns per slot, decode 2.1 against 1.2 ns per value
+(charged ``ns_per_bytecoded``, 0.85 ns a value at each end).  Bytes until true L1 error
+1e-6 (rmat:20, 4 ranks, 1 ms, 1 Gbit/s, virtual clock, model compute, seeds 1-5), static
+BSP's over ASAP's with ``start``: 6.80-7.07x (rank 1 3x) and 7.01-7.12x (speeds
+1:1.5:2:3), from 4.19x and 4.07-4.37x with forms 4/5; cnr-2000 (seed 1) 16.2x and 8.3x
+from 12.7x and 5.7x.  Its earlier arrivals shifted rmat:20's sweep gate into taking turns
+(1.82x static BSP instead of 2.42x, seed 1) until the gate's patience was capped where
+the links' delay is a sizeable part of a sweep (:data:`.asap.GATE_DELAYED`).
 
 *Remainders out of work.*  Once a rank is out of work (its residual below its passivity
 target) its flushes used to go out in float64, exactly.  In the end game a rank runs out
@@ -124,6 +140,7 @@ program's dtype (any fixed size).
 """
 from __future__ import annotations
 
+import collections
 import heapq
 import time
 
@@ -142,7 +159,7 @@ HEADER = 7
 DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN = range(HEADER)
 #: payload forms of min/max offers (after the six of :func:`encode`), and :func:`encode`'s
 #: coded 16-bit form
-DENSE_EXACT, SPARSE_EXACT, CODED = 6, 7, 8
+DENSE_EXACT, SPARSE_EXACT, CODED, BYTE_CODED = 6, 7, 8, 9
 
 
 def header(buf):
@@ -158,7 +175,7 @@ def message_buffer(slots, itemsize=8):
 
 #: what :func:`encode` does with the values: float64 exactly, float32 or 16-bit integers
 #: of a per-message step (both with error feedback)
-QUANT = {"off": 0, "f32": 1, "q16c": 2, "q16": 3}
+QUANT = {"off": 0, "f32": 1, "q16c": 2, "q16": 3, "q16b": 4}
 
 
 def encode(acc, lo, hi, buf, quant=0, budget=np.inf):
@@ -176,12 +193,17 @@ def encode(acc, lo, hi, buf, quant=0, budget=np.inf):
 
 
 def coded_values(buf, nbytes):
-    """The values of message ``buf`` if it is coded 16-bit (form 8), else 0 (what the
-    compute model charges its coding for: :meth:`.emulation.Emulator.round_cost`)."""
+    """``(coded, byte_coded)``: the values of message ``buf`` if it is coded 16-bit (form
+    8) or byte-coded (form 9), else 0 (what the compute model charges their coding for:
+    :meth:`.emulation.Emulator.round_cost`)."""
     h = 8 * HEADER
-    if nbytes < h + 12 or int(header(buf)[FORM]) != CODED:
-        return 0
-    return int(buf[h + 8:h + 12].view(np.uint32)[0])
+    if nbytes < h + 12:
+        return 0, 0
+    form = int(header(buf)[FORM])
+    if form != CODED and form != BYTE_CODED:
+        return 0, 0
+    k = int(buf[h + 8:h + 12].view(np.uint32)[0])
+    return (k, 0) if form == CODED else (0, k)
 
 
 def decode(acc, mp, buf, nbytes):
@@ -246,12 +268,19 @@ class NotifyAck:
                      for j in range(nout)]
         self.pool_req = [[None] * window for _ in range(nout)]
         self.inflight = np.zeros(nout, dtype=np.int64)
+        # each link's smallest round trip (send -> ACK delivered) so far, on the rank's
+        # clock (virtual time on the virtual clock): its floor is twice the network's
+        # delay plus the least the peer took to poll (what the sweep gate reads)
+        self._clock = (lambda: emu.vt) if getattr(emu, "virtual", False) else time.perf_counter
+        self.sent_at = [collections.deque() for _ in range(nout)]
+        self.rtt_min = np.full(nout, np.inf)
         self.ack_pending = []
         self.sent_to = np.zeros(K, dtype=np.int64)
         self.recv_from = np.zeros(K, dtype=np.int64)
         self.n_sent = self.n_recv = 0
         self.bytes_recv = 0  # data bytes applied (the compute model's round cost)
         self.coded = 0  # values of coded 16-bit messages sent and applied (ditto)
+        self.bcoded = 0  # ... of byte-coded ones (ditto)
 
     def _apply(self, j, buf, nbytes):
         """Deliver in-peer ``j``'s message, count it and ACK it."""
@@ -259,7 +288,9 @@ class NotifyAck:
         self.deliver(j, buf, nbytes)
         self.n_recv += 1
         self.bytes_recv += nbytes
-        self.coded += coded_values(buf, nbytes)
+        c, b = coded_values(buf, nbytes)
+        self.coded += c
+        self.bcoded += b
         self.recv_from[q] += 1
         self.st.messages_received += 1
         a = np.array([self.emu.stamp(q, 8)])
@@ -297,14 +328,14 @@ class NotifyAck:
                 else:
                     j = i - nin
                     if not (emu.cfg.network and emu.hold(self.abufs[j][0], ("a", j, None))):
-                        self.inflight[j] -= 1
+                        self.ack_arrived(j)
                 self._repost(i)
         for kind, j, item in emu.due():
             ev += 1
             if kind == "d":
                 self._apply(j, item[0], item[1])
             else:
-                self.inflight[j] -= 1
+                self.ack_arrived(j)
         if len(self.ack_pending) > 64:
             self.ack_pending[:] = [r for r in self.ack_pending if not r.Test()]
         return ev
@@ -344,8 +375,14 @@ class NotifyAck:
         self._apply(j, buf, nbytes)
 
     def ack_arrived(self, j):
-        """Out-peer ``j``'s ACK is delivered: one window position frees."""
+        """Out-peer ``j``'s ACK is delivered: one window position frees (and the link's
+        round trip is measured)."""
         self.inflight[j] -= 1
+        sent = self.sent_at[j]
+        if sent:
+            r = self._clock() - sent.popleft()
+            if r < self.rtt_min[j]:
+                self.rtt_min[j] = r
 
     def acked(self):
         """Every message this rank sent was ACKed."""
@@ -372,8 +409,11 @@ class NotifyAck:
         self.pool_req[j][self._slot] = self.comm.Isend([buf[:nbytes], self.MPI.BYTE], dest=q,
                                                        tag=TAG_DATA)
         self.inflight[j] += 1
+        self.sent_at[j].append(self._clock())
         self.sent_to[q] += 1
-        self.coded += coded_values(buf, nbytes)
+        c, b = coded_values(buf, nbytes)
+        self.coded += c
+        self.bcoded += b
         self.n_sent += 1
         self.st.messages_sent += 1
         self.st.bytes_sent += nbytes
@@ -416,6 +456,8 @@ class NotifyAck:
             i = MPI.Request.Waitany(self.reqs[nin:], status)
             self.inflight[i] -= 1
             self._repost(nin + i)
+        for sent in self.sent_at:  # (not timed: the drain waits for them)
+            sent.clear()
 
     def close(self):
         """Cancel the posted receives, complete every send, then a barrier: a fast rank

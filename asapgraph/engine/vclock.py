@@ -250,7 +250,8 @@ def run_solve(s, wave_interval):
                 break
             emu.vt = max(emu.vt, e)
             c0, charged = cpu(), emu.compute_vs
-            p0, b0, u0, k0 = s.passes, st.bytes_sent + na.bytes_recv, s.untimed, na.coded
+            p0, b0, u0, k0, kb0 = (s.passes, st.bytes_sent + na.bytes_recv, s.untimed,
+                                   na.coded, na.bcoded)
             s.rounds += 1
             links.pull()
             ev = links.deliver(emu.vt)
@@ -279,7 +280,7 @@ def run_solve(s, wave_interval):
             rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
             emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
                                        st.bytes_sent + na.bytes_recv - b0,
-                                       na.coded - k0) * emu.factor)
+                                       na.coded - k0, na.bcoded - kb0) * emu.factor)
             # (a due flush keeps the rank running rounds, as the host-clock loop does)
             idle = not (ev or pushed or sent or contributed or res is not None
                         or s.flush_due())

@@ -40,11 +40,12 @@ Framework for Delta-based Accumulative Iterative Computation", IEEE TPDS 25(8),
 FOCS 2006 (residual push); Zhu, Chen, Zheng, Ma, "Gemini: A Computation-Centric
 Distributed Graph Processing System", OSDI 2016 (partitioning, sparse exchange).
 """
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                          uint64_t)
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.math cimport INFINITY, fabs, floor, log2, nextafterf
 
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 cdef extern from *:
@@ -574,8 +575,11 @@ cdef enum:
     Q_F32 = 1
     Q_16 = 2      # 16-bit, the smallest of dense, sparse and Exp-Golomb coded (forms 4, 5, 8)
     Q_16RAW = 3   # 16-bit, dense or sparse only (forms 4, 5: the A/B reference)
+    Q_16B = 4     # 16-bit, the smallest of dense, sparse and byte-coded (forms 4, 5, 9)
     EG_MAXK = 24  # largest Exp-Golomb order of the coded form
     CODED_PREFIX = 16  # coded form: step (float64), k (uint32), two orders (uint8), 2 pad
+    BYTE_PREFIX = 12   # byte-coded form: step (float64), m (uint32)
+    BYTE_ESC = 0x80    # byte-coded form: an int16 (little-endian) follows
 
 
 # ---------------------------------------------------------------- Exp-Golomb bit coding
@@ -755,12 +759,14 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
     before the move, ``left`` the ``sum |.|`` of what stays in the slots after it.
 
     ``quant``: 0 float64 (forms 0/1; the segment is left zero), 1 float32 (forms 2/3),
-    2 16-bit integers of ``step = max|v| / 32767`` (forms 4, 5 or 8; 3: forms 4 and 5
-    only); quantised values are rounded toward zero and the remainder stays in the slot
+    2 16-bit integers of ``step = max|v| / 32767`` (forms 4, 5, 8 or 9; 3: forms 4 and 5
+    only; 4: forms 4, 5 and 9); quantised values are rounded toward zero and the remainder stays in the slot
     (error feedback: what is delivered plus what stays equals the original bit for bit).
     The smallest form is chosen: float64 sparse when ``12 nnz < 8 m``, float32 when
     ``2 nnz < m``; 16-bit: the Exp-Golomb coded form 8 when it is the smallest, else
-    sparse when ``3 k < m``, ``k`` the slots of at least one step.  ``budget`` (16-bit
+    the smallest of the byte-coded form 9 (``12 + m + 2 e`` bytes, ``e`` the values
+    beyond +-127), sparse (``8 + 6 k``, ``k`` the slots of at least one step) and dense
+    (``8 + 2 m``).  ``budget`` (16-bit
     only): when more than this would stay in the slots, the segment goes out exactly in
     float64 instead (forms 0/1, ``left`` 0).  ``buf`` must hold ``h + 8 + 8 m`` bytes.
     """
@@ -770,8 +776,9 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
     cdef uint8_t* p = &buf[h]
     if lo < 0 or hi > acc.shape[0] or m < 0 or buf.shape[0] < h + 8 + 8 * m:
         raise ValueError("encode_segment: segment or buffer out of range")
-    if quant == Q_16 and m >= 8:  # the 16-bit values, kept for the coded form's pass
-        qs = <int16_t*>malloc(m * sizeof(int16_t))
+    if (quant == Q_16 or quant == Q_16B) and m >= 8:  # the 16-bit values, kept for the
+        # coded forms' pass
+        qs = <int16_t*>calloc(m, sizeof(int16_t))
         if qs == NULL:
             raise MemoryError()
     try:
@@ -786,7 +793,9 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
     cdef double v, big = 0.0, mass = 0.0, step = 0.0, left = 0.0
     cdef int64_t sg = 0, sz = 0
     cdef int form, kg = 0, kv = 0
-    cdef bint coded = False
+    cdef bint coded = False, bytes_ok = quant == Q_16 or quant == Q_16B
+    cdef Py_ssize_t nesc = 0, nbyte, nplain
+    cdef uint8_t* pb
     cdef _BitW bw
     cdef long q
     cdef float f
@@ -802,7 +811,7 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                 nnz += 1
                 if v > big:
                     big = v
-        if quant == Q_16 or quant == Q_16RAW:
+        if quant == Q_16 or quant == Q_16RAW or quant == Q_16B:
             step = big / 32767.0
             if step > 0.0:
                 for s in range(m):
@@ -810,6 +819,8 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                     if fabs(v) >= step:
                         q = _q16(v, step)
                         left += fabs(v - <double>q * step)
+                        if q > 127 or q < -127:
+                            nesc += 1
                         if qs != NULL:  # kept, with the sums of gaps and values
                             qs[s] = <int16_t>q
                             sg += s - last - 1
@@ -825,14 +836,21 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                 left = 0.0
                 k = 0
                 last = -1
-        if quant == Q_16 or quant == Q_16RAW:
+        if quant == Q_16 or quant == Q_16RAW or quant == Q_16B:
             (<double*>p)[0] = step
-            if qs != NULL and k > 0 and m >= 8:
+            # the plain forms' sizes: dense, sparse, byte-coded (the payload)
+            nplain = 8 + 2 * m if 8 + 2 * m < 8 + 6 * k else 8 + 6 * k
+            nbyte = BYTE_PREFIX + m + 2 * nesc
+            if not (bytes_ok and nbyte < nplain):
+                nbyte = 0  # (not chosen)
+            elif nbyte < nplain:
+                nplain = nbyte
+            if quant == Q_16 and qs != NULL and k > 0 and m >= 8:
                 # the coded form, written while smaller than both plain forms (else given
                 # up: the slots are changed only once it is complete)
                 kg = _eg_order(<double>sg / k)
                 kv = _eg_order(<double>sz / k)
-                limit = (8 + 2 * m if 8 + 2 * m < 8 + 6 * k else 8 + 6 * k) - CODED_PREFIX
+                limit = nplain - CODED_PREFIX
                 bw.out = p + CODED_PREFIX
                 bw.pos = 0
                 bw.acc = 0
@@ -861,6 +879,26 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                 for s in range(m):
                     a[s] = a[s] - <double>qs[s] * step
                 nb = h + CODED_PREFIX + bw.pos
+            elif nbyte > 0:  # byte-coded: step, m, every slot as an int8 or ESC + int16
+                form = 9
+                (<uint32_t*>(p + 8))[0] = <uint32_t>m
+                pb = p + BYTE_PREFIX
+                for s in range(m):
+                    if qs != NULL:
+                        q = qs[s]
+                    else:
+                        v = a[s]
+                        q = _q16(v, step) if step > 0.0 and fabs(v) >= step else 0
+                    a[s] = a[s] - <double>q * step
+                    if -127 <= q <= 127:
+                        pb[0] = <uint8_t>(q & 0xff)
+                        pb += 1
+                    else:
+                        pb[0] = BYTE_ESC
+                        pb[1] = <uint8_t>(q & 0xff)
+                        pb[2] = <uint8_t>((q >> 8) & 0xff)
+                        pb += 3
+                nb = h + (pb - p)
             elif 3 * k < m:  # sparse: step, k int32 slot indices, k int16
                 form = 5
                 pi = <int32_t*>(p + 8)
@@ -934,10 +972,13 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
     if form_at < 0 or 8 * (form_at + 1) > h or h > buf.shape[0]:
         raise ValueError("decode_message: the form field lies outside the header")
     form = <int>(<const double*>b)[form_at]
-    if nbytes > buf.shape[0] or nbytes < h or form < 0 or (form > 5 and form != 8):
+    if nbytes > buf.shape[0] or nbytes < h or form < 0 or (form > 5 and form != 8
+                                                          and form != 9):
         raise ValueError(f"decode_message: bad message (form {form}, {nbytes} bytes)")
     if form == 8:
         return _decode_coded(acc, mp, b + h, nbytes - h)
+    if form == 9:
+        return _decode_bytes(acc, mp, b + h, nbytes - h)
     if form == 0:
         k = (nbytes - h) // 8
     elif form == 1:
@@ -983,6 +1024,52 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
             acc[t] = old + v
             dabs += fabs(old + v) - fabs(old)
             tot += v
+    return tot, dabs
+
+
+cdef _decode_bytes(double[::1] acc, const int64_t[::1] mp, const uint8_t* p, Py_ssize_t nb):
+    """Scatter-add the payload of a byte-coded 16-bit message (form 9, ``nb`` bytes at
+    ``p``: step, ``m``, then per slot an int8, or :data:`BYTE_ESC` and an int16); see
+    :func:`decode_message`."""
+    cdef Py_ssize_t m, i, t, nmp = mp.shape[0]
+    cdef double tot = 0.0, dabs = 0.0, v, old, step
+    cdef const uint8_t* q
+    cdef const uint8_t* end = p + nb
+    cdef int bad = 0
+    cdef long iv
+    if nb < BYTE_PREFIX:
+        raise ValueError(f"decode_message: byte-coded message of {nb} payload bytes")
+    step = (<const double*>p)[0]
+    m = (<const uint32_t*>(p + 8))[0]
+    if m > nmp or m > nb - BYTE_PREFIX:
+        raise ValueError("decode_message: byte-coded message longer than the slot map")
+    q = p + BYTE_PREFIX
+    with nogil:
+        for i in range(m):
+            if q >= end:
+                bad = 1
+                break
+            if q[0] == BYTE_ESC:
+                if q + 3 > end:
+                    bad = 1
+                    break
+                iv = <long>(<int16_t>(<uint16_t>q[1] | (<uint16_t>q[2] << 8)))
+                q += 3
+            else:
+                iv = <long>(<int8_t>q[0])
+                q += 1
+            if iv == 0:
+                continue
+            v = <double>iv * step
+            t = mp[i]
+            old = acc[t]
+            acc[t] = old + v
+            dabs += fabs(old + v) - fabs(old)
+            tot += v
+        if q != end:
+            bad = 1
+    if bad:
+        raise ValueError("decode_message: bad byte-coded message")
     return tot, dabs
 
 

@@ -137,6 +137,8 @@ def main():
                                               for q in r.stats["per_rank"]],
                             "rank_skip_gamma": [q.get("skip_gamma")
                                                 for q in r.stats["per_rank"]],
+                            "rank_rtt_min": [q.get("rtt_min_seconds")
+                                             for q in r.stats["per_rank"]],
                             "rank_idle_prio": [q.get("idle_prio")
                                                for q in r.stats["per_rank"]],
                             "rank_edges_visited": [q.get("edges_visited")

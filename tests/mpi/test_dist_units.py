@@ -188,7 +188,8 @@ def test_coded_q16_delivers_what_the_plain_forms_deliver(kind, m, rng):
     the dense/sparse 16-bit forms would add, the same remainders stay (delivered + left
     == original exactly), its size is what the encoder reports and it is used only when
     smaller than both plain forms; the mass and ``sum |acc|`` change it reports are those
-    of the plain forms."""
+    of the plain forms.  The same for the byte-coded form (9, ``q16b``: an int8 per slot,
+    an escape and an int16 beyond +-127), used when smaller than dense and sparse."""
     from asapgraph.engine import exchange
     from asapgraph.engine.exchange import FORM, HEADER
 
@@ -196,7 +197,7 @@ def test_coded_q16_delivers_what_the_plain_forms_deliver(kind, m, rng):
     mp = rng.permutation(m).astype(np.int64)
     base = np.where(rng.random(m) < 0.3, rng.standard_normal(m), 0.0)
     out = {}
-    for qm in ("q16c", "q16"):
+    for qm in ("q16c", "q16b", "q16"):
         seg = orig.copy()
         buf = exchange.message_buffer(m)
         nbytes, form, mass, left = exchange.encode(seg, 0, m, buf, exchange.QUANT[qm])
@@ -210,19 +211,29 @@ def test_coded_q16_delivers_what_the_plain_forms_deliver(kind, m, rng):
         got = acc[mp]
         np.testing.assert_array_equal(got + seg, orig)  # nothing created or lost
         # what the compute model charges the coding for: the values sent
-        assert exchange.coded_values(buf, nbytes) == (np.count_nonzero(got) if form == 8
-                                                      else 0)
+        assert exchange.coded_values(buf, nbytes) == ((np.count_nonzero(got), 0) if form == 8
+                                                      else (0, m) if form == 9 else (0, 0))
+        if form == 9:  # its size: step, m, a byte per slot, two more per escape
+            q = np.round((orig - seg) / (np.abs(orig).max() / 32767.0))
+            assert nbytes == 8 * HEADER + 12 + m + 2 * int(np.count_nonzero(np.abs(q) > 127))
         out[qm] = (nbytes, form, got, seg, tot, dabs, acc2)
-    c, r = out["q16c"], out["q16"]
+    c, r, b = out["q16c"], out["q16"], out["q16b"]
+    for x in (2, 3, 6):
+        np.testing.assert_array_equal(b[x], r[x])
+    assert b[4] == pytest.approx(r[4], rel=1e-12, abs=1e-300)
+    assert b[5] == pytest.approx(r[5], rel=1e-12, abs=1e-300)
+    assert b[1] in (4, 5, 9) and b[0] <= r[0] and (b[1] == 9) == (b[0] < r[0])
+    assert c[0] <= b[0]
     np.testing.assert_array_equal(c[2], r[2])  # the same values delivered ...
     np.testing.assert_array_equal(c[3], r[3])  # ... and left
     np.testing.assert_array_equal(c[6], r[6])
     assert c[4] == pytest.approx(r[4], rel=1e-12, abs=1e-300)
     assert c[5] == pytest.approx(r[5], rel=1e-12, abs=1e-300)
-    assert r[1] in (4, 5) and c[1] in (4, 5, 8)
-    assert c[0] <= r[0] and (c[1] == 8) == (c[0] < r[0])
-    if kind in ("dense", "signed") and m >= 1000:  # power-law residuals: the coded form
+    assert r[1] in (4, 5) and c[1] in (4, 5, 8, 9)
+    assert c[0] <= r[0] and (c[1] == 8) == (c[0] < b[0])
+    if kind in ("dense", "signed") and m >= 1000:  # power-law residuals: the coded forms
         assert c[1] == 8 and c[0] < 0.75 * r[0]
+        assert b[1] == 9 and b[0] < r[0]
 
 
 def test_coded_q16_rejects_corrupt_messages(rng):
@@ -247,9 +258,26 @@ def test_coded_q16_rejects_corrupt_messages(rng):
         exchange.decode(np.zeros(m), mp, bad, nbytes)
     with pytest.raises(ValueError):  # more slots than the receiver's map
         exchange.decode(np.zeros(m), mp[:m // 2], buf, nbytes)
+    # the byte-coded form: truncated, padded, an escape cut off, too many slots
+    seg = rng.pareto(1.2, m) + 1e-3
+    buf = exchange.message_buffer(m)
+    nbytes, form, _, _ = exchange.encode(seg, 0, m, buf, exchange.QUANT["q16b"])
+    assert form == 9
+    exchange.header(buf)[FORM] = form
+    ok = np.zeros(m)
+    exchange.decode(ok, mp, buf, nbytes)
+    for nb in (nbytes - 1, nbytes + 1, 8 * HEADER + 11):
+        with pytest.raises(ValueError):
+            exchange.decode(np.zeros(m), mp, buf, nb)
+    with pytest.raises(ValueError):
+        exchange.decode(np.zeros(m), mp[:m // 2], buf, nbytes)
+    bad = buf.copy()
+    bad[nbytes - 1] = 0x80  # the last slot becomes an escape with no int16 after it
+    with pytest.raises(ValueError):
+        exchange.decode(np.zeros(m), mp, bad, nbytes)
 
 
-@pytest.mark.parametrize("qm", ["q16c", "q16"])
+@pytest.mark.parametrize("qm", ["q16c", "q16b", "q16"])
 def test_q16_budget_sends_exactly_when_the_remainder_would_exceed_it(qm, rng):
     """``budget``: a 16-bit encode whose remainder would exceed it sends the segment exactly
     in float64 (nothing stays); within it, the remainder stays and is reported."""
@@ -261,7 +289,7 @@ def test_q16_budget_sends_exactly_when_the_remainder_would_exceed_it(qm, rng):
     seg = orig.copy()
     nb, form, mass, left = exchange.encode(seg, 0, m, exchange.message_buffer(m),
                                            exchange.QUANT[qm])
-    assert form in (4, 5, 8) and left > 0.0
+    assert form in (4, 5, 8, 9) and left > 0.0
     seg2 = orig.copy()
     nb2, form2, _, left2 = exchange.encode(seg2, 0, m, exchange.message_buffer(m),
                                            exchange.QUANT[qm], left * 1.01)

@@ -130,7 +130,7 @@ def test_message_payload_knobs_show_in_json(tmp_path):
         assert r.returncode == 0, r.stderr
         d = json.loads(r.stdout)
         out[bool(env)] = {(p["message_quant"], p["keep_remainders"]) for p in d["per_rank"]}
-    assert out == {False: {("q16", True)}, True: {("q16c", False)}}
+    assert out == {False: {("q16b", True)}, True: {("q16c", False)}}
 
 
 def test_refusal_table_is_what_the_cli_does(tmp_path):

@@ -33,11 +33,14 @@ def test_model_compute_repeats_exactly(k, run_cases):
         assert r["same_ids"] and r["converged"], r
         assert r["l1"] <= (r["tol"] * 0.85 / 0.15 if r["mode"] == "bsp" else r["tol"]), r
         assert r["clock"] == "virtual" and r["emulation"]["compute"] == "model"
+        if r["mode"] == "asap":  # each link's measured round trip (the sweep gate's
+            # delay): in virtual time at least the latency both ways
+            assert all(t is not None and t >= 2 * EMU["latency"] for t in r["rank_rtt_min"]), r
     first, again = recs[:len(runs)], recs[len(runs):]
     for a, b in zip(first, again):
         # the same virtual times, rounds and bytes, to the last bit
         for key in ("virtual_seconds", "rank_virtual", "rank_rounds", "bytes", "messages",
-                    "iterations", "residual", "rank_pauses"):
+                    "iterations", "residual", "rank_pauses", "rank_rtt_min"):
             assert a[key] == b[key], (a["mode"], a.get("schedule"), key, a[key], b[key])
     paused = recs[len(_runs(EMU)):len(runs)]
     assert all(sum(r["rank_pauses"]) > 0 for r in paused), [(r["virtual_seconds"], r["rank_pauses"]) for r in recs]
