@@ -53,12 +53,12 @@ sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``w
 un-ACKed messages per peer; while waiting the sender keeps computing and combining into
 the buffer.  Values travel quantised with error feedback (16-bit integers of a
 per-message step, a byte each where they fit in +-127, :func:`.exchange.encode`;
-Exp-Golomb coded with ``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the slot.  Once the rank is out
-of work, remainders may stay only while the rank's residual plus all of them is within
-its passivity target (they are residual, counted in the bound; a message whose remainder
-would exceed that goes out exactly in float64), and in the drain every buffer empties
-exactly; so the fixed point and the certified bound are those of the float64 engine
-(measured figures: :mod:`.exchange`).
+Exp-Golomb coded with ``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the
+slot.  Once the rank is out of work, remainders may stay only while the rank's residual
+plus all of them is within its passivity target (they are residual, counted in the
+bound; a message whose remainder would exceed that goes out exactly in float64), and in
+the drain every buffer empties exactly; so the fixed point and the certified bound are
+those of the float64 engine (measured figures: :mod:`.exchange`).
 
 *Stochastic reduce* (:mod:`.reduce`).  In round ``t`` a rank flushes only to its
 ``fanout`` out-neighbours on the seeded rotating circulant expander of

@@ -760,8 +760,9 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
 
     ``quant``: 0 float64 (forms 0/1; the segment is left zero), 1 float32 (forms 2/3),
     2 16-bit integers of ``step = max|v| / 32767`` (forms 4, 5, 8 or 9; 3: forms 4 and 5
-    only; 4: forms 4, 5 and 9); quantised values are rounded toward zero and the remainder stays in the slot
-    (error feedback: what is delivered plus what stays equals the original bit for bit).
+    only; 4: forms 4, 5 and 9); quantised values are rounded toward zero and the
+    remainder stays in the slot (error feedback: what is delivered plus what stays equals
+    the original bit for bit).
     The smallest form is chosen: float64 sparse when ``12 nnz < 8 m``, float32 when
     ``2 nnz < m``; 16-bit: the Exp-Golomb coded form 8 when it is the smallest, else
     the smallest of the byte-coded form 9 (``12 + m + 2 e`` bytes, ``e`` the values
