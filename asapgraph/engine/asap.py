@@ -147,7 +147,7 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 #: 1.684 virtual s, model compute, rank 1 3x).
 GATE_MIN_CUT = 0.45
 #: ``(share, patience)``: where a link's delay (half its smallest round trip so far,
-#: NOTIFY to ACK, :attr:`.exchange.NotifyAck.rtt_min`) is at least ``share`` of the
+#: NOTIFY to ACK, :attr:`.exchange.NotifyAck.rtt_floor`) is at least ``share`` of the
 #: sweep the gate counts in, the gate waits at most ``patience`` sweeps.  A rank locked
 #: into taking turns with its peers waits a peer's sweep plus the delay each time; a wait
 #: shorter than one sweep cannot sustain that.  Measured (rmat:20, 4 ranks, 1 ms,
@@ -453,11 +453,10 @@ class _Solve:
         if self.nin and self.peer_len.min() > 0:
             ref = min(ref, float(self.peer_len.max()))
         pat = self.sol.patience
-        if pat > GATE_DELAYED[1] and self.nout and not self.sol.gate_shared:
-            rtt = self.na.rtt_min
-            rtt = rtt[np.isfinite(rtt)]
-            if rtt.size and 0.5 * float(rtt.max()) >= GATE_DELAYED[0] * ref:
-                pat = GATE_DELAYED[1]
+        floor = self.na.rtt_floor
+        if (pat > GATE_DELAYED[1] and floor > 0.0 and not self.sol.gate_shared
+                and 0.5 * floor >= GATE_DELAYED[0] * ref):
+            pat = GATE_DELAYED[1]
         return max(pat * ref, 2e-4)
 
     def gate_due(self):
@@ -856,8 +855,7 @@ class _Solve:
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
-        rtt = na.rtt_min[np.isfinite(na.rtt_min)]  # the links' smallest round trips
-        st.extra["rtt_min_seconds"] = float(rtt.max()) if rtt.size else None
+        st.extra["rtt_min_seconds"] = na.rtt_floor or None  # (None: no ACK arrived)
         # the message payloads (env ASAPGRAPH_ASAP_QUANT, ASAPGRAPH_ASAP_REMAINDERS)
         st.extra["message_quant"] = sol.qmode
         st.extra["keep_remainders"] = sol.keep_remainders

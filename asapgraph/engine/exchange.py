@@ -274,6 +274,7 @@ class NotifyAck:
         self._clock = (lambda: emu.vt) if getattr(emu, "virtual", False) else time.perf_counter
         self.sent_at = [collections.deque() for _ in range(nout)]
         self.rtt_min = np.full(nout, np.inf)
+        self.rtt_floor = 0.0  # the largest of the links' rtt_min (0 until an ACK)
         self.ack_pending = []
         self.sent_to = np.zeros(K, dtype=np.int64)
         self.recv_from = np.zeros(K, dtype=np.int64)
@@ -288,9 +289,7 @@ class NotifyAck:
         self.deliver(j, buf, nbytes)
         self.n_recv += 1
         self.bytes_recv += nbytes
-        c, b = coded_values(buf, nbytes)
-        self.coded += c
-        self.bcoded += b
+        self._count_coded(buf, nbytes)
         self.recv_from[q] += 1
         self.st.messages_received += 1
         a = np.array([self.emu.stamp(q, 8)])
@@ -383,6 +382,8 @@ class NotifyAck:
             r = self._clock() - sent.popleft()
             if r < self.rtt_min[j]:
                 self.rtt_min[j] = r
+                rtt = self.rtt_min
+                self.rtt_floor = float(rtt[np.isfinite(rtt)].max())
 
     def acked(self):
         """Every message this rank sent was ACKed."""
@@ -411,12 +412,15 @@ class NotifyAck:
         self.inflight[j] += 1
         self.sent_at[j].append(self._clock())
         self.sent_to[q] += 1
-        c, b = coded_values(buf, nbytes)
-        self.coded += c
-        self.bcoded += b
+        self._count_coded(buf, nbytes)
         self.n_sent += 1
         self.st.messages_sent += 1
         self.st.bytes_sent += nbytes
+
+    def _count_coded(self, buf, nbytes):
+        c, b = coded_values(buf, nbytes)
+        self.coded += c
+        self.bcoded += b
 
     def settle(self):
         """Deliver every message in flight, held ones included (collective: one
