@@ -14,9 +14,15 @@ recorded:
 * per ASAP round's other work (``round``): ``CPU = ns_per_round x rounds +
   ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x vertices of its
   passes``;
-* per BSP message packed (``pack``): ``CPU = ns_per_gather x values``.
+* per BSP message packed (``pack``): ``CPU = ns_per_gather x values``;
+* per layout built before a solve's first sweep (``layout_pull``, ``layout_pull_r``:
+  BSP's pull rows; ``layout_push_r``: ASAP's relabelled push rows): ``CPU = ns x edges +
+  ns x vertices`` of the rank's rows (BSP builds them in the run when the graph was
+  loaded in the push layout: ``--rebalance dynamic`` or a weighted graph; the fit runs
+  BSP both ways).
 
-Prints the constants as a ``MODEL_NS`` literal and the fit's relative residual per kind.
+Prints the constants as ``MODEL_NS`` and ``MODEL_LAYOUT_NS`` literals and the fit's
+relative residual per kind.
 Run it on a quiet host (the fit inherits the host's load), then paste the literal into
 ``asapgraph/engine/emulation.py`` (or pass the figures to ``asapgraph bench
 --compute model``) and record the run in benchmarks/REPORT.md.
@@ -32,13 +38,13 @@ from pathlib import Path
 
 import numpy as np
 
-from asapgraph.engine.emulation import KERNELS
+from asapgraph.engine.emulation import KERNELS, LAYOUTS
 from bench_cost import source_of  # (benchmarks/ is on sys.path when run as a script)
 
 
-def run(graph, k, mode, exe):
+def run(graph, k, mode, exe, extra=()):
     cmd = [exe, "pagerank", source_of(graph), "--np", str(k), "--mode", mode, "--clock",
-           "virtual", "--latency", "1e-3", "--tol", "1e-6", "--json", "-q"]
+           "virtual", "--latency", "1e-3", "--tol", "1e-6", "--json", "-q", *extra]
     with tempfile.TemporaryDirectory() as tmp:
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     if r.returncode != 0:
@@ -67,11 +73,14 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--exe", default=str(Path(sys.executable).with_name("asapgraph")))
     a = ap.parse_args(argv)
-    rows = {**{k: [] for k in KERNELS}, "round": [], "pack": []}
+    rows = {**{k: [] for k in KERNELS}, "round": [], "pack": [],
+            **{"layout_" + k: [] for k in LAYOUTS}}
+    # BSP also in the push layout (--rebalance dynamic: it builds its pull rows in the run)
+    runs = (("bsp", ()), ("asap", ()), ("bsp", ("--rebalance", "dynamic")))
     for rep in range(a.repeat):
         for g in a.graphs.split(","):
-            for mode in ("bsp", "asap"):
-                for cal in run(g, a.k, mode, a.exe):
+            for mode, extra in runs:
+                for cal in run(g, a.k, mode, a.exe, extra):
                     for kind, row in cal.items():
                         if kind in rows and row.get("cpu_seconds"):
                             rows[kind].append(row)
@@ -95,8 +104,16 @@ def main(argv=None):
         (g,), res = fit(rows["pack"], ("values",))
         out["gather"] = round(float(g), 2)
         notes.append(f"pack: {len(rows['pack'])} ranks, residual {res:.1%}")
+    lay = {}
+    for kind in LAYOUTS:
+        rr = rows["layout_" + kind]
+        if len(rr) >= 2:
+            (e, v), res = fit(rr, ("edges", "vertices"))
+            lay[kind] = (round(float(e), 2), round(float(v), 2))
+            notes.append(f"layout {kind}: {len(rr)} builds, residual {res:.1%}")
     lit = ", ".join(f'"{k.rstrip("_")}": {v}' for k, v in out.items())
     print("MODEL_NS = {" + lit + "}")
+    print("MODEL_LAYOUT_NS = {" + ", ".join(f'"{k}": {v}' for k, v in lay.items()) + "}")
     for n in notes:
         print("#", n)
 

@@ -5,7 +5,8 @@ import time
 import pytest
 
 from asapgraph.bench import report_scenarios, scenarios
-from asapgraph.engine.emulation import KERNELS, MODEL_NS, Emulation, Emulator
+from asapgraph.engine.emulation import (KERNELS, LAYOUTS, MODEL_LAYOUT_NS, MODEL_NS, Emulation,
+                                        Emulator)
 
 
 def _pauses(emu, steps, compute=1e-3):
@@ -123,6 +124,30 @@ def test_compute_model_charges_work_not_cpu():
     cpu = Emulator({"latency": 1e-3, "clock": "virtual"}, 0, 4)
     cpu.after_compute(0.25, edges=1000, vertices=100, kernel="pull")
     assert cpu.vt == pytest.approx(0.25) and cpu.round_cost(0.1, 5, 5) == 0.1
+
+
+def test_layout_build_is_charged_like_compute():
+    """A layout built before a solve's first sweep advances the virtual clock by its
+    modelled cost (or its CPU time), times the straggler factor, and is recorded."""
+    cfg = {"latency": 1e-3, "clock": "virtual", "compute": "model", "straggler": {1: 3.0},
+           "ns_per_layout": {"push_r": (2.0, 10.0)}}
+    e = Emulator(cfg, 1, 4)
+    e.start()
+    e.layout(55.0, 1000, 100, "push_r")  # CPU time ignored under the model
+    assert e.vt == pytest.approx(3 * (2000 + 1000) * 1e-9)
+    pe, pv = MODEL_LAYOUT_NS["pull_in_r"]
+    e.layout(1.0, 10, 0, "pull_in_r")  # the defaults fill the kinds not given
+    assert e.vt == pytest.approx(3 * (3000 + 10 * pe) * 1e-9)
+    cal = e.calibration()
+    assert cal["layout_push_r"] == {"builds": 1, "cpu_seconds": 55.0, "edges": 1000,
+                                    "vertices": 100, "ns_per_edge": 55e9 / 1000}
+    assert set(Emulation(**cfg).as_dict()["ns_per_layout"]) == set(LAYOUTS)
+    cpu = Emulator({"latency": 1e-3, "clock": "virtual", "straggler": {0: 2.0}}, 0, 4)
+    cpu.layout(0.25, 1000, 100, "pull")
+    assert cpu.vt == pytest.approx(0.5)
+    for bad in ({"push_r": (1.0,)}, {"push_r": (-1.0, 0.0)}, {"nope": (1.0, 1.0)}):
+        with pytest.raises(ValueError, match="ns_per_layout"):
+            Emulation(latency=1e-3, compute="model", ns_per_layout=bad)
 
 
 def test_straggler_scenarios_specs():

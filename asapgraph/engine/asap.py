@@ -121,7 +121,7 @@ from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import EXTRA
 from asapgraph.engine.vclock import make_waves, run_solve
 
-__all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE"]
+__all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE", "push_rows"]
 
 #: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
 #: Gauss-Seidel residual push, normalised at the end)
@@ -222,6 +222,52 @@ STALL_SWEEPS = 32
 #: passes of 2Sum per sweep: 19 ms of a rank's ~290 ms on rmat:20, 2 ranks, and a
 #: fifth of the sweep time on cnr-2000)
 DRIFT_TOL = 1e-5
+
+
+def push_prefetch(lg):
+    """The jacobi sweep's prefetch distance on ``lg``'s rows: when ``acc`` outgrows L2
+    (env ``ASAPGRAPH_ASAP_PREFETCH``: the distance, 0 off)."""
+    penv = os.environ.get("ASAPGRAPH_ASAP_PREFETCH")
+    return (int(penv) if penv is not None
+            else PUSH_PF_DIST if (lg.nloc + lg.nslots) * 8 > PREFETCH_MIN_BYTES else 0)
+
+
+def push_relabels(comm, lg, form):
+    """Whether the jacobi sweep runs on relabelled rows: env ``ASAPGRAPH_ASAP_REORDER=0/1``,
+    else the single-process relabelling policy (collective; its answer kept on ``lg``)."""
+    renv = os.environ.get("ASAPGRAPH_ASAP_REORDER")
+    if form != "jacobi":
+        return False
+    if renv is not None:
+        return renv == "1"
+    rel = getattr(lg, "_push_relabels", None)
+    if rel is None:
+        rel = lg._push_relabels = bool(wants_reorder(comm, lg))
+    return rel
+
+
+def push_rows(comm, lg, form, prefetch=None, st=None, emu=None):
+    """The jacobi sweep's relabelled rows of ``lg`` (:func:`.asap_delta.push_layout`),
+    built when missing and kept on the graph; None when the sweep does not relabel.
+    ``st``: the run's stats (the build's time and the layout are recorded); ``emu``: the
+    build is charged like compute (virtual clock; a straggler's sleep on the host's) --
+    None when it is built before the clocks start (:func:`asapgraph.engine.api.pagerank`,
+    ``layout_before_clock``)."""
+    if not push_relabels(comm, lg, form):
+        return None
+    prefetch = push_prefetch(lg) if prefetch is None else prefetch
+    P = getattr(lg, "_push_layout", None)
+    if P is None or P.prefetch != prefetch:
+        c0 = time.thread_time()
+        P = lg._push_layout = push_layout(lg, prefetch)
+        if st is not None:
+            st.extra["push_relabel_seconds"] = P.seconds
+        if emu is not None:
+            emu.layout(time.thread_time() - c0, lg.mloc, lg.nloc, "push_r")
+    if st is not None:
+        st.extra["push_relabelled"] = True
+        st.extra["push_prefetch"] = P.prefetch
+    return P
 
 
 class _Solver:
@@ -340,33 +386,15 @@ class _Solver:
         # the rows' prefetch when acc outgrows L2, relabelled or not
         # (ASAPGRAPH_ASAP_PREFETCH: the distance, 0 off)
         self.relabel = None  # decided on first use (collective), see push_layout
-        penv = os.environ.get("ASAPGRAPH_ASAP_PREFETCH")
-        self.prefetch = (int(penv) if penv is not None
-                         else PUSH_PF_DIST if (lg.nloc + lg.nslots) * 8 > PREFETCH_MIN_BYTES
-                         else 0)
+        self.prefetch = push_prefetch(lg)
 
     def push_layout(self):
-        """The jacobi sweep's relabelled rows (:func:`.asap_delta.push_layout`), built on
-        first use and kept on the graph; None when not relabelling.  Collective on the first
-        call (every rank's first PageRank solve)."""
-        lg = self.lg
+        """The jacobi sweep's relabelled rows (:func:`push_rows`), built on first use and
+        kept on the graph; None when not relabelling.  Collective on the first call
+        (every rank's first PageRank solve).  A build here is charged like compute."""
         if self.relabel is None:
-            renv = os.environ.get("ASAPGRAPH_ASAP_REORDER")
-            if self.form != "jacobi":
-                self.relabel = False
-            elif renv is not None:
-                self.relabel = renv == "1"
-            else:
-                self.relabel = bool(wants_reorder(self.comm, lg))
-        if not self.relabel:
-            return None
-        P = getattr(lg, "_push_layout", None)
-        if P is None or P.prefetch != self.prefetch:
-            P = lg._push_layout = push_layout(lg, self.prefetch)
-            self.st.extra["push_relabel_seconds"] = P.seconds
-        self.st.extra["push_relabelled"] = True
-        self.st.extra["push_prefetch"] = P.prefetch
-        return P
+            self.relabel = push_relabels(self.comm, self.lg, self.form)
+        return push_rows(self.comm, self.lg, self.form, self.prefetch, self.st, self.emu)
 
     def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None, resume=None):
         """Solve until the certified bound is ``<= tol``; returns ``(x, bound, rounds)``.

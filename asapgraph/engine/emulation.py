@@ -73,7 +73,7 @@ import numpy as np
 from asapgraph.engine.exchange import HEADER  # the message header (re-exported for bsp.py)
 
 __all__ = ["Emulation", "Emulator", "parse_straggler", "parse_pauses", "HEADER", "CLOCKS",
-           "COMPUTE", "KERNELS", "MODEL_NS"]
+           "COMPUTE", "KERNELS", "MODEL_NS", "LAYOUTS", "MODEL_LAYOUT_NS"]
 
 #: the clocks of the emulation: the host's (``wall``, the default) or per-rank virtual
 CLOCKS = ("wall", "virtual")
@@ -112,6 +112,21 @@ KERNELS = ("pull", "push", "pull_r", "push_r")
 MODEL_NS = {"pull": (0.46, 3.8), "push": (0.56, 4.52), "pull_r": (0.83, 3.56),
             "push_r": (0.85, 3.48), "round": 10000.0, "message": 60000.0, "byte": 1.0,
             "pass": 0.5, "gather": 1.4, "coded": 2.75, "bytecoded": 0.85}
+
+#: the layouts a solve builds before its first sweep (:meth:`Emulator.layout`): BSP's pull
+#: rows from the in-rows the loader shipped (``pull_in``, relabelled ``pull_in_r``) or
+#: from the rank's out-rows (``pull``, ``pull_r``), and ASAP's relabelled push rows
+#: (``push_r``)
+LAYOUTS = ("pull_in", "pull_in_r", "pull", "pull_r", "push_r")
+#: the compute model's constants of a layout's build, ns ``(per edge, per vertex)`` of
+#: the rank's rows: least squares over the builds' CPU time (benchmarks/fit_compute_model.py
+#: --graphs cnr-2000,rmat:20,rmat:18,web-NotreDame,rmat:19:4 --np 2 --repeat 2, fourteenth
+#: session; residuals 1.4-7.1 %).  The given-order builds (``pull_in``, ``pull``) come
+#: from cnr-2000 alone, so their split between edges and vertices is loose (their sum
+#: fits it); the relabelled ones from the other four graphs.  rmat:20 on 2 ranks: push_r
+#: 35 ms a rank (measured 38-42 ms), pull_r 106 ms.
+MODEL_LAYOUT_NS = {"pull_in": (2.9, 26.4), "pull_in_r": (2.12, 48.7), "pull": (3.83, 36.9),
+                   "pull_r": (8.62, 64.8), "push_r": (2.15, 31.6)}
 
 
 def now():
@@ -184,6 +199,10 @@ class Emulation:
     ns_per_gather : float
         BSP's packing, per value gathered into a message (:meth:`Emulator.pack`); defaults
         of all eight from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
+    ns_per_layout : dict
+        A layout's build (:meth:`Emulator.layout`): ``{layout: (ns per edge, ns per
+        vertex)}`` for the layouts of :data:`LAYOUTS` (those not given take
+        :data:`MODEL_LAYOUT_NS`'s).
     seed : int
     clock : {"wall", "virtual"}
         ``virtual``: per-rank virtual clocks (module docstring); needs ``latency > 0``
@@ -210,6 +229,7 @@ class Emulation:
     ns_per_gather: float = MODEL_NS["gather"]
     ns_per_coded: float = MODEL_NS["coded"]
     ns_per_bytecoded: float = MODEL_NS["bytecoded"]
+    ns_per_layout: dict = field(default_factory=dict)  # filled from MODEL_LAYOUT_NS
 
     def __post_init__(self):
         if self.clock not in CLOCKS:
@@ -228,6 +248,12 @@ class Emulation:
             if set(d) != set(KERNELS) or min(d.values()) < 0:
                 raise ValueError(f"{name} must map {', '.join(KERNELS)} to ns >= 0, got {d}")
             setattr(self, name, {k: float(v) for k, v in d.items()})
+        lay = {**MODEL_LAYOUT_NS, **dict(self.ns_per_layout or {})}
+        if set(lay) != set(LAYOUTS) or not all(
+                len(v) == 2 and min(v) >= 0 for v in lay.values()):
+            raise ValueError(f"ns_per_layout must map {', '.join(LAYOUTS)} to two ns >= 0 "
+                             f"(per edge, per vertex), got {lay}")
+        self.ns_per_layout = {k: (float(v[0]), float(v[1])) for k, v in lay.items()}
         if min(self.ns_per_message, self.ns_per_byte, self.ns_per_pass,
                self.ns_per_gather, self.ns_per_coded, self.ns_per_bytecoded) < 0 or not (
                 self.ns_per_round > 0):
@@ -263,7 +289,8 @@ class Emulation:
                     "ns_per_round": self.ns_per_round, "ns_per_message": self.ns_per_message,
                     "ns_per_byte": self.ns_per_byte, "ns_per_pass": self.ns_per_pass,
                     "ns_per_gather": self.ns_per_gather, "ns_per_coded": self.ns_per_coded,
-                    "ns_per_bytecoded": self.ns_per_bytecoded}
+                    "ns_per_bytecoded": self.ns_per_bytecoded,
+                    "ns_per_layout": {k: list(v) for k, v in self.ns_per_layout.items()}}
                    if self.compute == "model" else {})}
 
     @classmethod
@@ -363,6 +390,9 @@ class Emulator:
                 out[k] = {"rounds": n, "cpu_seconds": c, "messages": e, "bytes": b[0],
                           "vertices": v, "coded": b[1], "bytecoded": b[2],
                           "us_per_round": c / n * 1e6 if n else None}
+            elif k.startswith("layout_"):
+                out[k] = {"builds": n, "cpu_seconds": c, "edges": e, "vertices": v,
+                          "ns_per_edge": c / e * 1e9 if e else None}
             elif k == "pack":
                 out[k] = {"messages": n, "cpu_seconds": c, "values": e,
                           "ns_per_value": c / e * 1e9 if e else None}
@@ -382,6 +412,27 @@ class Emulator:
         c[1] += cpu_seconds
         c[2] += int(values)
         s = 1e-9 * self.cfg.ns_per_gather * values if self.model else max(cpu_seconds, 0.0)
+        self._spend(s, (self.factor - 1.0) * s if self.factor > 1.0 else 0.0)
+
+    def layout(self, cpu_seconds, edges, vertices, kind):
+        """A layout's build before a solve's first sweep (``kind`` in :data:`LAYOUTS`;
+        ``edges``, ``vertices``: the rank's rows): compute like a sweep -- its CPU time,
+        or under the compute model ``ns_per_layout[kind]`` per edge and per vertex --
+        times the straggler factor (virtual clock: the clock advances; host clock: a
+        straggler sleeps the extra), recorded for :meth:`calibration` (``layout_KIND``).
+        The host's clock always counted the build (it falls between the run's start and
+        its first sweep); the virtual clock used to leave it out (issue 15: K = 2,
+        rmat:20, ASAP's virtual time to L1 1e-6 was 0.75 of its wall time)."""
+        c = self.calib.setdefault("layout_" + kind, [0, 0.0, 0, 0])
+        c[0] += 1
+        c[1] += max(cpu_seconds, 0.0)
+        c[2] += int(edges)
+        c[3] += int(vertices)
+        if self.model:
+            e, v = self.cfg.ns_per_layout[kind]
+            s = 1e-9 * (e * edges + v * vertices)
+        else:
+            s = max(cpu_seconds, 0.0)
         self._spend(s, (self.factor - 1.0) * s if self.factor > 1.0 else 0.0)
 
     def _spend(self, seconds, extra):

@@ -144,7 +144,9 @@ def test_model_charges_the_layout_that_ran(cli, tmp_path):
     """The compute model charges each sweep by the kernel and layout that ran: ``pull_r``
     / ``push_r`` on rows relabelled by degree (rmat:16: 2^20 edges, no locality, so the
     relabelling policy applies), ``pull`` / ``push`` on the given order (rmat:8), each
-    with its own constants (``--json``'s ``ns_per_edge`` has all four)."""
+    with its own constants (``--json``'s ``ns_per_edge`` has all four); and the layout
+    each solve built before its first sweep by its own (``ns_per_layout``): BSP's pull
+    rows from the in-rows of a fresh load, ASAP's push rows only where it relabels."""
     import json
 
     for graph, suffix in (("rmat:16", "_r"), ("rmat:8", "")):
@@ -155,6 +157,13 @@ def test_model_charges_the_layout_that_ran(cli, tmp_path):
             assert r.returncode == 0, r.stderr
             d = json.loads(r.stdout)
             assert set(d["emulation"]["ns_per_edge"]) == {"pull", "push", "pull_r", "push_r"}
+            assert set(d["emulation"]["ns_per_layout"]) == {"pull_in", "pull_in_r", "pull",
+                                                              "pull_r", "push_r"}
+            layout = ({"layout_pull_in" + suffix} if mode == "bsp"
+                      else {"layout_push_r"} if suffix else set())
             for p in d["per_rank"]:
                 cal = {k for k in p["compute_calibration"] if k not in ("round", "pack")}
-                assert cal == {kernel + suffix}, (graph, mode, p["compute_calibration"])
+                assert cal == {kernel + suffix} | layout, (graph, mode, p["compute_calibration"])
+                for k in layout:
+                    c = p["compute_calibration"][k]
+                    assert c["builds"] == 1 and c["edges"] == p["edges"], c
