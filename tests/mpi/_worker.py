@@ -145,6 +145,12 @@ def main():
                                                    for q in r.stats["per_rank"]],
                             "rank_relabelled": [q.get("push_relabelled", False)
                                                 for q in r.stats["per_rank"]],
+                            "rank_layout_seconds": [q.get("layout_seconds")
+                                                    for q in r.stats["per_rank"]],
+                            "rank_layouts_charged": [
+                                sorted(k for k in q.get("compute_calibration", {})
+                                       if k.startswith("layout_"))
+                                for q in r.stats["per_rank"]],
                             "edges_visited": r.stats.get("edges_visited"),
                             "emulation": r.stats.get("emulation"),
                             "rebalance": r.stats.get("rebalance"),

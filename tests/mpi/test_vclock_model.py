@@ -167,3 +167,24 @@ def test_model_charges_the_layout_that_ran(cli, tmp_path):
                 for k in layout:
                     c = p["compute_calibration"][k]
                     assert c["builds"] == 1 and c["edges"] == p["edges"], c
+
+
+def test_layout_before_clock_same_answer_layout_not_charged(run_cases):
+    """``layout_before_clock``: the solve's layout is built before the clocks (its host
+    seconds reported, nothing charged), the answer is the same, and the run ends sooner
+    in virtual time by at least the modelled build; without it the build is charged (BSP
+    from the in-rows of a fresh load, ASAP's relabelled push rows: rmat:16 relabels)."""
+    emu = {"latency": 1e-3, "clock": "virtual", "compute": "model"}
+    runs = [{"mode": m, "tol": 1e-8, "emulation": emu, "layout_before_clock": before}
+            for m in ("bsp", "asap") for before in (False, True)]
+    recs = run_cases(2, [{"name": "rmat16", "source": "rmat:16", "runs": runs}], timeout=600)
+    assert len(recs) == 4
+    for r in recs:
+        assert r["same_ids"] and r["l1"] <= 1e-8 and r["converged"], r
+    for m, want in (("bsp", "layout_pull_in_r"), ("asap", "layout_push_r")):
+        inside, before = (r for r in recs if r["mode"] == m)
+        assert inside["rank_layouts_charged"] == [[want], [want]], inside
+        assert inside["rank_layout_seconds"] == [None, None]
+        assert before["rank_layouts_charged"] == [[], []], before
+        assert all(t is not None and t > 0 for t in before["rank_layout_seconds"]), before
+        assert before["virtual_seconds"] < inside["virtual_seconds"], (m, before, inside)
