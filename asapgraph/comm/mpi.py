@@ -14,7 +14,7 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "alltoallv_remote", "allgatherv",
-           "agree", "RankFailure", "MeteredComm"]
+           "agree", "RankFailure", "MeteredComm", "same_host_ranks"]
 
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
@@ -87,6 +87,21 @@ def oversubscribed(comm, threads=1, agree=True):
     local, cores = _host_ranks_and_cores(comm)
     over = local * max(int(threads), 1) > cores
     return bool(comm.allreduce(over, op=mpi().LOR)) if agree else over
+
+
+def same_host_ranks(comm):
+    """The ranks of ``comm`` that share this rank's host, itself included (collective:
+    the shared-memory split of MPI, its group translated to ``comm``'s ranks)."""
+    MPI = mpi()
+    node = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    gn, gc = node.Get_group(), comm.Get_group()
+    try:
+        mine = MPI.Group.Translate_ranks(gn, list(range(node.Get_size())), gc)
+    finally:
+        gn.Free()
+        gc.Free()
+        node.Free()
+    return frozenset(int(r) for r in mine)
 
 
 def _host_ranks_and_cores(comm):
