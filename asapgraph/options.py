@@ -604,21 +604,16 @@ def refusal(dest, command, mode, distributed, given=(), args=None, ranks=None):
     return None
 
 
-def engine_option_refusal(dest, program_name, engine, combiner="sum", mode="bsp",
-                          clock="wall"):
+def engine_option_refusal(dest, program_name, engine, combiner="sum"):
     """Why option ``dest`` given to ``asapgraph run`` cannot apply to its program, which
     runs on ``engine`` ("sum", "minmax", or the reason it runs on the general engine),
-    with combiner ``combiner`` in ``mode`` (every engine has the ASAP options and the
-    emulation; ``approx`` holds back sums only; the general ASAP engine has no virtual
-    clock)."""
+    with combiner ``combiner`` (every engine has the ASAP options and the
+    emulation and both clocks; ``approx`` holds back sums only)."""
     opt = option_name(dest)
     rule = RULES.get(dest)
     if rule is None or "run" not in rule.commands:
         return None
     general = engine not in ("sum", "minmax")
-    if dest == "clock" and clock == "virtual" and general and mode == "asap":
-        return (f"{opt} virtual does not apply to program {program_name} --mode asap: it "
-                f"runs on the general ASAP engine ({engine}), which has no virtual clock")
     if dest == "approx" and (engine == "minmax" or (general and combiner != "sum")):
         return f"{opt} does not apply to program {program_name}: {RULES['approx'].why}"
     if dest == "schedule" and engine == "minmax":

@@ -62,8 +62,7 @@ def _refuse_engine_options(args, prog):
     engine = engine_kind(prog)
     for dest in sorted(getattr(args, "_given", None) or ()):
         why = engine_option_refusal(dest, getattr(prog, "name", "program"), engine,
-                                    prog.combiner, getattr(args, "mode", "bsp"),
-                                    getattr(args, "clock", "wall"))
+                                    prog.combiner)
         if why is not None:
             raise InputError("asapgraph", None, why)
 

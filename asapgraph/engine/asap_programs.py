@@ -137,9 +137,6 @@ class _Run:
         self.me, self.K = comm.Get_rank(), comm.Get_size()
         self.st = st = _AsapStats(self.me)
         self.emu = Emulator(opts.get("emulation"), self.me, self.K)
-        if self.emu.virtual:
-            raise ValueError("the virtual clock does not apply to the general ASAP engine of "
-                             "programs with hooks (run them in BSP, or on the host's clock)")
         self.sched = Schedule(self.K, opts.get("fanout", 2), opts.get("seed", 0))
         self.window = max(1, int(opts.get("window", 1)))
         self.is_sum = is_sum = comb == "sum"
@@ -176,6 +173,10 @@ class _Run:
                                [len(mp) for mp in sd.in_maps], self.window, self.emu, st,
                                self._deliver, itemsize=dtype.itemsize)
 
+    def _now(self):
+        """The rank's clock for the flush interval: virtual, or the host's."""
+        return self.emu.vt if self.emu.virtual else time.perf_counter()
+
     # ------------------------------------------------------------------ messages
     def _deliver(self, j, buf, nbytes):
         """Apply in-peer ``j``'s message (:class:`.exchange.NotifyAck` ACKs it)."""
@@ -206,14 +207,14 @@ class _Run:
             f = ex.header(buf)
             f[ex.GOSSIP_S], f[ex.GOSSIP_W] = self.gs, self.gw
         na.send(j, buf, nbytes, form)
-        self.last_flush[j] = time.perf_counter()
+        self.last_flush[j] = self._now()
         self.dirty = True  # a rank that sent since its last contribution reports dirty
         return form
 
     def _targets(self, rnd):
         """Out-peer positions this round may send to: the round's expander neighbours
         whose NOTIFY-ACK window has room and whose flush interval has passed."""
-        na, t = self.na, time.perf_counter()
+        na, t = self.na, self._now()
         out = []
         for q in self.sched.neighbours(self.me, rnd):
             j = self.peer_index.get(int(q))
@@ -326,87 +327,31 @@ class _Run:
 
     # ------------------------------------------------------------------ the loop
     def run(self):
-        ctx, program, comm, st, na, emu = self.ctx, self.program, self.comm, self.st, self.na, \
-            self.emu
-        nloc, is_sum = self.nloc, self.is_sum
-        wv = make_waves(comm, emu, passive_waves=1, max_waves=ctx.max_iter)
-        capped = False
-        last_wave_time = time.perf_counter()
+        ctx, st, na, emu = self.ctx, self.st, self.na, self.emu
+        self.wv = wv = make_waves(self.comm, emu, passive_waves=1, max_waves=ctx.max_iter)
+        self.capped = False
+        self.last_wave_time = time.perf_counter()
         # safety net for programs whose deltas never die out (e.g. Katz with alpha too big)
-        sweep_cap = max(ctx.max_iter, 1) * 100
-        t_dbg = time.perf_counter()
+        self.sweep_cap = max(ctx.max_iter, 1) * 100
+        self.rnd = 0
         t_start = time.perf_counter()
-        rnd = 0
+        if emu.virtual:
+            self._run_virtual()
+            return self._finish(wv, t_start)
+        t_dbg = time.perf_counter()
         while True:
-            rnd += 1
             t0 = time.perf_counter()
             got = na.poll()
             st.comm_s += time.perf_counter() - t0
-            busy = waiting = False
-            sweeps0 = st.sweeps
-            if not capped:
-                c0, t1 = time.thread_time(), time.perf_counter()
-                busy = self._work(sweep_cap)
-                if st.sweeps != sweeps0:
-                    st.compute_s += time.perf_counter() - t1
-                    emu.after_compute(time.thread_time() - c0)
-                if is_sum:
-                    if self.approx > 0:  # push-sum follows the local pending mass
-                        rloc = float(np.abs(self.deltas).sum())
-                        self.gs += rloc - self.r_prev
-                        self.r_prev = rloc
-                    # the knob holds small buffers only while something happens here;
-                    # a quiet round flushes everything (no rank can wait on another)
-                    waiting = self._flush_sum(rnd, force=not (busy or got
-                                                              or st.sweeps != sweeps0))
-                    if self.approx > 0:
-                        self.r_prev = float(np.abs(self.deltas).sum())
-                else:
-                    self._flush_minmax(rnd)
-                    waiting = self.held.size > 0
-                busy = busy or waiting
-                if busy and st.sweeps >= sweep_cap:
-                    capped = True
+            stop, quiet, waiting = self._round(got)
+            if stop:
+                break
             if DEBUG and time.perf_counter() - t_dbg > 2.0:
                 t_dbg = time.perf_counter()
                 _err(f"[{ctx.rank}] sweeps {st.sweeps} sent {na.n_sent} recv {na.n_recv} "
                      f"waves {wv.waves} inflight {na.inflight.tolist()} held "
-                     f"{len(emu.queue)} busy {busy} wave {not wv.idle} mass "
-                     f"{float(np.abs(self.deltas[:nloc]).sum()) if is_sum else self.queue.size}")
-            if not wv.idle:
-                cnt = wv.test()
-                if cnt is not None:
-                    st.waves = wv.waves
-                    if wv.decide(cnt):
-                        break
-                    if wv.reduced:
-                        ctx.aggregates = wv.reduced
-                        if self.custom_post:
-                            self.deltas[:nloc] = program.post_delta(ctx, self.deltas[:nloc])
-                            # a global term is local work created without a message: it
-                            # counts as activity for the termination test; ``busy`` may
-                            # only grow here (it also covers entries held back by the
-                            # schedule or the window, sent later unprompted)
-                            extra_work = bool(np.any(np.abs(self.deltas[:nloc]) > self.thr))
-                            busy = busy or extra_work
-                            self.dirty = self.dirty or extra_work
-                    if _progress_due(self.progress, ctx, last_wave_time):
-                        last_wave_time = time.perf_counter()
-                        self.progress.iteration(st.waves, float(cnt[SENT]))
-            passive = not busy and na.acked() and not emu.queue
-            if wv.idle and (passive or capped):
-                if self.strict and not capped and self._held_sendable():
-                    st.late += 1  # passive with a sendable boundary entry: would send unprompted
-                # join the next wave: counters, then the aggregates of the deltas sent since
-                more = None
-                if self.custom_agg:
-                    partial = program.aggregate(ctx, self.sent_mass[:nloc]) or {}
-                    self.sent_mass[:] = 0.0
-                    ops = getattr(program, "aggregators", {}) or {}
-                    more = {k: (v, ops.get(k, "sum")) for k, v in partial.items()}
-                wv.contribute(na.n_sent, na.n_recv, busy, self.dirty, capped, more=more)
-                self.dirty = False
-            elif not (got or st.sweeps != sweeps0):
+                     f"{len(emu.queue)} wave {not wv.idle}")
+            if quiet:
                 # nothing happened this round: do not spin on an oversubscribed core
                 dt = 5e-5 if not waiting else 1e-4
                 nd = emu.next_due()
@@ -415,6 +360,131 @@ class _Run:
                 time.sleep(dt)
                 st.wait_s += dt
         return self._finish(wv, t_start)
+
+    def _round(self, got):
+        """One round after the poll (``got``: messages applied): local work, flushes,
+        the termination wave.  Returns ``(stop, quiet, waiting)``: the run ends; nothing
+        happened (no message, sweep, send or wave); boundary entries wait to be sent."""
+        ctx, program, st, na, emu, wv = (self.ctx, self.program, self.st, self.na,
+                                         self.emu, self.wv)
+        nloc, is_sum = self.nloc, self.is_sum
+        self.rnd += 1
+        rnd = self.rnd
+        busy = waiting = False
+        sweeps0, sent0 = st.sweeps, na.n_sent
+        if not self.capped:
+            c0, t1, e0 = time.thread_time(), time.perf_counter(), st.edges_visited
+            busy = self._work(self.sweep_cap)
+            if st.sweeps != sweeps0:
+                st.compute_s += time.perf_counter() - t1
+                emu.after_compute(time.thread_time() - c0, st.edges_visited - e0, nloc,
+                                  "push")
+            if is_sum:
+                if self.approx > 0:  # push-sum follows the local pending mass
+                    rloc = float(np.abs(self.deltas).sum())
+                    self.gs += rloc - self.r_prev
+                    self.r_prev = rloc
+                # the knob holds small buffers only while something happens here;
+                # a quiet round flushes everything (no rank can wait on another)
+                waiting = self._flush_sum(rnd, force=not (busy or got
+                                                          or st.sweeps != sweeps0))
+                if self.approx > 0:
+                    self.r_prev = float(np.abs(self.deltas).sum())
+            else:
+                self._flush_minmax(rnd)
+                waiting = self.held.size > 0
+            busy = busy or waiting
+            if busy and st.sweeps >= self.sweep_cap:
+                self.capped = True
+        cnt = None
+        if not wv.idle:
+            cnt = wv.test()
+            if cnt is not None:
+                st.waves = wv.waves
+                if wv.decide(cnt):
+                    return True, False, waiting
+                if wv.reduced:
+                    ctx.aggregates = wv.reduced
+                    if self.custom_post:
+                        self.deltas[:nloc] = program.post_delta(ctx, self.deltas[:nloc])
+                        # a global term is local work created without a message: it
+                        # counts as activity for the termination test; ``busy`` may
+                        # only grow here (it also covers entries held back by the
+                        # schedule or the window, sent later unprompted)
+                        extra_work = bool(np.any(np.abs(self.deltas[:nloc]) > self.thr))
+                        busy = busy or extra_work
+                        self.dirty = self.dirty or extra_work
+                if _progress_due(self.progress, ctx, self.last_wave_time):
+                    self.last_wave_time = time.perf_counter()
+                    self.progress.iteration(st.waves, float(cnt[SENT]))
+        passive = not busy and na.acked() and not emu.queue
+        joined = False
+        if wv.idle and (passive or self.capped):
+            if self.strict and not self.capped and self._held_sendable():
+                st.late += 1  # passive with a sendable boundary entry: would send unprompted
+            # join the next wave: counters, then the aggregates of the deltas sent since
+            more = None
+            if self.custom_agg:
+                partial = program.aggregate(ctx, self.sent_mass[:nloc]) or {}
+                self.sent_mass[:] = 0.0
+                ops = getattr(program, "aggregators", {}) or {}
+                more = {k: (v, ops.get(k, "sum")) for k, v in partial.items()}
+            wv.contribute(na.n_sent, na.n_recv, busy, self.dirty, self.capped, more=more)
+            self.dirty = False
+            joined = True
+        quiet = not (got or st.sweeps != sweeps0 or na.n_sent != sent0 or joined
+                     or cnt is not None)
+        return False, quiet, waiting
+
+    def _run_virtual(self):
+        """The rounds on the virtual clock (:mod:`.vclock`: the same windows and
+        causality as the tuned engines' :func:`.vclock.run_solve`).  A round delivers
+        every held message due by the rank's clock, runs :meth:`_round`, and advances
+        the clock by its compute (each sweep's CPU time, or the compute model's cost of
+        its edges as a push sweep) and the rest of its work (:meth:`.emulation.Emulator.round_cost`).
+        An idle rank's next event is its next arrival, its wave's completion, or (a
+        boundary entry waiting for the flush interval) the end of that interval."""
+        from asapgraph.engine.vclock import INF, Links
+
+        emu, na, st, wv = self.emu, self.na, self.st, self.wv
+        links = Links(self.comm, emu, na)
+        L, cpu = emu.cfg.latency, time.thread_time
+        state = {"done": False, "idle": False, "waiting": False}
+
+        def next_event():
+            if state["done"]:
+                return INF
+            if not state["idle"]:
+                return emu.vt
+            e = min(links.next_arrival(), wv.next_event())
+            if state["waiting"] and self.interval > 0 and len(self.last_flush):
+                e = min(e, float(self.last_flush.min()) + self.interval)
+            return max(e, emu.vt)
+
+        while True:
+            T, _, all_done = links.window(next_event, lambda: wv.started, state["done"],
+                                          wv.resolve)
+            if all_done:
+                break
+            if T == INF:
+                raise RuntimeError("virtual clock: no next event on any rank")
+            W = T + L
+            while not state["done"]:
+                e = next_event()
+                if e >= W:
+                    break
+                emu.vt = max(emu.vt, e)
+                c0, charged = cpu(), emu.compute_vs
+                b0, m0 = st.bytes_sent + na.bytes_recv, na.n_sent
+                links.pull()
+                got = links.deliver(emu.vt)
+                stop, quiet, waiting = self._round(got)
+                rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
+                emu.advance(emu.round_cost(rest, got + na.n_sent - m0, 0,
+                                           st.bytes_sent + na.bytes_recv - b0) * emu.factor)
+                state.update(done=stop, idle=quiet, waiting=waiting)
+        st.extra["virtual_windows"] = links.windows
+        links.close()
 
     def _finish(self, wv, t_start):
         """After the stop: deliver what is in flight (expected after a capped stop; a

@@ -62,7 +62,8 @@ the last bit (tests/mpi/test_vclock_model.py).  Floating-point sums over message
 delivered together are in heap order.  No deadlock: the rank whose
 next event is ``T`` always runs a round in the window.  Latency 0 leaves no lookahead
 (``[T, T)`` is empty): the virtual clock needs ``latency > 0`` (refused otherwise).
-The general engine of programs with hooks (:mod:`.asap_programs`) does not run on it.
+The general engine of programs with hooks (:mod:`.asap_programs`) runs the same windows
+with its own rounds (``_Run._run_virtual``).
 
 :func:`main` is a small test entry (``python -m asapgraph.engine.vclock``): ping-pong
 and chain exchanges on the same windows whose arrival times are known in closed form.
