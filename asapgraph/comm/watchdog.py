@@ -66,6 +66,12 @@ EXIT_RANK_DIED = 4
 POLL = 0.2
 #: Seconds the launcher lets mpiexec take to stop the job after a rank failed.
 GRACE = 3.0
+#: ... after ranks ended with asapgraph's own statuses only (an input refused, a run that
+#: did not converge: decided on every rank, so the others are ending too).  Their
+#: teardown can take longer than :data:`GRACE`: 64 ranks on 2 cores, cnr-2000, ASAP not
+#: converged -- the launcher killed mpiexec 6 s after rank 0 printed its line and
+#: reported "mpiexec was killed by SIGKILL", exit 4, instead of the run's exit 3.
+ORDERLY_GRACE = 60.0
 
 _PR_SET_PDEATHSIG = 1
 _FORWARD = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGCONT",
@@ -327,7 +333,9 @@ def wait_job(proc, status, grace=GRACE):
 
     When a rank has failed and mpiexec is still running ``grace`` seconds later (a rank
     that dies before ``MPI_Init`` leaves the others waiting there for ever, and Hydra
-    does not stop them), mpiexec gets SIGTERM, and SIGKILL after another ``grace``.
+    does not stop them), mpiexec gets SIGTERM, and SIGKILL after another ``grace``;
+    :data:`ORDERLY_GRACE` instead while every failed rank ended with one of asapgraph's
+    own statuses (the job is ending in order).
     """
     import select
     import subprocess
@@ -350,12 +358,18 @@ def wait_job(proc, status, grace=GRACE):
             if rc is not None:
                 return rc
             now = time.monotonic()
+            recs = status.records()
+            bad = _failed(recs)
+            if not bad:
+                continue
             if failed_at is None:
-                if _failed(status.records()):
-                    failed_at = now
-            elif now - failed_at > 2 * grace:
+                failed_at = now
+            orderly = all(recs[k]["how"] == "exit" and recs[k]["value"] in _OWN_STATUSES
+                          for _, k in bad)
+            limit = max(grace, ORDERLY_GRACE) if orderly else grace
+            if now - failed_at > 2 * limit:
                 proc.kill()
-            elif now - failed_at > grace:
+            elif now - failed_at > limit:
                 proc.terminate()
     finally:
         if pidfd is not None:

@@ -211,6 +211,37 @@ def test_explain_passes_asapgraphs_own_statuses_through(own):
     assert explain(own, {}, 2) == ("", own)  # MPI_Abort: no record at all
 
 
+@pytest.mark.parametrize("status,stopped", [("exit 3", False), ("exit 2", False),
+                                             ("exit 7", True), ("signal 9", True)])
+def test_wait_job_gives_an_orderly_end_its_time(status, stopped):
+    """A rank that ended with asapgraph's own status (a refused input, a run that did
+    not converge: decided on every rank) does not start the short grace: the others
+    may take longer than it to tear down (64 ranks on 2 cores: > 6 s), and the job used
+    to be killed and reported as "mpiexec was killed by SIGKILL", exit 4.  Any other
+    end of a rank stops the job after the grace."""
+    import subprocess
+    import sys
+
+    from asapgraph.comm.watchdog import wait_job
+
+    class Status:  # rank 0 ended as given; rank 1 is still running
+        def records(self):
+            return _records({0: ["start 100 h", f"end 1000 {status}"], 1: ["start 101 h"]})
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    try:
+        t0 = time.monotonic()
+        rc = wait_job(proc, Status(), grace=0.2)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+        proc.wait()
+    if stopped:
+        assert rc < 0 and took < 1.4, (rc, took)  # SIGTERM after the grace
+    else:
+        assert rc == 0 and took >= 1.4, (rc, took)  # ran to its end
+
+
 def test_explain_without_reports():
     from asapgraph.comm.watchdog import EXIT_RANK_DIED, explain
 
