@@ -55,8 +55,9 @@ the buffer.  Values travel quantised with error feedback (16-bit integers of a
 per-message step, a byte each where they fit in +-127, :func:`.exchange.encode`;
 Exp-Golomb coded with ``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the
 slot; to a peer on the same host without network emulation they go exact in float64
-(:data:`EXACT_ON_HOST`: a memory copy there, where coding costs CPU and saves nothing).  Once the rank is out of work, remainders may stay only while the rank's residual
-plus all of them is within its passivity target (they are residual, counted in the
+(:data:`EXACT_ON_HOST`: a memory copy there, where coding costs CPU and saves nothing).
+Once the rank is out of work, remainders may stay only while the rank's residual plus
+all of them is within its passivity target (they are residual, counted in the
 bound; a message whose remainder would exceed that goes out exactly in float64), and in
 the drain every buffer empties exactly; so the fixed point and the certified bound are
 those of the float64 engine (measured figures: :mod:`.exchange`).
@@ -222,8 +223,9 @@ STALL_SWEEPS = 32
 #: Measured (rmat:20, 2 ranks on 2 cores, unemulated, tol 1e-6, 3 runs each): the
 #: byte-coded messages' encode and decode took 32-36 ms of each rank's ~230 ms run
 #: (encode 5.3 ns, decode 1.8 ns a slot, 17 messages of 223 K slots), exact ones
-#: 16-21 ms; the same edges either way.  Across hosts (different
-#: ``MPI.Get_processor_name()``) and on every emulated link the coding stays.
+#: 16-21 ms; the same edges either way.  Across hosts (ranks outside this rank's
+#: shared-memory group, :func:`asapgraph.comm.mpi.same_host_ranks`) and on every emulated
+#: link the coding stays.
 EXACT_ON_HOST = True
 #: The ``jacobi`` PageRank sweep's drift measurement (:meth:`.asap_delta.DeltaState._put_back`)
 #: may err by at most this fraction of the rank's passivity target per sum, two per sweep
@@ -400,15 +402,12 @@ class _Solver:
         # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
         # the rows' prefetch when acc outgrows L2, relabelled or not
         # (ASAPGRAPH_ASAP_PREFETCH: the distance, 0 off)
-        self.relabel = None  # decided on first use (collective), see push_layout
         self.prefetch = push_prefetch(lg)
 
     def push_layout(self):
         """The jacobi sweep's relabelled rows (:func:`push_rows`), built on first use and
         kept on the graph; None when not relabelling.  Collective on the first call
         (every rank's first PageRank solve).  A build here is charged like compute."""
-        if self.relabel is None:
-            self.relabel = push_relabels(self.comm, self.lg, self.form)
         return push_rows(self.comm, self.lg, self.form, self.prefetch, self.st, self.emu)
 
     def solve(self, b, tol, relative, bdang=None, delta0=None, minmax=None, resume=None):
@@ -712,7 +711,7 @@ class _Solve:
                     continue
             buf = na.open(j)
             if mm is None:  # one compiled call: the segment's mass, the form, the payload
-                quant = (self.quant[j] if (allow is not None or not force) else 0)
+                quant = self.quant[j] if (allow is not None or not force) else 0
                 nbytes, form, mass, left = ex.encode(acc, lo, hi, buf, quant, budget)
                 if mass <= 0.0 and not pooled:  # nothing to send (the buffer is unused)
                     dirty[j] = rem[j] = False
