@@ -437,54 +437,36 @@ class _Run:
         return False, quiet, waiting
 
     def _run_virtual(self):
-        """The rounds on the virtual clock (:mod:`.vclock`: the same windows and
-        causality as the tuned engines' :func:`.vclock.run_solve`).  A round delivers
-        every held message due by the rank's clock, runs :meth:`_round`, and advances
-        the clock by its compute (each sweep's CPU time, or the compute model's cost of
-        its edges as a push sweep) and the rest of its work (:meth:`.emulation.Emulator.round_cost`).
-        An idle rank's next event is its next arrival, its wave's completion, or (a
-        boundary entry waiting for the flush interval) the end of that interval."""
-        from asapgraph.engine.vclock import INF, Links
+        """The rounds on the virtual clock (:func:`.vclock.drive`: the same windows and
+        causality as the tuned engines).  A round delivers every held message due by the
+        rank's clock, runs :meth:`_round`, and advances the clock by its compute (each
+        sweep's CPU time, or the compute model's cost of its edges as a push sweep) and
+        the rest of its work (:meth:`.emulation.Emulator.round_cost`).  An idle rank's
+        own next event, besides its next arrival and its wave's completion: the end of
+        the flush interval of a boundary entry that waits for it."""
+        from asapgraph.engine.vclock import INF, drive
 
-        emu, na, st, wv = self.emu, self.na, self.st, self.wv
-        links = Links(self.comm, emu, na)
-        L, cpu = emu.cfg.latency, time.thread_time
-        state = {"done": False, "idle": False, "waiting": False}
+        emu, na, st = self.emu, self.na, self.st
+        cpu = time.thread_time
+        waits = [False]
 
-        def next_event():
-            if state["done"]:
-                return INF
-            if not state["idle"]:
-                return emu.vt
-            e = min(links.next_arrival(), wv.next_event())
-            if state["waiting"] and self.interval > 0 and len(self.last_flush):
-                e = min(e, float(self.last_flush.min()) + self.interval)
-            return max(e, emu.vt)
+        def idle_event():
+            if waits[0] and self.interval > 0 and len(self.last_flush):
+                return float(self.last_flush.min()) + self.interval
+            return INF
 
-        while True:
-            T, _, all_done = links.window(next_event, lambda: wv.started, state["done"],
-                                          wv.resolve)
-            if all_done:
-                break
-            if T == INF:
-                raise RuntimeError("virtual clock: no next event on any rank")
-            W = T + L
-            while not state["done"]:
-                e = next_event()
-                if e >= W:
-                    break
-                emu.vt = max(emu.vt, e)
-                c0, charged = cpu(), emu.compute_vs
-                b0, m0 = st.bytes_sent + na.bytes_recv, na.n_sent
-                links.pull()
-                got = links.deliver(emu.vt)
-                stop, quiet, waiting = self._round(got)
-                rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
-                emu.advance(emu.round_cost(rest, got + na.n_sent - m0, 0,
-                                           st.bytes_sent + na.bytes_recv - b0) * emu.factor)
-                state.update(done=stop, idle=quiet, waiting=waiting)
-        st.extra["virtual_windows"] = links.windows
-        links.close()
+        def round_(links):
+            c0, charged = cpu(), emu.compute_vs
+            b0, m0 = st.bytes_sent + na.bytes_recv, na.n_sent
+            links.pull()
+            got = links.deliver(emu.vt)
+            stop, quiet, waits[0] = self._round(got)
+            rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
+            emu.advance(emu.round_cost(rest, got + na.n_sent - m0, 0,
+                                       st.bytes_sent + na.bytes_recv - b0) * emu.factor)
+            return stop, quiet
+
+        st.extra["virtual_windows"] = drive(self.comm, emu, na, self.wv, round_, idle_event)
 
     def _finish(self, wv, t_start):
         """After the stop: deliver what is in flight (expected after a capped stop; a

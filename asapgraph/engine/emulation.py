@@ -412,7 +412,7 @@ class Emulator:
         c[1] += cpu_seconds
         c[2] += int(values)
         s = 1e-9 * self.cfg.ns_per_gather * values if self.model else max(cpu_seconds, 0.0)
-        self._spend(s, (self.factor - 1.0) * s if self.factor > 1.0 else 0.0)
+        self._spend_scaled(s)
 
     def layout(self, cpu_seconds, edges, vertices, kind):
         """A layout's build before a solve's first sweep (``kind`` in :data:`LAYOUTS`;
@@ -433,7 +433,11 @@ class Emulator:
             s = 1e-9 * (e * edges + v * vertices)
         else:
             s = max(cpu_seconds, 0.0)
-        self._spend(s, (self.factor - 1.0) * s if self.factor > 1.0 else 0.0)
+        self._spend_scaled(s)
+
+    def _spend_scaled(self, seconds):
+        """:meth:`_spend` ``seconds`` of compute at this rank's straggler factor."""
+        self._spend(seconds, (self.factor - 1.0) * seconds if self.factor > 1.0 else 0.0)
 
     def _spend(self, seconds, extra):
         """``seconds`` of compute and ``extra`` seconds of emulated slowness (straggler,

@@ -80,7 +80,7 @@ from asapgraph.comm.mpi import mpi
 from asapgraph.kernels import _local
 from asapgraph.engine.termination import LatentWaves, Waves
 
-__all__ = ["Links", "VirtualWaves", "make_waves", "run_solve", "main"]
+__all__ = ["Links", "VirtualWaves", "make_waves", "drive", "run_solve", "main"]
 
 INF = math.inf
 _DEBUG = bool(__import__("os").environ.get("ASAPGRAPH_TRACE_VCLOCK"))
@@ -216,82 +216,104 @@ def make_waves(comm, emu, **kw):
     return Waves(comm, **kw)
 
 
-def run_solve(s, wave_interval):
-    """The round loop of one ASAP solve (:class:`.asap._Solve` ``s``) on the virtual
-    clock; returns nothing (``s`` holds the state).  Same rounds as the host-clock loop
-    of :meth:`.asap._Solve.run`, ordered by the windows of the module docstring."""
-    emu, na, st, d, wv, sol = s.emu, s.na, s.st, s.d, s.wv, s.sol
-    links = Links(s.comm, emu, na)
-    L, cpu = emu.cfg.latency, time.thread_time
-    nloc, acc = s.nloc, d.acc
-    done = idle = False
-    sent = 0
+def drive(comm, emu, na, wv, round_, idle_event):
+    """The window loop of one ASAP run on the virtual clock (module docstring, steps 1-3)
+    around the caller's rounds; returns the number of windows.
+
+    ``round_(links)``: one round at the rank's clock ``emu.vt`` (it pulls and delivers the
+    held messages due, :meth:`Links.pull` / :meth:`Links.deliver`, does its work and
+    advances ``emu.vt`` by its cost); returns ``(done, idle)``.  ``idle_event()``: an
+    idle rank's next event of its own besides its next arrival and its wave's completion
+    (``INF``: none).  A busy rank's next event is its clock."""
+    links = Links(comm, emu, na)
+    L = emu.cfg.latency
+    state = [False, False]  # done, idle
 
     def next_event():
-        if done:
+        if state[0]:
             return INF
-        if not idle:
+        if not state[1]:
             return emu.vt
-        e = min(links.next_arrival(), wv.next_event(), s.gate_due())
-        if wv.idle:
-            e = min(e, s.last_contrib + max(wave_interval, s.last_sweep_len))
-        return max(e, emu.vt)
+        return max(min(links.next_arrival(), wv.next_event(), idle_event()), emu.vt)
 
     while True:
-        T, min_started, all_done = links.window(next_event, lambda: wv.started, done,
-                                                wv.resolve)
+        T, _, all_done = links.window(next_event, lambda: wv.started, state[0], wv.resolve)
         if all_done:
             break
         if T == INF:  # cannot happen (a wave in flight is resolved by now): no lookahead
             raise RuntimeError("virtual clock: no next event on any rank")
         W = T + L
-        while not done:
+        while not state[0]:
             e = next_event()
             if e >= W:
                 break
             emu.vt = max(emu.vt, e)
-            c0, charged = cpu(), emu.compute_vs
-            p0, b0, u0, k0, kb0 = (s.passes, st.bytes_sent + na.bytes_recv, s.untimed,
-                                   na.coded, na.bcoded)
-            s.rounds += 1
-            links.pull()
-            ev = links.deliver(emu.vt)
-            res = wv.test()
-            if res is not None:
-                done = s._on_wave(res)
-                if done:
-                    break
-            s.arrived()
-            s.over = st.edges_visited - s.e_start >= sol.max_work
-            v0 = emu.vt
-            pushed = s._work(ev, time.perf_counter(), emu.vt)
-            if emu.compute_vs > charged:  # a sweep ran: its virtual length
-                s.last_sweep_len = emu.vt - v0
-            if sol.approx > 0 and (ev or pushed or sent):
-                rloc = _local.abs_sum(acc, 0, nloc + s.lg.nslots)
-                s.gs += rloc - s.r_prev
-                s.r_prev = rloc
-            out_work = wv.draining or s.over or s.rl <= s.target * s.share
-            sent = s.flush(out_work or s._gated())  # (a gated rank flushes, as on the host clock)
-            passive = s.passive(out_work)
-            contributed = s._contribute(passive, emu.vt)
-            # the round's other CPU (polling, applying, packing) at the rank's speed
-            # (or the compute model's cost of a round)
-            rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
-            rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
-            emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
-                                       st.bytes_sent + na.bytes_recv - b0,
-                                       na.coded - k0, na.bcoded - kb0) * emu.factor)
-            # (a due flush keeps the rank running rounds, as the host-clock loop does)
-            idle = not (ev or pushed or sent or contributed or res is not None
-                        or s.flush_due())
-            if _DEBUG and s.rounds % 50 == 0:
-                print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "
-                      f"{s.target * s.share:.3e} pend {d.pending_mass():.3e} ev {ev} "
-                      f"pushed {pushed} sent {sent} infl {na.inflight.tolist()} heap "
-                      f"{len(links.heap)} waves {wv.waves} rg {s.r_global:.3e}", flush=True)
-    st.extra["virtual_windows"] = links.windows
+            done, idle = round_(links)
+            state[0] = done
+            if not done:
+                state[1] = idle
     links.close()
+    return links.windows
+
+
+def run_solve(s, wave_interval):
+    """The round loop of one ASAP solve (:class:`.asap._Solve` ``s``) on the virtual
+    clock (:func:`drive`); returns nothing (``s`` holds the state).  Same rounds as the
+    host-clock loop of :meth:`.asap._Solve.run`, ordered by the windows of the module
+    docstring."""
+    emu, na, st, d, wv, sol = s.emu, s.na, s.st, s.d, s.wv, s.sol
+    cpu = time.thread_time
+    nloc, acc = s.nloc, d.acc
+    sent = 0
+
+    def idle_event():
+        e = s.gate_due()
+        if wv.idle:
+            e = min(e, s.last_contrib + max(wave_interval, s.last_sweep_len))
+        return e
+
+    def round_(links):
+        nonlocal sent
+        c0, charged = cpu(), emu.compute_vs
+        p0, b0, u0, k0, kb0 = (s.passes, st.bytes_sent + na.bytes_recv, s.untimed,
+                               na.coded, na.bcoded)
+        s.rounds += 1
+        links.pull()
+        ev = links.deliver(emu.vt)
+        res = wv.test()
+        if res is not None and s._on_wave(res):
+            return True, False
+        s.arrived()
+        s.over = st.edges_visited - s.e_start >= sol.max_work
+        v0 = emu.vt
+        pushed = s._work(ev, time.perf_counter(), emu.vt)
+        if emu.compute_vs > charged:  # a sweep ran: its virtual length
+            s.last_sweep_len = emu.vt - v0
+        if sol.approx > 0 and (ev or pushed or sent):
+            rloc = _local.abs_sum(acc, 0, nloc + s.lg.nslots)
+            s.gs += rloc - s.r_prev
+            s.r_prev = rloc
+        out_work = wv.draining or s.over or s.rl <= s.target * s.share
+        sent = s.flush(out_work or s._gated())  # (a gated rank flushes, as on the host clock)
+        passive = s.passive(out_work)
+        contributed = s._contribute(passive, emu.vt)
+        # the round's other CPU (polling, applying, packing) at the rank's speed
+        # (or the compute model's cost of a round)
+        rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
+        rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
+        emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
+                                   st.bytes_sent + na.bytes_recv - b0,
+                                   na.coded - k0, na.bcoded - kb0) * emu.factor)
+        if _DEBUG and s.rounds % 50 == 0:
+            print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "
+                  f"{s.target * s.share:.3e} pend {d.pending_mass():.3e} ev {ev} "
+                  f"pushed {pushed} sent {sent} infl {na.inflight.tolist()} heap "
+                  f"{len(links.heap)} waves {wv.waves} rg {s.r_global:.3e}", flush=True)
+        # (a due flush keeps the rank running rounds, as the host-clock loop does)
+        return False, not (ev or pushed or sent or contributed or res is not None
+                           or s.flush_due())
+
+    st.extra["virtual_windows"] = drive(s.comm, emu, na, wv, round_, idle_event)
 
 
 # ---------------------------------------------------------------- test entry point
