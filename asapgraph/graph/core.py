@@ -53,7 +53,8 @@ class Graph:
             out_degree = np.bincount(self.indices, minlength=self.n).astype(np.int64)
         self.out_degree = np.asarray(out_degree, dtype=np.int64)
         if self.weights is not None and out_weight is None:
-            out_weight = np.bincount(self.indices, weights=self.weights, minlength=self.n)
+            out_weight = np.bincount(self.indices, weights=self.weights,
+                                     minlength=self.n).astype(np.float64, copy=False)
         self.out_weight = out_weight
         self.ids = ids
         self.source = source

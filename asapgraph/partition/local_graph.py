@@ -234,7 +234,7 @@ def build_local(comm, part, edges, n, weighted, progress=None):
     deg = np.bincount(s, minlength=nloc).astype(np.int64)
     coef_u = None
     if weighted:  # coefficient per edge before sorting: w / out-weight of its source
-        outw = np.bincount(s, weights=ww, minlength=nloc)
+        outw = np.bincount(s, weights=ww, minlength=nloc).astype(np.float64, copy=False)
         with np.errstate(divide="ignore", invalid="ignore"):
             for a in range(0, mloc, C):
                 c = ww[a:a + C] / outw[s[a:a + C]]

@@ -59,8 +59,8 @@ class ProgramGraph:
         self.weighted = w is not None
         su = self._local(src)
         self.out_degree = np.bincount(su, minlength=self.nloc).astype(np.int64)
-        self.out_weight = (np.bincount(su, weights=w, minlength=self.nloc)
-                           if w is not None else None)
+        self.out_weight = (np.bincount(su, weights=w, minlength=self.nloc).astype(
+            np.float64, copy=False) if w is not None else None)  # (no edges: int64)
         own = part.owner(dst)
         o = np.argsort(own, kind="stable")
         got, _ = alltoallv(comm, dst[o].astype(np.int64), np.bincount(own, minlength=comm.Get_size()))

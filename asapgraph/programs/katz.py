@@ -93,7 +93,9 @@ def _spectral_bound(ctx, alpha, use_weights):
 
         def matvec(x):
             y = np.bincount(dst, weights=x[src] if wl is None else x[src] * wl, minlength=n)
-            return ctx.allreduce(y, "sum")
+            # float64 on every rank: bincount of no edges is int64 whatever the weights,
+            # and a rank without edges would reduce a different MPI type
+            return ctx.allreduce(y.astype(np.float64, copy=False), "sum")
 
         dst_w = ctx.allreduce(np.bincount(dst, weights=wl, minlength=n).astype(np.float64), "sum")
     out_w = np.bincount(src, weights=wl, minlength=n).astype(np.float64)
