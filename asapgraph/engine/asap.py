@@ -125,6 +125,8 @@ from asapgraph.engine.vclock import make_waves, run_solve
 
 __all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE", "push_rows"]
 
+_FLT_MAX = float(np.finfo(np.float64).max)
+
 #: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
 #: Gauss-Seidel residual push, normalised at the end)
 FORMS = ("jacobi", "push")
@@ -479,6 +481,10 @@ class _Solve:
         # small enough for the bound (sum(x) >= 1-alpha in relative mode); lowered 10x
         # (identically everywhere) whenever a wave shows it is not enough
         self.target = tol * beta * beta / 4.0 if (relative and not jac) else tol * bnorm / 2.0
+        # tol = inf (a Katz whose adjacency is 0: error factor 0, engine_tol): a finite
+        # target, for a rank owning no vertex (share 0) would compare with inf x 0 = NaN
+        # and never turn passive (the run hung on 3 or more ranks)
+        self.target = min(self.target, _FLT_MAX)
         self.share = nloc / max(lg.n, 1)
         self.tfac = 1.0
         sizes = [self.seg_hi[j] - self.seg_lo[j] for j in range(nout)]

@@ -132,3 +132,24 @@ def test_katz_rank_without_edges(mode, cli, tmp_path):
                 A[pos[u], pos[v]] += 1.0
         x = np.linalg.solve(np.eye(len(ids)) - alpha * A.T, np.ones(len(ids)))
         assert np.abs(b[:, 1] - x / np.linalg.norm(x)).sum() <= 1e-9
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_katz_zero_adjacency_asap_terminates(k, cli, tmp_path):
+    """Edges of weight 0 only (``--weighted``): the spectral bound is 0, so the error factor
+    is 0 and the engines' threshold ``tol / factor`` is inf.  On 3+ ranks some rank owns no
+    vertex (share 0) and compared its residual with inf x 0 = NaN: ASAP never turned
+    passive and hung (a soak found it).  Every mode now ends at once with ``x = beta``
+    normalised, as the single process does."""
+    f = tmp_path / "zero.txt"
+    f.write_text("89 41 0.0\n")
+    for mode in ("bsp", "asap"):
+        out = tmp_path / f"{mode}.csv"
+        r = cli(["katz", f, "--weighted", "--alpha", "0.9", "--tol", "1e-6", "-q", "--json",
+                 "-o", out, "--np", k, "--mode", mode], tmp_path, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        d = json.loads(r.stdout)
+        assert d["converged"] and d["error_bound"] == 0.0, d
+        a = np.loadtxt(out, delimiter=",", skiprows=1)
+        assert np.array_equal(a[:, 0], [41, 89])
+        assert np.allclose(a[:, 1], 2 ** -0.5, rtol=0, atol=1e-15)
