@@ -233,6 +233,11 @@ def _hits_power(G, max_iter, tol, nstart, normalized):
             break
     else:
         raise _nx().PowerIterationFailedConvergence(max_iter)
+    if not (h.any() and a.any()):  # A = 0 (no edge of non-zero weight): no hub vector; NaN
+        # from the normalisation would be a wrong answer -- networkx's own code decides
+        # (it raises) when the backend was not named, as for every declined call
+        raise NotImplementedError("hits: the adjacency matrix is zero (no edge of non-zero "
+                                  "weight), HITS is undefined")
     if normalized:
         h /= h.sum()
         a /= a.sum()

@@ -119,6 +119,22 @@ def test_hits_auto_falls_back_to_arpack():
         nx.config.backends.asapgraph.hits_method = "auto"
 
 
+@pytest.mark.parametrize("weight", [None, 0.0])
+def test_hits_zero_adjacency_is_declined(weight):
+    """No edge (or only edges of weight 0): HITS is undefined.  The backend used to return
+    NaN for every node (0 / 0 in the normalisation); it declines (NotImplementedError when
+    named, networkx's own code and error otherwise), never a NaN answer."""
+    G = nx.DiGraph()
+    G.add_nodes_from(["p", "q", "r"])
+    if weight is not None:
+        G.add_edge("p", "q", weight=weight)
+    with pytest.raises(NotImplementedError):
+        nx.hits(G, backend="asapgraph")
+    with pytest.raises(Exception) as ref:
+        nx.hits(G)
+    assert not isinstance(ref.value, NotImplementedError)
+
+
 @pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
 def test_from_networkx_reused_and_round_trip(kind):
     G = _awkward(kind, KEYS["tuple"])
