@@ -186,12 +186,13 @@ def weight_col_index(weight_col):
 # ----------------------------------------------------------------------------- vertex values
 
 
-def read_vertex_values(path):
+def read_vertex_values(path, text_ids=False):
     """Read a two-column file ``node value`` (personalization, dangling distribution).
 
     Lines are ``ID VALUE`` separated by blanks, a tab or a comma; ``#`` and ``%``
     start comment lines; blank lines are skipped.  Values must be finite and >= 0,
-    and an id may appear once.
+    and an id may appear once.  ``text_ids``: the ids are vertex names (a graph read
+    with ``--labels``), returned as a str array.
 
     Returns
     -------
@@ -228,7 +229,7 @@ def read_vertex_values(path):
         arr = np.array(fields, dtype=object)
         if arr.ndim != 2 or arr.shape[1] != 2:
             raise ValueError
-        ids = arr[:, 0].astype(np.int64)
+        ids = arr[:, 0].astype(str if text_ids else np.int64)
         vals = arr[:, 1].astype(np.float64)
     except (ValueError, OverflowError):
         for (ln_no, _), fl in zip(keep, fields):
@@ -236,9 +237,11 @@ def read_vertex_values(path):
                 raise InputError(path, ln_no,
                                  f"expected 2 fields 'node value', found {len(fl)}") from None
             try:
-                int(fl[0])
+                if not text_ids:
+                    int(fl[0])
             except ValueError:
-                raise InputError(path, ln_no, f"node id {fl[0]!r} is not an integer") from None
+                raise InputError(path, ln_no, f"node id {fl[0]!r} is not an integer (a graph "
+                                 "whose vertices are named by text needs --labels)") from None
             try:
                 float(fl[1])
             except ValueError:
@@ -259,7 +262,42 @@ def read_vertex_values(path):
 
 def unknown_vertex_error(path, lines, ids, i):
     """The error for entry ``i`` of a node-value file whose id is not a vertex."""
-    return InputError(path, int(lines[i]), f"node {int(ids[i])} is not a vertex of the graph")
+    node = ids[i]
+    node = repr(str(node)) if isinstance(node, str) else int(node)
+    return InputError(path, int(lines[i]), f"node {node} is not a vertex of the graph")
+
+
+def labelled_vertex_values(labels, path):
+    """A node-value file whose ids are vertex names (``--labels``), as ``(dense ids,
+    values, lines)``: dense id ``i`` is the vertex named ``labels[i]``.  An unknown name
+    is refused as :func:`unknown_vertex_error` (file and line)."""
+    import numpy as np
+
+    names, vals, lines = read_vertex_values(path, text_ids=True)
+    lab = np.asarray(labels).astype(str)
+    order = np.argsort(lab, kind="stable")
+    sl = lab[order]
+    pos = np.searchsorted(sl, names)
+    pos_c = np.minimum(pos, max(len(sl) - 1, 0))
+    found = (pos < len(sl)) & (sl[pos_c] == names) if len(sl) else np.zeros(names.shape, bool)
+    if not found.all():
+        raise unknown_vertex_error(path, lines, names, int(np.flatnonzero(~found)[0]))
+    return order[pos].astype(np.int64), vals, lines
+
+
+class LabelledValues:
+    """A node-value file keyed by vertex names, with the names of the dense ids
+    (``labels``): what :func:`asapgraph.engine.api.pagerank` reads on rank 0 when the
+    graph was read with ``--labels``."""
+
+    def __init__(self, path, labels):
+        self.path, self.labels = path, labels
+
+    def __fspath__(self):
+        return self.path
+
+    def read(self):
+        return labelled_vertex_values(self.labels, self.path)
 
 
 def zero_sum_error(path):
@@ -273,7 +311,11 @@ def dense_vertex_values(original_ids, path):
     not a vertex, and :func:`zero_sum_error` when nothing positive is left."""
     import numpy as np
 
-    ids, vals, lines = read_vertex_values(path)
+    if isinstance(path, LabelledValues):
+        ids, vals, lines = path.read()
+        path = path.path
+    else:
+        ids, vals, lines = read_vertex_values(path)
     orig = np.asarray(original_ids, dtype=np.int64)
     n = orig.shape[0]
     order = np.argsort(orig, kind="stable")

@@ -104,8 +104,9 @@ def _top_rows(algo, ids, columns, k):
         labels, sizes = np.unique(first, return_counts=True)
         sel = top_order(labels, sizes.astype(np.float64), k)
         head = ("rank", names[0], "size")
-        js = [[int(labels[i]), int(sizes[i])] for i in sel]
-        rows = [(str(r + 1), str(int(labels[i])), str(int(sizes[i]))) for r, i in enumerate(sel)]
+        js = [[_node(labels[i]), int(sizes[i])] for i in sel]
+        rows = [(str(r + 1), str(_node(labels[i])), str(int(sizes[i])))
+                for r, i in enumerate(sel)]
         return head, js, rows
     idx = np.arange(first.shape[0])
     if algo.top == "reachable":

@@ -69,10 +69,33 @@ def parse_param(text):
 
 
 def _vertex_id(text):
+    """An integer id, or the text itself: a vertex name with ``--labels`` (checked in
+    :func:`_check_source`, which knows whether ``--labels`` was given)."""
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer vertex id, got {text!r}") from None
+        return text
+
+
+def _check_source(args):
+    src = getattr(args, "source", None)
+    if isinstance(src, str) and not getattr(args, "labels", False):
+        raise InputError(f"asapgraph {args.command}", None,
+                         f"--source: expected an integer vertex id, got {src!r} (vertices "
+                         "named by text need --labels)")
+
+
+def _labelled_groups(graph, cols):
+    """Group columns (components, communities) hold the original id of a vertex; on a
+    graph read with ``--labels`` that id is the vertex's dense number: write its name."""
+    import numpy as np
+
+    out = {}
+    for k, v in cols.items():
+        v = np.asarray(v, dtype=np.int64)
+        dense = v if graph.ids is None else np.searchsorted(graph.ids, v)
+        out[k] = np.asarray(graph.labels)[dense]
+    return out
 
 
 def _program_parser(sub, name, help, description, examples):
@@ -116,6 +139,7 @@ def _run_program_command(args, algo):
     """The driver shared by the program subcommands; returns the exit status."""
     check_output_path(args.output)
     _check_mode(args, algo.accumulative, algo.why_bsp)
+    _check_source(args)
     if wants_distributed(args):
         return _dispatch_distributed(args)
     prog = progress_for(args)
@@ -123,6 +147,8 @@ def _run_program_command(args, algo):
     prog.stage(f"{args.command}: {graph.n:,} vertices, {graph.m:,} edges, mode {args.mode}")
     res = algo.run(args, graph, prog)
     cols = result_columns(algo, res)
+    if algo.top == "groups" and getattr(graph, "labels", None) is not None:
+        cols = _labelled_groups(graph, cols)
     max_iter = getattr(args, "max_iter", None)
     if not res.converged and not args.allow_unconverged:
         resid = res.stats.get("residual")

@@ -94,7 +94,10 @@ def _local_vector(comm, spec, orig, name, where):
     err, ids, vals, lines, path = None, None, None, None, None
     if comm.Get_rank() == 0:
         try:
-            if isinstance(spec, (str, os.PathLike)):
+            if isinstance(spec, _options.LabelledValues):  # --labels: names -> dense ids
+                path = spec.path
+                ids, vals, lines = spec.read()
+            elif isinstance(spec, (str, os.PathLike)):
                 path = os.fspath(spec)
                 ids, vals, lines = _options.read_vertex_values(path)
             else:

@@ -10,10 +10,14 @@ def dense_id(graph, source, what="source"):
     """Dense id of the vertex whose original id is ``source``; InputError when absent."""
     labels = getattr(graph, "labels", None)
     if labels is not None:   # vertices named by strings, tuples, ...
-        try:
-            return labels.tolist().index(source)
-        except ValueError:
-            raise InputError(graph.source, None, f"{what} vertex {source!r} is not in the graph") from None
+        names = labels.tolist()
+        # the command line gives text; a name that reads as a number arrives as an int
+        for key in (source, str(source)) if not isinstance(source, str) else (source,):
+            try:
+                return names.index(key)
+            except ValueError:
+                pass
+        raise InputError(graph.source, None, f"{what} vertex {source!r} is not in the graph")
     try:
         s = int(source)
     except (TypeError, ValueError):

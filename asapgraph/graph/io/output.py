@@ -116,7 +116,13 @@ def _labelled_rows(labels, cols, sep):
     """CSV/TSV lines ``label<sep>values...`` (labels as text; no per-row Python code)."""
     from asapgraph.graph.io.rowformat import format_rows
 
-    vals = format_rows(cols, sep=sep).decode().split("\n")[:-1] if cols else [""] * len(labels)
+    if any(c.dtype.kind in "US" for c in cols):  # names as values (components of --labels)
+        text = [c.astype(str).tolist() if c.dtype.kind in "US" else
+                format_rows([c], sep=sep).decode().split("\n")[:-1] for c in cols]
+        vals = list(map(sep.join, zip(*text)))
+    else:
+        vals = (format_rows(cols, sep=sep).decode().split("\n")[:-1] if cols
+                else [""] * len(labels))
     lines = map(sep.join, zip(labels.astype(str).tolist(), vals)) if cols else map(str, labels)
     return ("\n".join(lines) + "\n").encode() if len(labels) else b""
 
