@@ -610,9 +610,6 @@ RULES = {
     "rebalance": Rule(("pagerank",), ("bsp", "asap"), "multi",
                       "vertex migration is built for PageRank's local graph only (the vertex "
                       "programs' ProgramGraph has no migration yet)", check=_rebalance_check),
-    "labels": Rule(RUN_COMMANDS, ("bsp", "asap"), "single",
-                   "the distributed loader reads integer vertex ids only (map the names to "
-                   "integers first, or run on one process)"),
 }
 
 _OPTION_NAMES = {"asap_form": "--asap-form", "emulate_seed": "--emulate-seed",
@@ -700,6 +697,20 @@ def check_env(environ=None):
             raise InputError("asapgraph", None, f"{name}={value!r} is not {what}") from None
 
 
+def _check_labels_input(source):
+    """``--labels`` names the vertices of a text edge list: a generator spec has none (it
+    was ignored on one process, read as a missing file on ranks)."""
+    import os
+
+    if isinstance(source, str) and source != "-" and not os.path.exists(source):
+        from asapgraph.graph.generators import is_spec
+
+        if is_spec(source):
+            raise InputError("asapgraph", None, f"--labels applies to text edge lists whose "
+                             f"vertices are named by tokens; {source} is a generator spec "
+                             "(integer ids)")
+
+
 def check_cli(args, distributed, ranks=None):
     """Refuse (InputError, exit status 2) every option given on the command line that
     cannot apply to this command, mode and rank count ``ranks`` (:data:`RULES`), and a bad
@@ -711,6 +722,7 @@ def check_cli(args, distributed, ranks=None):
     given = set(getattr(args, "_given", None) or ())
     if getattr(args, "labels", False):  # a store_true flag: given when set
         given.add("labels")
+        _check_labels_input(getattr(args, "input", None))
     for dest in sorted(given):
         why = refusal(dest, command, getattr(args, "mode", "bsp"), distributed, given, args,
                       ranks)

@@ -215,7 +215,8 @@ def test_negative_weights_refused_by_every_pagerank(tmp_path, capsys):
     ["hits", "rmat:8", "--np", "2", "--fanout", "1"],                # not accumulative
     ["wcc", "rmat:8", "--np", "2", "--mode", "asap", "--approx", "0.5"],
     ["hits", "rmat:8", "--mode", "asap"],
-    ["pagerank", "rmat:8", "--np", "2", "--labels"],
+    ["pagerank", "rmat:8", "--np", "2", "--labels"],                 # a spec has no names
+    ["pagerank", "rmat:8", "--labels"],
     ["pagerank", "rmat:8", "--np", "2", "--latency", "0.001", "--straggler", "1:2,2:3"],
     ["run", "asapgraph.programs.components:WCCProgram", "rmat:8", "--seed", "2"],
 ])

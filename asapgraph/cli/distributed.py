@@ -38,6 +38,23 @@ def emulation_from_args(args):
                      compute=getattr(args, "compute", None) or "cpu")
 
 
+def labelled_input(args, comm, weighted):
+    """``(source, names)``: with ``--labels``, rank 0 reads the named edge list and
+    scatters it (:func:`asapgraph.partition.reading.scatter_labelled`); ``names`` (rank 0
+    only) are the names of the dense ids, for the outputs.  Otherwise ``(args.input,
+    None)``.  Collective."""
+    if not getattr(args, "labels", False):
+        return args.input, None
+    from asapgraph.partition.reading import scatter_labelled
+
+    return scatter_labelled(args.input, comm, weighted, getattr(args, "weight_col", None))
+
+
+def named(names, ids):
+    """The output's vertex column: the names of ``ids`` (``--labels``), else the ids."""
+    return ids if names is None else names[ids]
+
+
 def _err(msg):
     sys.stderr.write(msg.rstrip("\n") + "\n")
     sys.stderr.flush()
@@ -112,9 +129,16 @@ def _run(args, comm):
         _err(f"asapgraph: distributed pagerank on {comm.Get_size()} ranks, mode {args.mode}, "
              f"partition {args.partition}" + (" (network emulation on)" if emu.active else ""))
     t0 = time.perf_counter()
-    res = pagerank(args.input, comm, mode=args.mode, partition=args.partition, alpha=args.alpha,
-                   tol=args.tol, max_iter=args.max_iter, personalization=args.personalization,
-                   dangling=getattr(args, "dangling", None), weighted=weighted,
+    source, names = labelled_input(args, comm, weighted)
+    pers, dang = args.personalization, getattr(args, "dangling", None)
+    if getattr(args, "labels", False):  # the files name vertices (read on rank 0 only)
+        from asapgraph.options import LabelledValues
+
+        pers = None if pers is None else LabelledValues(pers, names)
+        dang = None if dang is None else LabelledValues(dang, names)
+    res = pagerank(source, comm, mode=args.mode, partition=args.partition, alpha=args.alpha,
+                   tol=args.tol, max_iter=args.max_iter, personalization=pers,
+                   dangling=dang, weighted=weighted,
                    undirected=args.undirected, fanout=args.fanout, window=args.window,
                    approx=args.approx, emulation=emu, seed=args.seed,
                    weight_col=getattr(args, "weight_col", None),
@@ -168,7 +192,7 @@ def _run(args, comm):
         summary["virtual_seconds"] = st["virtual_seconds"]
         summary["wall_seconds"] = st["wall_seconds"]
     summary["per_rank"] = st["per_rank"]
-    emit_agreed(comm, emit_results, args, res.ids, res.ranks, "rank", summary,
+    emit_agreed(comm, emit_results, args, named(names, res.ids), res.ranks, "rank", summary,
                 score_name="score")
     return 0
 

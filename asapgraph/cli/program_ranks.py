@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 import time
 
+import numpy as np
+
 from asapgraph.cli.common import err as _err
 from asapgraph.comm.mpi import agree
 from asapgraph.engine.distributed import load, run
@@ -79,10 +81,11 @@ def _cli_program(args, g):
                                            normalized=args.normalized, weighted=g.weighted)
     if c == "wcc":
         return commands.WCC, WCCProgram()
+    source = getattr(args, "_source_dense", getattr(args, "source", None))  # (--labels)
     if c == "sssp":
-        return commands.SSSP, SSSPProgram(g.dense_id(args.source))
+        return commands.SSSP, SSSPProgram(g.dense_id(source))
     if c == "bfs":
-        return commands.BFS, BFSProgram(g.dense_id(args.source))
+        return commands.BFS, BFSProgram(g.dense_id(source))
     if c == "labelprop":
         return commands.LABELPROP, LabelPropProgram()
     if c == "hits":
@@ -112,13 +115,18 @@ def _cli_run(args, comm):
     wc = getattr(args, "weight_col", None)  # 1-based, as on one process
     t0 = time.perf_counter()
     g = None
+    from asapgraph.cli.distributed import labelled_input, named
+
+    source, names = labelled_input(args, comm, weighted)
     try:
-        g = load(args.input, comm, partition=getattr(args, "partition", "range"), weighted=weighted,
+        g = load(source, comm, partition=getattr(args, "partition", "range"), weighted=weighted,
                  undirected=bool(getattr(args, "undirected", False)), weight_col=wc)
         err = None
     except Exception as e:  # noqa: BLE001
         err = e
     agree(comm, err)
+    if getattr(args, "labels", False) and getattr(args, "source", None) is not None:
+        args._source_dense = _dense_source(args, comm, names)
     load_s = time.perf_counter() - t0
     err, algo, prog = None, None, None
     try:
@@ -161,6 +169,8 @@ def _cli_run(args, comm):
         agree(comm, None)  # rank 0 writes the results
         return 0
     cols = result_columns(algo, res)
+    if names is not None and algo.top == "groups":  # a group's vertex, by name
+        cols = {k: names[np.asarray(v, dtype=np.int64)] for k, v in cols.items()}
     st = res.stats
     summary = {
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
@@ -182,5 +192,22 @@ def _cli_run(args, comm):
             summary[k] = st[k]
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, g, cols))
-    emit_agreed(comm, emit_program, args, algo, res.ids, cols, summary)
+    emit_agreed(comm, emit_program, args, algo, named(names, res.ids), cols, summary)
     return 0
+
+
+def _dense_source(args, comm, names):
+    """The dense id of ``--source NAME`` (rank 0 holds the names; collective): refused
+    as on one process when no vertex has that name."""
+    from asapgraph.graph.io._text import display_name
+
+    err, dense = None, None
+    if comm.Get_rank() == 0:
+        hit = np.flatnonzero(np.asarray(names).astype(str) == str(args.source))
+        if hit.size:
+            dense = int(hit[0])
+        else:
+            err = InputError(display_name(args.input), None,
+                             f"source vertex {args.source!r} is not in the graph")
+    agree(comm, err)
+    return comm.bcast(dense, root=0)

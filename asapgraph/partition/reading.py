@@ -38,23 +38,73 @@ import numpy as np
 from asapgraph.errors import InputError
 from asapgraph.comm.mpi import TAG_CHUNK, TAG_CHUNK_HDR, agree, mpi
 
-__all__ = ["read_local_edges", "DenseEdges"]
+__all__ = ["read_local_edges", "DenseEdges", "scatter_labelled"]
 
 
 @dataclass
 class DenseEdges:
     """Edges ``src[k] -> dst[k]`` over dense ids ``0..n-1`` (every rank holds the same
     arrays, or memory maps of the same files), optional float64 ``weights``; ``name`` is
-    what messages call the input."""
+    what messages call the input.  ``local``: the arrays are this rank's share of the
+    edges already (:func:`scatter_labelled`), not the whole list."""
 
     src: object
     dst: object
     n: int
     weights: object = None
     name: str = "<in-memory graph>"
+    local: bool = False
 
     def __fspath__(self):
         return self.name
+
+    def __str__(self):  # progress lines name the input
+        return self.name
+
+
+def scatter_labelled(path, comm, weighted=False, weight_col=None):
+    """``--labels`` on K ranks (collective): rank 0 reads the text edge list whose vertices
+    are named by tokens (:func:`asapgraph.graph.io.labelled.read_labelled`), numbers the
+    names as one process does (sorted; :func:`asapgraph.graph.labels.factorize_pair`) and
+    scatters ``m / K`` consecutive edges to each rank.  Returns ``(DenseEdges (local), the
+    names of the dense ids on rank 0, None elsewhere)``.  Rank 0 holds the whole edge list
+    once (the names need one global numbering); bad input is agreed by every rank."""
+    from asapgraph.graph.io._readers import _weight_col
+    from asapgraph.graph.io._text import display_name
+    from asapgraph.graph.io.labelled import read_labelled
+    from asapgraph.graph.labels import factorize_pair
+
+    MPI = mpi()
+    K, me = comm.Get_size(), comm.Get_rank()
+    err, labels, meta, s, d, w = None, None, None, None, None, None
+    if me == 0:
+        try:
+            s, d, w = read_labelled(path, weight_col=_weight_col(weighted, weight_col))
+            labels, s, d = factorize_pair(s, d)
+            meta = (int(s.shape[0]), int(labels.shape[0]), w is not None)
+        except Exception as e:  # noqa: BLE001 - agreed below
+            err = e
+    agree(comm, err)
+    m, n, has_w = comm.bcast(meta, root=0)
+    dt = np.int32 if n < 2**31 - 1 else np.int64
+    counts = np.array([m * (r + 1) // K - m * r // K for r in range(K)], dtype=np.int64)
+    displs = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    mine = int(counts[me])
+
+    def scatter(a, dtype, mtype):
+        out = np.empty(mine, dtype=dtype)
+        send = [np.ascontiguousarray(a, dtype=dtype), (counts, displs), mtype] if me == 0 \
+            else None
+        comm.Scatterv(send, [out, mtype], root=0)
+        return out
+
+    itype = MPI.INT32_T if dt == np.int32 else MPI.INT64_T
+    src = scatter(s, dt, itype)
+    dst = scatter(d, dt, itype)
+    wl = scatter(w, np.float64, MPI.DOUBLE) if has_w else None
+    del s, d, w
+    name = display_name(os.fspath(path))
+    return DenseEdges(src, dst, n, wl, name=name, local=True), labels
 
 def _compression(path):
     """The file's compression by its magic bytes, as the single process decides it
@@ -224,6 +274,14 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     chunk_bytes = int(os.environ.get("ASAPGRAPH_DIST_CHUNK_BYTES", chunk_bytes))  # tests
     err = None
     out = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0) if weighted else None)
+    if isinstance(source, DenseEdges) and source.local:  # this rank's share already
+        dt = np.int32 if source.n < 2**31 - 1 else np.int64
+        w = None
+        if weighted:
+            w = (np.ones(len(source.src)) if source.weights is None
+                 else np.asarray(source.weights, dtype=np.float64))
+        return (np.asarray(source.src, dtype=dt), np.asarray(source.dst, dtype=dt), w,
+                int(source.n))
     if isinstance(source, DenseEdges):
         m = len(source.src)
         lo, hi = m * me // K, m * (me + 1) // K
