@@ -157,7 +157,8 @@ def _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
 
         neg = comm.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0), op=MPI.MAX)
         if neg:  # rank 0 names the line of the first one (it can read the file)
-            path = source if isinstance(source, str) else None
+            path = source if isinstance(source, str) else (
+                source.name if isinstance(source, DenseEdges) and source.local else None)
             agree(comm, negative_weights_error(path, path if comm.Get_rank() == 0 else None,
                                                weight_col + 1))
     if n < 2**31 - 1:  # dense ids fit in int32: halve the exchanged volume

@@ -91,3 +91,40 @@ def test_launcher_forwards_every_pagerank_option():
     sub = next(a for a in p._actions if a.__class__.__name__ == "_SubParsersAction")
     dests = {a.dest for a in sub.choices["pagerank"]._actions}
     assert dests - {o[0] for o in _OPTIONS} == {"help", "input", "np", "mpiexec", "method"}
+
+
+MESSY = {
+    "bom.txt": "\ufeffa b\nb c\nc a\n".encode(),          # the mark is not part of a name
+    "utf8.txt": "é ü\nü 日本\n日本 é\n".encode(),        # non-ASCII names (were an internal error)
+    "crlf.txt": b"a b\r\nb c\r\nc a\r\n",
+    "bad_utf8.txt": b"a b\n\xff\xfe c\n",                # FILE:2: not UTF-8 text
+    "nul.txt": b"a b\n\x00\x01 c\n",                     # binary data (was read as a name)
+    "ragged.txt": b"a b\nb c d\nc a\n",
+    "w_neg.txt": b"a b 1\nb c -2\n",                     # the line is named on ranks too
+}
+
+
+@pytest.mark.parametrize("name", sorted(MESSY))
+def test_messy_labelled_files_alike_on_ranks(name, tmp_path):
+    g = tmp_path / name
+    g.write_bytes(MESSY[name])
+    extra = ["--weighted"] if name.startswith("w_") else []
+    outs = []
+    for ranks in ([], ["--np", "2"], ["--np", "3", "--mode", "asap"]):
+        o = tmp_path / f"o{len(outs)}.csv"
+        r = _cli(["pagerank", g, "--labels", "-q", "-o", o, *extra, *ranks], tmp_path)
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+        outs.append((r.returncode, r.stderr.strip().splitlines()[-1:],
+                     _rows(o) if r.returncode == 0 else None))
+    assert len({o[0] for o in outs}) == 1, outs
+    if outs[0][0] == 0:
+        (h, a) = outs[0][2]
+        assert h == ["node", "rank"] and sorted(a) == sorted({"a", "b", "c"} if
+                                                             name != "utf8.txt" else
+                                                             {"é", "ü", "日本"})
+        for _, _, (hk, b) in outs[1:]:
+            assert b.keys() == a.keys()
+            assert all(abs(float(a[v][0]) - float(b[v][0])) <= 1e-9 for v in a)
+    else:
+        assert outs[0][0] == 2 and len({tuple(o[1]) for o in outs}) == 1, outs
+        assert f"{name}:2: " in outs[0][1][0], outs
