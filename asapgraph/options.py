@@ -218,6 +218,8 @@ def read_vertex_values(path, text_ids=False):
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(path, line, "not UTF-8 text") from None
+    if text[:1] == "\ufeff":  # a byte order mark (editors on Windows): not part of the id
+        text = text[1:]
     raw = text.splitlines()
     keep = [(i + 1, ln) for i, ln in enumerate(raw)
             if ln.strip() and not ln.lstrip().startswith(("#", "%"))]

@@ -187,6 +187,11 @@ def test_personalization_file_errors(tmp_path, capsys):
     p.write_text("1 -2\n")
     code, _, err = run_main(capsys, "pagerank", "rmat:8", "--dangling", p, "-q")
     assert code == 2 and err == f"{p}:1: value -2.0 must be finite and >= 0\n"
+    p.write_bytes(b"\xef\xbb\xbf1 2\n")  # a byte order mark is not part of the first id
+    from asapgraph.options import read_vertex_values
+
+    ids, vals, _ = read_vertex_values(str(p))
+    assert ids.tolist() == [1] and vals.tolist() == [2.0]
 
 
 def test_negative_weights_refused_by_every_pagerank(tmp_path, capsys):
