@@ -49,7 +49,7 @@ def graph_stats(graph):
         return {"min": int(d.min()), "median": float(np.median(d)), "max": int(d.max())}
 
     ids = graph.original_ids()
-    return {
+    out = {
         "vertices": n, "edges": m, "self_loops": loops, "duplicate_edges": m - uniq,
         "dangling": int(np.count_nonzero(outdeg == 0)),
         "in_degree": summ(indeg), "out_degree": summ(outdeg),
@@ -57,6 +57,13 @@ def graph_stats(graph):
         "original_id_min": int(ids.min()) if n else None,
         "original_id_max": int(ids.max()) if n else None,
     }
+    if getattr(graph, "labels", None) is not None:  # --labels: names, not integer ids
+        names = np.asarray(graph.labels)
+        out["original_id_min"] = out["original_id_max"] = None
+        out["labels"] = True
+        out["label_first"] = str(names[0]) if n else None   # in sorted order
+        out["label_last"] = str(names[-1]) if n else None
+    return out
 
 
 def register_info(sub):
@@ -91,7 +98,9 @@ def cmd_info(args):
             "in-degree:        min {min}  median {median:g}  max {max}".format(**st["in_degree"]),
             "out-degree:       min {min}  median {median:g}  max {max}".format(**st["out_degree"]),
             f"weighted:         {'yes' if st['weighted'] else 'no'}",
-            f"original ids:     {st['original_id_min']}..{st['original_id_max']}",
+            (f"vertex names:     {st['label_first']!r} .. {st['label_last']!r} (sorted)"
+             if st.get("labels") else
+             f"original ids:     {st['original_id_min']}..{st['original_id_max']}"),
         ]
         sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
@@ -117,6 +126,10 @@ def register_convert(sub):
 def cmd_convert(args):
     if not args.out.lower().endswith(".asg"):
         raise InputError(args.out, None, "the binary format needs the extension .asg")
+    if getattr(args, "labels", False):  # (it wrote dense numbers and dropped the names)
+        raise InputError("asapgraph convert", None, "--labels: the binary format stores "
+                         "integer ids only, not vertex names; run the command on the text "
+                         "file with --labels, or number the vertices first")
     from asapgraph.graph import io as _io
     from asapgraph.graph.io.output import check_output_dir
 

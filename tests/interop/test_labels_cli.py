@@ -104,3 +104,18 @@ def test_program_labels_names_in_and_out(tmp_path):
     r = _cli("bfs", p, "--source", "b", cwd=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "need --labels" in r.stderr
+
+
+def test_info_and_convert_with_labels(tmp_path):
+    """``info --labels`` reports the names (it printed the dense numbers as 'original
+    ids'); ``convert --labels`` is refused in one line, nothing written (the .asg format
+    holds integer ids: it silently wrote the dense numbers and dropped the names)."""
+    p = _named(tmp_path)
+    r = _cli("info", p, "--labels", "--json", cwd=tmp_path)
+    d = json.loads(r.stdout)
+    assert r.returncode == 0 and d["labels"] is True and d["original_id_min"] is None
+    assert (d["label_first"], d["label_last"]) == ("5", "z")
+    out = tmp_path / "g.asg"
+    r = _cli("convert", p, out, "--labels", cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--labels" in r.stderr and not out.exists()
