@@ -332,7 +332,8 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ValueError
         Bad ``alpha``, ``tol``, ``max_iter``, ``threads`` or ``method``.
     """
-    if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
+    converted = not (hasattr(graph, "indptr") and hasattr(graph, "weights"))
+    if converted:   # networkx, scipy, pandas, an edge array ...
         from asapgraph.graph.convert import as_graph
 
         graph = as_graph(graph)
@@ -350,7 +351,11 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     if weighted is None:
         weighted = graph.weights is not None
     if weighted and graph.weights is None:
-        raise ValueError("weighted=True but the graph has no edge weights")
+        if not converted:
+            raise ValueError("weighted=True but the graph has no edge weights")
+        # a converted graph whose weights are all 1 (the converters drop them) or that has
+        # no edge: networkx counts a missing weight as 1, so these are the unit weights
+        weighted = False
 
     t0 = time.perf_counter()
     n = graph.n

@@ -421,3 +421,22 @@ def test_c_reader_non_numeric_weight():
     G.add_edge(0, 1, weight="heavy")
     with pytest.raises(NotImplementedError, match="weight"):
         read_networkx(G, weight="weight")
+
+
+def test_pagerank_weighted_on_unit_or_no_weights():
+    """``weighted=True`` on a networkx graph whose weights are all 1 (the converter drops
+    them as unit weights) or that has no edge: networkx's answer (a missing weight counts
+    1), not "weighted=True but the graph has no edge weights" (found by a soak of the
+    Python API).  A native Graph without weights is still refused."""
+    G = nx.DiGraph()
+    G.add_edge("a", "b", weight=1.0)
+    G.add_edge("b", "c", weight=1.0)
+    G.add_node("d")
+    ref = nx.pagerank(G, weight="weight", tol=1e-14, max_iter=10000)
+    got = asapgraph.pagerank(G, weighted=True, tol=1e-13)
+    _close(ref, dict(zip(got.vertices(), got.ranks)), 1e-11)
+    E = nx.Graph()
+    E.add_nodes_from([1, 2, 3])
+    assert np.allclose(asapgraph.pagerank(E, weighted=True).ranks, 1 / 3, atol=1e-15)
+    with pytest.raises(ValueError, match="no edge weights"):
+        asapgraph.pagerank(Graph.from_edges(np.array([0]), np.array([1]), n=2), weighted=True)
