@@ -120,12 +120,17 @@ from asapgraph.engine.emulation import now
 # engine, not inside a solve: its kernels' import was timed as compute)
 from asapgraph.engine.pull import wants_reorder
 from asapgraph.engine.reduce import Schedule
-from asapgraph.engine.termination import EXTRA
+from asapgraph.engine.termination import DIRTY, EXTRA, RECV, SENT
 from asapgraph.engine.vclock import make_waves, run_solve
 
 __all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE", "push_rows"]
 
 _FLT_MAX = float(np.finfo(np.float64).max)
+
+#: waves in a row that saw no message and no decrease of the summed residual before the
+#: passivity target is lowered 10x, as when every rank is passive above tol
+#: (:meth:`_Solve._on_wave`)
+NO_PROGRESS_WAVES = 3
 
 #: local solver forms: ``jacobi`` (signed delta push, the default) and ``push`` (leaky
 #: Gauss-Seidel residual push, normalised at the end)
@@ -521,6 +526,9 @@ class _Solve:
         # then, the wave of its last sweep, and whether the guard is on
         self.guardable = jac and not prog and mm is None and sol.stall_sweeps > 0
         self.best_bound, self.best_sweeps, self.swept_wave, self.lazy = np.inf, 0, -1, False
+        # a settled wave's residual sum is within the global target (:meth:`within_target`)
+        self.global_ok = False
+        self.no_progress = 0  # consecutive waves without progress (NO_PROGRESS_WAVES)
         self.na = ex.NotifyAck(comm, out_peers, sizes, in_peers, [len(mp) for mp in self.in_maps],
                                sol.window, self.emu, st, self._deliver)
 
@@ -537,10 +545,23 @@ class _Solve:
             pat = GATE_DELAYED[1]
         return max(pat * ref, 2e-4)
 
+    def within_target(self):
+        """Out of work by the residual: this rank's ``rl`` is within its share of the
+        target, or the last settled wave (nothing in flight) measured the ranks' summed
+        residual within the whole target.  The second matters where a rank cannot shrink
+        its own residual: a vertex that is its own teleport target and dangling gets
+        back all it pushes, and only the peers' (passive) residual of the opposite sign
+        cancels it; that rank stayed busy for ever and no wave could end the run (the
+        networkx backend on 2 ranks, a 3-node graph, found by a soak).  Local pushes
+        never increase the summed ``|r|`` and a settled wave counts every message, so
+        the sum stays within the target; a wave that finds the bound above tol after
+        all lowers the target (``stalled``) and this turns false again."""
+        return self.rl <= self.target * self.share or self.global_ok
+
     def gate_due(self):
         """When the sweep gate opens by patience (inf: it is open or no sweep is due)."""
         if (self.sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
-                or not self.rl > self.target * self.share):
+                or self.within_target()):
             return np.inf
         return self.last_sweep_end + self._gate_wait()
 
@@ -556,8 +577,7 @@ class _Solve:
         ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
         if not ready:
             ready = (t1 if vnow is None else vnow) - self.last_sweep_end >= self._gate_wait()
-        if not (self.rl > self.target * self.share and ready
-                and not (self.wv.draining or self.over)):
+        if not (not self.within_target() and ready and not (self.wv.draining or self.over)):
             return 0
         if self._gated():
             return 0  # priority schedule: ranks with more residual per vertex go first
@@ -779,7 +799,8 @@ class _Solve:
         if not rem.any():
             return not acc[nloc:].any()
         if (self._exact_only() or self.mm is not None
-                or self.rl + self.remm.sum() > self.target * self.share):
+                or (self.rl + self.remm.sum() > self.target * self.share
+                    and not self.global_ok)):
             return False
         # (the last test runs only when all else holds)
         return not any(acc[self.seg_lo[j]:self.seg_hi[j]].any()
@@ -845,14 +866,29 @@ class _Solve:
         if sx != 0 and st.ref is not None:  # the bench's instrument: neither charged
             # (.vclock) nor timed (RankStats.now)
             self.untimed += st.track_error(d.result, 1.0 / sx)
+        last = wv.prev
         done = wv.decide(res, cur)
         if self.guardable and not self.lazy:
             self._stall_guard(cur)
         if self.bal is not None:  # every rank decides the same on the wave's sums
             self.bal.on_wave(wv, res, done)
-        if wv.stalled:  # every rank passive, bound above tol: lower the threshold
+        # no progress anywhere: no message since the last wave, every one delivered, and
+        # the summed residual no smaller -- the busy ranks cannot shrink it alone (their
+        # residual returns to them: see within_target), so the passive ones must work too
+        idle = (mm is None and not done and last is not None and res[SENT] == res[RECV]
+                and res[SENT] == last[SENT] and res[RECV] == last[RECV]
+                and res[_R] >= last[_R] and res[_R] > 0.0)
+        self.no_progress = self.no_progress + 1 if idle else 0
+        if wv.stalled or self.no_progress >= NO_PROGRESS_WAVES:
+            # every rank passive with the bound above tol, or no progress: lower the
+            # threshold (every rank decides the same, on the same sums)
             self.target /= 10.0
             self.tfac /= 10.0
+            self.no_progress = 0
+            st.extra["no_progress_cuts"] = st.extra.get("no_progress_cuts", 0) + (not wv.stalled)
+        # (every rank decides the same: the wave's sums and the same target)
+        self.global_ok = bool(mm is None and res[SENT] == res[RECV] and res[DIRTY] == 0
+                              and res[_R] <= self.target)
         if prog and not done and res[_F0] != 0.0:  # every rank decides the same
             lam = res[_F1] / res[_F0]
             d.relax = self.extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
@@ -904,7 +940,7 @@ class _Solve:
                 rloc = _local.abs_sum(acc, 0, nloc + self.lg.nslots)
                 self.gs += rloc - self.r_prev
                 self.r_prev = rloc
-            out_work = self.wv.draining or self.over or self.rl <= self.target * self.share
+            out_work = self.wv.draining or self.over or self.within_target()
             sent = self.flush(out_work or self._gated())
             t3 = perf()
             st.comm_s += t3 - t2

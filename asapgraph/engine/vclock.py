@@ -293,7 +293,7 @@ def run_solve(s, wave_interval):
             rloc = _local.abs_sum(acc, 0, nloc + s.lg.nslots)
             s.gs += rloc - s.r_prev
             s.r_prev = rloc
-        out_work = wv.draining or s.over or s.rl <= s.target * s.share
+        out_work = wv.draining or s.over or s.within_target()
         sent = s.flush(out_work or s._gated())  # (a gated rank flushes, as on the host clock)
         passive = s.passive(out_work)
         contributed = s._contribute(passive, emu.vt)
