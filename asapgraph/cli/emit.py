@@ -8,7 +8,7 @@ import time
 
 from asapgraph.cli.common import peak_rss_bytes
 
-__all__ = ["emit_results", "emit_program", "result_columns"]
+__all__ = ["emit_results", "emit_program", "result_columns", "named_groups"]
 
 
 def _node(x):
@@ -166,3 +166,17 @@ def result_columns(algo, res):
 
     return {k: np.asarray(v) for k, v in cols.items()}
 
+
+
+def named_groups(names, columns, ids=None):
+    """Group columns (components, communities) hold the original id of a vertex; with
+    ``--labels`` that id numbers the vertex densely (``ids``: the graph's original ids,
+    when not ``0..n-1``): write the vertex's name instead (one process and K ranks)."""
+    import numpy as np
+
+    names = np.asarray(names)
+    out = {}
+    for k, v in columns.items():
+        v = np.asarray(v, dtype=np.int64)
+        out[k] = names[v if ids is None else np.searchsorted(ids, v)]
+    return out

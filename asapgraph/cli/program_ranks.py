@@ -101,7 +101,7 @@ def _cli_program(args, g):
 def _cli_run(args, comm):
     from asapgraph.cli.common import check_output_path
     from asapgraph.cli.distributed import emit_agreed
-    from asapgraph.cli.emit import emit_program, result_columns
+    from asapgraph.cli.emit import emit_program, named_groups, result_columns
 
     me = comm.Get_rank()
     err = None
@@ -170,7 +170,7 @@ def _cli_run(args, comm):
         return 0
     cols = result_columns(algo, res)
     if names is not None and algo.top == "groups":  # a group's vertex, by name
-        cols = {k: names[np.asarray(v, dtype=np.int64)] for k, v in cols.items()}
+        cols = named_groups(names, cols)
     st = res.stats
     summary = {
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,

@@ -7,7 +7,7 @@ import os
 
 from asapgraph.cli.common import (EXIT_INTERNAL, EXIT_OK, check_output_path, err, load_input,
                                   progress_for, wants_distributed)
-from asapgraph.cli.emit import emit_program, result_columns
+from asapgraph.cli.emit import emit_program, named_groups, result_columns
 from asapgraph.cli.options import (Formatter, add_distributed_options, add_input_options,
                                    add_iteration_options, add_output_options, nonneg_float,
                                    positive_float)
@@ -85,19 +85,6 @@ def _check_source(args):
                          "named by text need --labels)")
 
 
-def _labelled_groups(graph, cols):
-    """Group columns (components, communities) hold the original id of a vertex; on a
-    graph read with ``--labels`` that id is the vertex's dense number: write its name."""
-    import numpy as np
-
-    out = {}
-    for k, v in cols.items():
-        v = np.asarray(v, dtype=np.int64)
-        dense = v if graph.ids is None else np.searchsorted(graph.ids, v)
-        out[k] = np.asarray(graph.labels)[dense]
-    return out
-
-
 def _program_parser(sub, name, help, description, examples):
     """A subcommand parser with the input options and an option group for the algorithm."""
     p = sub.add_parser(name, help=help, formatter_class=Formatter, description=description,
@@ -148,7 +135,7 @@ def _run_program_command(args, algo):
     res = algo.run(args, graph, prog)
     cols = result_columns(algo, res)
     if algo.top == "groups" and getattr(graph, "labels", None) is not None:
-        cols = _labelled_groups(graph, cols)
+        cols = named_groups(graph.labels, cols, graph.ids)
     max_iter = getattr(args, "max_iter", None)
     if not res.converged and not args.allow_unconverged:
         resid = res.stats.get("residual")
