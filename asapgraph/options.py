@@ -276,15 +276,23 @@ def labelled_vertex_values(labels, path):
     import numpy as np
 
     names, vals, lines = read_vertex_values(path, text_ids=True)
-    lab = np.asarray(labels).astype(str)
-    order = np.argsort(lab, kind="stable")
-    sl = lab[order]
-    pos = np.searchsorted(sl, names)
-    pos_c = np.minimum(pos, max(len(sl) - 1, 0))
-    found = (pos < len(sl)) & (sl[pos_c] == names) if len(sl) else np.zeros(names.shape, bool)
+    return _positions(path, np.asarray(labels).astype(str), names, lines), vals, lines
+
+
+def _positions(path, keys, wanted, lines):
+    """The position in ``keys`` of every entry of ``wanted`` (a node-value file's ids or
+    names, read from ``path`` at ``lines``), by one sort and a binary search; the first
+    entry (in file order) that is not among ``keys`` is :func:`unknown_vertex_error`."""
+    import numpy as np
+
+    n = keys.shape[0]
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    pos = np.minimum(np.searchsorted(sk, wanted), max(n - 1, 0))
+    found = (sk[pos] == wanted) if n else np.zeros(wanted.shape, bool)
     if not found.all():
-        raise unknown_vertex_error(path, lines, names, int(np.flatnonzero(~found)[0]))
-    return order[pos].astype(np.int64), vals, lines
+        raise unknown_vertex_error(path, lines, wanted, int(np.flatnonzero(~found)[0]))
+    return order[pos].astype(np.int64)
 
 
 class LabelledValues:
@@ -313,22 +321,15 @@ def dense_vertex_values(original_ids, path):
     not a vertex, and :func:`zero_sum_error` when nothing positive is left."""
     import numpy as np
 
-    if isinstance(path, LabelledValues):
-        ids, vals, lines = path.read()
+    orig = np.asarray(original_ids, dtype=np.int64)
+    if isinstance(path, LabelledValues):  # names: their dense ids directly
+        pos, vals, _ = path.read()
         path = path.path
     else:
         ids, vals, lines = read_vertex_values(path)
-    orig = np.asarray(original_ids, dtype=np.int64)
-    n = orig.shape[0]
-    order = np.argsort(orig, kind="stable")
-    sorted_ids = orig[order]
-    pos = np.searchsorted(sorted_ids, ids)
-    pos_c = np.minimum(pos, max(n - 1, 0))
-    found = (pos < n) & (sorted_ids[pos_c] == ids) if n else np.zeros(ids.shape, bool)
-    if not found.all():
-        raise unknown_vertex_error(path, lines, ids, int(np.flatnonzero(~found)[0]))
-    vec = np.zeros(n, dtype=np.float64)
-    vec[order[pos]] = vals
+        pos = _positions(path, orig, ids, lines)
+    vec = np.zeros(orig.shape[0], dtype=np.float64)
+    vec[pos] = vals
     if not vec.sum() > 0:
         raise zero_sum_error(path)
     return vec

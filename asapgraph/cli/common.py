@@ -69,12 +69,10 @@ def read_vertex_values(path):
 
 def dense_vector(graph, path):
     """A node-value file as a dense float64 vector over the graph's vertices."""
-    import numpy as np
-
     from asapgraph.options import LabelledValues, dense_vertex_values
 
     if getattr(graph, "labels", None) is not None:  # --labels: the file names vertices
-        return dense_vertex_values(np.arange(graph.n), LabelledValues(path, graph.labels))
+        path = LabelledValues(path, graph.labels)
     return dense_vertex_values(graph.original_ids(), path)
 
 

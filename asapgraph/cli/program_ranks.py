@@ -10,8 +10,6 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
-
 from asapgraph.cli.common import err as _err
 from asapgraph.comm.mpi import agree
 from asapgraph.engine.distributed import load, run
@@ -200,13 +198,12 @@ def _dense_source(args, comm, names):
     """The dense id of ``--source NAME`` (rank 0 holds the names; collective): refused
     as on one process when no vertex has that name."""
     from asapgraph.graph.io._text import display_name
+    from asapgraph.programs._util import name_index
 
     err, dense = None, None
     if comm.Get_rank() == 0:
-        hit = np.flatnonzero(np.asarray(names).astype(str) == str(args.source))
-        if hit.size:
-            dense = int(hit[0])
-        else:
+        dense = name_index(names, args.source)
+        if dense is None:
             err = InputError(display_name(args.input), None,
                              f"source vertex {args.source!r} is not in the graph")
     agree(comm, err)

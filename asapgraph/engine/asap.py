@@ -577,7 +577,7 @@ class _Solve:
         ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
         if not ready:
             ready = (t1 if vnow is None else vnow) - self.last_sweep_end >= self._gate_wait()
-        if not (not self.within_target() and ready and not (self.wv.draining or self.over)):
+        if self.within_target() or not ready or self.wv.draining or self.over:
             return 0
         if self._gated():
             return 0  # priority schedule: ranks with more residual per vertex go first
@@ -806,6 +806,18 @@ class _Solve:
         return not any(acc[self.seg_lo[j]:self.seg_hi[j]].any()
                        for j in range(nout) if not rem[j])
 
+    def send_step(self, moved):
+        """After the round's work: the push-sum pair follows the local residual when
+        something ``moved`` (only the ``approx`` knob uses it), then the flush (all of it
+        when out of work or gated).  Returns ``(messages sent, out of work)``.  Shared by
+        the host-clock loop (:meth:`run`) and the virtual clock's rounds (.vclock)."""
+        if self.sol.approx > 0 and moved:
+            rloc = _local.abs_sum(self.d.acc, 0, self.nloc + self.lg.nslots)
+            self.gs += rloc - self.r_prev
+            self.r_prev = rloc
+        out_work = self.wv.draining or self.over or self.within_target()
+        return self.flush(out_work or self._gated()), out_work
+
     # ------------------------------------------------------------------ termination
     def _wave(self, passive, tn):
         """Contribute to a wave when due, act on a completed one; True: stop now."""
@@ -936,12 +948,7 @@ class _Solve:
             self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
             pushed = self._work(ev, t1)
             t2 = perf()
-            if sol.approx > 0 and (ev or pushed or sent):  # push-sum: only the knob uses it
-                rloc = _local.abs_sum(acc, 0, nloc + self.lg.nslots)
-                self.gs += rloc - self.r_prev
-                self.r_prev = rloc
-            out_work = self.wv.draining or self.over or self.within_target()
-            sent = self.flush(out_work or self._gated())
+            sent, out_work = self.send_step(ev or pushed or sent)
             t3 = perf()
             st.comm_s += t3 - t2
             # termination waves (non-blocking)

@@ -77,7 +77,6 @@ import time
 import numpy as np
 
 from asapgraph.comm.mpi import mpi
-from asapgraph.kernels import _local
 from asapgraph.engine.termination import LatentWaves, Waves
 
 __all__ = ["Links", "VirtualWaves", "make_waves", "drive", "run_solve", "main"]
@@ -263,7 +262,7 @@ def run_solve(s, wave_interval):
     docstring."""
     emu, na, st, d, wv, sol = s.emu, s.na, s.st, s.d, s.wv, s.sol
     cpu = time.thread_time
-    nloc, acc = s.nloc, d.acc
+    nloc = s.nloc
     sent = 0
 
     def idle_event():
@@ -289,12 +288,7 @@ def run_solve(s, wave_interval):
         pushed = s._work(ev, time.perf_counter(), emu.vt)
         if emu.compute_vs > charged:  # a sweep ran: its virtual length
             s.last_sweep_len = emu.vt - v0
-        if sol.approx > 0 and (ev or pushed or sent):
-            rloc = _local.abs_sum(acc, 0, nloc + s.lg.nslots)
-            s.gs += rloc - s.r_prev
-            s.r_prev = rloc
-        out_work = wv.draining or s.over or s.within_target()
-        sent = s.flush(out_work or s._gated())  # (a gated rank flushes, as on the host clock)
+        sent, out_work = s.send_step(ev or pushed or sent)  # (as on the host clock)
         passive = s.passive(out_work)
         contributed = s._contribute(passive, emu.vt)
         # the round's other CPU (polling, applying, packing) at the rank's speed

@@ -10,14 +10,10 @@ def dense_id(graph, source, what="source"):
     """Dense id of the vertex whose original id is ``source``; InputError when absent."""
     labels = getattr(graph, "labels", None)
     if labels is not None:   # vertices named by strings, tuples, ...
-        names = labels.tolist()
-        # the command line gives text; a name that reads as a number arrives as an int
-        for key in (source, str(source)) if not isinstance(source, str) else (source,):
-            try:
-                return names.index(key)
-            except ValueError:
-                pass
-        raise InputError(graph.source, None, f"{what} vertex {source!r} is not in the graph")
+        i = name_index(labels, source)
+        if i is None:
+            raise InputError(graph.source, None, f"{what} vertex {source!r} is not in the graph")
+        return i
     try:
         s = int(source)
     except (TypeError, ValueError):
@@ -30,6 +26,18 @@ def dense_id(graph, source, what="source"):
         if hit.size:
             return int(hit[0])
     raise InputError(graph.source, None, f"{what} vertex {s} is not in the graph")
+
+
+def name_index(labels, source):
+    """Dense id of the vertex named ``source`` among ``labels`` (None: no such name).  The
+    command line gives text, and a name that reads as a number arrives as an int."""
+    names = labels.tolist() if hasattr(labels, "tolist") else list(labels)
+    for key in (source, str(source)) if not isinstance(source, str) else (source,):
+        try:
+            return names.index(key)
+        except ValueError:
+            pass
+    return None
 
 
 def vertex_vector(graph, spec, name, default=None):
