@@ -1,5 +1,7 @@
 """The emulation's transient stragglers and compute model (asapgraph.engine.emulation),
 the straggler/scale scenarios of ``asapgraph bench`` and their Markdown (no MPI)."""
+import subprocess
+import sys
 import time
 
 import pytest
@@ -281,3 +283,18 @@ def test_the_true_error_instrument_is_not_timed(monkeypatch):
     assert st.now() == 7.0
     st.ref = None
     assert st.track_error(result, 1.0) == 0.0 and len(st.err_trace) == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="timer slack is Linux's")
+def test_host_clock_emulator_sets_fine_timer_slack(tmp_path):
+    """A host-clock emulator lets its thread's sleeps end when due (1 ns timer slack, not
+    Linux's 50 us default that lengthened every emulated delay and idle wait)."""
+    code = ("from asapgraph.engine.emulation import Emulator\n"
+            "print(open('/proc/self/timerslack_ns').read().strip())\n"
+            "Emulator({'latency': 1e-3}, 0, 2)\n"
+            "print(open('/proc/self/timerslack_ns').read().strip())\n")
+    # (a fresh process: the slack is per thread and inherited; cwd away from the source
+    # tree, which `python -c` would import first)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True, cwd=tmp_path).stdout.split()
+    assert out[0] != "1" and out[1] == "1", out

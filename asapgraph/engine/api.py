@@ -310,9 +310,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
 
             pull_graph(comm, lg, threads)
         else:
-            from asapgraph.engine.asap import push_rows
+            from asapgraph.engine.asap import cut_edges, push_rows
 
             push_rows(comm, lg, asap_form)
+            cut_edges(lg)
         st.extra["layout_seconds"] = time.perf_counter() - t_lay
     st.progress = prog
     st.progress_what = ("superstep", "L1 change") if mode == "bsp" else ("wave", "error bound")

@@ -123,7 +123,7 @@ from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import DIRTY, EXTRA, RECV, SENT
 from asapgraph.engine.vclock import make_waves, run_solve
 
-__all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE", "push_rows"]
+__all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE", "cut_edges", "push_rows"]
 
 _FLT_MAX = float(np.finfo(np.float64).max)
 
@@ -289,6 +289,19 @@ def push_rows(comm, lg, form, prefetch=None, st=None, emu=None):
     return P
 
 
+def cut_edges(lg, emu=None):
+    """The rank's edges into remote slots (the sweep gate's input), counted once and kept
+    on the graph; a count made here is charged like compute (``emu``; None: before the
+    clocks start, with the layout, :func:`asapgraph.engine.api.pagerank`)."""
+    c = getattr(lg, "_cut_edges", None)
+    if c is None:
+        c0 = time.thread_time()
+        c = lg._cut_edges = int(np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc))
+        if emu is not None:
+            emu.layout(time.thread_time() - c0, lg.mloc, 0, "cut")
+    return c
+
+
 class _Solver:
     """The ASAP solver of one rank: its configuration (expander, window, knobs), kept
     across the solves of a run (:func:`.asap_pagerank.run_asap` may solve twice); see :meth:`solve`."""
@@ -371,8 +384,7 @@ class _Solver:
         if env is not None:
             self.patience = float(env)
         elif form == "jacobi" and comm.Get_size() > 1:
-            cut = np.array([np.count_nonzero(np.asarray(lg.tgt) >= lg.nloc), len(lg.tgt)],
-                           dtype=np.float64)
+            cut = np.array([cut_edges(lg, emu), len(lg.tgt)], dtype=np.float64)
             cut = comm.allreduce(cut)
             share = cut[0] / max(cut[1], 1.0)
             shared = not emu.virtual and self.shares_cores  # the modelled cluster has a

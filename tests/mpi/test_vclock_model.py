@@ -158,9 +158,10 @@ def test_model_charges_the_layout_that_ran(cli, tmp_path):
             d = json.loads(r.stdout)
             assert set(d["emulation"]["ns_per_edge"]) == {"pull", "push", "pull_r", "push_r"}
             assert set(d["emulation"]["ns_per_layout"]) == {"pull_in", "pull_in_r", "pull",
-                                                              "pull_r", "push_r"}
+                                                              "pull_r", "push_r", "cut"}
+            # (ASAP also counts its cut edges once, the sweep gate's input)
             layout = ({"layout_pull_in" + suffix} if mode == "bsp"
-                      else {"layout_push_r"} if suffix else set())
+                      else {"layout_push_r", "layout_cut"} if suffix else {"layout_cut"})
             for p in d["per_rank"]:
                 cal = {k for k in p["compute_calibration"] if k not in ("round", "pack")}
                 assert cal == {kernel + suffix} | layout, (graph, mode, p["compute_calibration"])
@@ -181,9 +182,9 @@ def test_layout_before_clock_same_answer_layout_not_charged(run_cases):
     assert len(recs) == 4
     for r in recs:
         assert r["same_ids"] and r["l1"] <= 1e-8 and r["converged"], r
-    for m, want in (("bsp", "layout_pull_in_r"), ("asap", "layout_push_r")):
+    for m, want in (("bsp", ["layout_pull_in_r"]), ("asap", ["layout_cut", "layout_push_r"])):
         inside, before = (r for r in recs if r["mode"] == m)
-        assert inside["rank_layouts_charged"] == [[want], [want]], inside
+        assert inside["rank_layouts_charged"] == [want, want], inside
         assert inside["rank_layout_seconds"] == [None, None]
         assert before["rank_layouts_charged"] == [[], []], before
         assert all(t is not None and t > 0 for t in before["rank_layout_seconds"]), before
