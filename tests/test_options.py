@@ -205,6 +205,49 @@ def test_negative_weights_refused_by_every_pagerank(tmp_path, capsys):
             call()
 
 
+def test_weighted_refused_on_inputs_without_weights(tmp_path, capsys):
+    """--weighted / --weight-col on an input with no weight column is one line, exit 2 (as
+    a 2-column text file is), for every command that reads an input: a generator spec, a
+    binary graph saved unweighted, a Matrix Market pattern file (plain or compressed).
+    It ran unweighted on one process ("weighted": false) and with unit weights reported as
+    "weighted": true on K ranks.  A weighted binary graph still reads its weights."""
+    import gzip
+
+    txt = tmp_path / "g.txt"
+    txt.write_text("1 2 0.5\n2 3 2\n3 1 1\n")
+    plain, weighted = tmp_path / "plain.asg", tmp_path / "weighted.asg"
+    ag.save_binary(ag.load_graph(str(txt)), str(plain))
+    ag.save_binary(ag.load_graph(str(txt), weighted=True), str(weighted))
+    mtx = tmp_path / "p.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n3 1\n")
+    mtxgz = tmp_path / "p2.mtx.gz"
+    mtxgz.write_bytes(gzip.compress(mtx.read_bytes()))
+    cases = [(["pagerank", "rmat:8", "--weighted"], "generator spec"),
+             (["pagerank", "rmat:8", "--weight-col", "3"], "generator spec"),
+             (["pagerank", "rmat:8", "--weighted", "--np", "2"], "generator spec"),
+             (["sssp", "er:50:200", "--weighted", "--source", "1"], "generator spec"),
+             (["katz", "rmat:8", "--weighted", "--alpha", "0.002"], "generator spec"),
+             (["hits", "rmat:8", "--weighted"], "generator spec"),
+             (["pagerank", plain, "--weighted"], "saved without edge weights"),
+             (["pagerank", plain, "--weighted", "--np", "2"], "saved without edge weights"),
+             (["sssp", plain, "--weighted", "--source", "1"], "saved without edge weights"),
+             (["convert", plain, tmp_path / "o.txt", "--weighted"], "saved without edge weights"),
+             (["info", "rmat:8", "--weighted"], "generator spec"),
+             (["pagerank", mtx, "--weighted"], "'pattern'"),
+             (["pagerank", mtxgz, "--weighted"], "'pattern'")]
+    for argv, words in cases:
+        code, out, err = run_main(capsys, *argv, "-q", *(["--json"] if argv[0] not in (
+            "convert", "info") else []))
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
+        assert words in err and ("--weight-col" if "--weight-col" in argv else "--weighted") \
+            in err, (argv, err)
+    assert not (tmp_path / "o.txt").exists()
+    code, out, err = run_main(capsys, "pagerank", weighted, "--weighted", "--json", "-q")
+    assert code == 0 and json.loads(out)["weighted"] is True, err
+    code, out, err = run_main(capsys, "pagerank", plain, "--json", "-q")
+    assert code == 0 and json.loads(out)["weighted"] is False, err
+
+
 # ----------------------------------------------------------------------------- refusals
 
 

@@ -103,7 +103,9 @@ def add_input_options(p, positional=True):
                             "or a generator spec such as rmat:20 or er:1000:5000")
     g = p.add_argument_group("input options")
     g.add_argument("--weighted", action="store_true",
-                   help="read edge weights (third column unless --weight-col)")
+                   help="read edge weights (third column unless --weight-col); an input "
+                        "without weights (a generator spec, a binary graph saved unweighted, "
+                        "a pattern .mtx) is refused")
     g.add_argument("--undirected", action="store_true",
                    help="treat every edge u v as the two arcs u->v and v->u")
     g.add_argument("--weight-col", type=positive_int, default=None, metavar="K",

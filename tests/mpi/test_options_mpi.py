@@ -210,7 +210,12 @@ def _files(tmp_path):
     neg.write_text("1 2 0.5\n2 3 -1\n3 1 2\n3 4 1\n4 1 1\n")
     pers = tmp_path / "pers.txt"
     pers.write_text("# seeds\n1 0.5\n123456 1\n")
-    return {"NEG": str(neg), "PERS": str(pers)}
+    plain = tmp_path / "plain.asg"  # a binary graph saved without weights
+    if not plain.exists():
+        import asapgraph as ag
+
+        ag.save_binary(ag.load_graph(str(neg)), str(plain))
+    return {"NEG": str(neg), "PERS": str(pers), "PLAIN": str(plain)}
 
 
 CASES = {
@@ -226,6 +231,10 @@ CASES = {
     "katz_tol": (["katz", GRAPH, "--alpha", "0.002", "--tol", "1e-8"], True),
     "katz_alpha_refused": (["katz", GRAPH, "--alpha", "0.1"], True),
     "katz_asap": (["katz", GRAPH, "--alpha", "0.002", "--tol", "1e-8", "--mode", "asap"], False),
+    # --weighted on an input without weights: refused alike (K ranks said "weighted": true)
+    "weighted_spec": (["pagerank", GRAPH, "--weighted"], True),
+    "weighted_spec_sssp": (["sssp", GRAPH, "--weighted", "--source", "1"], True),
+    "weighted_binary": (["pagerank", "PLAIN", "--weighted", "--mode", "asap"], True),
 }
 
 
