@@ -207,10 +207,12 @@ def register_katz(sub):
         sub, "katz", "Katz centrality of every vertex (networkx semantics)",
         "Katz centrality x = alpha A^T x + beta (networkx katz_centrality), L2-normalised "
         "unless --no-normalized.  Parallel edges add up; with --weighted the edge weights "
-        "are used.  Converges when alpha < 1 / (largest eigenvalue of A).",
-        ["asapgraph katz graph.txt --alpha 0.05 --top 10",
-         "asapgraph katz graph.txt.gz -o katz.csv --json --quiet",
-         "asapgraph katz rmat:16 --mode asap --json"])
+        "are used.  Converges when alpha < 1 / (largest eigenvalue of A): an --alpha not "
+        "below 1/B, B a certified bound of that eigenvalue, is refused with 1/B and a "
+        "suggested alpha (networkx's default 0.1 is refused on most graphs).",
+        ["asapgraph katz datasets/rmat-12.txt.gz --alpha 0.002 --top 10   # 1/B = 0.0037",
+         "asapgraph katz graph.txt.gz --alpha 0.001 -o katz.csv --json --quiet",
+         "asapgraph katz rmat:16 --alpha 0.001 --mode asap --json"])
     g.add_argument("--alpha", type=positive_float, default=0.1, metavar="A",
                    help="attenuation factor (networkx's default); must be below 1/B, B a "
                         "certified bound of the largest eigenvalue (else exit status 2 with "
