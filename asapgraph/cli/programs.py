@@ -430,8 +430,8 @@ def check_steps(args):
     if args.steps is None:
         return
     if args.tol is not None or args.max_iter is not None:
-        raise InputError("asapgraph run", None, "--steps runs exactly K supersteps; it cannot be "
-                         "combined with --tol or --max-iter")
+        raise InputError("asapgraph run", None, "--steps K sets the supersteps (K, or fewer at a "
+                         "fixpoint); it cannot be combined with --tol or --max-iter")
     if args.mode != "bsp":
         raise InputError("asapgraph run", None, "--steps needs --mode bsp (ASAP has no global "
                          "supersteps)")
@@ -491,8 +491,10 @@ def register_run(sub):
                    help="keyword argument of the program's constructor (repeatable); VALUE "
                         "is read as an int, float, true/false, None or else a string")
     g.add_argument("--steps", type=int, default=None, metavar="K",
-                   help="run exactly K supersteps (BSP), whatever the residual, and exit 0; "
-                        "replaces --tol and --max-iter")
+                   help="run at most K supersteps (BSP), whatever the residual, and exit 0: "
+                        "K unless the run reaches a fixpoint first (no active vertex, no "
+                        "pending delta, a residual of 0), where more would change nothing "
+                        "(--json: iterations); replaces --tol and --max-iter")
     _program_common(p, "<columns>", None, None,
                     tol_help="tolerance of the program's termination test (default: the "
                              "program's default_tol)",
