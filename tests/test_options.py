@@ -298,6 +298,62 @@ def test_help_states_the_default_schedule(capsys):
     assert f"default: {DEFAULT_SCHEDULE} (measured" in out
 
 
+def _subparsers():
+    import argparse
+
+    p = cli.build_parser()
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
+
+
+def test_help_shows_each_default_once(capsys):
+    """An option whose help states its default ("default: the personalization", "default
+    off", "default: sweep ...") gets no second "(default: X)"; absent values (None, a
+    flag's False, []) are not shown as defaults."""
+    for name, parser in _subparsers().items():
+        fmt = parser._get_formatter()
+        for a in parser._actions:
+            if not a.help or a.help == "==SUPPRESS==":
+                continue
+            text = fmt._get_help_string(a) % {"default": a.default, "prog": parser.prog}
+            assert text.lower().count("(default:") <= 1, (name, a.dest, text)
+            if "default" in a.help.lower():
+                assert text == a.help % {"default": a.default, "prog": parser.prog}, \
+                    (name, a.dest, text)
+            for absent in ("(default: None)", "(default: False)", "(default: [])"):
+                assert absent not in text, (name, a.dest, text)
+    assert cli.main(["pagerank", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: the personalization) (default" not in out and "(default: off)" not in out
+    assert "--alpha A damping factor (default: 0.85)" in out
+
+
+@pytest.mark.parametrize("command", options.RUN_COMMANDS)
+def test_help_hides_the_options_always_refused(capsys, command):
+    """``--asap-form``, ``--rebalance``, ``--schedule`` (and the other options whose rule
+    names other commands) are left out of a command's --help where they are always
+    refused; given anyway, they are refused as before (one line, exit 2)."""
+    assert cli.main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    for dest, rule in options.RULES.items():
+        opt = options.option_name(dest)
+        if dest in ("method", "threads") and command != "pagerank":
+            continue  # not options of the program commands at all
+        assert (opt + " " in out or opt + "\n" in out) == (command in rule.commands), \
+            (command, opt)
+    for dest in ("asap_form", "rebalance", "schedule"):
+        if command in options.RULES[dest].commands:
+            continue
+        value = {"asap_form": "push", "rebalance": "start", "schedule": "priority"}[dest]
+        argv = [command, *(["asapgraph.programs.components:WCCProgram"] if command == "run"
+                           else []), "rmat:8", options.option_name(dest), value, "--np", "2",
+                *(["--source", "1"] if command in ("sssp", "bfs") else [])]
+        code, out, err = run_main(capsys, *argv)
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
+        assert err.startswith(f"asapgraph: {options.option_name(dest)} does not apply to "
+                              f"{command}"), err
+
+
 def test_asap_env_knobs_checked_up_front(monkeypatch):
     """A bad value of an ASAP experiment knob is one InputError (exit 2 in the CLI), not an
     error on every rank; the table covers every knob the ASAP solver reads."""
