@@ -2,7 +2,7 @@
 
 Examples::
 
-    asapgraph bench --quick                       # CI smoke test, < 3 minutes
+    asapgraph bench --quick                       # CI smoke test, about 30 s
     asapgraph bench --report                      # benchmarks/REPORT.md + PNGs, < 20 minutes
     asapgraph bench --scenario rq5
     asapgraph bench --grid --graphs rmat:16,cnr-2000 --ranks 2,4 --modes bsp,asap \\
@@ -39,7 +39,7 @@ def add_arguments(p):
     """Add the ``bench`` options to an argparse parser."""
     what = p.add_mutually_exclusive_group()
     what.add_argument("--quick", action="store_true",
-                      help="CI smoke test: tiny graphs, 2-3 ranks, every plot (< 3 min; "
+                      help="CI smoke test: tiny graphs, 2-3 ranks, every plot (about 30 s; "
                            "the plots need matplotlib: pip install \"asapgraph[bench]\")")
     what.add_argument("--report", action="store_true",
                       help="the full RQ1-RQ5 + peers report (benchmarks/REPORT.md, < 20 min)")
