@@ -98,3 +98,27 @@ def test_bench_runs_without_matplotlib(tmp_path):
     doc = json.loads((tmp_path / "g.json").read_text())
     assert doc["plots"] == [] and len(doc["records"]) == 1 and doc["records"][0]["ok"]
     assert (tmp_path / "out" / "grid.md").exists()
+
+
+# ----------------------------------------------------------------------------- scripts' --help
+
+BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "benchmarks")
+
+
+@pytest.mark.parametrize("script", ["bench_error_bound.py", "bench_faults.py"])
+def test_benchmark_scripts_answer_help(tmp_path, script):
+    """``--help`` prints the usage and runs nothing (bench_error_bound.py took "--help" for
+    a graph file and ended in a traceback; bench_faults.py started its kill experiments)."""
+    r = subprocess.run([sys.executable, os.path.join(BENCHMARKS, script), "--help"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith(f"usage: {script}"), r.stderr
+    assert r.stderr == "" and list(tmp_path.iterdir()) == []
+
+
+def test_bench_error_bound_bad_graph_is_one_line(tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "bench_error_bound.py"),
+                        str(tmp_path / "missing.txt")], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "missing.txt" in r.stderr, \
+        r.stderr
