@@ -4,8 +4,56 @@ The public API is what this module exports (``__all__``); everything in a
 module whose name starts with ``_`` is private.  Importing asapgraph never
 initialises MPI: only :mod:`asapgraph.comm` imports mpi4py, when a run needs it.
 """
-from asapgraph._version import __version__
-from asapgraph.errors import InputError, NotConvergedError
+
+
+def _check_built():
+    """Refuse, in one clear line, a source checkout whose compiled kernels are not built.
+
+    Python run from the root of a clone (``python -m asapgraph``, ``python -c``, a script
+    or a REPL there) imports ``./asapgraph`` before the installed package; without the
+    extension modules in ``asapgraph/kernels`` (``pip install .`` builds them elsewhere)
+    the first kernel import failed deep inside a command ("No module named
+    'asapgraph.kernels._graph'", "cannot import name '_parse'").  As numpy does, this is
+    an ImportError at ``import asapgraph`` saying what to do, and under ``python -m
+    asapgraph`` one line on stderr and exit status 1.  Cheap: a few ``stat`` calls; an
+    installed package and an editable install (in-place extension modules) pass.
+    """
+    import os
+    import sys
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    kernels = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels")
+    if not os.path.exists(os.path.join(kernels, "_graph.pyx")):
+        return  # not a source checkout
+    if any(os.path.exists(os.path.join(kernels, "_graph" + s)) for s in EXTENSION_SUFFIXES):
+        return  # built in place (pip install -e ., setup.py build_ext --inplace)
+    root = os.path.dirname(os.path.dirname(kernels))
+    msg = (f"asapgraph is being imported from its source tree at {root}, whose compiled "
+           "kernels are not built: run from another directory, or install with "
+           "`pip install -e .`")
+    if sys.argv[:1] == ["-m"] and _main_module(sys).split(".")[0] == __name__:
+        sys.stderr.write(msg + "\n")  # python -m asapgraph[.x]: one line, no traceback
+        raise SystemExit(1)
+    raise ImportError(msg, name=__name__, path=__file__)
+
+
+def _main_module(sys):
+    """The module of ``python [options] -m MODULE args`` while runpy imports its package
+    (``sys.argv`` is then ``["-m", *args]``): the word of the interpreter's own arguments
+    before ``args`` ("MODULE", or "-mMODULE" written as one word); "" when unknown."""
+    args = list(getattr(sys, "orig_argv", None) or ())
+    k = len(args) - len(sys.argv)
+    if not 0 < k < len(args):
+        return ""
+    word = args[k]
+    return word[word.index("m") + 1:] if word.startswith("-") and "m" in word else word
+
+
+_check_built()
+del _check_built, _main_module
+
+from asapgraph._version import __version__  # noqa: E402
+from asapgraph.errors import InputError, NotConvergedError  # noqa: E402
 
 __all__ = [
     "__version__",

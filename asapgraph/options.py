@@ -714,11 +714,55 @@ def _check_labels_input(source):
                              "(integer ids)")
 
 
+def _check_weighted_input(args):
+    """``--weighted`` / ``--weight-col`` read a weight column: an input that has none is
+    refused, as a text edge list without the column is ("missing column 3"), instead of
+    running unweighted (one process) or with unit weights reported as weighted (K ranks):
+    a generator spec, a binary graph saved without weights, a Matrix Market ``pattern``
+    file.  Checked before any rank starts, so 1 and K ranks refuse alike."""
+    import os
+
+    weight_col = getattr(args, "weight_col", None)
+    if not (getattr(args, "weighted", False) or weight_col is not None):
+        return
+    opt = "--weighted" if weight_col is None else "--weight-col"
+    source = getattr(args, "input", None)
+    if not isinstance(source, str) or source == "-" or getattr(args, "labels", False):
+        return  # standard input and --labels are text: their parsers check the column
+    if not os.path.exists(source):
+        from asapgraph.graph.generators import is_spec
+
+        if is_spec(source):
+            raise InputError(source, None, f"a generator spec has no edge weights (every "
+                             f"edge weighs 1): drop {opt}")
+        return
+    if not os.path.isfile(source):
+        return  # the reader's own message
+    from asapgraph.graph.io import detect_format
+
+    fmt = detect_format(source)
+    if fmt == "binary":
+        from asapgraph.graph.io._binary import read_header
+
+        if not read_header(source)["flags"] & 1:
+            raise InputError(source, None, f"this binary graph was saved without edge "
+                             f"weights (convert its source with --weighted to keep them): "
+                             f"drop {opt}")
+    elif fmt == "mtx":
+        from asapgraph.graph.io._formats import mtx_field
+
+        if mtx_field(source) == "pattern":
+            raise InputError(source, 1, f"a Matrix Market 'pattern' file has no edge "
+                             f"weights: drop {opt}")
+
+
 def check_cli(args, distributed, ranks=None):
     """Refuse (InputError, exit status 2) every option given on the command line that
-    cannot apply to this command, mode and rank count ``ranks`` (:data:`RULES`), and a bad
-    value of an ASAP experiment knob in the environment (:func:`check_env`)."""
+    cannot apply to this command, mode and rank count ``ranks`` (:data:`RULES`), ``--weighted``
+    on an input without weights (:func:`_check_weighted_input`), and a bad value of an ASAP
+    experiment knob in the environment (:func:`check_env`)."""
     command = getattr(args, "command", None)
+    _check_weighted_input(args)  # info and convert read their input alike
     if command not in RUN_COMMANDS:
         return
     check_env()

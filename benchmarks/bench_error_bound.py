@@ -6,8 +6,9 @@ against a tight reference (PageRank: a 1e-15 run; Katz at alpha = 0.5 / lambda_m
 direct sparse solve of ``(I - alpha A^T) x = 1``).  The bound must never be below the
 true error.
 
-    python benchmarks/bench_error_bound.py rmat:14 datasets/wiki-Vote.txt.gz
+    python benchmarks/bench_error_bound.py rmat:14 datasets/rmat-12.txt.gz
 """
+import argparse
 import sys
 
 import numpy as np
@@ -38,5 +39,21 @@ def main(specs):
                       f"bound {k.stats['error_bound']:.2e}\ttrue {np.abs(k.values - x).sum():.2e}")
 
 
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        prog="bench_error_bound.py", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  python benchmarks/bench_error_bound.py rmat:14 datasets/rmat-12.txt.gz")
+    p.add_argument("graphs", nargs="*", default=["rmat:14"], metavar="GRAPH",
+                   help="edge-list files or generator specs (default: rmat:14); output: one "
+                        "tab-separated line per graph, algorithm, mode and tol")
+    return p.parse_args(argv)
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["rmat:14"])
+    args = parse_args()
+    try:
+        main(args.graphs)
+    except ag.InputError as e:  # a bad graph: one line, as the command line prints it
+        print(f"bench_error_bound.py: {e}", file=sys.stderr)
+        sys.exit(2)

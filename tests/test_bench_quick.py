@@ -30,7 +30,7 @@ RECORD_KEYS = {
 @pytest.mark.timeout(720)
 def test_bench_quick(tmp_path):
     # relative paths on purpose: the ranks run in another directory; 600 s: it timed out
-    # at 240 s once on this 2-core host at load average 76 (2-3 minutes when quiet)
+    # at 240 s once on this 2-core host at load average 76 (about 30 s at load 15)
     cmd = [sys.executable, "-m", "asapgraph.bench.commands", "--quick", "--outdir", "out",
            "--results-dir", "res", "--json-out", "quick.json"]
     p = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True,

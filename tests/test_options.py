@@ -205,6 +205,49 @@ def test_negative_weights_refused_by_every_pagerank(tmp_path, capsys):
             call()
 
 
+def test_weighted_refused_on_inputs_without_weights(tmp_path, capsys):
+    """--weighted / --weight-col on an input with no weight column is one line, exit 2 (as
+    a 2-column text file is), for every command that reads an input: a generator spec, a
+    binary graph saved unweighted, a Matrix Market pattern file (plain or compressed).
+    It ran unweighted on one process ("weighted": false) and with unit weights reported as
+    "weighted": true on K ranks.  A weighted binary graph still reads its weights."""
+    import gzip
+
+    txt = tmp_path / "g.txt"
+    txt.write_text("1 2 0.5\n2 3 2\n3 1 1\n")
+    plain, weighted = tmp_path / "plain.asg", tmp_path / "weighted.asg"
+    ag.save_binary(ag.load_graph(str(txt)), str(plain))
+    ag.save_binary(ag.load_graph(str(txt), weighted=True), str(weighted))
+    mtx = tmp_path / "p.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n3 1\n")
+    mtxgz = tmp_path / "p2.mtx.gz"
+    mtxgz.write_bytes(gzip.compress(mtx.read_bytes()))
+    cases = [(["pagerank", "rmat:8", "--weighted"], "generator spec"),
+             (["pagerank", "rmat:8", "--weight-col", "3"], "generator spec"),
+             (["pagerank", "rmat:8", "--weighted", "--np", "2"], "generator spec"),
+             (["sssp", "er:50:200", "--weighted", "--source", "1"], "generator spec"),
+             (["katz", "rmat:8", "--weighted", "--alpha", "0.002"], "generator spec"),
+             (["hits", "rmat:8", "--weighted"], "generator spec"),
+             (["pagerank", plain, "--weighted"], "saved without edge weights"),
+             (["pagerank", plain, "--weighted", "--np", "2"], "saved without edge weights"),
+             (["sssp", plain, "--weighted", "--source", "1"], "saved without edge weights"),
+             (["convert", plain, tmp_path / "o.txt", "--weighted"], "saved without edge weights"),
+             (["info", "rmat:8", "--weighted"], "generator spec"),
+             (["pagerank", mtx, "--weighted"], "'pattern'"),
+             (["pagerank", mtxgz, "--weighted"], "'pattern'")]
+    for argv, words in cases:
+        code, out, err = run_main(capsys, *argv, "-q", *(["--json"] if argv[0] not in (
+            "convert", "info") else []))
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
+        assert words in err and ("--weight-col" if "--weight-col" in argv else "--weighted") \
+            in err, (argv, err)
+    assert not (tmp_path / "o.txt").exists()
+    code, out, err = run_main(capsys, "pagerank", weighted, "--weighted", "--json", "-q")
+    assert code == 0 and json.loads(out)["weighted"] is True, err
+    code, out, err = run_main(capsys, "pagerank", plain, "--json", "-q")
+    assert code == 0 and json.loads(out)["weighted"] is False, err
+
+
 # ----------------------------------------------------------------------------- refusals
 
 
@@ -253,6 +296,62 @@ def test_help_states_the_default_schedule(capsys):
     assert cli.main(["pagerank", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"default: {DEFAULT_SCHEDULE} (measured" in out
+
+
+def _subparsers():
+    import argparse
+
+    p = cli.build_parser()
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
+
+
+def test_help_shows_each_default_once(capsys):
+    """An option whose help states its default ("default: the personalization", "default
+    off", "default: sweep ...") gets no second "(default: X)"; absent values (None, a
+    flag's False, []) are not shown as defaults."""
+    for name, parser in _subparsers().items():
+        fmt = parser._get_formatter()
+        for a in parser._actions:
+            if not a.help or a.help == "==SUPPRESS==":
+                continue
+            text = fmt._get_help_string(a) % {"default": a.default, "prog": parser.prog}
+            assert text.lower().count("(default:") <= 1, (name, a.dest, text)
+            if "default" in a.help.lower():
+                assert text == a.help % {"default": a.default, "prog": parser.prog}, \
+                    (name, a.dest, text)
+            for absent in ("(default: None)", "(default: False)", "(default: [])"):
+                assert absent not in text, (name, a.dest, text)
+    assert cli.main(["pagerank", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: the personalization) (default" not in out and "(default: off)" not in out
+    assert "--alpha A damping factor (default: 0.85)" in out
+
+
+@pytest.mark.parametrize("command", options.RUN_COMMANDS)
+def test_help_hides_the_options_always_refused(capsys, command):
+    """``--asap-form``, ``--rebalance``, ``--schedule`` (and the other options whose rule
+    names other commands) are left out of a command's --help where they are always
+    refused; given anyway, they are refused as before (one line, exit 2)."""
+    assert cli.main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    for dest, rule in options.RULES.items():
+        opt = options.option_name(dest)
+        if dest in ("method", "threads") and command != "pagerank":
+            continue  # not options of the program commands at all
+        assert (opt + " " in out or opt + "\n" in out) == (command in rule.commands), \
+            (command, opt)
+    for dest in ("asap_form", "rebalance", "schedule"):
+        if command in options.RULES[dest].commands:
+            continue
+        value = {"asap_form": "push", "rebalance": "start", "schedule": "priority"}[dest]
+        argv = [command, *(["asapgraph.programs.components:WCCProgram"] if command == "run"
+                           else []), "rmat:8", options.option_name(dest), value, "--np", "2",
+                *(["--source", "1"] if command in ("sssp", "bfs") else [])]
+        code, out, err = run_main(capsys, *argv)
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, err)
+        assert err.startswith(f"asapgraph: {options.option_name(dest)} does not apply to "
+                              f"{command}"), err
 
 
 def test_asap_env_knobs_checked_up_front(monkeypatch):

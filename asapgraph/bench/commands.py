@@ -2,7 +2,7 @@
 
 Examples::
 
-    asapgraph bench --quick                       # CI smoke test, < 3 minutes
+    asapgraph bench --quick                       # CI smoke test, about 30 s
     asapgraph bench --report                      # benchmarks/REPORT.md + PNGs, < 20 minutes
     asapgraph bench --scenario rq5
     asapgraph bench --grid --graphs rmat:16,cnr-2000 --ranks 2,4 --modes bsp,asap \\
@@ -39,7 +39,8 @@ def add_arguments(p):
     """Add the ``bench`` options to an argparse parser."""
     what = p.add_mutually_exclusive_group()
     what.add_argument("--quick", action="store_true",
-                      help="CI smoke test: tiny graphs, 2-3 ranks, every plot (< 3 min)")
+                      help="CI smoke test: tiny graphs, 2-3 ranks, every plot (about 30 s; "
+                           "the plots need matplotlib: pip install \"asapgraph[bench]\")")
     what.add_argument("--report", action="store_true",
                       help="the full RQ1-RQ5 + peers report (benchmarks/REPORT.md, < 20 min)")
     what.add_argument("--scenario", metavar="NAME", help="run a named scenario (see --list)")
@@ -311,10 +312,9 @@ def run_command(args):
         sys.stderr.write(f"{e}\n")
         return 2
     elapsed = time.perf_counter() - t0
-    from asapgraph.bench.plots import all_plots
     from asapgraph.bench.report import write_markdown
 
-    plots = all_plots(records, outdir)
+    plots = _plots(records, outdir)
     write_markdown(md, records, peer_rows, plots, command, elapsed)
     json_out.parent.mkdir(parents=True, exist_ok=True)
     doc = {"name": name, "command": command, "machine": machine_info(),
@@ -334,8 +334,27 @@ def run_command(args):
     return 1 if nbad else 0
 
 
-def _rerender(args):
+#: the pip extra that brings matplotlib (pyproject.toml, [project.optional-dependencies])
+PLOTS_EXTRA = "bench"
+
+
+def _plots(records, outdir):
+    """The PNG plots of ``records`` (:func:`asapgraph.bench.plots.all_plots`), or none and
+    one note on stderr when matplotlib is not installed (a plain ``pip install .``): the
+    runs, the JSON and the Markdown do not need it."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        sys.stderr.write("asapgraph bench: plots skipped: matplotlib is not installed "
+                         f"(pip install \"asapgraph[{PLOTS_EXTRA}]\" or pip install "
+                         "matplotlib)\n")
+        return []
     from asapgraph.bench.plots import all_plots
+
+    return all_plots(records, outdir)
+
+
+def _rerender(args):
     from asapgraph.bench.report import write_markdown
 
     doc = json.loads(Path(args.from_json).read_text())
@@ -343,7 +362,7 @@ def _rerender(args):
     md = Path(args.markdown) if args.markdown else (
         Path("benchmarks") / "REPORT.md" if doc.get("name") == "report"
         else outdir / f"{doc.get('name', 'bench')}.md")
-    plots = all_plots(doc["records"], outdir)
+    plots = _plots(doc["records"], outdir)
     write_markdown(md, doc["records"], doc.get("peers"), plots, doc.get("command", ""),
                    doc.get("elapsed_seconds"))
     if not args.quiet:

@@ -360,7 +360,7 @@ def _report(repeat):
 
 #: name -> (description, builder(repeat) -> list[RunSpec])
 SCENARIOS = {
-    "quick": ("CI smoke test: rmat:13 on 2-3 ranks, every plot, < 3 minutes", lambda r: _quick()),
+    "quick": ("CI smoke test: rmat:13 on 2-3 ranks, every plot, about 30 s", lambda r: _quick()),
     "headline": ("rmat:20 and cnr-2000, 4 ranks, emulated cluster and unemulated",
                  lambda r: _rq1(["rmat:20", "cnr-2000"], 4, r)),
     "rq1": ("ASAP vs BSP time to each error level (rmat:20, cnr-2000, 4 ranks)",

@@ -175,7 +175,8 @@ def _run(args, comm):
         "total_seconds": total, "mode": args.mode, "engine": "distributed",
         "ranks": st["ranks"], "threads": st["threads"], "partition": st["partition"],
         "rounds": st["rounds"],
-        "messages_sent": st["messages_sent"], "bytes_sent": st["bytes_sent"],
+        "messages_sent": st["messages_sent"], "data_messages_sent": st["data_messages_sent"],
+        "acks_sent": st["acks_sent"], "bytes_sent": st["bytes_sent"],
         "wait_seconds": st["wait_seconds"], "peak_rss_mb_max_rank": st["peak_rss_mb_max"],
         "edges_scanned": st["edges_visited"],
     }

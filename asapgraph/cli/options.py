@@ -16,7 +16,17 @@ __all__ = ["Formatter", "positive_int", "nonneg_int", "nonneg_float", "positive_
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    pass
+    """Descriptions as written, and each option's default shown once: ``(default: X)`` is
+    appended unless the help text states its default itself (it says "default"), and not
+    for an absent value (None, a flag's False, an empty list), which the text explains."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if "default" in text.lower() or d is None or d is False or (isinstance(d, list)
+                                                                      and not d):
+            return text
+        return super()._get_help_string(action)
 
 
 # ----------------------------------------------------------------------------- arg types
@@ -103,7 +113,9 @@ def add_input_options(p, positional=True):
                             "or a generator spec such as rmat:20 or er:1000:5000")
     g = p.add_argument_group("input options")
     g.add_argument("--weighted", action="store_true",
-                   help="read edge weights (third column unless --weight-col)")
+                   help="read edge weights (third column unless --weight-col); an input "
+                        "without weights (a generator spec, a binary graph saved unweighted, "
+                        "a pattern .mtx) is refused")
     g.add_argument("--undirected", action="store_true",
                    help="treat every edge u v as the two arcs u->v and v->u")
     g.add_argument("--weight-col", type=positive_int, default=None, metavar="K",
@@ -160,10 +172,16 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
     return g
 
 
-def add_distributed_options(p):
-    """MPI options (``--np``, ``--mode`` ...) and network emulation, for run_distributed."""
-    from asapgraph.options import (DEFAULT_SCHEDULE, REBALANCE_MODES, SCHEDULES, Given,
-                                   GivenAppend)
+def add_distributed_options(p, command=None):
+    """MPI options (``--np``, ``--mode`` ...) and network emulation, for run_distributed.
+
+    ``command`` (default: the last word of the parser's ``prog``): an option that is always
+    refused for it (its :data:`asapgraph.options.RULES` rule names other commands, e.g.
+    ``--asap-form`` outside ``pagerank``) is left out of its ``--help`` and usage; it is
+    still parsed, and refused in one line (exit 2) as before.
+    """
+    from asapgraph.options import (DEFAULT_SCHEDULE, REBALANCE_MODES, RULES, RUN_COMMANDS,
+                                   SCHEDULES, Given, GivenAppend)
 
     g = p.add_argument_group("distributed options (MPI)")
     g.add_argument("--np", type=positive_int, default=1, metavar="P",
@@ -228,5 +246,11 @@ def add_distributed_options(p):
                    help="with --clock virtual: charge compute by thread CPU time (cpu) or by "
                         "a calibrated model of the edges, vertices and messages of the work "
                         "(model: a seeded run repeats exactly; constants in --json)")
+    command = command or p.prog.split()[-1]
+    if command in RUN_COMMANDS:
+        for a in g._group_actions + e._group_actions:
+            rule = RULES.get(a.dest)
+            if rule is not None and command not in rule.commands:
+                a.help = argparse.SUPPRESS
     return g
 

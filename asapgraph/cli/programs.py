@@ -207,10 +207,12 @@ def register_katz(sub):
         sub, "katz", "Katz centrality of every vertex (networkx semantics)",
         "Katz centrality x = alpha A^T x + beta (networkx katz_centrality), L2-normalised "
         "unless --no-normalized.  Parallel edges add up; with --weighted the edge weights "
-        "are used.  Converges when alpha < 1 / (largest eigenvalue of A).",
-        ["asapgraph katz graph.txt --alpha 0.05 --top 10",
-         "asapgraph katz graph.txt.gz -o katz.csv --json --quiet",
-         "asapgraph katz rmat:16 --mode asap --json"])
+        "are used.  Converges when alpha < 1 / (largest eigenvalue of A): an --alpha not "
+        "below 1/B, B a certified bound of that eigenvalue, is refused with 1/B and a "
+        "suggested alpha (networkx's default 0.1 is refused on most graphs).",
+        ["asapgraph katz datasets/rmat-12.txt.gz --alpha 0.002 --top 10   # 1/B = 0.0037",
+         "asapgraph katz graph.txt.gz --alpha 0.001 -o katz.csv --json --quiet",
+         "asapgraph katz rmat:16 --alpha 0.001 --mode asap --json"])
     g.add_argument("--alpha", type=positive_float, default=0.1, metavar="A",
                    help="attenuation factor (networkx's default); must be below 1/B, B a "
                         "certified bound of the largest eigenvalue (else exit status 2 with "
@@ -428,8 +430,8 @@ def check_steps(args):
     if args.steps is None:
         return
     if args.tol is not None or args.max_iter is not None:
-        raise InputError("asapgraph run", None, "--steps runs exactly K supersteps; it cannot be "
-                         "combined with --tol or --max-iter")
+        raise InputError("asapgraph run", None, "--steps K sets the supersteps (K, or fewer at a "
+                         "fixpoint); it cannot be combined with --tol or --max-iter")
     if args.mode != "bsp":
         raise InputError("asapgraph run", None, "--steps needs --mode bsp (ASAP has no global "
                          "supersteps)")
@@ -489,8 +491,10 @@ def register_run(sub):
                    help="keyword argument of the program's constructor (repeatable); VALUE "
                         "is read as an int, float, true/false, None or else a string")
     g.add_argument("--steps", type=int, default=None, metavar="K",
-                   help="run exactly K supersteps (BSP), whatever the residual, and exit 0; "
-                        "replaces --tol and --max-iter")
+                   help="run at most K supersteps (BSP), whatever the residual, and exit 0: "
+                        "K unless the run reaches a fixpoint first (no active vertex, no "
+                        "pending delta, a residual of 0), where more would change nothing "
+                        "(--json: iterations); replaces --tol and --max-iter")
     _program_common(p, "<columns>", None, None,
                     tol_help="tolerance of the program's termination test (default: the "
                              "program's default_tol)",

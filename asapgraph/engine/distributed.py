@@ -127,7 +127,7 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         termination waves, i.e. global rounds, which are reported as ``iterations``).
     progress : asapgraph.progress.Progress, optional (reported by rank 0).
     steps : int, optional
-        Exactly this many supersteps (BSP), as :func:`asapgraph.programs.run`.
+        This many supersteps (BSP; fewer at a fixpoint), as :func:`asapgraph.programs.run`.
     engine_options : dict, optional
         ``fanout``, ``window``, ``approx``, ``seed`` (ASAP) and ``emulation`` for the
         accumulative sum programs that run on the tuned engine
@@ -136,7 +136,7 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         does not apply to them).  Value-form programs, sum programs whose hooks that
         engine cannot express (``aggregate``, ``post_delta``, ``direction_at``; see
         :func:`.sum_program.reason_not_compiled`), min/max programs with
-        ``direction_at``, and runs of exactly ``steps`` supersteps run on this module's
+        ``direction_at``, and runs given ``steps`` supersteps run on this module's
         engine, which ignores these options.
 
     Returns

@@ -93,12 +93,13 @@ refused, a float program may return ints).  A failure raises :class:`ProgramErro
 the program and the callback, e.g. ``SeededKatz.init_delta() returned deltas of shape
 (10,), expected (12,): one value per local vertex``.
 
-Running exactly ``k`` steps
+Running at most ``k`` steps
 ---------------------------
 ``run(program, graph, steps=k)`` runs ``k`` supersteps (BSP; rounds of the delta form)
 whatever the residual, and reports ``converged=True``: the run did what was asked.  It
-stops earlier only at a fixpoint (no active vertex, no pending delta), where further steps
-would change nothing.  ``asapgraph run ... --steps K`` is the command-line form.
+stops earlier only at a fixpoint (no active vertex, no pending delta, a step whose
+residual is 0), where further steps would change nothing; ``iterations`` is the number
+run.  ``asapgraph run ... --steps K`` is the command-line form.
 """
 from __future__ import annotations
 
@@ -371,7 +372,8 @@ def validate_program(program, mode="bsp"):
 
 
 def exact_steps(program, steps, mode):
-    """``(max_iter, tol)`` of a run of exactly ``steps`` steps (see the module docstring)."""
+    """``(max_iter, tol)`` of a run of ``steps`` steps, fewer at a fixpoint (see the module
+    docstring)."""
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ProgramError(program, f"steps must be a whole number >= 0, not {steps!r}")
     if mode != "bsp":

@@ -390,8 +390,9 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
         Cap on the OpenMP threads of the kernels for this run (default: ``OMP_NUM_THREADS``
         or all cores); ``threads=1`` gives single-threaded figures.
     steps : int, optional
-        Run exactly this many supersteps (BSP; overrides ``max_iter`` and ``tol``) and
-        report ``converged=True``; fewer only at a fixpoint.
+        Run this many supersteps (BSP; overrides ``max_iter`` and ``tol``) and report
+        ``converged=True``; fewer only at a fixpoint (no active vertex, no pending delta, a
+        residual of 0), where more would change nothing (``iterations``: the number run).
 
     Returns
     -------

@@ -95,7 +95,13 @@ class RankStats:
 
 
 def gather_stats(comm, st, layout_stats, mode, seconds, extra=None):
-    """Gather every rank's record to rank 0 and add totals; returns the dict (rank 0) or None."""
+    """Gather every rank's record to rank 0 and add totals; returns the dict (rank 0) or None.
+
+    Message counts: a rank's record has ``messages_sent`` (its data messages), ``acks_sent``
+    (ASAP's NOTIFY-ACK acknowledgements) and ``gossip_sent``; the totals have
+    ``messages_sent`` = every message of the run (data + ACKs + gossip, the figure the
+    benchmarks compare), split as ``data_messages_sent`` (the sum of the records'
+    ``messages_sent``) and ``acks_sent``.  BSP sends no ACKs: the two totals agree."""
     rec = st.as_dict()
     rec.update(layout_stats)
     recs = comm.gather(rec, root=0)
@@ -106,6 +112,7 @@ def gather_stats(comm, st, layout_stats, mode, seconds, extra=None):
            "messages_sent": int(sum(r["messages_sent"] + r["acks_sent"] + r["gossip_sent"]
                                     for r in recs)),
            "data_messages_sent": int(sum(r["messages_sent"] for r in recs)),
+           "acks_sent": int(sum(r["acks_sent"] for r in recs)),
            "bytes_sent": int(sum(r["bytes_sent"] for r in recs)),
            "wait_seconds": float(sum(r["wait_seconds"] for r in recs)),
            "compute_seconds": float(sum(r["compute_seconds"] for r in recs)),

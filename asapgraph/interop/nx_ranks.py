@@ -35,9 +35,10 @@ sweep each rank's edges up to ``ASAP_SWEEPS_PER_ITER x max_iter`` times (measure
 is about that edge work).  An unconverged run raises ``PowerIterationFailedConvergence``.  ``nstart`` (a starting
 vector) is refused on ranks: the engines start from the uniform vector.
 
-``last_run()`` returns the engine's accounting of the most recent run on ranks (mode,
-ranks, supersteps, error bound, bytes and messages sent), as the CLI's ``--json``
-shows.
+``last_run()`` returns the engine's accounting of the most recent run on ranks, as the
+CLI's ``--json`` shows it: ``mode``, ``ranks``, ``iterations`` (BSP supersteps, ASAP
+rounds), ``converged``, ``error_bound``, ``tol``, ``bytes_sent``, ``messages_sent``,
+``edges_visited``.
 """
 from __future__ import annotations
 
@@ -62,7 +63,9 @@ _LAST = {}
 
 
 def last_run():
-    """Accounting of the last PageRank the backend ran on ranks (a dict; empty before)."""
+    """Accounting of the last PageRank the backend ran on ranks (a dict; empty before):
+    ``mode``, ``ranks``, ``iterations`` (BSP supersteps, ASAP rounds), ``converged``,
+    ``error_bound``, ``tol``, ``bytes_sent``, ``messages_sent``, ``edges_visited``."""
     return dict(_LAST)
 
 

@@ -162,6 +162,23 @@ def test_refusal_table_is_what_the_cli_does(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("command", [["pagerank", GRAPH], ["katz", GRAPH, "--alpha", "0.002"]])
+def test_message_counts_mean_one_thing(tmp_path, command):
+    """--json on ranks: ``messages_sent`` is every message (data + ASAP's ACKs), split as
+    ``data_messages_sent`` + ``acks_sent`` in both modes; PageRank's ``per_rank``
+    ``messages_sent``/``acks_sent`` sum to those (top level 150 against per-rank data
+    messages summing to 75 read as a contradiction, with no split shown)."""
+    for mode in ("bsp", "asap"):
+        r = _cli([*command, "--np", "2", "--mode", mode, "--json", "-q"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        d = json.loads(r.stdout)
+        assert d["messages_sent"] == d["data_messages_sent"] + d["acks_sent"], d
+        assert (d["acks_sent"] == 0) == (mode == "bsp"), (mode, d["acks_sent"])
+        if "per_rank" in d:
+            assert d["data_messages_sent"] == sum(p["messages_sent"] for p in d["per_rank"])
+            assert d["acks_sent"] == sum(p["acks_sent"] for p in d["per_rank"])
+
+
 def test_threads_apply_to_bsp_ranks(tmp_path):
     """``--np K --threads T`` (BSP): T OpenMP threads inside each rank, shown in --json
     (top level and per rank), the same answer as one thread per rank; ASAP refuses it."""
@@ -210,7 +227,12 @@ def _files(tmp_path):
     neg.write_text("1 2 0.5\n2 3 -1\n3 1 2\n3 4 1\n4 1 1\n")
     pers = tmp_path / "pers.txt"
     pers.write_text("# seeds\n1 0.5\n123456 1\n")
-    return {"NEG": str(neg), "PERS": str(pers)}
+    plain = tmp_path / "plain.asg"  # a binary graph saved without weights
+    if not plain.exists():
+        import asapgraph as ag
+
+        ag.save_binary(ag.load_graph(str(neg)), str(plain))
+    return {"NEG": str(neg), "PERS": str(pers), "PLAIN": str(plain)}
 
 
 CASES = {
@@ -226,6 +248,10 @@ CASES = {
     "katz_tol": (["katz", GRAPH, "--alpha", "0.002", "--tol", "1e-8"], True),
     "katz_alpha_refused": (["katz", GRAPH, "--alpha", "0.1"], True),
     "katz_asap": (["katz", GRAPH, "--alpha", "0.002", "--tol", "1e-8", "--mode", "asap"], False),
+    # --weighted on an input without weights: refused alike (K ranks said "weighted": true)
+    "weighted_spec": (["pagerank", GRAPH, "--weighted"], True),
+    "weighted_spec_sssp": (["sssp", GRAPH, "--weighted", "--source", "1"], True),
+    "weighted_binary": (["pagerank", "PLAIN", "--weighted", "--mode", "asap"], True),
 }
 
 

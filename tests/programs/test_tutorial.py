@@ -23,4 +23,4 @@ def test_tutorial_code_runs(tmp_path):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     bsp_it, asap_it = map(int, out.stdout.splitlines()[0].split())
-    assert asap_it <= bsp_it
+    assert asap_it == bsp_it  # one process: the same rounds in both modes (as the text says)

@@ -87,6 +87,21 @@ class _Prefixed:
         return self.stream.readinto(b)
 
 
+def mtx_field(path):
+    """The field of a Matrix Market file's banner (``'real'``, ``'integer'``,
+    ``'pattern'``), read through its compression; an error as :func:`read_mtx` has it."""
+    name = display_name(path)
+    stream, kind, _ = open_binary(path)
+    try:
+        return _mtx_header(stream, name)[0]["field"]
+    except (EOFError, OSError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(name, None, f"corrupt or truncated {kind} data") from None
+    finally:
+        stream.close()
+
+
 def read_mtx(path, *, weighted=False, progress=None, chunk_bytes=CHUNK_BYTES):
     """Read a Matrix Market coordinate file.
 

@@ -151,6 +151,11 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     A ``.parquet`` file is read with pyarrow (columns ``source``/``target``/``weight`` when
     present, else by position); a networkx graph, scipy sparse matrix, pandas DataFrame,
     pyarrow Table or ``(m, 2|3)`` array is converted (:func:`asapgraph.graph.convert.as_graph`).
+    Its weights (a ``weight`` column or edge attribute, the matrix values, the third array
+    column) follow ``weighted`` as a file's do: dropped by default (every edge weighs 1),
+    kept with ``weighted=True``.  The algorithms given the object itself use its weights,
+    as networkx does: ``pagerank(df)`` equals ``pagerank(load_graph(df, weighted=True))``,
+    not ``pagerank(load_graph(df))``.
 
     Returns
     -------
