@@ -365,14 +365,15 @@ def test_relabelled_pull_gives_same_results(rng, monkeypatch):
     monkeypatch.setattr(runner, "REORDER_MIN_EDGES", 0)
     monkeypatch.setattr(runner, "_PUSH_FRACTION", 1)       # dense pulls with masks, too
     old = K.set_parallel_threshold(0)                      # and the threaded kernels
-    request_finalizer = old
-    g2 = Graph.from_edges(src, dst, n=300, weights=w)      # new object: fresh topology cache
-    assert runner._topology(g2).pull_relabelled("out")[3] is not None
-    assert np.abs(P.pagerank_program(g2, tol=1e-13).values - ref_pr).sum() < 1e-12
-    assert np.array_equal(P.wcc(g2).values, ref_wcc)
-    assert np.array_equal(P.sssp(g2, 0).values, ref_sp)
-    assert np.abs(P.hits(g2, tol=1e-12).values["hub"] - ref_h).sum() < 1e-10
-    K.set_parallel_threshold(request_finalizer)
+    try:  # restored even when an assert fails (the threshold is process-wide)
+        g2 = Graph.from_edges(src, dst, n=300, weights=w)  # new object: fresh topology cache
+        assert runner._topology(g2).pull_relabelled("out")[3] is not None
+        assert np.abs(P.pagerank_program(g2, tol=1e-13).values - ref_pr).sum() < 1e-12
+        assert np.array_equal(P.wcc(g2).values, ref_wcc)
+        assert np.array_equal(P.sssp(g2, 0).values, ref_sp)
+        assert np.abs(P.hits(g2, tol=1e-12).values["hub"] - ref_h).sum() < 1e-10
+    finally:
+        K.set_parallel_threshold(old)
 
 
 def test_parallel_async_sweep_same_fixed_point(rng, monkeypatch):
