@@ -17,6 +17,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 
+pytestmark = pytest.mark.mpi
+
 USER_PROGRAMS = '''
 import numpy as np
 from asapgraph.programs import VertexProgram

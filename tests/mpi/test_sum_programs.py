@@ -16,6 +16,9 @@ import numpy as np
 import pytest
 
 HERE = Path(__file__).resolve().parent
+
+pytestmark = pytest.mark.mpi
+
 REPO = HERE.parents[1]
 L1 = 1e-8
 
