@@ -89,6 +89,8 @@ def _cases(tmp_path, rng, optional_shared):
     return cases, len(graphs)
 
 
+# above pyproject's 300 s: one launch of up to 900 s, plus 60 s
+@pytest.mark.timeout(960)
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_minmax_programs_match_scipy(k, mpirun, tmp_path, rng, optional_shared):
     cases, ngraphs = _cases(tmp_path, rng, optional_shared)

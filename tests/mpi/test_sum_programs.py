@@ -47,6 +47,8 @@ def _programs(tmp_path):
             ("katz", "", "")]
 
 
+# above pyproject's 300 s: one launch of up to 600 s, plus 60 s
+@pytest.mark.timeout(660)
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_sum_programs_match_single_process(k, mpirun, tmp_path, rng, optional_shared):
     graphs = ["rmat:10", _tricky_file(tmp_path, rng)]

@@ -120,6 +120,8 @@ def test_emulator_virtual_clock_unit(monkeypatch):
     assert e.cfg.as_dict()["clock"] == "virtual" and HEADER >= 1
 
 
+# above pyproject's 300 s: one launch of up to 400 s, plus 60 s
+@pytest.mark.timeout(460)
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_pagerank_virtual_clock_reaches_reference(k, run_cases, tmp_path):
     # a latency of a few sweeps: with sweeps far shorter than the latency ASAP spends its
