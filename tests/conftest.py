@@ -1,5 +1,6 @@
 """Shared fixtures: the real datasets in ../shared/datasets, tolerances, seeds."""
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,22 @@ def shared_path(name):
 @pytest.fixture
 def shared():
     return shared_path
+
+
+def optional_shared_path(name):
+    """Path of a shared dataset, or None when it is absent, for a test that runs its
+    generated graphs anyway and adds the shared ones when present: the case left out is
+    reported as a warning (in pytest's summary), the test itself is not skipped."""
+    try:
+        return shared_path(name)
+    except pytest.skip.Exception as e:
+        warnings.warn(f"case left out: {e.msg}", UserWarning, stacklevel=2)
+        return None
+
+
+@pytest.fixture
+def optional_shared():
+    return optional_shared_path
 
 
 def _seed():

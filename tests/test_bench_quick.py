@@ -91,9 +91,16 @@ def test_bench_straggler_outside_the_ranks_is_input_error(tmp_path):
     assert p.returncode == 2 and p.stdout == ""
     assert len(p.stderr.strip().splitlines()) == 1
     assert "rank 3 is not one of the 3 ranks" in p.stderr
+    assert not (tmp_path / "grid.json").exists()  # refused before anything was written
     p = subprocess.run(base + ["--ranks", "4", "--quiet"], cwd=tmp_path, env=dict(os.environ),
                        capture_output=True, text=True, timeout=120)
-    assert "is not one of" not in p.stderr
+    # accepted: past the input check, both runs planned with the straggler string and
+    # skipped by --budget 0 (so nothing runs), which is exit status 1 (runs not ok), not 2
+    assert p.returncode == 1 and "is not one of" not in p.stderr, p.stderr
+    recs = json.loads((tmp_path / "grid.json").read_text())["records"]
+    assert sorted(r["mode"] for r in recs) == ["asap", "bsp"], recs
+    assert all(r["ranks"] == 4 and r["straggler"] == "1:1.5,3:3" and r["skipped"]
+               and "time budget" in r["error"] for r in recs), recs
 
 
 def test_score_record_time_and_bytes_to_error():

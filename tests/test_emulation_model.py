@@ -7,6 +7,7 @@ import time
 import pytest
 
 from asapgraph.bench import report_scenarios, scenarios
+from asapgraph.engine import emulation as emulation_module
 from asapgraph.engine.emulation import (KERNELS, LAYOUTS, MODEL_LAYOUT_NS, MODEL_NS, Emulation,
                                         Emulator)
 
@@ -21,14 +22,27 @@ def _pauses(emu, steps, compute=1e-3):
     return out
 
 
-def test_transient_pauses_seeded_in_range_virtual():
+def forbid_sleep(monkeypatch):
+    """Make ``time.sleep`` of :mod:`asapgraph.engine.emulation` raise; returns the list of
+    the calls attempted (a raise swallowed on the way would still be seen there)."""
+    calls = []
+
+    def no_sleep(seconds):
+        calls.append(seconds)
+        raise AssertionError(f"time.sleep({seconds}) on the virtual clock")
+
+    monkeypatch.setattr(emulation_module.time, "sleep", no_sleep)
+    return calls
+
+
+def test_transient_pauses_seeded_in_range_virtual(monkeypatch):
     cfg = {"latency": 1e-3, "clock": "virtual", "pause_every": 0.01, "pause_seconds": 0.002,
            "pause_max": 0.005, "seed": 7}
     a, b = Emulator(cfg, 1, 4), Emulator(cfg, 1, 4)
     a.start(), b.start()
-    t = time.time()
+    slept = forbid_sleep(monkeypatch)
     pa = _pauses(a, 500)
-    assert time.time() - t < 0.5  # the virtual clock jumps, nothing sleeps
+    assert slept == []  # the virtual clock jumps, nothing sleeps
     assert pa == _pauses(b, 500)  # seeded: the same pauses at the same virtual times
     assert len(pa) >= 10 and all(0.002 <= d <= 0.005 for _, d in pa)
     assert a.vt == pytest.approx(0.5 + a.pause_s) and a.sleep_s == pytest.approx(a.pause_s)
@@ -38,6 +52,7 @@ def test_transient_pauses_seeded_in_range_virtual():
     other_rank = Emulator(cfg, 2, 4)
     other_rank.start()
     assert _pauses(other_rank, 500) != pa  # ranks pause independently
+    assert slept == []
 
 
 def test_transient_pauses_wall_clock_sleep():

@@ -144,6 +144,20 @@ def check(case, comm, cache):
             ref = P.run(P.HITSProgram(), G, mode="bsp", tol=1e-9, max_iter=300)
             rec["l1"] = float(sum(np.abs(r.values[k] - ref.values[k]).sum() for k in ref.values))
             rec["converged_equal"] = bool(r.converged == ref.converged)
+            rec["ref_converged"] = bool(ref.converged)
+            if G.n <= 20000:  # networkx's HITS (svds) on the same (multi)graph
+                import networkx as nx
+
+                # parallel edges add up (weights when the graph is weighted), as in the program
+                s_, d_, w_ = G.edges()
+                C = sp.csr_matrix((np.ones(len(s_)) if w_ is None else w_, (s_, d_)),
+                                  shape=(G.n, G.n))
+                C.sum_duplicates()
+                H = nx.from_scipy_sparse_array(C, create_using=nx.DiGraph)
+                h, a = nx.hits(H, max_iter=10000, tol=1e-12)
+                rec["l1_networkx"] = float(
+                    np.abs(r.values["hub"] - np.array([h[i] for i in range(G.n)])).sum()
+                    + np.abs(r.values["authority"] - np.array([a[i] for i in range(G.n)])).sum())
     elif name == "user":
         prog = P.load_program(case["file"] + ":" + case["cls"])
         r = DP.run(prog, pg, comm, mode=mode)
@@ -164,19 +178,29 @@ def check(case, comm, cache):
             mk, tol = (lambda: P.KatzProgram(alpha=0.1)), 1e-10
             ref = P.run(P.KatzProgram(alpha=0.1), G, mode="bsp", tol=1e-13).values \
                 if me == 0 else None
-        stale = late = 0
+        stale = late = data = acks = unacked = 0
+        engines, reported = set(), True
         l1s, conv = [], True
         for _ in range(reps):
             r = DP.run(mk(), pg, comm, mode="asap", tol=tol)
             # (the tuned engine of Katz runs each solve on its own communicator: no counts)
             stale += int(r.stats.get("stale_messages", 0))
             late += int(r.stats.get("late_messages", 0))
+            engines.add(r.stats.get("engine"))
+            reported = reported and "stale_messages" in r.stats and "late_messages" in r.stats
+            # every data message delivered in the run is ACKed once (NotifyAck): the
+            # totals are equal iff no message was left in flight by the termination
+            data += int(r.stats["data_messages_sent"])
+            acks += int(r.stats["acks_sent"])
+            unacked = max(unacked, int(r.stats["data_messages_sent"]) - int(r.stats["acks_sent"]))
             conv = conv and bool(r.converged)
             if me == 0:
                 l1s.append(float(np.abs(r.values - ref).sum()))
         if me == 0:
             rec.update(reps=reps, stale_total=stale, late_total=late, l1_max=max(l1s),
-                       all_converged=conv)
+                       all_converged=conv, engines=sorted(map(str, engines)),
+                       stale_reported=reported, data_messages_total=data, acks_total=acks,
+                       unacked_max=unacked)
     elif name == "asap_labelprop":
         try:
             DP.run(P.LabelPropProgram(), pg, comm, mode="asap")
@@ -188,8 +212,13 @@ def check(case, comm, cache):
     if name != "asap_labelprop":
         rec["converged"] = bool(r.converged)
         rec["iterations"] = int(r.iterations)
-        rec["stale"] = int(r.stats.get("stale_messages", 0))
-        rec["late"] = int(r.stats.get("late_messages", 0))
+        # None where the engine does not count them (the tuned sum / min-max engines:
+        # only the general engine's ASAP reports stale and late messages)
+        rec["stale"] = r.stats.get("stale_messages")
+        rec["late"] = r.stats.get("late_messages")
+        rec["engine"] = r.stats.get("engine")
+        rec["data_messages"] = r.stats.get("data_messages_sent")
+        rec["acks"] = r.stats.get("acks_sent")
         if me != 0:
             assert r.values is None
     return rec

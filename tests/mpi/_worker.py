@@ -94,6 +94,9 @@ def main():
     if kill is not None and comm.rank == int(kill):
         def _die():
             time.sleep(float(os.environ.get("ASAPGRAPH_TEST_KILL_AFTER", "0.5")))
+            # the test matches this pid with the one mpiexec reports as killed
+            print(f"test: rank {comm.rank} (pid {os.getpid()}) sends itself SIGKILL",
+                  file=sys.stderr, flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
 
         threading.Thread(target=_die, daemon=True).start()

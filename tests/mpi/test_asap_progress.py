@@ -18,6 +18,8 @@ import pytest
 
 pytest.importorskip("networkx")
 
+pytestmark = pytest.mark.mpi
+
 SCRIPT = r"""
 import json, sys
 import networkx as nx

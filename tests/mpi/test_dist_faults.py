@@ -228,18 +228,17 @@ def test_wait_job_gives_an_orderly_end_its_time(status, stopped):
         def records(self):
             return _records({0: ["start 100 h", f"end 1000 {status}"], 1: ["start 101 h"]})
 
+    # the child exits 0 only if nobody stops it: rc says which happened, no timing needed
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
     try:
-        t0 = time.monotonic()
         rc = wait_job(proc, Status(), grace=0.2)
-        took = time.monotonic() - t0
     finally:
         proc.kill()
         proc.wait()
-    if stopped:
-        assert rc < 0 and took < 1.4, (rc, took)  # SIGTERM after the grace
+    if stopped:  # SIGTERM after the grace (SIGKILL after twice the grace, on a busy host)
+        assert rc in (-signal.SIGTERM, -signal.SIGKILL), rc
     else:
-        assert rc == 0 and took >= 1.4, (rc, took)  # ran to its end
+        assert rc == 0, rc  # ran to its end (the orderly grace is 60 s)
 
 
 def test_explain_without_reports():

@@ -95,6 +95,8 @@ def _pairs(per):
     return sum(q["pull_peers"] + q["combined_peers"] for q in per)
 
 
+# above pyproject's 300 s: one launch of up to 420 s, plus 60 s
+@pytest.mark.timeout(480)
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_bsp_forms_equal_single_process(k, mpirun, tmp_path):
     f = _hybrid_file(tmp_path)

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
+
+pytestmark = pytest.mark.mpi
+
 GRAPH = "er:400:900"  # dangling and isolated vertices, several components
 
 

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.mpi
+
 NAMED = [("b", "a", 1.0), ("c", "a", 2.0), ("z", "y", 0.5), ("5", "z", 1.5),
          ("y", "5", 1.0), ("q", "r", 3.0), ("a", "b", 1.0), ("r", "r", 1.0)]
 

@@ -197,6 +197,8 @@ def test_threads_apply_to_bsp_ranks(tmp_path):
 
 
 
+# above pyproject's 300 s: nine launches of up to 180 s and one of up to 600 s, plus 60 s
+@pytest.mark.timeout(2280)
 def test_asap_refuses_tols_it_cannot_certify_and_obeys_max_iter_0(tmp_path):
     """ASAP stops on a certified bound: --tol 0 (every accumulative program) and PageRank
     tols below ``ASAP_PAGERANK_MIN_TOL`` are refused up front with one line (they ran

@@ -80,6 +80,8 @@ def _check_forced(recs, n):
     assert all(g[-1] >= 1 for g in got), str(got)
 
 
+# above pyproject's 300 s: one launch of up to 600 s, plus 60 s
+@pytest.mark.timeout(660)
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_forced_migrations_same_answer(k, run_cases, tmp_path, rng):
     f = _files(tmp_path, rng)
@@ -94,6 +96,8 @@ def test_forced_migrations_same_answer(k, run_cases, tmp_path, rng):
     _check_forced(recs, len(cases) * len(runs))
 
 
+# above pyproject's 300 s: one launch of up to 600 s, plus 60 s
+@pytest.mark.timeout(660)
 def test_forced_migrations_relabelled_push_layout(run_cases, tmp_path, rng):
     """ASAP's relabelled sweep rows (env ``ASAPGRAPH_ASAP_REORDER=1``) across forced
     migrations: the state handed over and resumed is in the graph's order."""
@@ -106,6 +110,8 @@ def test_forced_migrations_relabelled_push_layout(run_cases, tmp_path, rng):
     assert all(any(r["rank_relabelled"]) for r in recs)
 
 
+# above pyproject's 300 s: two launches of up to 600 s, plus 60 s
+@pytest.mark.timeout(1260)
 def test_input_wait_bounds_the_work_after_a_split(run_cases, tmp_path, rng):
     """After a forced migration leaves one rank most of the graph (seed 2: 130 / 1370
     vertices), a rank whose sweeps are far shorter than a message's delay used to solve
@@ -144,6 +150,8 @@ def _run_and_check(run_cases, k, source, runs):
     return recs
 
 
+# above pyproject's 300 s: one launch of up to 600 s (_run_and_check), plus 60 s
+@pytest.mark.timeout(660)
 def test_start_moves_vertices_off_a_measured_straggler(run_cases):
     """Rank 1 is 3x slower (emulated: it sleeps 2x the CPU time of each sweep, or its
     virtual clock runs 3x).  On a fresh load ``start`` probes the speeds first and the
@@ -175,6 +183,8 @@ def test_start_moves_vertices_off_a_measured_straggler(run_cases):
         assert r["vertices_per_rank"] == m["vertices_after"], (r, m)
 
 
+# above pyproject's 300 s: one launch of up to 600 s (_run_and_check), plus 60 s
+@pytest.mark.timeout(660)
 def test_start_keeps_the_even_split_on_equal_hosts(run_cases):
     """No straggler: the probe finds equal speeds and ``start`` keeps the even split (the
     probe's fastest sweep, not one disturbed sweep, is the speed).  Same answer."""

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from asapgraph.engine import emulation as emulation_module
 from asapgraph.engine.emulation import Emulation, Emulator
 from asapgraph.engine.exchange import HEADER
 
@@ -94,25 +95,33 @@ def test_descheduled_rank_changes_no_virtual_time(mpirun, tmp_path):
     _close(got, _chain_expected(count))
 
 
-def test_emulator_virtual_clock_unit():
+def test_emulator_virtual_clock_unit(monkeypatch):
     with pytest.raises(ValueError, match="latency > 0"):
         Emulation(clock="virtual")
     with pytest.raises(ValueError, match="clock"):
         Emulation(latency=1e-3, clock="cpu")
     e = Emulator({"latency": 1e-3, "bandwidth": 1e6, "clock": "virtual",
                   "straggler": {0: 3.0}}, 0, 4)
-    t = time.time()
+    slept = []
+
+    def no_sleep(seconds):
+        slept.append(seconds)
+        raise AssertionError(f"time.sleep({seconds}) on the virtual clock")
+
+    monkeypatch.setattr(emulation_module.time, "sleep", no_sleep)
     e.after_compute(0.5)  # no sleep: 0.5 s of CPU at 3x -> 1.5 virtual seconds
-    assert time.time() - t < 0.2 and e.vt == pytest.approx(1.5)
+    assert slept == [] and e.vt == pytest.approx(1.5)
     a1, a2 = e.stamp(1, 1000), e.stamp(1, 1000)  # serialised on the link
     assert a1 == pytest.approx(1.5 + 1e-3 + 1e-3) and a2 == pytest.approx(a1 + 1e-3)
     assert e.stamp(2, 1000) == pytest.approx(a1)  # another link is free
-    e.wait_until(a2)
-    assert e.vt == a2
+    e.wait_until(a2)  # advances the clock, no sleep either
+    assert e.vt == a2 and slept == []
     assert e.collective_cost(8) == pytest.approx(2 * 1e-3 + 8e-6)  # ceil(log2 4) L + b/bw
     assert e.cfg.as_dict()["clock"] == "virtual" and HEADER >= 1
 
 
+# above pyproject's 300 s: one launch of up to 400 s, plus 60 s
+@pytest.mark.timeout(460)
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_pagerank_virtual_clock_reaches_reference(k, run_cases, tmp_path):
     # a latency of a few sweeps: with sweeps far shorter than the latency ASAP spends its

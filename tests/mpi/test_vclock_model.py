@@ -23,6 +23,8 @@ def _runs(emu):
              "max_iter": 100000}]
 
 
+# above pyproject's 300 s: one launch of up to 400 s, plus 60 s
+@pytest.mark.timeout(460)
 @pytest.mark.parametrize("k", [2, 4])
 def test_model_compute_repeats_exactly(k, run_cases):
     runs = _runs(EMU) + _runs(PAUSES)
@@ -72,6 +74,8 @@ def test_cli_compute_and_pauses_applied_or_refused(tmp_path, cli, refused):
     refused(r, "--compute model needs an emulated run")
 
 
+# above pyproject's 300 s: two launches of up to 400 s, plus 60 s
+@pytest.mark.timeout(860)
 def test_sweep_gate_on_the_virtual_clock(run_cases, tmp_path):
     """Issues 14/15: on the virtual clock (a core per rank, as on dedicated cores) the
     ASAP sweep gate (wait for fresh input from every in-peer or ``patience`` x the last
@@ -170,6 +174,8 @@ def test_model_charges_the_layout_that_ran(cli, tmp_path):
                     assert c["builds"] == 1 and c["edges"] == p["edges"], c
 
 
+# above pyproject's 300 s: one launch of up to 600 s, plus 60 s
+@pytest.mark.timeout(660)
 def test_layout_before_clock_same_answer_layout_not_charged(run_cases):
     """``layout_before_clock``: the solve's layout is built before the clocks (its host
     seconds reported, nothing charged), the answer is the same, and the run ends sooner

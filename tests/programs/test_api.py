@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 
+import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -15,6 +16,8 @@ from asapgraph.engine.program import COMBINERS, EDGE_OPS
 from asapgraph import Graph
 from asapgraph.kernels import _programs as K
 from asapgraph.engine.program import VertexProgram
+
+L1_PAGERANK = 1e-8  # conftest.L1_TOL["pagerank"]
 
 USER_PROGRAM = '''
 """A user's program, written only against the public API: number of vertices that can
@@ -291,6 +294,14 @@ def test_bsp_asap_agree_sum(edges, alpha):
     b = P.pagerank_program(g, alpha=alpha, tol=1e-13, mode="asap").values
     assert np.abs(a - b).sum() <= 1e-9
     assert abs(a.sum() - 1) <= 1e-9
+    # the peer: networkx on the same multigraph (parallel edges count, self-loops kept,
+    # dangling mass spread uniformly); measured L1 <= 3e-13 over 600 random cases
+    H = nx.MultiDiGraph()
+    H.add_nodes_from(range(30))
+    H.add_edges_from(e[:, :2].tolist())
+    r = nx.pagerank(H, alpha=alpha, tol=1e-15, max_iter=100000)
+    ref = np.array([r[i] for i in range(30)])
+    assert np.abs(a - ref).sum() <= L1_PAGERANK and np.abs(b - ref).sum() <= L1_PAGERANK
 
 
 # ------------------------------------------------------------------ kernel twins
@@ -354,14 +365,15 @@ def test_relabelled_pull_gives_same_results(rng, monkeypatch):
     monkeypatch.setattr(runner, "REORDER_MIN_EDGES", 0)
     monkeypatch.setattr(runner, "_PUSH_FRACTION", 1)       # dense pulls with masks, too
     old = K.set_parallel_threshold(0)                      # and the threaded kernels
-    request_finalizer = old
-    g2 = Graph.from_edges(src, dst, n=300, weights=w)      # new object: fresh topology cache
-    assert runner._topology(g2).pull_relabelled("out")[3] is not None
-    assert np.abs(P.pagerank_program(g2, tol=1e-13).values - ref_pr).sum() < 1e-12
-    assert np.array_equal(P.wcc(g2).values, ref_wcc)
-    assert np.array_equal(P.sssp(g2, 0).values, ref_sp)
-    assert np.abs(P.hits(g2, tol=1e-12).values["hub"] - ref_h).sum() < 1e-10
-    K.set_parallel_threshold(request_finalizer)
+    try:  # restored even when an assert fails (the threshold is process-wide)
+        g2 = Graph.from_edges(src, dst, n=300, weights=w)  # new object: fresh topology cache
+        assert runner._topology(g2).pull_relabelled("out")[3] is not None
+        assert np.abs(P.pagerank_program(g2, tol=1e-13).values - ref_pr).sum() < 1e-12
+        assert np.array_equal(P.wcc(g2).values, ref_wcc)
+        assert np.array_equal(P.sssp(g2, 0).values, ref_sp)
+        assert np.abs(P.hits(g2, tol=1e-12).values["hub"] - ref_h).sum() < 1e-10
+    finally:
+        K.set_parallel_threshold(old)
 
 
 def test_parallel_async_sweep_same_fixed_point(rng, monkeypatch):

@@ -127,8 +127,23 @@ def test_exactly_k_steps_is_converged():
 
 
 def test_steps_stop_early_only_at_a_fixpoint():
-    res = P.run(Hops(), _graph(), steps=50)
-    assert res.converged and res.iterations < 50
+    from scipy.sparse.csgraph import shortest_path
+
+    g = _graph()
+    res = P.run(Hops(), g, steps=50)
+    # the peer: hops from vertex 0 by scipy (unreachable: Hops' initial 1 << 40)
+    src, dst, _ = g.edges()
+    A = np.zeros((7, 7))
+    A[src, dst] = 1
+    d = shortest_path(A, unweighted=True, indices=0)
+    ref = np.where(np.isinf(d), 1 << 40, d).astype(np.int64)
+    assert ref.tolist()[:3] == [0, 1, 2] and (ref[3:] == 1 << 40).all()  # not vacuous
+    assert res.converged and np.array_equal(res.values, ref)
+    # stopped at the first step that changed nothing: the farthest reached vertex is 2
+    # hops away, so step 3 is the quiet one, as in the run without steps
+    assert res.iterations == int(d[np.isfinite(d)].max()) + 1 == 3
+    free = P.run(Hops(), g)
+    assert free.iterations == res.iterations and np.array_equal(free.values, res.values)
 
 
 def test_steps_refused_in_asap_and_when_not_whole():
