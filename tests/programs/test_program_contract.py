@@ -154,6 +154,7 @@ def test_steps_refused_in_asap_and_when_not_whole():
 
 
 @pytest.mark.mpi
+@pytest.mark.timeout(540)  # two launches of up to 240 s (pytest-timeout's 300 s would fire first)
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_cli_steps_same_on_one_and_two_ranks(tmp_path, ranks):
     import json
