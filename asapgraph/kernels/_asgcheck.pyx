@@ -11,8 +11,9 @@ over the rows (the page-in a PageRank run pays anyway):
 * every weight finite;
 * ``out_degree`` equals the count of each source in the rows, ``out_weight`` (weighted
   graphs) the sum of its weights (to rounding: the writer may sum in another order);
-* ``ids`` (when present) non-negative and strictly increasing (dense ids follow the order
-  of the original ids, and the distributed loader remaps by them).
+* ``ids`` (when present) non-negative; whether they are strictly increasing (as every
+  reader writes them) is reported last (``BAD_IDS_ORDER``), so that the caller can accept
+  unsorted ids that are unique (a graph built with its own ids through the API).
 
 Returns ``(code, where, value)``: code 0 when all holds, else one of the ``BAD_*`` codes
 with the vertex/edge at fault and the offending value (see :mod:`asapgraph.graph.io._binary`
@@ -33,7 +34,7 @@ cdef enum:
     C_BAD_OUT_DEGREE = 6  # where = vertex v
     C_BAD_OUT_WEIGHT = 7  # where = vertex v
     C_BAD_IDS_NEGATIVE = 8  # where = vertex v, value = ids[v]
-    C_BAD_IDS_ORDER = 9  # where = vertex v with ids[v] <= ids[v-1]
+    C_BAD_IDS_ORDER = 9  # where = first vertex v with ids[v] <= ids[v-1] (all else holds)
 
 OK = C_OK
 BAD_INDPTR_START = C_BAD_INDPTR_START
@@ -64,7 +65,7 @@ def check_csr(const eid_t[::1] indptr, const vid_t[::1] indices, const double[::
     cdef double *asum = NULL
     cdef double w, tol
     cdef int code = 0
-    cdef int64_t where = -1, value = 0
+    cdef int64_t where = -1, value = 0, unsorted = -1
     cdef bint neg = False
     if n < 0:
         return C_BAD_INDPTR_END, -1, 0
@@ -85,9 +86,8 @@ def check_csr(const eid_t[::1] indptr, const vid_t[::1] indices, const double[::
                 if ids[v] < 0:
                     code, where, value = C_BAD_IDS_NEGATIVE, v, ids[v]
                     break
-                if v and ids[v] <= ids[v - 1]:
-                    code, where, value = C_BAD_IDS_ORDER, v, ids[v]
-                    break
+                if v and unsorted < 0 and ids[v] <= ids[v - 1]:
+                    unsorted = v
         if code:
             return code, where, value
     # counts: 32-bit when they cannot overflow (half the scratch, fewer cache misses)
@@ -157,4 +157,7 @@ def check_csr(const eid_t[::1] indptr, const vid_t[::1] indices, const double[::
         free(cnt32)
         free(wsum)
         free(asum)
+    if code == 0 and unsorted >= 0:
+        # reported last: the caller accepts unsorted ids that are unique
+        return C_BAD_IDS_ORDER, unsorted, ids[unsorted]
     return code, where, value

@@ -23,7 +23,7 @@ CASES = {
     "indptr_start": (False, "indptr", 0, 2**31 - 1, "indptr does not start at 0"),
     "indices": (False, "indices", 4, 2**31 - 1, "indices out of range"),
     "out_degree": (False, "out_degree", 1, 7, "out_degree does not match the rows"),
-    "ids": (False, "ids", 3, 0, "ids not strictly increasing at vertex 3"),
+    "ids": (False, "ids", 3, 20, "duplicate original id 20"),
     "weight_nan": (True, "weights", 2, float("nan"), "non-finite edge weight"),
     "out_weight": (True, "out_weight", 2, 9.5, "out_weight does not match the rows"),
 }

@@ -217,8 +217,8 @@ def check_contents(path, sections):
     ``sections``: the arrays :func:`load_binary` mapped (name -> array or None).  Checks
     indptr (starts at 0, non-decreasing, ends at m), the indices (in ``[0, n)``), the
     weights (finite), the redundant out_degree/out_weight sections (recomputed from the
-    rows; out_weight to rounding), and the ids (non-negative, strictly increasing, as the
-    dense numbering and the distributed loader assume).  One sequential pass over the
+    rows; out_weight to rounding), and the ids (non-negative and unique: one process
+    and the distributed loader, which remaps by them, would otherwise disagree).  One sequential pass over the
     file's sections: the pages it maps in are the ones a run reads next.
     """
     from asapgraph.kernels import _asgcheck as c
@@ -232,6 +232,14 @@ def check_contents(path, sections):
     code, where, value = c.check_csr(
         indptr, indices, weights if weighted else empty_f, sections["out_degree"],
         ow if ow is not None else empty_f, ids if has_ids else empty_i, weighted, has_ids)
+    if code == c.BAD_IDS_ORDER:
+        # unsorted ids (readers write them sorted; a graph built through the API with its
+        # own ids need not be): fine if unique, which a sort tells (O(n log n), this case only)
+        srt = np.sort(ids)
+        dup = np.flatnonzero(srt[1:] == srt[:-1])
+        if not dup.size:
+            return
+        value = int(srt[dup[0]])
     if code == c.OK:
         return
     n, m = len(indptr) - 1, len(indices)
@@ -244,6 +252,6 @@ def check_contents(path, sections):
         c.BAD_OUT_DEGREE: f"out_degree does not match the rows (vertex {where})",
         c.BAD_OUT_WEIGHT: f"out_weight does not match the rows (vertex {where})",
         c.BAD_IDS_NEGATIVE: f"negative original id {value} (vertex {where})",
-        c.BAD_IDS_ORDER: f"ids not strictly increasing at vertex {where}",
+        c.BAD_IDS_ORDER: f"duplicate original id {value} in the ids section",
     }[code]
     raise InputError(name, None, f"corrupt asapgraph binary graph: {what}")
