@@ -159,3 +159,20 @@ def test_cli_refuses_with_one_line(tmp_path, case):
         assert r.returncode == 2 and len(lines) == 1, (argv, r.returncode, r.stderr)
         assert lines[0].startswith(f"{bad}: {PREFIX}: {words}"), lines
     assert not (tmp_path / "o.csv").exists() and not (tmp_path / "o.asg").exists()
+
+
+def test_int64_indices_and_empty_graphs(tmp_path):
+    """The 8-byte index variant of the format is checked too; empty graphs stay valid."""
+    from asapgraph.graph.core import Graph
+
+    g = ag.Graph.from_edges([0, 1, 2], [1, 2, 0], n=3)
+    p = str(tmp_path / "i64.asg")
+    save_binary(Graph(g.indptr, g.indices.astype(np.int64), None, g.out_degree), p)
+    assert read_header(p)["itemsize"] == 8 and load_binary(p).m == 3
+    bad = patch(p, str(tmp_path / "bad.asg"), "indices", 1, 2**40)
+    with pytest.raises(InputError, match="indices out of range .* source 1099511627776"):
+        load_binary(bad)
+    for n in (0, 3):
+        e = str(tmp_path / f"e{n}.asg")
+        save_binary(Graph(np.zeros(n + 1, np.int64), np.zeros(0, np.int32)), e)
+        assert load_binary(e).n == n
