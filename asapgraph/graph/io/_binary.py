@@ -22,6 +22,12 @@ copy, pages come from the page cache on first touch and the arrays are writable
 (private) for kernels that want mutable buffers.  A file with another magic is
 "not an asapgraph binary graph"; a version newer than FORMAT_VERSION is refused
 with a message naming both versions.
+
+The contents are checked before anything uses them (:func:`check_contents`, one compiled
+O(n + m) pass, :mod:`asapgraph.kernels._asgcheck`): the kernels index with the mapped
+arrays unchecked, so a flipped byte would otherwise crash a run or change its answer.  A
+corrupt file is refused with one ``InputError`` (``FILE: corrupt asapgraph binary graph:
+WHAT``), the same on one process and on every rank.
 """
 from __future__ import annotations
 
@@ -171,7 +177,8 @@ def load_binary(path, mmap=True):
     Raises
     ------
     InputError
-        Missing/unreadable file, foreign magic, newer version, truncation.
+        Missing/unreadable file, foreign magic, newer version, truncation, corrupt
+        contents (:func:`check_contents`).
     """
     from asapgraph.graph.core import Graph
 
@@ -199,5 +206,52 @@ def load_binary(path, mmap=True):
                 out[s] = a
     if out["indptr"].shape[0] != n + 1:
         raise InputError(os.fspath(path), None, "corrupt asapgraph binary graph (indptr)")
+    check_contents(path, out)
     return Graph(out["indptr"], out["indices"], out["weights"], out["out_degree"],
                  out["out_weight"], out["ids"], source=os.fspath(path))
+
+
+def check_contents(path, sections):
+    """Refuse (``InputError``) a graph whose sections are inconsistent.
+
+    ``sections``: the arrays :func:`load_binary` mapped (name -> array or None).  Checks
+    indptr (starts at 0, non-decreasing, ends at m), the indices (in ``[0, n)``), the
+    weights (finite), the redundant out_degree/out_weight sections (recomputed from the
+    rows; out_weight to rounding), and the ids (non-negative and unique: one process
+    and the distributed loader, which remaps by them, would otherwise disagree).  One sequential pass over the
+    file's sections: the pages it maps in are the ones a run reads next.
+    """
+    from asapgraph.kernels import _asgcheck as c
+
+    name = os.fspath(path)
+    indptr, indices = sections["indptr"], sections["indices"]
+    weights, ids = sections["weights"], sections["ids"]
+    ow = sections["out_weight"]
+    weighted, has_ids = weights is not None, ids is not None
+    empty_f, empty_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+    code, where, value = c.check_csr(
+        indptr, indices, weights if weighted else empty_f, sections["out_degree"],
+        ow if ow is not None else empty_f, ids if has_ids else empty_i, weighted, has_ids)
+    if code == c.BAD_IDS_ORDER:
+        # unsorted ids (readers write them sorted; a graph built through the API with its
+        # own ids need not be): fine if unique, which a sort tells (O(n log n), this case only)
+        srt = np.sort(ids)
+        dup = np.flatnonzero(srt[1:] == srt[:-1])
+        if not dup.size:
+            return
+        value = int(srt[dup[0]])
+    if code == c.OK:
+        return
+    n, m = len(indptr) - 1, len(indices)
+    what = {
+        c.BAD_INDPTR_START: f"indptr does not start at 0 (it starts at {value})",
+        c.BAD_INDPTR_ORDER: f"indptr not non-decreasing at vertex {where}",
+        c.BAD_INDPTR_END: f"indptr does not end at the edge count {m} (it ends at {value})",
+        c.BAD_INDEX: f"indices out of range (edge {where} has source {value}; n = {n})",
+        c.BAD_WEIGHT: f"non-finite edge weight (edge {where})",
+        c.BAD_OUT_DEGREE: f"out_degree does not match the rows (vertex {where})",
+        c.BAD_OUT_WEIGHT: f"out_weight does not match the rows (vertex {where})",
+        c.BAD_IDS_NEGATIVE: f"negative original id {value} (vertex {where})",
+        c.BAD_IDS_ORDER: f"duplicate original id {value} in the ids section",
+    }[code]
+    raise InputError(name, None, f"corrupt asapgraph binary graph: {what}")
