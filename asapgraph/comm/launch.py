@@ -223,7 +223,8 @@ def run_ranks(exe, nprocs, argv, module="asapgraph"):
                 proc.kill()
                 proc.wait()
             raise  # the CLI says "asapgraph: interrupted", status 130, as on one process
-        line, code = watchdog.explain(rc, status.records(), nprocs)
+        recs = status.records() if status.address is not None else None  # None: no reports
+        line, code = watchdog.explain(rc, recs, nprocs, exe)
         if line:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()

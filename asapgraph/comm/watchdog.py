@@ -35,7 +35,9 @@ parent of its own that watches it:
   that ended abnormally is named in one line on stderr (exit status
   :data:`EXIT_RANK_DIED`); a rank that failed with one of asapgraph's own statuses
   (1 internal error, 2 bad input, 3 not converged) has printed its own line already,
-  so its status passes through unchanged.
+  so its status passes through unchanged.  mpiexec's status alone is not trusted: a
+  success needs every rank's report of a normal end (``--mpiexec /bin/true`` exits 0
+  having run nothing), and a failure before any rank reported is mpiexec's own.
 
 This file imports the standard library only, never a relative module: the rank
 bootstrap runs it with ``runpy.run_path``.  Ranks started by the user's own
@@ -383,20 +385,43 @@ def _signame(sig):
         return f"signal {sig}"
 
 
-def explain(returncode, recs, nprocs):
-    """``(line, status)`` for the launcher once mpiexec returned ``returncode``, from the
-    ranks' records ``recs`` (:meth:`StatusSocket.records`).
+def _ended_well(recs, nprocs):
+    """Ranks ``0..nprocs-1`` that reported ending with status 0."""
+    return {k for k, r in recs.items()
+            if isinstance(k, int) and k < nprocs and r["how"] == "exit" and r["value"] == 0}
+
+
+def explain(returncode, recs, nprocs, exe=None):
+    """``(line, status)`` for the launcher once mpiexec (``exe``) returned ``returncode``,
+    from the ranks' records ``recs`` (:meth:`StatusSocket.records`; None when the ranks
+    had no supervisor to report, e.g. off Linux: nothing can be checked).
 
     ``line`` is "" when there is nothing to add (success, or a failure that the ranks
-    reported themselves: every rank ended with one of asapgraph's own statuses).
+    reported themselves: every rank ended with one of asapgraph's own statuses).  The
+    exit status of mpiexec alone is not trusted: a success needs every rank's report of
+    a normal end (``--mpiexec /bin/true`` exits 0 without running anything), and a
+    failure with one of asapgraph's own statuses needs a rank that started (``--mpiexec
+    /bin/false`` exits 1, and no rank printed a line).
     """
+    name = f"mpiexec {exe}" if exe else "mpiexec"  # for the failures of the launcher itself
     if returncode == 0:
-        return "", 0
+        if recs is None:
+            return "", 0
+        ok = _ended_well(recs, nprocs)
+        if len(ok) == nprocs:
+            return "", 0
+        if not recs:
+            what = "but started no rank (is it an MPI launcher?)"
+        else:
+            what = (f"but only {len(ok)} of {nprocs} ranks reported a normal end (is it an "
+                    f"MPI launcher for {nprocs} processes?)")
+        return f"asapgraph: {name} exited with status 0 {what}", EXIT_RANK_DIED
     if returncode == 130:  # Ctrl-C reached the ranks (mpiexec forwards it)
         return "asapgraph: interrupted", 130
     if returncode < 0:  # mpiexec itself was killed; its ranks went with it
         return (f"asapgraph: mpiexec was killed by {_signame(-returncode)}; the job was "
                 "stopped", EXIT_RANK_DIED)
+    unknown, recs = recs is None, ({} if recs is None else recs)
     bad = _failed(recs)
     if bad:
         rank = min(bad)[1]
@@ -407,7 +432,7 @@ def explain(returncode, recs, nprocs):
                f"exited with status {r['value']}")
         return (f"asapgraph: rank {rank} of {nprocs} (pid {r['pid']} on {r['host']}) {how}; "
                 f"the job was stopped", EXIT_RANK_DIED)
-    if returncode in _OWN_STATUSES:
+    if returncode in _OWN_STATUSES and (recs or unknown):
         return "", returncode  # e.g. MPI_Abort after the rank printed its line
     silent = sorted(str(k) for k, r in recs.items() if r["how"] is None)
     if not recs:
@@ -417,4 +442,6 @@ def explain(returncode, recs, nprocs):
                 f"{', '.join(silent)} ended (a rank's supervisor was killed?)")
     else:
         what = "after every rank ended normally"
-    return f"asapgraph: mpiexec failed with exit status {returncode} {what}", EXIT_RANK_DIED
+    if recs:
+        name = "mpiexec"
+    return f"asapgraph: {name} failed with exit status {returncode} {what}", EXIT_RANK_DIED
