@@ -159,7 +159,12 @@ class _StdinPeek:
         return k + (r or 0)
 
     def read(self, n=-1):
-        buf = bytearray(n if n >= 0 else 1 << 20)
+        if n is None or n < 0:  # to the end, as io's read(): the --labels reader reads
+            # its input whole; one readinto of 1 MiB cut plain stdin there (a line split
+            # in two: "expected 2 columns, got 1", or edges silently dropped)
+            head, self.pos = self.head[self.pos:], len(self.head)
+            return head + (self.raw.read() or b"")
+        buf = bytearray(n)
         k = self.readinto(buf)
         return bytes(buf[:k])
 
