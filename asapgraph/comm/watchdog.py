@@ -55,11 +55,14 @@ import os
 import signal
 import time
 
-__all__ = ["ENV_LAUNCHER", "ENV_STATUS", "EXIT_RANK_DIED", "POLL", "process_identity",
-           "is_alive", "die_with", "supervise", "StatusSocket", "wait_job", "explain"]
+__all__ = ["ENV_LAUNCHER", "ENV_STATUS", "ENV_STDIO", "EXIT_RANK_DIED", "POLL",
+           "process_identity", "is_alive", "die_with", "supervise", "StatusSocket", "wait_job",
+           "explain", "stdio_for_rank0", "take_stdio"]
 
 ENV_LAUNCHER = "ASAPGRAPH_LAUNCHER"
 ENV_STATUS = "ASAPGRAPH_STATUS_SOCKET"
+#: the launcher's standard streams that rank 0 takes over (:func:`stdio_for_rank0`)
+ENV_STDIO = "ASAPGRAPH_STDIO"
 #: Exit status of the launcher when a rank died (a signal, or an exit status that is
 #: not one of asapgraph's own), or ended without a report.
 EXIT_RANK_DIED = 4
@@ -152,6 +155,105 @@ def die_with(parent_pid, sig=signal.SIGTERM):
     return preexec
 
 
+# ----------------------------------------------------------------------------- stdio
+
+
+def stdio_for_rank0(targets):
+    """Launcher side: ``(value, fds)``: copies ``fds`` of this process's descriptors
+    ``targets`` (0 standard input, 1 standard output), to be passed to mpiexec
+    (``pass_fds``), and the value of :data:`ENV_STDIO` that lets rank 0 take them over
+    (:func:`take_stdio`); ``(None, [])`` when there is nothing to pass.
+
+    Hydra forwards a rank's standard streams through mpiexec: standard input reaches
+    rank 0 only as fast as it reads (Hydra stopped the job, "process reading stdin too
+    slowly", when ~200 KB were waiting), and a closed standard output killed mpiexec with
+    SIGPIPE (``--np K ... | head``: exit 4 where one process exits 141).  The
+    descriptors are inherited by mpiexec, its proxies and the ranks on this host; rank 0
+    checks that a descriptor is still the launcher's file (same host, device and inode)
+    before using it, so a rank 0 on another host keeps Hydra's streams.
+    """
+    import sys
+
+    boot = _host_key()[0]
+    if not boot:
+        return None, []
+    items, fds = [], []
+    for t in targets:
+        if (sys.stdin, sys.stdout)[t] is None:  # started with it closed (the number may
+            continue                             # hold another file of this process now)
+        try:
+            fd = os.dup(t)
+        except OSError:  # closed: nothing to pass
+            continue
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            continue
+        fds.append(fd)
+        items.append(f"{t}={fd}:{st.st_dev}:{st.st_ino}")
+    if not items:
+        return None, []
+    return f"{boot};{','.join(items)}", fds
+
+
+def _stdio_fds(env):
+    """``[(target, fd)]`` of :data:`ENV_STDIO` that are open here and still the
+    launcher's files (same host, device and inode)."""
+    value = env.get(ENV_STDIO)
+    if not value:
+        return []
+    boot, _, items = value.partition(";")
+    if boot != _host_key()[0]:
+        return []
+    out = []
+    for item in items.split(","):
+        try:
+            t, rest = item.split("=", 1)
+            fd, dev, ino = (int(x) for x in rest.split(":"))
+            t = int(t)
+            st = os.fstat(fd)
+        except (ValueError, OSError):
+            continue
+        if (st.st_dev, st.st_ino) == (dev, ino) and t in (0, 1):
+            out.append((t, fd))
+    return out
+
+
+def take_stdio(environ=None):
+    """Rank side (the bootstrap of :func:`.launch.rank_command`, in the rank, before any
+    other import): rank 0 makes the launcher's descriptors of :data:`ENV_STDIO` its
+    standard input/output; every rank then closes the copies.  Nothing happens without
+    the variable (ranks of the user's own mpiexec)."""
+    import sys
+
+    env = os.environ if environ is None else environ
+    fds = _stdio_fds(env)
+    env.pop(ENV_STDIO, None)
+    rank0 = _rank_number(env) == "0"
+    for t, fd in fds:
+        if rank0:
+            try:
+                if t == 1 and sys.stdout is not None:
+                    sys.stdout.flush()
+                os.dup2(fd, t)
+                if t == 1 and sys.stdout is not None and os.isatty(1) and \
+                        not sys.stdout.line_buffering:
+                    sys.stdout.reconfigure(line_buffering=True)  # as Python on a terminal
+            except (OSError, ValueError, AttributeError):
+                pass
+        os.close(fd)
+
+
+def _close_stdio(env):
+    """The supervisor keeps none of the launcher's descriptors (:data:`ENV_STDIO`)."""
+    for _, fd in _stdio_fds(env):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 # ----------------------------------------------------------------------------- rank side
 
 
@@ -205,6 +307,7 @@ def supervise(environ=None):
         if os.getppid() != me:
             os._exit(1)
         return
+    _close_stdio(env)
     _supervisor(child, send, launcher, proxy)  # never returns
 
 

@@ -113,6 +113,10 @@ def os_error(path, exc):
     return InputError(path, None, f"cannot read: {exc.strerror or exc}")
 
 
+#: ``-`` when the process has no standard input (descriptor 0 closed)
+STDIN_CLOSED = "cannot read: standard input is closed"
+
+
 def display_name(path):
     return "<stdin>" if path == "-" else os.fspath(path)
 
@@ -183,6 +187,8 @@ def open_binary(path):
     """
     name = display_name(path)
     if path == "-":
+        if sys.stdin is None:  # the process started with its descriptor 0 closed
+            raise InputError(name, None, STDIN_CLOSED)
         peek = _StdinPeek(sys.stdin.buffer)
         kind = compression_of(peek.head)
         if kind == "gzip":
