@@ -205,7 +205,11 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
     mpiexec gets no standard input (``/dev/null``): Hydra forwards it to rank 0 only as
     fast as that rank reads, and stopped the job with its own errors when it could not
     keep up.  With ``stdin`` true rank 0 reads this process's standard input directly
-    instead (an inherited descriptor, :func:`.watchdog.stdio_for_rank0`).
+    instead (an inherited descriptor, :func:`.watchdog.stdio_for_rank0`).  Rank 0 (which
+    writes the results) also writes to this process's standard output directly: through
+    mpiexec, a reader that went away (``| head``) killed mpiexec with SIGPIPE (exit 4);
+    now rank 0 sees the closed pipe, every rank ends with status 141, quietly, as one
+    process does.
 
     The ranks end within about :data:`.watchdog.POLL` seconds when this process dies,
     however it dies.  When a rank dies (a signal, an unknown exit status) one line on
@@ -224,12 +228,12 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
     if status.address is not None:  # else (not Linux): no supervisors
         env[watchdog.ENV_STATUS] = status.address
         env[watchdog.ENV_LAUNCHER] = watchdog.process_identity()
-    stdio, fds = watchdog.stdio_for_rank0((0,) if stdin else ())
-    if stdin and not fds:  # as one process: its sys.stdin is None
+    if stdin and sys.stdin is None:  # started with descriptor 0 closed: as one process
         from asapgraph.graph.io._text import STDIN_CLOSED
 
         status.close()
         raise InputError("<stdin>", None, STDIN_CLOSED)
+    stdio, fds = watchdog.stdio_for_rank0((0, 1) if stdin else (1,))
     if stdio is not None:
         env[watchdog.ENV_STDIO] = stdio
     sys.stdout.flush()

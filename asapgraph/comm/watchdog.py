@@ -81,7 +81,9 @@ ORDERLY_GRACE = 60.0
 _PR_SET_PDEATHSIG = 1
 _FORWARD = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGCONT",
             "SIGTSTP", "SIGXCPU")
-_OWN_STATUSES = (1, 2, 3)  # asapgraph's own failures: the rank printed its line
+#: asapgraph's own failures: the rank printed its line (1, 2, 3), or stopped quietly
+#: because rank 0's standard output was closed (141, agreed by every rank)
+_OWN_STATUSES = (1, 2, 3, 141)
 
 
 def _read(path):

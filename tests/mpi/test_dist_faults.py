@@ -201,7 +201,7 @@ def test_explain_names_the_first_failed_rank():
                                    "the job was stopped", EXIT_RANK_DIED)
 
 
-@pytest.mark.parametrize("own", [1, 2, 3])
+@pytest.mark.parametrize("own", [1, 2, 3, 141])
 def test_explain_passes_asapgraphs_own_statuses_through(own):
     from asapgraph.comm.watchdog import explain
 

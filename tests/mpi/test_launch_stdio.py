@@ -5,6 +5,10 @@
   stopped the job with its own errors -- "process reading stdin too slowly", then
   "mpiexec was killed by SIGPIPE", exit 4 -- from ~200 KB on);
 * mpiexec never gets the user's stdin; with ``--labels -`` rank 0 reads it directly;
+* a closed stdout (``... --np K --top 3000 | head -1``) ends every rank with status 141,
+  quietly, as one process (rank 0 writes to the user's stdout directly: through mpiexec
+  the job was "mpiexec was killed by SIGPIPE", exit 4), with and without
+  ``PYTHONUNBUFFERED`` (unbuffered, one process exited 0: a short write was dropped).
 """
 import os
 import subprocess
@@ -122,3 +126,55 @@ def test_closed_stdin_reads_alike_on_1_and_2_ranks(tmp_path):
         assert r.returncode == 2, r.stderr
         assert r.stderr.decode().splitlines() == ["<stdin>: cannot read: standard input is "
                                                   "closed"], (np_, r.stderr)
+
+
+_BIG_OUTPUTS = [["pagerank", "rmat:12", "--top", "4096"],
+                ["pagerank", "rmat:12", "--top", "4096", "--json"],
+                ["katz", "rmat:12", "--alpha", "0.001", "--top", "4096"],
+                ["run", "prog.py:InDegree", "rmat:12", "--steps", "1", "--top", "4096"]]
+
+
+@pytest.mark.parametrize("unbuffered", [True, False])
+@pytest.mark.parametrize("command,np_", [(c, k) for c in _BIG_OUTPUTS for k in (1, 2)]
+                         + [(_BIG_OUTPUTS[0], 3)])
+def test_closed_stdout_exits_141_quietly(tmp_path, np_, unbuffered, command):
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    p = subprocess.Popen([sys.executable, "-m", "asapgraph", *command, "-q", "--np", str(np_)],
+                         cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        first = os.read(p.stdout.fileno(), 64)  # ~110 KB follow: more than a pipe holds
+        p.stdout.close()  # as 'head -c 64' does
+        rc = p.wait(timeout=120)
+        err = p.stderr.read().decode()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert first.strip(), err
+    assert rc == 141 and err == "", (rc, err)
+
+
+def test_results_still_reach_stdout_through_rank_0(tmp_path):
+    """The whole output, once, in order (rank 0 writes to the launcher's stdout)."""
+    one = _cli(["pagerank", "rmat:10", "--top", "1024", "-q"], tmp_path)
+    two = _cli(["pagerank", "rmat:10", "--top", "1024", "-q", "--np", "2"], tmp_path)
+    assert one.returncode == 0 and two.returncode == 0, two.stderr
+    assert len(two.stdout.splitlines()) == 1025
+    a = [ln.split()[:2] for ln in one.stdout.decode().splitlines()]
+    b = [ln.split()[:2] for ln in two.stdout.decode().splitlines()]
+    assert a[:50] == b[:50]
+    f = tmp_path / "out.txt"
+    with open(f, "wb") as fh:  # a file as stdout: rank 0 appends where the launcher is
+        fh.write(b"before\n")
+        fh.flush()
+        r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "rmat:8", "--top",
+                            "3", "-q", "--np", "2"], cwd=tmp_path, stdout=fh,
+                           stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = f.read_text().splitlines()
+    assert lines[0] == "before" and len(lines) == 5 and lines[1].split()[0] == "rank"
