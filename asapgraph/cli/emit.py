@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import time
 
-from asapgraph.cli.common import peak_rss_bytes, write_stdout
+from asapgraph.cli.common import flush_stdout, peak_rss_bytes, write_stdout
 
 __all__ = ["emit_results", "emit_program", "result_columns", "named_groups"]
 
@@ -63,7 +63,7 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
                 v = summary[k]
                 write_stdout(out, f"{k}: {v:.3g}\n" if isinstance(v, float) else f"{k}: {v}\n")
         write_stdout(out, format_top(ids, values, 10, score_name))
-    out.flush()
+    flush_stdout(out)
 
 
 
@@ -148,7 +148,7 @@ def emit_program(args, algo, ids, columns, summary, out=None):
                 write_stdout(out, f"{k}: {v:.3g}\n" if isinstance(v, float) else f"{k}: {v}\n")
         head, _, rows = _top_rows(algo, ids, columns, 10)
         write_stdout(out, _format_table(head, rows))
-    out.flush()
+    flush_stdout(out)
 
 
 def result_columns(algo, res):

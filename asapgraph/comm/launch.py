@@ -236,12 +236,16 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
     stdio, fds = watchdog.stdio_for_rank0((0, 1) if stdin else (1,))
     if stdio is not None:
         env[watchdog.ENV_STDIO] = stdio
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    # a descriptor closed at start may hold another file of this process now: not for
+    # mpiexec (rank 0 sees the closed stdout: ENV_STDIO)
+    out = subprocess.DEVNULL if sys.stdout is None else None
     try:
         try:
-            proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, pass_fds=fds,
-                                    preexec_fn=watchdog.die_with(os.getpid()))
+            proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    pass_fds=fds, preexec_fn=watchdog.die_with(os.getpid()))
         finally:
             for fd in fds:  # mpiexec holds them now
                 os.close(fd)

@@ -182,7 +182,8 @@ def stdio_for_rank0(targets):
     items, fds = [], []
     for t in targets:
         if (sys.stdin, sys.stdout)[t] is None:  # started with it closed (the number may
-            continue                             # hold another file of this process now)
+            items.append(f"{t}=closed")          # hold another file of this process now):
+            continue                             # closed on rank 0 too
         try:
             fd = os.dup(t)
         except OSError:  # closed: nothing to pass
@@ -201,7 +202,7 @@ def stdio_for_rank0(targets):
 
 def _stdio_fds(env):
     """``[(target, fd)]`` of :data:`ENV_STDIO` that are open here and still the
-    launcher's files (same host, device and inode)."""
+    launcher's files (same host, device and inode); fd None: closed in the launcher."""
     value = env.get(ENV_STDIO)
     if not value:
         return []
@@ -212,6 +213,9 @@ def _stdio_fds(env):
     for item in items.split(","):
         try:
             t, rest = item.split("=", 1)
+            if rest == "closed" and t in ("0", "1"):
+                out.append((int(t), None))
+                continue
             fd, dev, ino = (int(x) for x in rest.split(":"))
             t = int(t)
             st = os.fstat(fd)
@@ -234,6 +238,12 @@ def take_stdio(environ=None):
     env.pop(ENV_STDIO, None)
     rank0 = _rank_number(env) == "0"
     for t, fd in fds:
+        if fd is None:  # closed in the launcher: closed for rank 0 too, as on one process
+            if rank0 and t == 1:
+                sys.stdout = None
+            elif rank0 and t == 0:
+                sys.stdin = None
+            continue
         if rank0:
             try:
                 if t == 1 and sys.stdout is not None:
@@ -250,6 +260,8 @@ def take_stdio(environ=None):
 def _close_stdio(env):
     """The supervisor keeps none of the launcher's descriptors (:data:`ENV_STDIO`)."""
     for _, fd in _stdio_fds(env):
+        if fd is None:
+            continue
         try:
             os.close(fd)
         except OSError:

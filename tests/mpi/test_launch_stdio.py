@@ -178,3 +178,15 @@ def test_results_still_reach_stdout_through_rank_0(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = f.read_text().splitlines()
     assert lines[0] == "before" and len(lines) == 5 and lines[1].split()[0] == "rank"
+
+
+@pytest.mark.parametrize("np_", ["1", "2"])
+def test_stdout_closed_from_the_start(tmp_path, np_):
+    """``>&-``: 141, quietly, when there is something for stdout (an internal error
+    "'NoneType' object has no attribute 'write'" before); a run with -o only succeeds."""
+    r = _cli(["pagerank", "rmat:6", "--top", "3", "-q", "--np", np_], tmp_path, stdout=None,
+             preexec_fn=lambda: os.close(1))
+    assert r.returncode == 141 and r.stderr == b"", r.stderr
+    r = _cli(["wcc", "rmat:6", "-o", "c.csv", "-q", "--np", np_], tmp_path, stdout=None,
+             preexec_fn=lambda: os.close(1))
+    assert r.returncode == 0 and r.stderr == b"" and (tmp_path / "c.csv").exists(), r.stderr
