@@ -48,6 +48,7 @@ __all__ = [
     "unknown_vertex_error", "zero_sum_error", "negative_weights_error",
     "pagerank_change_tol", "pagerank_error_bound", "engine_tol", "error_bound",
     "check_residual", "spectral_radius_bound", "check_cli", "Given", "GivenAppend",
+    "STDIN_SPLIT_REFUSAL", "stdin_refusal",
 ]
 
 # ----------------------------------------------------------------------------- defaults
@@ -700,6 +701,25 @@ def check_env(environ=None):
             raise InputError("asapgraph", None, f"{name}={value!r} is not {what}") from None
 
 
+#: ``-`` (standard input) on K ranks: a text edge list is split by byte ranges that every
+#: rank reads by itself, which a stream cannot give (``--labels`` is read by rank 0 alone,
+#: and rank 0 gets the launcher's standard input: :func:`asapgraph.comm.launch.run_ranks`)
+STDIN_SPLIT_REFUSAL = ("standard input cannot be split across ranks; save it to a file (or "
+                       "use --np 1)")
+
+
+def stdin_refusal(args, distributed):
+    """The :class:`InputError` for ``INPUT`` = ``-`` on K ranks without ``--labels``, or
+    None.  Decided before any rank starts (the ``--np`` launcher; under the user's own
+    mpiexec, before MPI starts): mpiexec forwards standard input to rank 0 only as fast as
+    that rank reads it, and MPICH's Hydra stopped the job ("process reading stdin too
+    slowly") when ~200 KB or more were waiting."""
+    if distributed and getattr(args, "input", None) == "-" and not getattr(args, "labels",
+                                                                             False):
+        return InputError("-", None, STDIN_SPLIT_REFUSAL)
+    return None
+
+
 def _check_labels_input(source):
     """``--labels`` names the vertices of a text edge list: a generator spec has none (it
     was ignored on one process, read as a missing file on ranks)."""
@@ -780,6 +800,9 @@ def check_cli(args, distributed, ranks=None):
         why = asap_tol_refusal(args.tol, pagerank=command == "pagerank")
         if why is not None:
             raise InputError("asapgraph", None, why)
+    stdin_err = stdin_refusal(args, distributed)
+    if stdin_err is not None:
+        raise stdin_err
 
 
 class Given(argparse._StoreAction):

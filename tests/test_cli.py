@@ -628,7 +628,7 @@ def test_launcher_path_does_not_import_numpy(tmp_path):
         "from asapgraph.cli import main\n"
         "rc = main(['pagerank', 'rmat:10', '--np', '2', '-q', '-o', sys.argv[1], "
         "'--mpiexec', '/bin/true'])\n"
-        "assert rc == 0, rc\n"
+        "assert rc == 4, rc\n"  # /bin/true runs no rank: refused (exit 4), no numpy either
         "bad = main(['pagerank', 'rmat:10', '--np', '2', '-o', sys.argv[1] + '.xyz', "
         "'--mpiexec', '/bin/true'])\n"
         "assert bad == 2, bad\n"
@@ -642,3 +642,4 @@ def test_launcher_path_does_not_import_numpy(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "unknown output format '.xyz'" in r.stderr
+    assert "mpiexec /bin/true exited with status 0 but started no rank" in r.stderr

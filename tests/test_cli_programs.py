@@ -589,3 +589,31 @@ def test_subprocess_run_module_spec(tmp_path, graph_file, user_file):
     assert lines[0].split() == ["rank", "node", "indeg"]
     deg = np.bincount(g.d, minlength=g.n)
     assert [float(ln.split()[2]) for ln in lines[1:]] == sorted(deg, reverse=True)[:3]
+
+
+#: the ``asapgraph`` console script: ``main()`` with the script's directory first on
+#: ``sys.path`` instead of the cwd (``python -m`` puts the cwd there)
+_CONSOLE_SCRIPT = ("import sys; sys.path[0] = sys.prefix; from asapgraph.cli import main; "
+                   "sys.exit(main())")
+
+
+@pytest.mark.parametrize("np_", [1, pytest.param(2, marks=pytest.mark.mpi)])
+def test_console_script_finds_a_module_in_the_cwd(tmp_path, graph_file, user_file, np_):
+    """``asapgraph run my_module:MyProgram`` from the directory holding my_module.py, as
+    the README's example: the console script refused it ("No module named") while
+    ``python -m asapgraph`` found it.  On 1 process and on K ranks alike."""
+    g, path = graph_file
+    r = subprocess.run([sys.executable, "-c", _CONSOLE_SCRIPT, "run", "myprogs:InDegree",
+                        str(path), "--top", "3", "-q", "--np", str(np_)], cwd=tmp_path,
+                       env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert lines[0].split() == ["rank", "node", "indeg"] and len(lines) == 4, r.stdout
+    deg = np.bincount(g.d, minlength=g.n)
+    assert [float(ln.split()[2]) for ln in lines[1:]] == sorted(deg, reverse=True)[:3]
+    # a module that is nowhere: still one line, exit 2
+    r = subprocess.run([sys.executable, "-c", _CONSOLE_SCRIPT, "run", "nosuchmod:X", str(path),
+                        "-q", "--np", str(np_)], cwd=tmp_path, env=dict(os.environ),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "No module named 'nosuchmod'" in r.stderr

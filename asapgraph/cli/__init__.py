@@ -36,7 +36,8 @@ from asapgraph._version import __version__
 from asapgraph.cli.common import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                   EXIT_PIPE, EXIT_UNCONVERGED, check_output_path, err,
                                   load_input, mpi_rank_from_env, mpi_world_size_from_env,
-                                  peak_rss_bytes, read_vertex_values, wants_distributed)
+                                  peak_rss_bytes, quiet_stdout, read_vertex_values,
+                                  wants_distributed)
 from asapgraph.cli.emit import emit_program, emit_results, result_columns
 from asapgraph.cli.graphs import (cmd_convert, cmd_generate, cmd_info, graph_stats,
                                   register_convert, register_generate, register_info,
@@ -200,11 +201,7 @@ def main(argv=None):
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         # stdout was closed by the reader (e.g. '| head'): stop quietly
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
+        quiet_stdout()
         code = EXIT_PIPE
     except OSError as exc:
         if getattr(exc, "filename", None):

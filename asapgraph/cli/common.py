@@ -10,7 +10,8 @@ from asapgraph.comm.launch import mpi_rank_from_env, mpi_world_size_from_env
 __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_INTERRUPTED",
            "EXIT_PIPE", "peak_rss_bytes", "mpi_world_size_from_env", "mpi_rank_from_env",
            "wants_distributed", "progress_for", "load_input", "check_output_path",
-           "read_vertex_values", "dense_vector", "err"]
+           "read_vertex_values", "dense_vector", "err", "quiet_stdout", "write_stdout",
+           "flush_stdout"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_UNCONVERGED = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_PIPE = 130, 141
@@ -75,6 +76,53 @@ def dense_vector(graph, path):
         path = LabelledValues(path, graph.labels)
     return dense_vertex_values(graph.original_ids(), path)
 
+
+
+def quiet_stdout():
+    """After a write to a closed stdout (``BrokenPipeError``): point descriptor 1 at
+    ``/dev/null``, so that the flush at exit finds nothing to complain about (Python
+    would print "Exception ignored ... BrokenPipeError" and exit 120)."""
+    import os
+
+    if sys.stdout is None:  # closed from the start: nothing to flush
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def write_stdout(out, text):
+    """``out.write(text)``, every byte or an exception.  Under ``python -u`` /
+    ``PYTHONUNBUFFERED`` stdout has no buffer layer, and its text layer drops what a
+    short write of the file left (a pipe whose reader went away mid-write): ``... --top
+    3000 | head -1`` exited 0 there, 141 with buffering.  Written here in a loop on the
+    raw file: the second write raises ``BrokenPipeError``.  ``out`` None (Python's
+    ``sys.stdout`` when descriptor 1 was closed at start) raises it at once."""
+    import errno
+    import io
+
+    if out is None:  # the process started with descriptor 1 closed ('>&-')
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")
+    raw = getattr(out, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        out.write(text)
+        return
+    out.flush()
+    data = memoryview(text.encode(out.encoding or "utf-8", out.errors or "strict"))
+    while len(data):
+        n = raw.write(data)
+        if n is None:  # a non-blocking stdout that is full
+            raise BlockingIOError(11, "standard output is not ready for writing")
+        data = data[n:]
+
+
+def flush_stdout(out):
+    """``out.flush()`` unless stdout is closed from the start (``out`` None)."""
+    if out is not None:
+        out.flush()
 
 
 def err(msg):

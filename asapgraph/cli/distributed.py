@@ -87,9 +87,15 @@ def run_on_world(fn, args):
     try:
         code = fn(args, comm)
     except RankFailure as e:  # agreed on every rank: print once, exit cleanly
-        if comm.Get_rank() == 0:
-            _err(e.message)
-        code = 2 if e.input_error else 1
+        if e.stdout_closed:  # rank 0's reader went away ('| head'): 141, quietly
+            from asapgraph.cli.common import EXIT_PIPE, quiet_stdout
+
+            quiet_stdout()
+            code = EXIT_PIPE
+        else:
+            if comm.Get_rank() == 0:
+                _err(e.message)
+            code = 2 if e.input_error else 1
     except BaseException as e:  # noqa: BLE001 - one rank failed alone: abort the job
         from asapgraph.errors import InputError
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import time
 
-from asapgraph.cli.common import peak_rss_bytes
+from asapgraph.cli.common import flush_stdout, peak_rss_bytes, write_stdout
 
 __all__ = ["emit_results", "emit_program", "result_columns", "named_groups"]
 
@@ -53,17 +53,17 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
             sel = top_order(ids, values, args.top)
             summary["top"] = [[_node(i), float(v)] for i, v in zip(ids[sel], values[sel])]
         summary["peak_rss_bytes"] = peak_rss_bytes()
-        out.write(json_dumps(summary) + "\n")
+        write_stdout(out, json_dumps(summary) + "\n")
     elif args.top is not None:
-        out.write(format_top(ids, values, args.top, score_name))
+        write_stdout(out, format_top(ids, values, args.top, score_name))
     elif args.output is None:
         for k in ("input", "vertices", "edges", "iterations", "converged", "residual",
                   "load_seconds", "compute_seconds"):
             if k in summary:
                 v = summary[k]
-                out.write(f"{k}: {v:.3g}\n" if isinstance(v, float) else f"{k}: {v}\n")
-        out.write(format_top(ids, values, 10, score_name))
-    out.flush()
+                write_stdout(out, f"{k}: {v:.3g}\n" if isinstance(v, float) else f"{k}: {v}\n")
+        write_stdout(out, format_top(ids, values, 10, score_name))
+    flush_stdout(out)
 
 
 
@@ -134,10 +134,10 @@ def emit_program(args, algo, ids, columns, summary, out=None):
         if args.top:
             summary["top"] = _top_rows(algo, ids, columns, args.top)[1]
         summary["peak_rss_bytes"] = peak_rss_bytes()
-        out.write(json_dumps(summary) + "\n")
+        write_stdout(out, json_dumps(summary) + "\n")
     elif args.top is not None:
         head, _, rows = _top_rows(algo, ids, columns, args.top)
-        out.write(_format_table(head, rows))
+        write_stdout(out, _format_table(head, rows))
     elif args.output is None:
         keys = ("input", "vertices", "edges", "source", "components", "largest_component",
                 "communities", "largest_community", "reachable", "max_distance", "max_level",
@@ -145,10 +145,10 @@ def emit_program(args, algo, ids, columns, summary, out=None):
         for k in keys:
             if k in summary and summary[k] is not None:
                 v = summary[k]
-                out.write(f"{k}: {v:.3g}\n" if isinstance(v, float) else f"{k}: {v}\n")
+                write_stdout(out, f"{k}: {v:.3g}\n" if isinstance(v, float) else f"{k}: {v}\n")
         head, _, rows = _top_rows(algo, ids, columns, 10)
-        out.write(_format_table(head, rows))
-    out.flush()
+        write_stdout(out, _format_table(head, rows))
+    flush_stdout(out)
 
 
 def result_columns(algo, res):

@@ -7,7 +7,8 @@ import sys
 import time
 
 from asapgraph._version import __version__
-from asapgraph.cli.common import EXIT_OK, load_input, progress_for
+from asapgraph.cli.common import (EXIT_OK, flush_stdout, load_input, progress_for,
+                                  write_stdout)
 from asapgraph.cli.options import Formatter, add_input_options, nonneg_int, positive_int
 from asapgraph.errors import InputError
 
@@ -86,7 +87,7 @@ def cmd_info(args):
     graph, load_s = load_input(args, prog)
     st = {"input": args.input, **graph_stats(graph), "load_seconds": load_s}
     if args.json:
-        sys.stdout.write(json_dumps(st) + "\n")
+        write_stdout(sys.stdout, json_dumps(st) + "\n")
     else:
         lines = [
             f"input:            {args.input}",
@@ -102,8 +103,8 @@ def cmd_info(args):
              if st.get("labels") else
              f"original ids:     {st['original_id_min']}..{st['original_id_max']}"),
         ]
-        sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+        write_stdout(sys.stdout, "\n".join(lines) + "\n")
+    flush_stdout(sys.stdout)
     return EXIT_OK
 
 

@@ -42,11 +42,11 @@ def run_distributed_program(args):
     from asapgraph.cli.common import mpi_world_size_from_env
 
     if mpi_world_size_from_env() is None and getattr(args, "np", 1) > 1:
-        from asapgraph.comm.launch import find_mpiexec, run_ranks
+        from asapgraph.comm.launch import find_mpiexec, reads_stdin, run_ranks
 
         argv = getattr(args, "_argv", None) or getattr(args, "_cli_argv", None) or sys.argv[1:]
         exe = find_mpiexec(getattr(args, "mpiexec", None))
-        return run_ranks(exe, args.np, _strip_np(argv))
+        return run_ranks(exe, args.np, _strip_np(argv), stdin=reads_stdin(args))
     from asapgraph.cli.distributed import run_on_world
 
     return run_on_world(_cli_run, args)

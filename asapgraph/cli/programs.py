@@ -392,10 +392,30 @@ def register_hits(sub):
 
 # ---- run (a user's program)
 
+def _cwd_on_path(spec):
+    """``MODULE:CLASS`` is looked up in the current directory first, as ``python -m
+    asapgraph`` does (it puts the cwd first on ``sys.path``); the ``asapgraph`` console
+    script starts with its own ``bin`` directory there instead, and refused a module
+    that ``python -m asapgraph`` found.  The ranks of ``--np`` start with the cwd on
+    ``sys.path`` already (``python -c``)."""
+    import sys
+
+    mod = spec.rpartition(":")[0]
+    if not mod or mod.endswith(".py") or os.sep in mod:  # a file: imported by its path
+        return
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the cwd was removed: python -m cannot search it either
+        return
+    if not any(p in ("", ".", cwd) for p in sys.path):
+        sys.path.insert(0, cwd)
+
+
 def load_user_program(args):
     from asapgraph.programs import load_program, validate_program
 
     params = dict(args.param)
+    _cwd_on_path(args.program)
     try:
         prog = load_program(args.program, **params)
         prog = validate_program(prog, args.mode)

@@ -18,7 +18,7 @@ import sys
 
 from asapgraph.errors import InputError
 
-__all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "rank_env",
+__all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "reads_stdin", "rank_env",
            "RANK_ENV_DEFAULTS", "mpi_world_size_from_env", "mpi_rank_from_env"]
 
 #: Environment defaults for the ranks started with MPICH's ``mpiexec`` (a variable the
@@ -144,7 +144,8 @@ def _is_mpich(exe):
         if os.access(os.path.join(d, "mpichversion"), os.X_OK):
             return True
     try:
-        r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
+        r = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10,
+                           stdin=subprocess.DEVNULL)  # the user's stdin is not for it
     except (OSError, subprocess.SubprocessError):
         return False
     return r.returncode == 0 and r.stdout.lstrip().startswith("HYDRA build details")
@@ -174,7 +175,7 @@ def rank_env(exe, environ=None):
 #: instead of the installed package)
 _BOOT = ("import runpy, sys, importlib.util as u; "
          "s = u.spec_from_file_location('_asapgraph_watchdog', sys.argv[1]); "
-         "m = u.module_from_spec(s); s.loader.exec_module(m); m.supervise(); "
+         "m = u.module_from_spec(s); s.loader.exec_module(m); m.supervise(); m.take_stdio(); "
          "sys.path.insert(0, sys.argv[2]); mod = sys.argv[3]; "
          "sys.argv = [mod] + sys.argv[4:]; runpy.run_module(mod, run_name='__main__', "
          "alter_sys=True)")
@@ -190,9 +191,25 @@ def rank_command(exe, nprocs, argv, module="asapgraph"):
             os.path.abspath(watchdog.__file__), top, module, *argv]
 
 
-def run_ranks(exe, nprocs, argv, module="asapgraph"):
+def reads_stdin(args):
+    """True when the ranks of this command read standard input: ``INPUT`` is ``-`` with
+    ``--labels`` (rank 0 reads the named edge list for everyone); ``-`` without it is
+    refused before the launch (:func:`asapgraph.options.stdin_refusal`)."""
+    return getattr(args, "input", None) == "-" and bool(getattr(args, "labels", False))
+
+
+def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
     """Run ``python -m module argv`` (default: ``asapgraph argv``) on ``nprocs`` ranks under
     ``exe``; returns the exit status.
+
+    mpiexec gets no standard input (``/dev/null``): Hydra forwards it to rank 0 only as
+    fast as that rank reads, and stopped the job with its own errors when it could not
+    keep up.  With ``stdin`` true rank 0 reads this process's standard input directly
+    instead (an inherited descriptor, :func:`.watchdog.stdio_for_rank0`).  Rank 0 (which
+    writes the results) also writes to this process's standard output directly: through
+    mpiexec, a reader that went away (``| head``) killed mpiexec with SIGPIPE (exit 4);
+    now rank 0 sees the closed pipe, every rank ends with status 141, quietly, as one
+    process does.
 
     The ranks end within about :data:`.watchdog.POLL` seconds when this process dies,
     however it dies.  When a rank dies (a signal, an unknown exit status) one line on
@@ -207,13 +224,31 @@ def run_ranks(exe, nprocs, argv, module="asapgraph"):
     status = watchdog.StatusSocket()
     env.pop(watchdog.ENV_STATUS, None)
     env.pop(watchdog.ENV_LAUNCHER, None)
+    env.pop(watchdog.ENV_STDIO, None)
     if status.address is not None:  # else (not Linux): no supervisors
         env[watchdog.ENV_STATUS] = status.address
         env[watchdog.ENV_LAUNCHER] = watchdog.process_identity()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    if stdin and sys.stdin is None:  # started with descriptor 0 closed: as one process
+        from asapgraph.graph.io._text import STDIN_CLOSED
+
+        status.close()
+        raise InputError("<stdin>", None, STDIN_CLOSED)
+    stdio, fds = watchdog.stdio_for_rank0((0, 1) if stdin else (1,))
+    if stdio is not None:
+        env[watchdog.ENV_STDIO] = stdio
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:
+            stream.flush()
+    # a descriptor closed at start may hold another file of this process now: not for
+    # mpiexec (rank 0 sees the closed stdout: ENV_STDIO)
+    out = subprocess.DEVNULL if sys.stdout is None else None
     try:
-        proc = subprocess.Popen(cmd, env=env, preexec_fn=watchdog.die_with(os.getpid()))
+        try:
+            proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    pass_fds=fds, preexec_fn=watchdog.die_with(os.getpid()))
+        finally:
+            for fd in fds:  # mpiexec holds them now
+                os.close(fd)
         try:
             rc = watchdog.wait_job(proc, status)
         except KeyboardInterrupt:  # mpiexec got the terminal's SIGINT too: let it stop
@@ -223,7 +258,8 @@ def run_ranks(exe, nprocs, argv, module="asapgraph"):
                 proc.kill()
                 proc.wait()
             raise  # the CLI says "asapgraph: interrupted", status 130, as on one process
-        line, code = watchdog.explain(rc, status.records(), nprocs)
+        recs = status.records() if status.address is not None else None  # None: no reports
+        line, code = watchdog.explain(rc, recs, nprocs, exe)
         if line:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
@@ -235,4 +271,4 @@ def run_ranks(exe, nprocs, argv, module="asapgraph"):
 def launch(args, command="pagerank"):
     """Run the command under ``mpiexec -n args.np``; returns the exit status."""
     exe = find_mpiexec(getattr(args, "mpiexec", None))
-    return run_ranks(exe, args.np, rebuild_argv(args, command))
+    return run_ranks(exe, args.np, rebuild_argv(args, command), stdin=reads_stdin(args))

@@ -299,12 +299,16 @@ class RankFailure(Exception):
         One line: ``FILE:LINE: message`` for bad input, else ``error on rank r: ...``.
     input_error : bool
         True for bad user input (exit status 2), False for other failures (1).
+    stdout_closed : bool
+        The failure was a write to a closed standard output (``BrokenPipeError``: ``...
+        | head``); the CLI exits 141 quietly, as one process does.
     """
 
-    def __init__(self, rank, message, input_error):
+    def __init__(self, rank, message, input_error, stdout_closed=False):
         self.rank = rank
         self.message = message
         self.input_error = input_error
+        self.stdout_closed = stdout_closed
         super().__init__(message)
 
 
@@ -323,12 +327,14 @@ def agree(comm, exc=None):
         return
     if me == first:
         if isinstance(exc, RankFailure):
-            payload = (exc.message, exc.input_error)
+            payload = (exc.message, exc.input_error, exc.stdout_closed)
         elif isinstance(exc, InputError):
-            payload = (str(exc), True)
+            payload = (str(exc), True, False)
+        elif isinstance(exc, BrokenPipeError):
+            payload = ("standard output closed", False, True)
         else:
-            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False)
+            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False, False)
     else:
         payload = None
-    msg, is_input = comm.bcast(payload, root=first)
-    raise RankFailure(first, msg, is_input) from (exc if me == first else None)
+    msg, is_input, closed = comm.bcast(payload, root=first)
+    raise RankFailure(first, msg, is_input, closed) from (exc if me == first else None)

@@ -35,7 +35,9 @@ parent of its own that watches it:
   that ended abnormally is named in one line on stderr (exit status
   :data:`EXIT_RANK_DIED`); a rank that failed with one of asapgraph's own statuses
   (1 internal error, 2 bad input, 3 not converged) has printed its own line already,
-  so its status passes through unchanged.
+  so its status passes through unchanged.  mpiexec's status alone is not trusted: a
+  success needs every rank's report of a normal end (``--mpiexec /bin/true`` exits 0
+  having run nothing), and a failure before any rank reported is mpiexec's own.
 
 This file imports the standard library only, never a relative module: the rank
 bootstrap runs it with ``runpy.run_path``.  Ranks started by the user's own
@@ -53,11 +55,14 @@ import os
 import signal
 import time
 
-__all__ = ["ENV_LAUNCHER", "ENV_STATUS", "EXIT_RANK_DIED", "POLL", "process_identity",
-           "is_alive", "die_with", "supervise", "StatusSocket", "wait_job", "explain"]
+__all__ = ["ENV_LAUNCHER", "ENV_STATUS", "ENV_STDIO", "EXIT_RANK_DIED", "POLL",
+           "process_identity", "is_alive", "die_with", "supervise", "StatusSocket", "wait_job",
+           "explain", "stdio_for_rank0", "take_stdio"]
 
 ENV_LAUNCHER = "ASAPGRAPH_LAUNCHER"
 ENV_STATUS = "ASAPGRAPH_STATUS_SOCKET"
+#: the launcher's standard streams that rank 0 takes over (:func:`stdio_for_rank0`)
+ENV_STDIO = "ASAPGRAPH_STDIO"
 #: Exit status of the launcher when a rank died (a signal, or an exit status that is
 #: not one of asapgraph's own), or ended without a report.
 EXIT_RANK_DIED = 4
@@ -76,7 +81,9 @@ ORDERLY_GRACE = 60.0
 _PR_SET_PDEATHSIG = 1
 _FORWARD = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGCONT",
             "SIGTSTP", "SIGXCPU")
-_OWN_STATUSES = (1, 2, 3)  # asapgraph's own failures: the rank printed its line
+#: asapgraph's own failures: the rank printed its line (1, 2, 3), or stopped quietly
+#: because rank 0's standard output was closed (141, agreed by every rank)
+_OWN_STATUSES = (1, 2, 3, 141)
 
 
 def _read(path):
@@ -150,6 +157,117 @@ def die_with(parent_pid, sig=signal.SIGTERM):
     return preexec
 
 
+# ----------------------------------------------------------------------------- stdio
+
+
+def stdio_for_rank0(targets):
+    """Launcher side: ``(value, fds)``: copies ``fds`` of this process's descriptors
+    ``targets`` (0 standard input, 1 standard output), to be passed to mpiexec
+    (``pass_fds``), and the value of :data:`ENV_STDIO` that lets rank 0 take them over
+    (:func:`take_stdio`); ``(None, [])`` when there is nothing to pass.
+
+    Hydra forwards a rank's standard streams through mpiexec: standard input reaches
+    rank 0 only as fast as it reads (Hydra stopped the job, "process reading stdin too
+    slowly", when ~200 KB were waiting), and a closed standard output killed mpiexec with
+    SIGPIPE (``--np K ... | head``: exit 4 where one process exits 141).  The
+    descriptors are inherited by mpiexec, its proxies and the ranks on this host; rank 0
+    checks that a descriptor is still the launcher's file (same host, device and inode)
+    before using it, so a rank 0 on another host keeps Hydra's streams.
+    """
+    import sys
+
+    boot = _host_key()[0]
+    if not boot:
+        return None, []
+    items, fds = [], []
+    for t in targets:
+        if (sys.stdin, sys.stdout)[t] is None:  # started with it closed (the number may
+            items.append(f"{t}=closed")          # hold another file of this process now):
+            continue                             # closed on rank 0 too
+        try:
+            fd = os.dup(t)
+        except OSError:  # closed: nothing to pass
+            continue
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            os.close(fd)
+            continue
+        fds.append(fd)
+        items.append(f"{t}={fd}:{st.st_dev}:{st.st_ino}")
+    if not items:
+        return None, []
+    return f"{boot};{','.join(items)}", fds
+
+
+def _stdio_fds(env):
+    """``[(target, fd)]`` of :data:`ENV_STDIO` that are open here and still the
+    launcher's files (same host, device and inode); fd None: closed in the launcher."""
+    value = env.get(ENV_STDIO)
+    if not value:
+        return []
+    boot, _, items = value.partition(";")
+    if boot != _host_key()[0]:
+        return []
+    out = []
+    for item in items.split(","):
+        try:
+            t, rest = item.split("=", 1)
+            if rest == "closed" and t in ("0", "1"):
+                out.append((int(t), None))
+                continue
+            fd, dev, ino = (int(x) for x in rest.split(":"))
+            t = int(t)
+            st = os.fstat(fd)
+        except (ValueError, OSError):
+            continue
+        if (st.st_dev, st.st_ino) == (dev, ino) and t in (0, 1):
+            out.append((t, fd))
+    return out
+
+
+def take_stdio(environ=None):
+    """Rank side (the bootstrap of :func:`.launch.rank_command`, in the rank, before any
+    other import): rank 0 makes the launcher's descriptors of :data:`ENV_STDIO` its
+    standard input/output; every rank then closes the copies.  Nothing happens without
+    the variable (ranks of the user's own mpiexec)."""
+    import sys
+
+    env = os.environ if environ is None else environ
+    fds = _stdio_fds(env)
+    env.pop(ENV_STDIO, None)
+    rank0 = _rank_number(env) == "0"
+    for t, fd in fds:
+        if fd is None:  # closed in the launcher: closed for rank 0 too, as on one process
+            if rank0 and t == 1:
+                sys.stdout = None
+            elif rank0 and t == 0:
+                sys.stdin = None
+            continue
+        if rank0:
+            try:
+                if t == 1 and sys.stdout is not None:
+                    sys.stdout.flush()
+                os.dup2(fd, t)
+                if t == 1 and sys.stdout is not None and os.isatty(1) and \
+                        not sys.stdout.line_buffering:
+                    sys.stdout.reconfigure(line_buffering=True)  # as Python on a terminal
+            except (OSError, ValueError, AttributeError):
+                pass
+        os.close(fd)
+
+
+def _close_stdio(env):
+    """The supervisor keeps none of the launcher's descriptors (:data:`ENV_STDIO`)."""
+    for _, fd in _stdio_fds(env):
+        if fd is None:
+            continue
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 # ----------------------------------------------------------------------------- rank side
 
 
@@ -203,6 +321,7 @@ def supervise(environ=None):
         if os.getppid() != me:
             os._exit(1)
         return
+    _close_stdio(env)
     _supervisor(child, send, launcher, proxy)  # never returns
 
 
@@ -383,20 +502,43 @@ def _signame(sig):
         return f"signal {sig}"
 
 
-def explain(returncode, recs, nprocs):
-    """``(line, status)`` for the launcher once mpiexec returned ``returncode``, from the
-    ranks' records ``recs`` (:meth:`StatusSocket.records`).
+def _ended_well(recs, nprocs):
+    """Ranks ``0..nprocs-1`` that reported ending with status 0."""
+    return {k for k, r in recs.items()
+            if isinstance(k, int) and k < nprocs and r["how"] == "exit" and r["value"] == 0}
+
+
+def explain(returncode, recs, nprocs, exe=None):
+    """``(line, status)`` for the launcher once mpiexec (``exe``) returned ``returncode``,
+    from the ranks' records ``recs`` (:meth:`StatusSocket.records`; None when the ranks
+    had no supervisor to report, e.g. off Linux: nothing can be checked).
 
     ``line`` is "" when there is nothing to add (success, or a failure that the ranks
-    reported themselves: every rank ended with one of asapgraph's own statuses).
+    reported themselves: every rank ended with one of asapgraph's own statuses).  The
+    exit status of mpiexec alone is not trusted: a success needs every rank's report of
+    a normal end (``--mpiexec /bin/true`` exits 0 without running anything), and a
+    failure with one of asapgraph's own statuses needs a rank that started (``--mpiexec
+    /bin/false`` exits 1, and no rank printed a line).
     """
+    name = f"mpiexec {exe}" if exe else "mpiexec"  # for the failures of the launcher itself
     if returncode == 0:
-        return "", 0
+        if recs is None:
+            return "", 0
+        ok = _ended_well(recs, nprocs)
+        if len(ok) == nprocs:
+            return "", 0
+        if not recs:
+            what = "but started no rank (is it an MPI launcher?)"
+        else:
+            what = (f"but only {len(ok)} of {nprocs} ranks reported a normal end (is it an "
+                    f"MPI launcher for {nprocs} processes?)")
+        return f"asapgraph: {name} exited with status 0 {what}", EXIT_RANK_DIED
     if returncode == 130:  # Ctrl-C reached the ranks (mpiexec forwards it)
         return "asapgraph: interrupted", 130
     if returncode < 0:  # mpiexec itself was killed; its ranks went with it
         return (f"asapgraph: mpiexec was killed by {_signame(-returncode)}; the job was "
                 "stopped", EXIT_RANK_DIED)
+    unknown, recs = recs is None, ({} if recs is None else recs)
     bad = _failed(recs)
     if bad:
         rank = min(bad)[1]
@@ -407,7 +549,7 @@ def explain(returncode, recs, nprocs):
                f"exited with status {r['value']}")
         return (f"asapgraph: rank {rank} of {nprocs} (pid {r['pid']} on {r['host']}) {how}; "
                 f"the job was stopped", EXIT_RANK_DIED)
-    if returncode in _OWN_STATUSES:
+    if returncode in _OWN_STATUSES and (recs or unknown):
         return "", returncode  # e.g. MPI_Abort after the rank printed its line
     silent = sorted(str(k) for k, r in recs.items() if r["how"] is None)
     if not recs:
@@ -417,4 +559,6 @@ def explain(returncode, recs, nprocs):
                 f"{', '.join(silent)} ended (a rank's supervisor was killed?)")
     else:
         what = "after every rank ended normally"
-    return f"asapgraph: mpiexec failed with exit status {returncode} {what}", EXIT_RANK_DIED
+    if recs:
+        name = "mpiexec"
+    return f"asapgraph: {name} failed with exit status {returncode} {what}", EXIT_RANK_DIED

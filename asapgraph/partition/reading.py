@@ -307,8 +307,9 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         return src, dst, w, p["n"]
     path = os.fspath(source)
     if path == "-":
-        agree(comm, InputError(path, None, "standard input cannot be split across ranks; "
-                                           "save it to a file (or use --np 1)"))
+        from asapgraph.options import STDIN_SPLIT_REFUSAL
+
+        agree(comm, InputError(path, None, STDIN_SPLIT_REFUSAL))
     fmt, err = "text", None  # a missing/unreadable file: the reader's message, as on one process
     if K > 1 and _only_rank0_sees(comm, path):  # rank 0 reads it for everyone
         if me == 0:

@@ -366,3 +366,33 @@ def test_count_newlines_swar_equals_numpy(rng):
     block = bytearray(b"1 2\n" * 600)
     block[2001] = 0  # a NUL far from the start of a piece: binary data
     assert acc.feed(bytes(block), True) == -1 and acc.error[0] == _parse.BINARY
+
+
+@pytest.mark.parametrize("comp", [None, "gz"])
+def test_labelled_stdin_is_read_whole(monkeypatch, comp):
+    """``--labels`` reads its input whole: plain stdin was cut after 1 MiB (one read of
+    the sniffing wrapper), a line split in two ("<stdin>:82922: expected 2 columns, got
+    1") or, on a line boundary, the rest of the edges silently dropped."""
+    from asapgraph.graph.io.labelled import read_labelled
+
+    text = "".join(f"v{i} w{(i * 7) % 1000}\n" for i in range(120_000)).encode()
+    assert len(text) > 1.3 * (1 << 20)
+
+    class Pipe(io.RawIOBase):  # a pipe: short reads of at most 64 KiB
+        def __init__(self, data):
+            self.data, self.pos = data, 0
+
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            k = min(len(b), 65536, len(self.data) - self.pos)
+            b[:k] = self.data[self.pos:self.pos + k]
+            self.pos += k
+            return k
+
+    data = text if comp is None else gzip.compress(text)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Pipe(data))))
+    src, dst, w = read_labelled("-")
+    assert len(src) == 120_000 and src[-1] == "v119999" and dst[-1] == f"w{119999 * 7 % 1000}"
+    assert w is None

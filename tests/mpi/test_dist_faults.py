@@ -201,14 +201,16 @@ def test_explain_names_the_first_failed_rank():
                                    "the job was stopped", EXIT_RANK_DIED)
 
 
-@pytest.mark.parametrize("own", [1, 2, 3])
+@pytest.mark.parametrize("own", [1, 2, 3, 141])
 def test_explain_passes_asapgraphs_own_statuses_through(own):
     from asapgraph.comm.watchdog import explain
 
     recs = _records({0: ["start 100 h", f"end 1000 exit {own}"],
                      1: ["start 101 h", "end 1500 signal 9"]})
     assert explain(own, recs, 2) == ("", own)  # that rank printed its own line
-    assert explain(own, {}, 2) == ("", own)  # MPI_Abort: no record at all
+    recs = _records({0: ["start 100 h"], 1: ["start 101 h"]})
+    assert explain(own, recs, 2) == ("", own)  # MPI_Abort: the supervisors were killed
+    assert explain(own, None, 2) == ("", own)  # no supervisors (off Linux): nothing to check
 
 
 @pytest.mark.parametrize("status,stopped", [("exit 3", False), ("exit 2", False),
@@ -244,7 +246,7 @@ def test_wait_job_gives_an_orderly_end_its_time(status, stopped):
 def test_explain_without_reports():
     from asapgraph.comm.watchdog import EXIT_RANK_DIED, explain
 
-    assert explain(0, {}, 2) == ("", 0)
+    assert explain(0, None, 2) == ("", 0)  # no supervisors; explain(0, {}, 2): see below
     assert explain(130, {}, 2) == ("asapgraph: interrupted", 130)  # Ctrl-C
     assert explain(-9, {}, 2) == ("asapgraph: mpiexec was killed by SIGKILL; the job was "
                                   "stopped", EXIT_RANK_DIED)
@@ -253,6 +255,48 @@ def test_explain_without_reports():
                                                "before any rank started")
     line, code = explain(9, _records({0: ["start 100 h"], 1: ["start 101 h"]}), 2)
     assert code == EXIT_RANK_DIED and "no report of how ranks 0, 1 ended" in line, line
+
+
+def test_explain_does_not_trust_mpiexecs_status_alone():
+    """An "mpiexec" that runs no rank: exit 0 is not a success (``--mpiexec /bin/true``
+    exited 0 with no output and no line), and asapgraph's own statuses pass through only
+    when a rank started, i.e. printed its line (``--mpiexec /bin/false`` exited 1
+    silently)."""
+    from asapgraph.comm.watchdog import EXIT_RANK_DIED, explain
+
+    line, code = explain(0, {}, 2, "/bin/true")
+    assert code == EXIT_RANK_DIED and line == ("asapgraph: mpiexec /bin/true exited with "
+                                               "status 0 but started no rank (is it an MPI "
+                                               "launcher?)")
+    line, code = explain(0, _records({0: ["start 100 h", "end 1000 exit 0"]}), 2, "/x/mpx")
+    assert code == EXIT_RANK_DIED and "/x/mpx exited with status 0 but only 1 of 2" in line
+    # not started by an MPI launcher (no rank number): the report is keyed by pid
+    line, code = explain(0, _records({"pid7": ["start 7 h", "end 1000 exit 0"]}), 1, "/x/m")
+    assert code == EXIT_RANK_DIED and "only 0 of 1 ranks" in line, line
+    ok = _records({0: ["start 100 h", "end 1000 exit 0"], 1: ["start 101 h", "end 1 exit 0"]})
+    assert explain(0, ok, 2, "/x/mpiexec") == ("", 0)
+    assert explain(0, None, 2, "/x/mpiexec") == ("", 0)  # no supervisors: nothing to check
+    for own in (1, 2, 3):
+        line, code = explain(own, {}, 2, "/bin/false")
+        assert code == EXIT_RANK_DIED and line == (f"asapgraph: mpiexec /bin/false failed with "
+                                                   f"exit status {own} before any rank "
+                                                   "started")
+
+
+@pytest.mark.parametrize("fake,what", [("/bin/true", "exited with status 0 but started no "
+                                                      "rank"),
+                                        ("/bin/false", "failed with exit status 1 before any "
+                                                       "rank started")])
+def test_a_bad_mpiexec_is_named(tmp_path, fake, what):
+    """``--mpiexec`` that is no MPI launcher: one line naming it and what went wrong, exit
+    status 4, no output (it used to exit 0 with no file and no JSON, or 1 silently)."""
+    out = tmp_path / "t.csv"
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "rmat:8", "--np", "2",
+                        "--mpiexec", fake, "-o", str(out), "--json", "-q"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 4 and r.stdout == "" and not out.exists(), r
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"asapgraph: mpiexec {fake} {what}"), lines
 
 
 def test_status_socket_round_trip():

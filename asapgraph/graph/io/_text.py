@@ -113,6 +113,10 @@ def os_error(path, exc):
     return InputError(path, None, f"cannot read: {exc.strerror or exc}")
 
 
+#: ``-`` when the process has no standard input (descriptor 0 closed)
+STDIN_CLOSED = "cannot read: standard input is closed"
+
+
 def display_name(path):
     return "<stdin>" if path == "-" else os.fspath(path)
 
@@ -159,7 +163,12 @@ class _StdinPeek:
         return k + (r or 0)
 
     def read(self, n=-1):
-        buf = bytearray(n if n >= 0 else 1 << 20)
+        if n is None or n < 0:  # to the end, as io's read(): the --labels reader reads
+            # its input whole; one readinto of 1 MiB cut plain stdin there (a line split
+            # in two: "expected 2 columns, got 1", or edges silently dropped)
+            head, self.pos = self.head[self.pos:], len(self.head)
+            return head + (self.raw.read() or b"")
+        buf = bytearray(n)
         k = self.readinto(buf)
         return bytes(buf[:k])
 
@@ -178,6 +187,8 @@ def open_binary(path):
     """
     name = display_name(path)
     if path == "-":
+        if sys.stdin is None:  # the process started with its descriptor 0 closed
+            raise InputError(name, None, STDIN_CLOSED)
         peek = _StdinPeek(sys.stdin.buffer)
         kind = compression_of(peek.head)
         if kind == "gzip":
