@@ -330,7 +330,7 @@ def dense_vertex_values(original_ids, path):
         pos = _positions(path, orig, ids, lines)
     vec = np.zeros(orig.shape[0], dtype=np.float64)
     vec[pos] = vals
-    if not vec.sum() > 0:
+    if not vec.max(initial=0.0) > 0:  # (a sum may overflow: 1e308 + 1e308)
         raise zero_sum_error(path)
     return vec
 

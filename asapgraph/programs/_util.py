@@ -76,3 +76,44 @@ def normalized(vec, name):
     if s <= 0:
         raise ValueError(f"{name}: values sum to zero")
     return vec / s
+
+
+#: below this an out-weight's reciprocal overflows (1 / 5.6e-309 > the largest double)
+_TINY_SUM = 1.0 / np.finfo(np.float64).max
+
+
+def safe_distribution(vec):
+    """``vec / vec.sum()`` for finite ``vec >= 0`` with a positive sum, without overflow:
+    entries are first divided by the largest one (so the sum is at most ``len(vec)``
+    and ``1e308 + 1e308`` does not become inf).  Exact where the plain sum is finite
+    and normal (the max is then left out)."""
+    vec = np.asarray(vec, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        s = float(vec.sum())
+    if not (np.isfinite(s) and s >= _TINY_SUM):
+        vec = vec / float(vec.max())
+        s = float(vec.sum())
+    return vec / s
+
+
+def rescale_out_weights(src, w, outw):
+    """Edge weights ``w`` (sources ``src``) and per-vertex sums ``outw`` such that
+    ``w / outw[src]`` can be computed without overflow: the weights of a vertex whose sum
+    overflowed to inf (``1e308 + 1e308``) or is so small that its reciprocal would
+    (subnormal weights) are divided by that vertex's largest weight first -- the ratios
+    ``w_uv / out_weight_u`` are unchanged, the sum now lies in ``[1, out-degree]``.  Other
+    vertices keep their weights bit for bit.  Returns ``(w, outw)`` (``w`` copied if
+    changed)."""
+    outw = np.asarray(outw, dtype=np.float64)
+    bad = ~np.isfinite(outw) | ((outw > 0) & (outw < _TINY_SUM))
+    if not bad.any():
+        return w, outw
+    src = np.asarray(src)
+    sel = np.flatnonzero(bad[src])
+    mx = np.zeros(outw.shape[0], dtype=np.float64)
+    np.maximum.at(mx, src[sel], w[sel])
+    w = np.array(w, dtype=np.float64)
+    w[sel] = w[sel] / mx[src[sel]]
+    outw = outw.copy()
+    outw[bad] = np.bincount(src[sel], weights=w[sel], minlength=outw.shape[0])[bad]
+    return w, outw
