@@ -727,6 +727,10 @@ def _check_weighted_input(args):
         return
     opt = "--weighted" if weight_col is None else "--weight-col"
     source = getattr(args, "input", None)
+    if weight_col is not None and isinstance(source, str):  # the reader's line, before
+        from asapgraph.graph.io._readers import _check_cols  # any rank starts (K ranks
+                                                             # raised it on rank 1)
+        _check_cols(source, 1, 2, int(weight_col))
     if not isinstance(source, str) or source == "-" or getattr(args, "labels", False):
         return  # standard input and --labels are text: their parsers check the column
     if not os.path.exists(source):

@@ -68,3 +68,24 @@ def test_personalization_sum_overflow(tmp_path):
                                 "--tol", "1e-12"], want)
     _same_everywhere(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt",
                                 "--dangling", "p.txt", "--tol", "1e-12"], want)
+
+
+def _refused_alike(tmp_path, args, *words, configs=CONFIGS):
+    """The same single stderr line, exit 2, on every configuration; returns it."""
+    seen = set()
+    for extra in configs:
+        r = _cli([*args, "-q", *extra], tmp_path)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
+        assert all(w in lines[0] for w in words), (extra, lines)
+        seen.add(lines[0])
+    assert len(seen) == 1, seen
+    return seen.pop()
+
+
+@pytest.mark.parametrize("col", ["1", "2"])
+def test_weight_col_on_an_id_column(tmp_path, col):
+    (tmp_path / "w.txt").write_text("0 1 1\n1 2 1\n2 0 2\n")
+    line = _refused_alike(tmp_path, ["pagerank", "w.txt", "--weight-col", col])
+    assert line == (f"w.txt: bad column choice: source 1, destination 2, weight {col} "
+                    f"(1-based, all different)")
