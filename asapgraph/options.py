@@ -335,7 +335,7 @@ def dense_vertex_values(original_ids, path):
     return vec
 
 
-def negative_weights_error(source, path=None, weight_col=None):
+def negative_weights_error(source, path=None, weight_col=None, what=None):
     """The refusal of negative edge weights; with ``path`` (a text edge list, its 1-based
     ``weight_col``) it names the line of the first one (found again on this error path:
     :func:`asapgraph.graph.io.first_negative_weight`)."""
@@ -344,7 +344,8 @@ def negative_weights_error(source, path=None, weight_col=None):
         from asapgraph.graph.io import first_negative_weight
 
         found = first_negative_weight(path, weight_col)
-    what = "PageRank needs non-negative edge weights (use it unweighted, or transform the weights)"
+    what = what or ("PageRank needs non-negative edge weights (use it unweighted, or "
+                    "transform the weights)")
     if found is None:
         return InputError(source if source is not None else "<graph>", None, what)
     line, tok = found

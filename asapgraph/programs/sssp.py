@@ -56,9 +56,15 @@ class SSSPProgram(VertexProgram):
     def setup(self, ctx):
         w = ctx.graph.weights
         if w is not None and w.size and float(w.min()) < 0:
-            bad = int(np.argmin(w))
-            raise InputError(ctx.graph.source, None,
-                             f"sssp needs non-negative edge weights (found {w[bad]!r})")
+            from asapgraph.options import negative_weights_error
+
+            src = ctx.graph.source
+            e = negative_weights_error(src, src, getattr(ctx.graph, "weight_col", None),
+                                       "sssp needs non-negative edge weights")
+            if e.line is None:  # not a text file: the value, as a plain number
+                e = InputError(src, None, f"sssp needs non-negative edge weights (found "
+                                          f"{float(w.min()):g})")
+            raise e
         if w is not None and np.isnan(w).any():
             raise InputError(ctx.graph.source, None, "sssp: an edge weight is NaN")
 

@@ -89,3 +89,34 @@ def test_weight_col_on_an_id_column(tmp_path, col):
     line = _refused_alike(tmp_path, ["pagerank", "w.txt", "--weight-col", col])
     assert line == (f"w.txt: bad column choice: source 1, destination 2, weight {col} "
                     f"(1-based, all different)")
+
+
+@pytest.mark.parametrize("args,text,want", [
+    (["--weighted"], "0 1 1\n1 2 -1\n2 0 1\n",
+     "neg.txt:2: negative edge weight '-1': sssp needs non-negative edge weights"),
+    (["--weight-col", "4"], "0 1 1 5\n1 2 -1 7\n2 0 1 -3\n",
+     "neg.txt:3: negative edge weight '-3': sssp needs non-negative edge weights"),
+])
+def test_sssp_negative_weight_names_the_line(tmp_path, args, text, want):
+    (tmp_path / "neg.txt").write_text(text)
+    assert _refused_alike(tmp_path, ["sssp", "neg.txt", "--source", "0", *args]) == want
+
+
+NPY = {
+    "float_id": ([[0, 1], [1, 2.5]], None, "row 1: vertex id 2.5 is not an integer"),
+    "uint64": ([[0, 1], [1, 2**64 - 1]], "uint64",
+               "row 1: vertex id 18446744073709551615 does not fit in int64"),
+    "nan_weight": ([[0, 1, 1], [1, 2, float("nan")], [2, 0, 1]], None,
+                   "row 1: weight nan is not a finite number"),
+    "late_row": ([[0, 1], [1, 2], [2, 3], [3, 0.5], [1.5, 0]], None,
+                 "row 3: vertex id 0.5 is not an integer"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NPY))
+def test_npy_refused_alike(tmp_path, case):
+    np = pytest.importorskip("numpy")
+    rows, dtype, want = NPY[case]
+    np.save(tmp_path / "e.npy", np.array(rows, dtype=dtype))
+    args = ["pagerank", "e.npy"] + (["--weighted"] if case == "nan_weight" else [])
+    assert _refused_alike(tmp_path, args, configs=CONFIGS + [["--np", "4"]]) == f"e.npy: {want}"
