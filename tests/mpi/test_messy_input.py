@@ -120,3 +120,23 @@ def test_npy_refused_alike(tmp_path, case):
     np.save(tmp_path / "e.npy", np.array(rows, dtype=dtype))
     args = ["pagerank", "e.npy"] + (["--weighted"] if case == "nan_weight" else [])
     assert _refused_alike(tmp_path, args, configs=CONFIGS + [["--np", "4"]]) == f"e.npy: {want}"
+
+
+SSSP_CONFIGS = CONFIGS + [["--mode", "asap"]]
+
+
+def test_sssp_distance_overflow_refused(tmp_path):
+    (tmp_path / "big.txt").write_text("0 1 1e308\n1 2 1e308\n0 3 1\n")
+    line = _refused_alike(tmp_path, ["sssp", "big.txt", "--weighted", "--source", "0"],
+                          configs=SSSP_CONFIGS)
+    assert line.startswith("big.txt: sssp: a shortest-path distance exceeds the largest double")
+
+
+def test_sssp_overflow_on_a_longer_path_only_is_fine(tmp_path):
+    (tmp_path / "big2.txt").write_text("0 1 1e308\n1 2 1e308\n0 2 1\n")
+    for i, extra in enumerate(SSSP_CONFIGS):
+        out = tmp_path / f"d{i}.csv"
+        r = _cli(["sssp", "big2.txt", "--weighted", "--source", "0", "-q", "-o", out, *extra],
+                 tmp_path)
+        assert r.returncode == 0 and not r.stderr, (extra, r.stderr)
+        assert out.read_text().split() == ["node,distance", "0,0", "1,1e+308", "2,1"]
