@@ -366,3 +366,31 @@ def test_count_newlines_swar_equals_numpy(rng):
     block = bytearray(b"1 2\n" * 600)
     block[2001] = 0  # a NUL far from the start of a piece: binary data
     assert acc.feed(bytes(block), True) == -1 and acc.error[0] == _parse.BINARY
+
+
+@pytest.mark.parametrize("chunk", [None, 64])
+def test_bare_cr_is_refused_at_its_line(tmp_path, chunk):
+    """Old Mac line ends ("0 1\\r1 2\\r") would read as one line (CR is a blank): refused
+    at the first bare CR, also past the first block; CRLF reads as before."""
+    from asapgraph.errors import InputError
+    from asapgraph.graph.io import read_edges
+
+    kw = {} if chunk is None else {"chunk_bytes": chunk}
+    p = tmp_path / "cr.txt"
+    p.write_bytes(b"0 1\r1 2\r2 0\r")
+    with pytest.raises(InputError) as ei:
+        read_edges(p, **kw)
+    assert str(ei.value) == (f"{p}:1: line ends with a bare CR (old Mac line endings): "
+                             "convert with `tr '\\r' '\\n'`")
+    body = b"".join(b"%d %d 1\r\n" % (i, i + 1) for i in range(40))
+    p.write_bytes(body + b"# note\r\n7 8 1\r9 10 1\n")
+    with pytest.raises(InputError) as ei:
+        read_edges(p, weighted=True, **kw)
+    assert ei.value.line == 42
+    p.write_bytes(body + b"x 1\n5 6\r7 8\n")  # the first problem in file order wins
+    with pytest.raises(InputError) as ei:
+        read_edges(p, **kw)
+    assert ei.value.line == 41 and "'x'" in str(ei.value)
+    p.write_bytes(body)
+    el = read_edges(p, weighted=True, **kw)
+    assert el.src.tolist() == list(range(40)) and el.weights.tolist() == [1.0] * 40

@@ -140,3 +140,26 @@ def test_sssp_overflow_on_a_longer_path_only_is_fine(tmp_path):
                  tmp_path)
         assert r.returncode == 0 and not r.stderr, (extra, r.stderr)
         assert out.read_text().split() == ["node,distance", "0,0", "1,1e+308", "2,1"]
+
+
+@pytest.mark.parametrize("where", ["first", "late"])
+def test_bare_cr_refused_alike(tmp_path, where):
+    """Old Mac line ends: the same FILE:LINE on 1 and K ranks (byte ranges: the bare CR
+    lies in the last rank's range for ``late``), plain and gzip; CRLF still reads."""
+    body = "".join(f"{i} {i + 1}\r\n" for i in range(300))
+    text = "0 1\r1 2\r2 0\r" if where == "first" else body + "7 8\r9 10\n11 12\n"
+    line = 1 if where == "first" else 301
+    (tmp_path / "cr.txt").write_text(text, newline="")
+    want = (f"cr.txt:{line}: line ends with a bare CR (old Mac line endings): convert "
+            "with `tr '\\r' '\\n'`")
+    assert _refused_alike(tmp_path, ["pagerank", "cr.txt"]) == want
+    import gzip
+
+    (tmp_path / "cr.txt.gz").write_bytes(gzip.compress(text.encode()))
+    assert _refused_alike(tmp_path, ["pagerank", "cr.txt.gz"],
+                          configs=[[], ["--np", "2"]]) == want.replace("cr.txt", "cr.txt.gz")
+    (tmp_path / "crlf.txt").write_text(body, newline="")
+    for extra in ([], ["--np", "3"]):
+        r = _cli(["info", "crlf.txt", *extra], tmp_path) if not extra else \
+            _cli(["pagerank", "crlf.txt", "-q", "-o", "x.csv", *extra], tmp_path)
+        assert r.returncode == 0, r.stderr
