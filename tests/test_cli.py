@@ -669,3 +669,15 @@ def test_launcher_path_does_not_import_numpy(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "unknown output format '.xyz'" in r.stderr
+
+
+@pytest.mark.parametrize("command", ["pagerank", "katz", "hits", "labelprop"])
+def test_max_iter_0_is_a_usage_error(capsys, command):
+    """--max-iter 0 ran no iteration and BSP / ASAP reported different error bounds (inf,
+    the start-up waves' bound): refused by the parser, so 1 and K ranks and both modes
+    say the same line (tests/mpi/test_options_mpi.py launches the ranks)."""
+    for extra in ([], ["--mode", "asap"], ["--np", "2"]):
+        code, out, err = run_main(capsys, command, "g", "--max-iter", "0", *extra)
+        assert code == 2 and err == (f"asapgraph {command}: error: argument --max-iter: expected "
+                                     f"a positive integer, got '0' (see asapgraph {command} "
+                                     f"--help)\n"), err

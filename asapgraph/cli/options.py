@@ -177,9 +177,11 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
                                         "certified bound (--json: error_bound) is <= T "
                                         "(absolute, not scaled by n; BSP: alpha/(1-alpha) "
                                         "times the L1 change of a sweep)")
-    g.add_argument("--max-iter", type=nonneg_int, default=max_iter_default, metavar="N",
-                   help=max_iter_help or "give up after N iterations (exit status 3 unless "
-                                         "--allow-unconverged)")
+    # N >= 1: with 0 no iteration runs, and BSP (error bound inf) and ASAP (its start-up
+    # waves' bound) reported different things about the start vector
+    g.add_argument("--max-iter", type=positive_int, default=max_iter_default, metavar="N",
+                   help=max_iter_help or "give up after N >= 1 iterations (exit status 3 "
+                                         "unless --allow-unconverged)")
     g.add_argument("--allow-unconverged", action="store_true",
                    help="write the results and exit 0 even when --max-iter was reached")
     if threads:
