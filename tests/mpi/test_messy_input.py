@@ -163,3 +163,19 @@ def test_bare_cr_refused_alike(tmp_path, where):
         r = _cli(["info", "crlf.txt", *extra], tmp_path) if not extra else \
             _cli(["pagerank", "crlf.txt", "-q", "-o", "x.csv", *extra], tmp_path)
         assert r.returncode == 0, r.stderr
+
+
+def test_hits_score_sums_that_overflow(tmp_path):
+    """HITS normalises by the largest score first when the sum overflows (it wrote all
+    zeros, "converged"): the same answer on 1 and K ranks."""
+    (tmp_path / "ovf.txt").write_text("0 1 1\n1 2 1\n2 0 1\n2 1 1e308\n2 3 1e308\n")
+    rows = set()
+    for k in ("1", "2", "3"):
+        out = tmp_path / f"h{k}.csv"
+        r = _cli(["hits", "ovf.txt", "--weighted", "-q", "-o", out, "--np", k], tmp_path)
+        assert r.returncode == 0 and not r.stderr, r.stderr
+        got = {a: (float(h), float(au)) for a, h, au in
+               (line.split(",") for line in out.read_text().split()[1:])}
+        assert got["2"] == (1.0, 0.0) and got["1"][1] == got["3"][1] == 0.5, got
+        rows.add(tuple(sorted(got.items())))
+    assert len(rows) == 1
