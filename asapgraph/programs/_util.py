@@ -72,10 +72,9 @@ def normalized(vec, name):
     """``vec / vec.sum()``; ValueError when the sum is zero or any entry is negative."""
     if np.any(vec < 0):
         raise ValueError(f"{name}: values must be non-negative")
-    s = float(vec.sum())
-    if s <= 0:
+    if not float(np.max(vec, initial=0.0)) > 0:
         raise ValueError(f"{name}: values sum to zero")
-    return vec / s
+    return safe_distribution(vec)  # 1e308 + 1e308 must not overflow
 
 
 #: below this an out-weight's reciprocal overflows (1 / 5.6e-309 > the largest double)
