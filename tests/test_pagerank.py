@@ -534,3 +534,18 @@ def test_overflowing_sums_api(tmp_path):
         for mode in ("bsp", "asap"):
             r = pagerank_program(g, personalization=big, mode=mode, tol=1e-12)
             assert np.abs(np.asarray(r.values) - want).sum() < 1e-9
+
+
+def test_api_source_id_messages_are_plain():
+    """A float source that is not integral is refused (0.5 ran from vertex 0), with the
+    number as written, not ``np.float64(0.5)``."""
+    import asapgraph as ag
+    from asapgraph.programs import sssp
+
+    g = ag.from_edges([(0, 1), (1, 2), (2, 0)]) if hasattr(ag, "from_edges") else None
+    if g is None:
+        g = Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), n=3)
+    for bad in (np.float64(0.5), 0.5, float("nan")):
+        with pytest.raises(InputError, match=r"source vertex id must be an integer, got (0\.5|nan)$"):
+            sssp(g, bad)
+    assert list(sssp(g, np.float64(1.0)).values) == [2.0, 0.0, 1.0]

@@ -16,8 +16,12 @@ def dense_id(graph, source, what="source"):
         return i
     try:
         s = int(source)
-    except (TypeError, ValueError):
-        raise InputError(graph.source, None, f"{what} vertex id must be an integer, got {source!r}") from None
+        if isinstance(source, (float, np.floating)) and s != source:  # 0.5 is not vertex 0
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        shown = repr(float(source)) if isinstance(source, (float, np.floating)) else repr(source)
+        raise InputError(graph.source, None,
+                         f"{what} vertex id must be an integer, got {shown}") from None
     if graph.ids is None:
         if 0 <= s < graph.n:
             return s
