@@ -177,9 +177,9 @@ def weight_col_index(weight_col):
         k = int(weight_col)
     except (TypeError, ValueError):
         raise ValueError(f"weight_col is 1-based, got {weight_col!r}") from None
-    if k < 3 or k != weight_col:
-        raise ValueError(f"weight_col is 1-based and after the two id columns (>= 3), "
-                         f"got {weight_col!r}")
+    if k < 3 or k != weight_col or k > 2**31 - 1:
+        raise ValueError(f"weight_col is 1-based and after the two id columns (3 to "
+                         f"{2**31 - 1}), got {weight_col!r}")
     return k - 1
 
 

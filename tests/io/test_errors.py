@@ -183,3 +183,12 @@ def test_first_negative_weight_names_its_line(tmp_path):
     assert first_negative_weight(str(tmp_path / "ok.txt")) is None
     assert first_negative_weight(str(tmp_path / "missing.txt")) is None
     assert first_negative_weight("-") is None
+
+
+@pytest.mark.parametrize("kw", [{"src_col": 99999999999999999999},
+                                {"weight_col": 99999999999999999999}, {"dst_col": 2**31}])
+def test_huge_columns_are_input_errors(tmp_path, kw):
+    """Not an OverflowError from the C parser's int columns."""
+    p = tmp_path / "w.txt"
+    p.write_text("0 1 1\n")
+    assert "(columns are at most 2147483647)" in str(err_of(p, **kw))
