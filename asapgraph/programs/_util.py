@@ -108,7 +108,7 @@ def rescale_out_weights(src, w, outw):
     vertices keep their weights bit for bit.  Returns ``(w, outw)`` (``w`` copied if
     changed)."""
     outw = np.asarray(outw, dtype=np.float64)
-    bad = ~np.isfinite(outw) | ((outw > 0) & (outw < _TINY_SUM))
+    bad = np.isposinf(outw) | ((outw > 0) & (outw < _TINY_SUM))  # (NaN: not ours to fix)
     if not bad.any():
         return w, outw
     src = np.asarray(src)
@@ -116,7 +116,8 @@ def rescale_out_weights(src, w, outw):
     mx = np.zeros(outw.shape[0], dtype=np.float64)
     np.maximum.at(mx, src[sel], w[sel])
     w = np.array(w, dtype=np.float64)
-    w[sel] = w[sel] / mx[src[sel]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w[sel] = w[sel] / mx[src[sel]]
     outw = outw.copy()
     outw[bad] = np.bincount(src[sel], weights=w[sel], minlength=outw.shape[0])[bad]
     return w, outw
