@@ -429,6 +429,9 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col):
     w = None
     if weighted:
         w = np.ones(hi - lo) if g.weights is None else np.array(g.weights[lo:hi], dtype=np.float64)
+        from asapgraph.graph.io._formats import check_finite_weights
+
+        check_finite_weights(path, w)
     return _narrow((src, dst, w))
 
 

@@ -179,3 +179,20 @@ def test_hits_score_sums_that_overflow(tmp_path):
         assert got["2"] == (1.0, 0.0) and got["1"][1] == got["3"][1] == 0.5, got
         rows.add(tuple(sorted(got.items())))
     assert len(rows) == 1
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_binary_graph_nonfinite_weight_refused_alike(tmp_path, bad):
+    """A .asg whose weights hold NaN / inf (np1 ran to exit 3, ranks wrote results)."""
+    np = pytest.importorskip("numpy")
+    import asapgraph as ag
+    from asapgraph.graph.core import Graph
+
+    g = Graph.from_edges(np.array([0, 1, 2, 2]), np.array([1, 2, 0, 1]), n=3,
+                         weights=np.array([1.0, 2.0, float(bad), 1.0]))
+    ag.save_binary(g, str(tmp_path / "gw.asg"))
+    assert _refused_alike(tmp_path, ["pagerank", "gw.asg", "--weighted"],
+                          configs=CONFIGS + [["--np", "4"]]) == \
+        f"gw.asg: edge weight {bad} is not a finite number"
+    r = _cli(["pagerank", "gw.asg", "-q", "-o", "x.csv"], tmp_path)  # unweighted: fine
+    assert r.returncode == 0, r.stderr

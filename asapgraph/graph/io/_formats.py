@@ -172,6 +172,14 @@ def read_npy(path, *, weighted=False, weight_col=None):
     return npy_edges(name, a, 0, a.shape[0], wc)
 
 
+def check_finite_weights(name, w):
+    """Refuse the first non-finite weight of ``w`` (a binary graph's, in edge order: one
+    process the whole array, each rank its slice, the lowest rank's wins)."""
+    if w is not None and w.size and not np.isfinite(w).all():
+        i = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise InputError(name, None, f"edge weight {_plain(w[i])} is not a finite number")
+
+
 def _plain(v):
     """A numpy scalar as the user wrote it: ``0.5``, ``nan``, ``18446744073709551615``
     (not ``np.float64(0.5)``)."""

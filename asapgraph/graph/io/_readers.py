@@ -208,6 +208,10 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     if fmt == "binary":
         prog.stage(f"mapping {name}")
         g = load_binary(path)
+        if wc:
+            from asapgraph.graph.io._formats import check_finite_weights
+
+            check_finite_weights(name, g.weights)
         if not wc and g.weights is not None:
             g = Graph(g.indptr, g.indices, None, g.out_degree, None, g.ids, source=g.source)
         if undirected:
