@@ -5,6 +5,9 @@
   (``1 / sum`` overflows): each such vertex's weights are divided by its largest first,
   so every configuration gives networkx's answer for the same ratios;
 * personalization values whose sum overflows: scaled by the largest first;
+* --weight-col on an id column, sssp's negative weight (FILE:LINE), .npy rows, bare CR
+  line ends, sssp distances past the largest double, HITS score sums that overflow,
+  non-finite weights of a binary graph: one line, exit 2, identical everywhere.
 """
 import csv
 import subprocess
