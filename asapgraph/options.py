@@ -178,9 +178,9 @@ def weight_col_index(weight_col):
         k = int(weight_col)
     except (TypeError, ValueError):
         raise ValueError(f"weight_col is 1-based, got {weight_col!r}") from None
-    if k < 3 or k != weight_col:
-        raise ValueError(f"weight_col is 1-based and after the two id columns (>= 3), "
-                         f"got {weight_col!r}")
+    if k < 3 or k != weight_col or k > 2**31 - 1:
+        raise ValueError(f"weight_col is 1-based and after the two id columns (3 to "
+                         f"{2**31 - 1}), got {weight_col!r}")
     return k - 1
 
 
@@ -331,12 +331,12 @@ def dense_vertex_values(original_ids, path):
         pos = _positions(path, orig, ids, lines)
     vec = np.zeros(orig.shape[0], dtype=np.float64)
     vec[pos] = vals
-    if not vec.sum() > 0:
+    if not vec.max(initial=0.0) > 0:  # (a sum may overflow: 1e308 + 1e308)
         raise zero_sum_error(path)
     return vec
 
 
-def negative_weights_error(source, path=None, weight_col=None):
+def negative_weights_error(source, path=None, weight_col=None, what=None):
     """The refusal of negative edge weights; with ``path`` (a text edge list, its 1-based
     ``weight_col``) it names the line of the first one (found again on this error path:
     :func:`asapgraph.graph.io.first_negative_weight`)."""
@@ -345,7 +345,8 @@ def negative_weights_error(source, path=None, weight_col=None):
         from asapgraph.graph.io import first_negative_weight
 
         found = first_negative_weight(path, weight_col)
-    what = "PageRank needs non-negative edge weights (use it unweighted, or transform the weights)"
+    what = what or ("PageRank needs non-negative edge weights (use it unweighted, or "
+                    "transform the weights)")
     if found is None:
         return InputError(source if source is not None else "<graph>", None, what)
     line, tok = found
@@ -747,6 +748,10 @@ def _check_weighted_input(args):
         return
     opt = "--weighted" if weight_col is None else "--weight-col"
     source = getattr(args, "input", None)
+    if weight_col is not None and isinstance(source, str):  # the reader's line, before
+        from asapgraph.graph.io._readers import _check_cols  # any rank starts (K ranks
+                                                             # raised it on rank 1)
+        _check_cols(source, 1, 2, int(weight_col))
     if not isinstance(source, str) or source == "-" or getattr(args, "labels", False):
         return  # standard input and --labels are text: their parsers check the column
     if not os.path.exists(source):

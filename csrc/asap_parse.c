@@ -59,10 +59,11 @@ static inline int64_t lane_sum(uint64_t acc)
     return (int64_t)((acc * 0x0001000100010001ull) >> 48);
 }
 
-int64_t asap_count_newlines_nul(const char *buf, int64_t len, int *nul)
+static inline int64_t count_nl(const char *buf, int64_t len, int *nul, int *cr,
+                               const int want_cr)
 {
     int64_t n = 0, i = 0;
-    uint64_t anyz = 0;
+    uint64_t anyz = 0, anycr = 0;
     while (len - i >= 8) {
         uint64_t acc = 0;
         int64_t stop = len - i >= 8 * 255 ? i + 8 * 255 : i + (len - i) / 8 * 8;
@@ -71,16 +72,45 @@ int64_t asap_count_newlines_nul(const char *buf, int64_t len, int *nul)
             memcpy(&v, buf + i, 8);
             acc += zero_bytes(v ^ (ASAP_ONES * '\n')) >> 7;
             anyz |= zero_bytes(v);
+            if (want_cr)
+                anycr |= zero_bytes(v ^ (ASAP_ONES * '\r'));
         }
         n += lane_sum(acc);
     }
     for (; i < len; i++) {
         n += buf[i] == '\n';
         anyz |= buf[i] == 0;
+        anycr |= buf[i] == '\r';
     }
     if (nul)
         *nul = anyz != 0;
+    if (cr)
+        *cr = anycr != 0;
     return n;
+}
+
+int64_t asap_count_newlines_nul(const char *buf, int64_t len, int *nul)
+{
+    return count_nl(buf, len, nul, NULL, 0);
+}
+
+int64_t asap_count_newlines_nul_cr(const char *buf, int64_t len, int *nul, int *cr)
+{
+    return count_nl(buf, len, nul, cr, 1);
+}
+
+int64_t asap_first_bare_cr(const char *buf, int64_t len)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end) {
+        const char *q = (const char *)memchr(p, '\r', (size_t)(end - p));
+        if (q == NULL)
+            return -1;
+        if (q + 1 == end || q[1] != '\n')
+            return (int64_t)(q - buf);
+        p = q + 2;
+    }
+    return -1;
 }
 
 int64_t asap_count_newlines(const char *buf, int64_t len)

@@ -65,6 +65,13 @@ int64_t asap_count_newlines(const char *buf, int64_t len);
 /* The same, and *nul = whether buf[0:len) holds a NUL byte (one pass for both). */
 int64_t asap_count_newlines_nul(const char *buf, int64_t len, int *nul);
 
+/* The same, and (*cr) whether a '\r' byte occurs. */
+int64_t asap_count_newlines_nul_cr(const char *buf, int64_t len, int *nul, int *cr);
+
+/* Offset of the first '\r' of buf[0:len) not followed by '\n' (a bare CR: old Mac line
+ * ends, which the parser would read as a blank), -1 when none.  CRLF is fine. */
+int64_t asap_first_bare_cr(const char *buf, int64_t len);
+
 /* Parse one weight token [t, t+len): returns an asap_parse_code (OK, BAD_WEIGHT,
  * NONFINITE, BINARY). */
 int asap_parse_weight(const char *t, int64_t len, double *out);

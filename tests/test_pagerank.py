@@ -492,3 +492,60 @@ def test_weighted_with_reorder(rng, method):
     ref = _nx_pagerank(src, dst, w, nodes=range(n))
     for th in (1, 2):
         assert _by_id(pagerank(g, method=method, reorder=True, threads=th), ref) <= L1
+
+
+def test_overflowing_sums_api(tmp_path):
+    """Out-weight sums past the largest double, subnormal out-weights and personalization
+    sums that overflow: asapgraph.pagerank normalises by the largest value first (the
+    networkx answer for the same ratios); the program form agrees on the personalization
+    and refuses the weights in one InputError (tests/mpi/test_messy_input.py: the CLI)."""
+    import warnings
+
+    import networkx as nx
+
+    import asapgraph as ag
+    from asapgraph.errors import InputError
+    from asapgraph.programs import pagerank_program
+
+    def ref(edges, **kw):
+        G = nx.MultiDiGraph()
+        G.add_weighted_edges_from(edges)
+        r = nx.pagerank(G, tol=1e-15, max_iter=10000, **kw)
+        return np.array([r[k] for k in sorted(r)])
+
+    p = tmp_path / "ovf.txt"
+    p.write_text("0 1 1\n1 2 1\n2 0 1\n2 1 1e308\n2 3 1e308\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = ag.load_graph(str(p), weighted=True)
+        want = ref([(0, 1, 1), (1, 2, 1), (2, 0, 1e-308), (2, 1, 1), (2, 3, 1)])
+        assert np.abs(ag.pagerank(g, tol=1e-13).ranks - want).sum() < 1e-10
+        with pytest.raises(InputError, match="sum past the largest double"):
+            pagerank_program(g)
+        p.write_text("0 1 1\n1 2 1\n2 0 5e-324\n2 1 1e-323\n")
+        g = ag.load_graph(str(p), weighted=True)
+        want = ref([(0, 1, 1), (1, 2, 1), (2, 0, 1), (2, 1, 2)])
+        assert np.abs(ag.pagerank(g, tol=1e-13).ranks - want).sum() < 1e-10
+        p.write_text("0 1\n1 2\n2 0\n2 3\n")
+        g = ag.load_graph(str(p))
+        want = ref([(0, 1, 1), (1, 2, 1), (2, 0, 1), (2, 3, 1)], personalization={0: 1, 3: 1})
+        big = {0: 1e308, 3: 1e308}
+        assert np.abs(ag.pagerank(g, personalization=big, tol=1e-13).ranks - want).sum() < 1e-10
+        for mode in ("bsp", "asap"):
+            r = pagerank_program(g, personalization=big, mode=mode, tol=1e-12)
+            assert np.abs(np.asarray(r.values) - want).sum() < 1e-9
+
+
+def test_api_source_id_messages_are_plain():
+    """A float source that is not integral is refused (0.5 ran from vertex 0), with the
+    number as written, not ``np.float64(0.5)``."""
+    import asapgraph as ag
+    from asapgraph.programs import sssp
+
+    g = ag.from_edges([(0, 1), (1, 2), (2, 0)]) if hasattr(ag, "from_edges") else None
+    if g is None:
+        g = Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 0]), n=3)
+    for bad in (np.float64(0.5), 0.5, float("nan")):
+        with pytest.raises(InputError, match=r"source vertex id must be an integer, got (0\.5|nan)$"):
+            sssp(g, bad)
+    assert list(sssp(g, np.float64(1.0)).values) == [2.0, 0.0, 1.0]

@@ -116,6 +116,15 @@ def _own_command(reg):
     return name[len("register_"):] if name.startswith("register_") else None
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line on stderr, exit status 2: ``asapgraph pagerank: error:
+    ... (see asapgraph pagerank --help)`` (argparse's default printed the whole usage
+    first, 17 lines for ``pagerank``).  Subcommand parsers inherit the class."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser(command=None):
     """The top-level ``argparse`` parser with every registered subcommand.
 
@@ -130,7 +139,7 @@ def build_parser(command=None):
     names = {_own_command(reg) for reg in COMMANDS} - {None}
     if command not in names:
         command = None
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="asapgraph", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="asapgraph: graph processing (PageRank and vertex programs) on one "
                     "machine or over MPI, in BSP or ASAP (asynchronous approximate) mode.",

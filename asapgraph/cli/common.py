@@ -47,6 +47,8 @@ def load_input(args, progress=None):
     g = _io.load_graph(args.input, weighted=weighted, undirected=args.undirected,
                        weight_col=args.weight_col, progress=progress,
                        labels=getattr(args, "labels", False))
+    if weighted and hasattr(g, "indptr"):  # where a refusal finds the weights' line
+        g.weight_col = args.weight_col
     return g, time.perf_counter() - t0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["Formatter", "positive_int", "nonneg_int", "nonneg_float", "positive_float", "alpha",
+__all__ = ["Formatter", "positive_int", "nonneg_int", "small_int", "nonneg_float", "positive_float", "alpha",
            "add_input_options", "add_output_options", "add_iteration_options",
            "add_distributed_options"]
 
@@ -45,8 +45,28 @@ def _checked(convert, ok, what):
     return parse
 
 
-positive_int = _checked(int, lambda v: v >= 1, "a positive integer")
-nonneg_int = _checked(int, lambda v: v >= 0, "an integer >= 0")
+#: the largest value of an integer option (a C ``int64``) and of a count or column that the
+#: kernels hold in a C ``int`` (--np, --threads, --weight-col ...): larger values are a
+#: usage error, not an internal OverflowError
+INT64_MAX = 2**63 - 1
+INT32_MAX = 2**31 - 1
+
+
+def _bounded_int(lo, hi, what):
+    """An int type ``>= lo`` ("expected WHAT") and ``<= hi`` ("expected an integer <= HI")."""
+    low = _checked(int, lambda v: v >= lo, what)
+
+    def parse(text):
+        v = low(text)
+        if v > hi:
+            raise argparse.ArgumentTypeError(f"expected an integer <= {hi}, got {text!r}")
+        return v
+    return parse
+
+
+positive_int = _bounded_int(1, INT64_MAX, "a positive integer")
+nonneg_int = _bounded_int(0, INT64_MAX, "an integer >= 0")
+small_int = _bounded_int(1, INT32_MAX, "a positive integer")
 nonneg_float = _checked(float, lambda v: 0.0 <= v < float("inf"), "a finite number >= 0")
 positive_float = _checked(float, lambda v: 0.0 < v < float("inf"), "a finite number > 0")
 
@@ -118,7 +138,7 @@ def add_input_options(p, positional=True):
                         "a pattern .mtx) is refused")
     g.add_argument("--undirected", action="store_true",
                    help="treat every edge u v as the two arcs u->v and v->u")
-    g.add_argument("--weight-col", type=positive_int, default=None, metavar="K",
+    g.add_argument("--weight-col", type=small_int, default=None, metavar="K",
                    help="1-based column holding the weight (implies --weighted)")
     g.add_argument("--labels", action="store_true",
                    help="vertices are named by arbitrary tokens (strings), not integers; "
@@ -157,15 +177,17 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
                                         "certified bound (--json: error_bound) is <= T "
                                         "(absolute, not scaled by n; BSP: alpha/(1-alpha) "
                                         "times the L1 change of a sweep)")
-    g.add_argument("--max-iter", type=nonneg_int, default=max_iter_default, metavar="N",
-                   help=max_iter_help or "give up after N iterations (exit status 3 unless "
-                                         "--allow-unconverged)")
+    # N >= 1: with 0 no iteration runs, and BSP (error bound inf) and ASAP (its start-up
+    # waves' bound) reported different things about the start vector
+    g.add_argument("--max-iter", type=positive_int, default=max_iter_default, metavar="N",
+                   help=max_iter_help or "give up after N >= 1 iterations (exit status 3 "
+                                         "unless --allow-unconverged)")
     g.add_argument("--allow-unconverged", action="store_true",
                    help="write the results and exit 0 even when --max-iter was reached")
     if threads:
         from asapgraph.options import Given
 
-        g.add_argument("--threads", action=Given, type=positive_int, default=None, metavar="N",
+        g.add_argument("--threads", action=Given, type=small_int, default=None, metavar="N",
                        help="OpenMP threads of the process for the whole command: loading, "
                             "sweeps, output (default: all cores / OMP_NUM_THREADS; with --np K "
                             "in --mode bsp: sweep threads per rank, default 1)")
@@ -184,7 +206,7 @@ def add_distributed_options(p, command=None):
                                    SCHEDULES, Given, GivenAppend)
 
     g = p.add_argument_group("distributed options (MPI)")
-    g.add_argument("--np", type=positive_int, default=1, metavar="P",
+    g.add_argument("--np", type=small_int, default=1, metavar="P",
                    help="number of MPI processes; > 1 launches mpiexec (or runs under your "
                         "own mpiexec)")
     g.add_argument("--mode", choices=("bsp", "asap"), default="bsp",
@@ -192,9 +214,9 @@ def add_distributed_options(p, command=None):
                         "(with --np 1 both run the single-process kernel)")
     g.add_argument("--partition", action=Given, choices=("range", "hash"), default="range",
                    help="how vertices are assigned to processes")
-    g.add_argument("--fanout", action=Given, type=positive_int, default=2, metavar="F",
+    g.add_argument("--fanout", action=Given, type=small_int, default=2, metavar="F",
                    help="asap: fan-out of the stochastic reduction")
-    g.add_argument("--window", action=Given, type=positive_int, default=1, metavar="W",
+    g.add_argument("--window", action=Given, type=small_int, default=1, metavar="W",
                    help="asap: un-ACKed messages allowed per peer (NOTIFY-ACK flow control)")
     g.add_argument("--approx", action=Given, type=nonneg_float, default=0.0, metavar="EPS",
                    help="asap: a peer's buffer holding less than EPS x the residual per peer "

@@ -137,6 +137,10 @@ def _local_vector(comm, spec, orig, name, where):
             agree(comm, _options.unknown_vertex_error(path, lines, ids, int(missing[0])))
         agree(comm, InputError(where, None, f"{name}: {missing.size} vertex id(s) not in the "
                                             f"graph, e.g. {ids[missing[:5]].tolist()}"))
+    with np.errstate(over="ignore"):
+        big = not np.isfinite(vals.sum())  # the same full vector on every rank
+    if big:  # 1e308 + 1e308: divided by the largest first (as on one process)
+        vals = vals / float(vals.max())
     v = np.zeros(len(orig), dtype=np.float64)
     np.add.at(v, o[pos[hit]], vals[hit])
     tot = comm.allreduce(float(v.sum()), op=MPI.SUM)

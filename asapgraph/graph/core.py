@@ -40,7 +40,7 @@ class Graph:
     """
 
     __slots__ = ("n", "m", "indptr", "indices", "weights", "out_degree", "out_weight",
-                 "ids", "_out_csr", "source", "labels")
+                 "ids", "_out_csr", "source", "labels", "weight_col")
 
     def __init__(self, indptr, indices, weights=None, out_degree=None, out_weight=None,
                  ids=None, source=None):

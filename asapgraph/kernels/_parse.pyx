@@ -67,6 +67,8 @@ cdef extern from "asap_parse.h" nogil:
                              int64_t *max_id, asap_parse_error *err)
     int64_t asap_count_newlines(const char *buf, int64_t len)
     int64_t asap_count_newlines_nul(const char *buf, int64_t len, int *nul)
+    int64_t asap_count_newlines_nul_cr(const char *buf, int64_t len, int *nul, int *cr)
+    int64_t asap_first_bare_cr(const char *buf, int64_t len)
     int asap_parse_weight(const char *t, int64_t len, double *out)
 
 # error codes (asap_parse.h)
@@ -80,6 +82,7 @@ MISSING_COL = 6
 BAD_WEIGHT = 7
 NONFINITE = 8
 BINARY = 9
+BARE_CR = 12  # a '\r' not followed by '\n' (Python-side code; the C parser reads it as a blank)
 cdef enum:
     NEED64 = 10
     MAXPIECES = 64
@@ -239,6 +242,8 @@ cdef class EdgeAccumulator:
         cdef int64_t bnd[MAXPIECES + 1]
         cdef int64_t nl[MAXPIECES]
         cdef int nuls[MAXPIECES]
+        cdef int crs[MAXPIECES]
+        cdef int64_t cr_line, cr_at, err_line
         cdef int64_t ub[MAXPIECES]
         cdef int64_t off[MAXPIECES]
         cdef int64_t got[MAXPIECES]
@@ -272,7 +277,8 @@ cdef class EdgeAccumulator:
         # NUL bytes anywhere mean binary data (checked piece by piece, in parallel)
         with nogil:
             for i in prange(T, schedule="static", num_threads=T):
-                nl[i] = asap_count_newlines_nul(buf + bnd[i], bnd[i + 1] - bnd[i], &nuls[i])
+                nl[i] = asap_count_newlines_nul_cr(buf + bnd[i], bnd[i + 1] - bnd[i], &nuls[i],
+                                                   &crs[i])
                 if nuls[i]:
                     nl[i] = -1
         for i in range(T):
@@ -310,13 +316,32 @@ cdef class EdgeAccumulator:
                 self._widen()
                 continue
             break
+        # a bare CR (old Mac line ends: "0 1\r1 2\r" would read as one line): its line,
+        # refused unless a parse error comes first in file order (a line is '\n'-ended,
+        # so one process and each rank's byte range find the same first one)
+        cr_line = -1
+        lines_before = self.lines
+        for i in range(T):
+            if crs[i]:
+                cr_at = asap_first_bare_cr(buf + bnd[i], bnd[i + 1] - bnd[i])
+                if cr_at >= 0:
+                    cr_line = lines_before + 1 + asap_count_newlines(buf + bnd[i], cr_at)
+                    break
+            lines_before += nl[i]
+        err_line = -1
         if first_err >= 0:
             i = first_err
             lines_before = self.lines
             for j in range(i):
                 lines_before += nl[j]
+            err_line = lines_before + errs[i].line
+        if cr_line >= 0 and (err_line < 0 or cr_line <= err_line):
+            self.error = (BARE_CR, cr_line, 0, 0, b"")
+            return -1
+        if first_err >= 0:
+            i = first_err
             tok = bytes(block[bnd[i] + errs[i].tok_off: bnd[i] + errs[i].tok_off + min(errs[i].tok_len, 60)])
-            self.error = (errs[i].code, lines_before + errs[i].line, errs[i].column,
+            self.error = (errs[i].code, err_line, errs[i].column,
                           errs[i].ncols, tok)
             return -1
         # compact the pieces

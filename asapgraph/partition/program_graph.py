@@ -218,6 +218,8 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected,
                                              _options.weight_col_index(weight_col), chunk_bytes,
                                              seed)
-    return _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
-                  idmap.original, source if isinstance(source, str) else None)
+    g = _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
+               idmap.original, source if isinstance(source, str) else None)
+    g.weight_col = weight_col  # where a refusal finds the weights' line
+    return g
 

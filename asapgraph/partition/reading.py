@@ -408,28 +408,12 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col):
             a = np.load(path, mmap_mode="r")
         except Exception as e:  # noqa: BLE001
             raise InputError(path, None, f"not a valid .npy array: {e}") from None
-        if a.ndim != 2 or a.shape[1] < 2:
-            raise InputError(path, None, f".npy edge array must have shape (m, 2) or (m, 3), "
-                                         f"got {a.shape}")
+        from asapgraph.graph.io._formats import check_npy_shape, npy_edges
+
+        wc = (2 if weight_col is None else int(weight_col)) if weighted else None
+        check_npy_shape(path, a, wc)  # the one-process checks and lines
         m = a.shape[0]
-        lo, hi = m * me // K, m * (me + 1) // K
-        blk = np.asarray(a[lo:hi])
-        ids = blk[:, :2]
-        if ids.dtype.kind == "f":
-            if not np.all(np.isfinite(ids)) or np.any(ids != np.floor(ids)):
-                raise InputError(path, None, "vertex ids in a .npy edge array must be integers")
-        ids = ids.astype(np.int64)
-        if ids.size and int(ids.min()) < 0:
-            raise InputError(path, None, "negative vertex id in the .npy edge array")
-        w = None
-        if weighted:
-            col = 2 if weight_col is None else int(weight_col)
-            if blk.shape[1] <= col:
-                raise InputError(path, None, f".npy edge array has no weight column {col + 1}")
-            w = np.ascontiguousarray(blk[:, col], dtype=np.float64)
-            if not np.all(np.isfinite(w)):
-                raise InputError(path, None, "weights must be finite numbers")
-        return _narrow((np.ascontiguousarray(ids[:, 0]), np.ascontiguousarray(ids[:, 1]), w))
+        return _narrow(npy_edges(path, a, m * me // K, m * (me + 1) // K, wc))
     from asapgraph.graph.io import load_binary
 
     g = load_binary(path, mmap=True)
@@ -446,6 +430,9 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col):
     w = None
     if weighted:
         w = np.ones(hi - lo) if g.weights is None else np.array(g.weights[lo:hi], dtype=np.float64)
+        from asapgraph.graph.io._formats import check_finite_weights
+
+        check_finite_weights(path, w)
     return _narrow((src, dst, w))
 
 

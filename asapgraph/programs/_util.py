@@ -16,8 +16,12 @@ def dense_id(graph, source, what="source"):
         return i
     try:
         s = int(source)
-    except (TypeError, ValueError):
-        raise InputError(graph.source, None, f"{what} vertex id must be an integer, got {source!r}") from None
+        if isinstance(source, (float, np.floating)) and s != source:  # 0.5 is not vertex 0
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        shown = repr(float(source)) if isinstance(source, (float, np.floating)) else repr(source)
+        raise InputError(graph.source, None,
+                         f"{what} vertex id must be an integer, got {shown}") from None
     if graph.ids is None:
         if 0 <= s < graph.n:
             return s
@@ -72,7 +76,48 @@ def normalized(vec, name):
     """``vec / vec.sum()``; ValueError when the sum is zero or any entry is negative."""
     if np.any(vec < 0):
         raise ValueError(f"{name}: values must be non-negative")
-    s = float(vec.sum())
-    if s <= 0:
+    if not float(np.max(vec, initial=0.0)) > 0:
         raise ValueError(f"{name}: values sum to zero")
+    return safe_distribution(vec)  # 1e308 + 1e308 must not overflow
+
+
+#: below this an out-weight's reciprocal overflows (1 / 5.6e-309 > the largest double)
+_TINY_SUM = 1.0 / np.finfo(np.float64).max
+
+
+def safe_distribution(vec):
+    """``vec / vec.sum()`` for finite ``vec >= 0`` with a positive sum, without overflow:
+    entries are first divided by the largest one (so the sum is at most ``len(vec)``
+    and ``1e308 + 1e308`` does not become inf).  Exact where the plain sum is finite
+    and normal (the max is then left out)."""
+    vec = np.asarray(vec, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        s = float(vec.sum())
+    if not (np.isfinite(s) and s >= _TINY_SUM):
+        vec = vec / float(vec.max())
+        s = float(vec.sum())
     return vec / s
+
+
+def rescale_out_weights(src, w, outw):
+    """Edge weights ``w`` (sources ``src``) and per-vertex sums ``outw`` such that
+    ``w / outw[src]`` can be computed without overflow: the weights of a vertex whose sum
+    overflowed to inf (``1e308 + 1e308``) or is so small that its reciprocal would
+    (subnormal weights) are divided by that vertex's largest weight first -- the ratios
+    ``w_uv / out_weight_u`` are unchanged, the sum now lies in ``[1, out-degree]``.  Other
+    vertices keep their weights bit for bit.  Returns ``(w, outw)`` (``w`` copied if
+    changed)."""
+    outw = np.asarray(outw, dtype=np.float64)
+    bad = np.isposinf(outw) | ((outw > 0) & (outw < _TINY_SUM))  # (NaN: not ours to fix)
+    if not bad.any():
+        return w, outw
+    src = np.asarray(src)
+    sel = np.flatnonzero(bad[src])
+    mx = np.zeros(outw.shape[0], dtype=np.float64)
+    np.maximum.at(mx, src[sel], w[sel])
+    w = np.array(w, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w[sel] = w[sel] / mx[src[sel]]
+    outw = outw.copy()
+    outw[bad] = np.bincount(src[sel], weights=w[sel], minlength=outw.shape[0])[bad]
+    return w, outw

@@ -55,7 +55,18 @@ class HITSProgram(VertexProgram):
 
     @staticmethod
     def _normalise(ctx, x):
-        s = ctx.allreduce(float(x.sum()))
+        with np.errstate(over="ignore"):
+            s = ctx.allreduce(float(x.sum()))
+        if not np.isfinite(s):  # huge weights: 1e308 + 1e308 (the same decision everywhere)
+            mx = ctx.allreduce(float(x.max(initial=0.0)), "max")
+            if not np.isfinite(mx):
+                from asapgraph.errors import InputError
+
+                raise InputError(getattr(ctx.graph, "source", None) or "<graph>", None,
+                                 "hits: a score exceeds the largest double (the edge weights "
+                                 "are too large); scale the weights down")
+            x = x / mx
+            s = ctx.allreduce(float(x.sum()))
         return x / s if s > 0 else x
 
     def apply(self, ctx, state, combined, has_msg):

@@ -36,6 +36,7 @@ from asapgraph.kernels.tuning import (LOCALITY_MIN_FRACTION, LOCALITY_WINDOW, PA
 from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.errors import InputError
+from asapgraph.programs._util import rescale_out_weights, safe_distribution
 
 __all__ = ["pagerank", "PageRankResult", "METHODS", "DEFAULT_TOL", "DEFAULT_MAX_ITER"]
 
@@ -219,10 +220,9 @@ def _distribution(graph, vec, name):
         raise InputError(_where(graph), None, f"{name}: values must be finite")
     if np.any(out < 0):
         raise InputError(_where(graph), None, f"{name}: values must be >= 0")
-    total = out.sum()
-    if not total > 0:
+    if not out.max(initial=0.0) > 0:
         raise InputError(_where(graph), None, f"{name}: values sum to 0 (need a positive sum)")
-    return out / total
+    return safe_distribution(out)  # 1e308 + 1e308 must not overflow
 
 
 def _inverse_out(graph, weighted):
@@ -232,9 +232,13 @@ def _inverse_out(graph, weighted):
         if ow is None:
             ow = np.bincount(graph.indices, weights=graph.weights, minlength=graph.n)
         ow = np.asarray(ow, dtype=np.float64)
+        # a sum that overflowed (1e308 + 1e308) or whose reciprocal would (subnormal
+        # weights): that vertex's weights divided by its largest first, same ratios
+        w, ow = rescale_out_weights(graph.indices, np.ascontiguousarray(graph.weights,
+                                                                        dtype=np.float64), ow)
         inv = np.zeros(graph.n, dtype=np.float64)
         np.divide(1.0, ow, out=inv, where=ow != 0)
-        return inv, np.ascontiguousarray(graph.weights, dtype=np.float64)
+        return inv, np.ascontiguousarray(w, dtype=np.float64)
     deg = np.asarray(graph.out_degree)
     inv = np.zeros(graph.n, dtype=np.float64)
     np.divide(1.0, deg, out=inv, where=deg != 0)

@@ -28,12 +28,25 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.options import check_alpha, negative_weights_error, pagerank_error_bound
-from asapgraph.programs._util import normalized, vertex_vector
+from asapgraph.errors import InputError
+from asapgraph.programs._util import _TINY_SUM, normalized, vertex_vector
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
 __all__ = ["PageRankProgram", "pagerank_program"]
 
+
+
+def _global_distribution(ctx, vec):
+    """``vec / sum over the ranks`` without overflow (1e308 + 1e308): divided by the
+    global largest value first when the sum is not finite."""
+    v = np.asarray(vec, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        s = ctx.allreduce(float(v.sum()))
+    if not np.isfinite(s):
+        v = v / ctx.allreduce(float(v.max(initial=0.0)), "max")
+        s = ctx.allreduce(float(v.sum()))
+    return v / s
 
 class PageRankProgram(VertexProgram):
     """PageRank as an accumulative vertex program (see module docstring).
@@ -74,6 +87,14 @@ class PageRankProgram(VertexProgram):
             raise negative_weights_error(getattr(ctx.graph, "source", None))
         out = ctx.out_weight if ctx.weighted else ctx.out_degree
         out = np.asarray(out, dtype=np.float64)
+        if ctx.weighted and ctx.allreduce(int(np.any(~np.isfinite(out) | ((out > 0) & (
+                out < _TINY_SUM)))), "max"):
+            # w / out-weight needs the weights of that vertex rescaled (asapgraph.pagerank
+            # and the CLI do it); this per-vertex coefficient form cannot
+            raise InputError(getattr(ctx.graph, "source", None) or "<graph>", None,
+                             "the edge weights of a vertex sum past the largest double (or "
+                             "so little that 1/sum overflows): scale the weights, or use "
+                             "asapgraph.pagerank, which normalises them exactly")
         self.is_dangling = out == 0
         with np.errstate(divide="ignore"):
             self._coef = np.where(self.is_dangling, 0.0, self.alpha / np.where(out == 0, 1.0, out))
@@ -81,13 +102,11 @@ class PageRankProgram(VertexProgram):
         if self.personalization is None:
             self.p = np.full(ctx.n_local, 1.0 / max(n, 1))
         else:
-            p = np.asarray(self.personalization, dtype=np.float64)
-            self.p = p / ctx.allreduce(float(p.sum()))
+            self.p = _global_distribution(ctx, self.personalization)
         if self.dangling is None:
             self.q = self.p
         else:
-            q = np.asarray(self.dangling, dtype=np.float64)
-            self.q = q / ctx.allreduce(float(q.sum()))
+            self.q = _global_distribution(ctx, self.dangling)
         # uniform dangling distribution (the default): add a scalar, no vector pass
         self.q_scalar = 1.0 / n if (self.dangling is None and self.personalization is None) else None
         self.dangling_idx = np.flatnonzero(self.is_dangling)

@@ -56,9 +56,15 @@ class SSSPProgram(VertexProgram):
     def setup(self, ctx):
         w = ctx.graph.weights
         if w is not None and w.size and float(w.min()) < 0:
-            bad = int(np.argmin(w))
-            raise InputError(ctx.graph.source, None,
-                             f"sssp needs non-negative edge weights (found {w[bad]!r})")
+            from asapgraph.options import negative_weights_error
+
+            src = ctx.graph.source
+            e = negative_weights_error(src, src, getattr(ctx.graph, "weight_col", None),
+                                       "sssp needs non-negative edge weights")
+            if e.line is None:  # not a text file: the value, as a plain number
+                e = InputError(src, None, f"sssp needs non-negative edge weights (found "
+                                          f"{float(w.min()):g})")
+            raise e
         if w is not None and np.isnan(w).any():
             raise InputError(ctx.graph.source, None, "sssp: an edge weight is NaN")
 
@@ -66,6 +72,46 @@ class SSSPProgram(VertexProgram):
         d = np.full(ctx.n_local, np.inf)
         d[ctx.vertices == self.source] = 0.0
         return d
+
+    def result(self, ctx, values):
+        """The distances; refused (InputError, on every rank alike) when one of them
+        exceeds the largest double: ``d_u + w_uv`` overflowed to inf, which would read as
+        "unreachable"."""
+        _check_no_overflow(ctx, values)
+        return values
+
+
+def _check_no_overflow(ctx, values):
+    """Raise when a vertex left at inf was offered ``d_u + w_uv`` = inf by an overflow
+    (collective: the same decision on every rank).  Skipped unless the largest finite
+    distance plus the largest weight overflows, the only case where one can."""
+    g = ctx.graph
+    w = getattr(g, "weights", None)
+    values = np.asarray(values, dtype=np.float64)
+    fin = values[np.isfinite(values)]
+    top = float(fin.max()) if fin.size else 0.0
+    wmax = float(np.max(w)) if w is not None and len(w) else 0.0
+    if not ctx.allreduce(int(top + wmax == np.inf), "max"):
+        return
+    over = np.empty(0, np.int64)  # dense ids offered an overflowing distance
+    if w is not None and len(w):
+        if hasattr(g, "indptr"):  # one process: the in-CSR graph
+            src = np.asarray(g.indices)
+            dst = np.repeat(np.arange(g.n, dtype=np.int64), np.diff(np.asarray(g.indptr)))
+            du = values[src]
+        else:  # a rank: its edges, sources owned
+            src, dst = np.asarray(g.src), np.asarray(g.dst)
+            du = values[np.searchsorted(ctx.vertices, src)]
+        with np.errstate(over="ignore"):
+            cand = du + np.asarray(w, dtype=np.float64)
+        over = np.unique(dst[np.isfinite(du) & np.isinf(cand)]).astype(np.int64)
+    if ctx.size > 1:
+        over = np.concatenate([np.asarray(o, np.int64) for o in ctx.comm.allgather(over)])
+    lost = np.isin(np.asarray(ctx.vertices, dtype=np.int64), over) & np.isinf(values)
+    if ctx.allreduce(int(lost.any()), "max"):
+        raise InputError(getattr(g, "source", None) or "<graph>", None,
+                         "sssp: a shortest-path distance exceeds the largest double "
+                         "(1.8e308); scale the weights down")
 
 
 class BFSProgram(VertexProgram):

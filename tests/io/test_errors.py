@@ -122,6 +122,33 @@ def test_bad_npy(tmp_path):
     assert "shape" in str(err_of(p))
 
 
+@pytest.mark.parametrize("arr,kw,want", [
+    (np.array([[0, 1], [1, 2.5]]), {}, "row 1: vertex id 2.5 is not an integer"),
+    (np.array([[0, 1], [np.nan, 2]]), {}, "row 1: vertex id nan is not an integer"),
+    (np.array([[0, 1], [1, 2**64 - 1]], dtype=np.uint64), {},
+     "row 1: vertex id 18446744073709551615 does not fit in int64"),
+    (np.array([[0, 1, 1], [1, 2, np.nan]]), {"weighted": True},
+     "row 1: weight nan is not a finite number"),
+    (np.array([[0, 1], [1, 2], [2, 0.5], [1.5, 0]]), {}, "row 2: vertex id 0.5 is not an integer"),
+    (np.array([[True, False]]), {}, "vertex ids must be integers, got dtype bool"),
+])
+def test_npy_messages_are_plain(tmp_path, arr, kw, want):
+    """Plain numbers (no ``np.float64(...)``), the first bad row in row order: the same
+    checker as the ranks' (tests/mpi/test_messy_input.py)."""
+    p = tmp_path / "e.npy"
+    np.save(p, arr)
+    assert str(err_of(p, **kw)) == f"{p}: {want}"
+
+
+def test_npy_extra_columns_are_ignored_as_documented(tmp_path):
+    p = tmp_path / "e.npy"
+    np.save(p, np.array([[0, 1, 2, 9], [1, 0, 4, 9]]))
+    assert read_edges(p, weighted=True).weights.tolist() == [2.0, 4.0]
+    assert read_edges(p, weight_col=4).weights.tolist() == [9.0, 9.0]
+    np.save(p, np.zeros((3, 1)))
+    assert "(m, k >= 3)" in str(err_of(p))
+
+
 def test_permission_denied_message(tmp_path, monkeypatch):
     """Runs as root too: the OS error is simulated at the open() the reader uses."""
     import asapgraph.graph.io._text as t
@@ -156,3 +183,12 @@ def test_first_negative_weight_names_its_line(tmp_path):
     assert first_negative_weight(str(tmp_path / "ok.txt")) is None
     assert first_negative_weight(str(tmp_path / "missing.txt")) is None
     assert first_negative_weight("-") is None
+
+
+@pytest.mark.parametrize("kw", [{"src_col": 99999999999999999999},
+                                {"weight_col": 99999999999999999999}, {"dst_col": 2**31}])
+def test_huge_columns_are_input_errors(tmp_path, kw):
+    """Not an OverflowError from the C parser's int columns."""
+    p = tmp_path / "w.txt"
+    p.write_text("0 1 1\n")
+    assert "(columns are at most 2147483647)" in str(err_of(p, **kw))

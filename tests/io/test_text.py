@@ -396,3 +396,31 @@ def test_labelled_stdin_is_read_whole(monkeypatch, comp):
     src, dst, w = read_labelled("-")
     assert len(src) == 120_000 and src[-1] == "v119999" and dst[-1] == f"w{119999 * 7 % 1000}"
     assert w is None
+
+
+@pytest.mark.parametrize("chunk", [None, 64])
+def test_bare_cr_is_refused_at_its_line(tmp_path, chunk):
+    """Old Mac line ends ("0 1\\r1 2\\r") would read as one line (CR is a blank): refused
+    at the first bare CR, also past the first block; CRLF reads as before."""
+    from asapgraph.errors import InputError
+    from asapgraph.graph.io import read_edges
+
+    kw = {} if chunk is None else {"chunk_bytes": chunk}
+    p = tmp_path / "cr.txt"
+    p.write_bytes(b"0 1\r1 2\r2 0\r")
+    with pytest.raises(InputError) as ei:
+        read_edges(p, **kw)
+    assert str(ei.value) == (f"{p}:1: line ends with a bare CR (old Mac line endings): "
+                             "convert with `tr '\\r' '\\n'`")
+    body = b"".join(b"%d %d 1\r\n" % (i, i + 1) for i in range(40))
+    p.write_bytes(body + b"# note\r\n7 8 1\r9 10 1\n")
+    with pytest.raises(InputError) as ei:
+        read_edges(p, weighted=True, **kw)
+    assert ei.value.line == 42
+    p.write_bytes(body + b"x 1\n5 6\r7 8\n")  # the first problem in file order wins
+    with pytest.raises(InputError) as ei:
+        read_edges(p, **kw)
+    assert ei.value.line == 41 and "'x'" in str(ei.value)
+    p.write_bytes(body)
+    el = read_edges(p, weighted=True, **kw)
+    assert el.src.tolist() == list(range(40)) and el.weights.tolist() == [1.0] * 40

@@ -202,8 +202,9 @@ def test_threads_apply_to_bsp_ranks(tmp_path):
 def test_asap_refuses_tols_it_cannot_certify_and_obeys_max_iter_0(tmp_path):
     """ASAP stops on a certified bound: --tol 0 (every accumulative program) and PageRank
     tols below ``ASAP_PAGERANK_MIN_TOL`` are refused up front with one line (they ran
-    to --max-iter and exit 3); BSP runs them.  --max-iter 0 gives exit 3 in both modes
-    (ASAP read 0 as "no limit" and converged)."""
+    to --max-iter and exit 3); BSP runs them.  --max-iter 0 is a usage error (one line,
+    exit 2) on 1 and K ranks in both modes (BSP reported error bound inf, ASAP the bound of
+    its start-up waves; ASAP once read 0 as "no limit" and converged)."""
     from asapgraph.options import ASAP_PAGERANK_MIN_TOL
 
     low = repr(ASAP_PAGERANK_MIN_TOL / 10)
@@ -219,7 +220,9 @@ def test_asap_refuses_tols_it_cannot_certify_and_obeys_max_iter_0(tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["converged"], r.stderr
     for extra in ([], ["--np", "2"], ["--np", "2", "--mode", "asap"]):
         r = _cli(["pagerank", GRAPH, "--max-iter", "0", "-q", *extra], tmp_path)
-        assert r.returncode == 3 and "did not converge" in r.stderr, (extra, r.stderr)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, (extra, r.stderr)
+        assert r.stderr.startswith("asapgraph pagerank: error: argument --max-iter: expected "
+                                   "a positive integer, got '0'"), r.stderr
 
 # ----------------------------------------------------------------------------- 1 vs 4 ranks
 

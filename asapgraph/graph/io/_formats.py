@@ -167,38 +167,76 @@ def read_npy(path, *, weighted=False, weight_col=None):
         raise InputError(name, None, "permission denied") from None
     except (ValueError, OSError) as exc:
         raise InputError(name, None, f"not a valid .npy array: {exc}") from None
+    wc = None if not (weighted or weight_col is not None) else (weight_col or 3) - 1
+    check_npy_shape(name, a, wc)
+    return npy_edges(name, a, 0, a.shape[0], wc)
+
+
+def check_finite_weights(name, w):
+    """Refuse the first non-finite weight of ``w`` (a binary graph's, in edge order: one
+    process the whole array, each rank its slice, the lowest rank's wins)."""
+    if w is not None and w.size and not np.isfinite(w).all():
+        i = int(np.flatnonzero(~np.isfinite(w))[0])
+        raise InputError(name, None, f"edge weight {_plain(w[i])} is not a finite number")
+
+
+def _plain(v):
+    """A numpy scalar as the user wrote it: ``0.5``, ``nan``, ``18446744073709551615``
+    (not ``np.float64(0.5)``)."""
+    return repr(float(v)) if isinstance(v, (float, np.floating)) else str(int(v))
+
+
+def check_npy_shape(name, a, wc):
+    """The checks of a ``.npy`` edge array that need only its header: ``(m, 2)`` or
+    ``(m, k >= 3)`` (columns: source, destination, then the weight is column ``wc``,
+    0-based, default 2 -- further columns are ignored, like a text file's), integer or
+    float ids, at least one edge.  One process and every rank alike."""
     if a.ndim != 2 or a.shape[1] < 2:
-        raise InputError(name, None, f".npy edge array must have shape (m, 2) or (m, 3), "
-                         f"got {a.shape}")
+        raise InputError(name, None, f".npy edge array must have shape (m, 2), or (m, k >= 3) "
+                         f"with the weights in column 3 or --weight-col; got {a.shape}")
+    if a.dtype.kind not in "iuf":
+        raise InputError(name, None, f"vertex ids must be integers, got dtype {a.dtype}")
     if a.shape[0] == 0:
         raise InputError(name, None, "no edges found")
-    wc = None
-    if weighted or weight_col is not None:
-        wc = (weight_col or 3) - 1
-        if wc < 2 or wc >= a.shape[1]:
-            raise InputError(name, None, f"no weight column {wc + 1} in an array of shape {a.shape}")
-    cols = []
-    for c in (0, 1):
-        col = np.ascontiguousarray(a[:, c])
-        if col.dtype.kind == "f":
-            bad = ~np.isfinite(col) | (col != np.floor(col))
-            if bad.any():
-                i = int(np.flatnonzero(bad)[0])
-                raise InputError(name, None, f"row {i}: vertex id {col[i]!r} is not an integer")
-            if (col >= 2.0 ** 63).any():
-                raise InputError(name, None, "vertex id does not fit in int64")
-        elif col.dtype.kind not in "iu":
-            raise InputError(name, None, f"vertex ids must be integers, got dtype {col.dtype}")
-        if col.dtype.kind == "u" and col.dtype.itemsize == 8 and (col >= 2 ** 63).any():
-            raise InputError(name, None, "vertex id does not fit in int64")
-        if (col < 0).any():
-            i = int(np.flatnonzero(col < 0)[0])
-            raise InputError(name, None, f"row {i}: negative vertex id {col[i]}")
-        cols.append(col.astype(np.int64))
-    w = None
+    if wc is not None and (wc < 2 or wc >= a.shape[1]):
+        raise InputError(name, None, f"no weight column {wc + 1} in an array of shape {a.shape}")
+
+
+def npy_edges(name, a, lo, hi, wc):
+    """Checked ``(src int64, dst int64, weights float64 or None)`` of rows ``lo:hi`` of
+    the ``.npy`` edge array ``a`` (after :func:`check_npy_shape`).  The first bad row in
+    file order is refused (0-based ``row R: ...``), so one process and K ranks (each its
+    slice; :func:`asapgraph.comm.mpi.agree` keeps the lowest rank's) give the same line."""
+    blk = np.asarray(a[lo:hi])
+    ids = blk[:, :2]
+    k = ids.dtype.kind
+    if k == "f":
+        with np.errstate(invalid="ignore"):
+            nonint = ~np.isfinite(ids) | (ids != np.floor(ids))
+            big = ~nonint & (ids >= 2.0 ** 63)
+            neg = ~nonint & (ids < 0)
+    else:
+        nonint = np.zeros(ids.shape, bool)
+        big = (ids >= 2 ** 63) if (k == "u" and ids.dtype.itemsize == 8) else nonint
+        neg = (ids < 0) if k == "i" else nonint
+    w = wbad = None
     if wc is not None:
-        w = np.ascontiguousarray(a[:, wc], dtype=np.float64)
-        if not np.isfinite(w).all():
-            i = int(np.flatnonzero(~np.isfinite(w))[0])
-            raise InputError(name, None, f"row {i}: weight {w[i]!r} is not a finite number")
-    return cols[0], cols[1], w
+        w = np.ascontiguousarray(blk[:, wc], dtype=np.float64)
+        wbad = ~np.isfinite(w)
+    bad = (nonint | big | neg).any(axis=1)
+    if wbad is not None:
+        bad |= wbad
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        r = lo + i
+        for c in (0, 1):
+            v = _plain(ids[i, c])
+            if nonint[i, c]:
+                raise InputError(name, None, f"row {r}: vertex id {v} is not an integer")
+            if big[i, c]:
+                raise InputError(name, None, f"row {r}: vertex id {v} does not fit in int64")
+            if neg[i, c]:
+                raise InputError(name, None, f"row {r}: negative vertex id {v}")
+        raise InputError(name, None, f"row {r}: weight {_plain(w[i])} is not a finite number")
+    return (np.ascontiguousarray(ids[:, 0], dtype=np.int64),
+            np.ascontiguousarray(ids[:, 1], dtype=np.int64), w)

@@ -68,7 +68,15 @@ def _weight_col(weighted, weight_col):
     return wc
 
 
+#: the largest column number the parser takes (a C int)
+MAX_COLUMN = 2**31 - 1
+
+
 def _check_cols(path, src_col, dst_col, wc):
+    if max(src_col, dst_col, wc or 0) > MAX_COLUMN:
+        raise InputError(display_name(path), None,
+                         f"bad column choice: source {src_col}, destination {dst_col}, "
+                         f"weight {wc or 'none'} (columns are at most {MAX_COLUMN})")
     if src_col < 1 or dst_col < 1 or src_col == dst_col or wc in (src_col, dst_col):
         raise InputError(display_name(path), None,
                          f"bad column choice: source {src_col}, destination {dst_col}, "
@@ -200,6 +208,10 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     if fmt == "binary":
         prog.stage(f"mapping {name}")
         g = load_binary(path)
+        if wc:
+            from asapgraph.graph.io._formats import check_finite_weights
+
+            check_finite_weights(name, g.weights)
         if not wc and g.weights is not None:
             g = Graph(g.indptr, g.indices, None, g.out_degree, None, g.ids, source=g.source)
         if undirected:

@@ -99,6 +99,9 @@ def error_message(err, line0=1):
         return line, f"weight {t!r} is not a finite number"
     if code == _parse.BINARY:
         return None, "binary data, not a text edge list"
+    if code == _parse.BARE_CR:
+        return line, ("line ends with a bare CR (old Mac line endings): convert with "
+                      "`tr '\\r' '\\n'`")
     return line, f"parse error (code {code})"
 
 

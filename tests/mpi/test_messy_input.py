@@ -1,0 +1,201 @@
+"""Messy inputs (an adversarial audit): the same answer, or the same one-line refusal
+(exit 2), on one process and on K ranks in both modes.
+
+* weights whose per-vertex out-weight sum overflows (``1e308 + 1e308``) or is subnormal
+  (``1 / sum`` overflows): each such vertex's weights are divided by its largest first,
+  so every configuration gives networkx's answer for the same ratios;
+* personalization values whose sum overflows: scaled by the largest first;
+* --weight-col on an id column, sssp's negative weight (FILE:LINE), .npy rows, bare CR
+  line ends, sssp distances past the largest double, HITS score sums that overflow,
+  non-finite weights of a binary graph: one line, exit 2, identical everywhere.
+"""
+import csv
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(600)]
+
+CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"], ["--np", "2", "--mode", "asap"]]
+
+
+def _cli(args, cwd, timeout=180):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _scores(path):
+    with open(path) as f:
+        rows = list(csv.reader(f))
+    return {r[0]: float(r[1]) for r in rows[1:]}
+
+
+def _same_everywhere(tmp_path, args, want, tol=1e-8):
+    for i, extra in enumerate(CONFIGS):
+        out = tmp_path / f"o{i}.csv"
+        r = _cli([*args, "-o", out, "-q", *extra], tmp_path)
+        assert r.returncode == 0 and not r.stderr.strip(), (extra, r.stderr[-2000:])
+        got = _scores(out)
+        assert got.keys() == want.keys(), (extra, got)
+        for v in want:
+            assert abs(got[v] - want[v]) <= tol, (extra, v, got[v], want[v])
+
+
+def _nx(edges, **kw):
+    nx = pytest.importorskip("networkx")
+    G = nx.MultiDiGraph()
+    G.add_weighted_edges_from(edges)
+    return {str(k): v for k, v in nx.pagerank(G, tol=1e-15, max_iter=10000, **kw).items()}
+
+
+def test_out_weight_sum_overflow_is_exact(tmp_path):
+    (tmp_path / "ovf.txt").write_text("0 1 1\n1 2 1\n2 0 1\n2 1 1e308\n2 3 1e308\n")
+    # the same ratios without overflow: 1e-308 : 1 : 1 out of vertex 2
+    want = _nx([(0, 1, 1), (1, 2, 1), (2, 0, 1e-308), (2, 1, 1), (2, 3, 1)])
+    _same_everywhere(tmp_path, ["pagerank", "ovf.txt", "--weighted", "--tol", "1e-12"], want)
+
+
+def test_subnormal_weights_are_exact(tmp_path):
+    (tmp_path / "den.txt").write_text("0 1 1\n1 2 1\n2 0 5e-324\n2 1 1e-323\n")
+    want = _nx([(0, 1, 1), (1, 2, 1), (2, 0, 1), (2, 1, 2)])
+    _same_everywhere(tmp_path, ["pagerank", "den.txt", "--weighted", "--tol", "1e-12"], want)
+
+
+def test_personalization_sum_overflow(tmp_path):
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n2 0\n2 3\n")
+    (tmp_path / "p.txt").write_text("0 1e308\n3 1e308\n")
+    want = _nx([(0, 1, 1), (1, 2, 1), (2, 0, 1), (2, 3, 1)], personalization={0: 1, 3: 1})
+    assert abs(want["0"] - 0.28) < 0.01
+    _same_everywhere(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt",
+                                "--tol", "1e-12"], want)
+    _same_everywhere(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt",
+                                "--dangling", "p.txt", "--tol", "1e-12"], want)
+
+
+def _refused_alike(tmp_path, args, *words, configs=CONFIGS):
+    """The same single stderr line, exit 2, on every configuration; returns it."""
+    seen = set()
+    for extra in configs:
+        r = _cli([*args, "-q", *extra], tmp_path)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
+        assert all(w in lines[0] for w in words), (extra, lines)
+        seen.add(lines[0])
+    assert len(seen) == 1, seen
+    return seen.pop()
+
+
+@pytest.mark.parametrize("col", ["1", "2"])
+def test_weight_col_on_an_id_column(tmp_path, col):
+    (tmp_path / "w.txt").write_text("0 1 1\n1 2 1\n2 0 2\n")
+    line = _refused_alike(tmp_path, ["pagerank", "w.txt", "--weight-col", col])
+    assert line == (f"w.txt: bad column choice: source 1, destination 2, weight {col} "
+                    f"(1-based, all different)")
+
+
+@pytest.mark.parametrize("args,text,want", [
+    (["--weighted"], "0 1 1\n1 2 -1\n2 0 1\n",
+     "neg.txt:2: negative edge weight '-1': sssp needs non-negative edge weights"),
+    (["--weight-col", "4"], "0 1 1 5\n1 2 -1 7\n2 0 1 -3\n",
+     "neg.txt:3: negative edge weight '-3': sssp needs non-negative edge weights"),
+])
+def test_sssp_negative_weight_names_the_line(tmp_path, args, text, want):
+    (tmp_path / "neg.txt").write_text(text)
+    assert _refused_alike(tmp_path, ["sssp", "neg.txt", "--source", "0", *args]) == want
+
+
+NPY = {
+    "float_id": ([[0, 1], [1, 2.5]], None, "row 1: vertex id 2.5 is not an integer"),
+    "uint64": ([[0, 1], [1, 2**64 - 1]], "uint64",
+               "row 1: vertex id 18446744073709551615 does not fit in int64"),
+    "nan_weight": ([[0, 1, 1], [1, 2, float("nan")], [2, 0, 1]], None,
+                   "row 1: weight nan is not a finite number"),
+    "late_row": ([[0, 1], [1, 2], [2, 3], [3, 0.5], [1.5, 0]], None,
+                 "row 3: vertex id 0.5 is not an integer"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NPY))
+def test_npy_refused_alike(tmp_path, case):
+    np = pytest.importorskip("numpy")
+    rows, dtype, want = NPY[case]
+    np.save(tmp_path / "e.npy", np.array(rows, dtype=dtype))
+    args = ["pagerank", "e.npy"] + (["--weighted"] if case == "nan_weight" else [])
+    assert _refused_alike(tmp_path, args, configs=CONFIGS + [["--np", "4"]]) == f"e.npy: {want}"
+
+
+SSSP_CONFIGS = CONFIGS + [["--mode", "asap"]]
+
+
+def test_sssp_distance_overflow_refused(tmp_path):
+    (tmp_path / "big.txt").write_text("0 1 1e308\n1 2 1e308\n0 3 1\n")
+    line = _refused_alike(tmp_path, ["sssp", "big.txt", "--weighted", "--source", "0"],
+                          configs=SSSP_CONFIGS)
+    assert line.startswith("big.txt: sssp: a shortest-path distance exceeds the largest double")
+
+
+def test_sssp_overflow_on_a_longer_path_only_is_fine(tmp_path):
+    (tmp_path / "big2.txt").write_text("0 1 1e308\n1 2 1e308\n0 2 1\n")
+    for i, extra in enumerate(SSSP_CONFIGS):
+        out = tmp_path / f"d{i}.csv"
+        r = _cli(["sssp", "big2.txt", "--weighted", "--source", "0", "-q", "-o", out, *extra],
+                 tmp_path)
+        assert r.returncode == 0 and not r.stderr, (extra, r.stderr)
+        assert out.read_text().split() == ["node,distance", "0,0", "1,1e+308", "2,1"]
+
+
+@pytest.mark.parametrize("where", ["first", "late"])
+def test_bare_cr_refused_alike(tmp_path, where):
+    """Old Mac line ends: the same FILE:LINE on 1 and K ranks (byte ranges: the bare CR
+    lies in the last rank's range for ``late``), plain and gzip; CRLF still reads."""
+    body = "".join(f"{i} {i + 1}\r\n" for i in range(300))
+    text = "0 1\r1 2\r2 0\r" if where == "first" else body + "7 8\r9 10\n11 12\n"
+    line = 1 if where == "first" else 301
+    (tmp_path / "cr.txt").write_text(text, newline="")
+    want = (f"cr.txt:{line}: line ends with a bare CR (old Mac line endings): convert "
+            "with `tr '\\r' '\\n'`")
+    assert _refused_alike(tmp_path, ["pagerank", "cr.txt"]) == want
+    import gzip
+
+    (tmp_path / "cr.txt.gz").write_bytes(gzip.compress(text.encode()))
+    assert _refused_alike(tmp_path, ["pagerank", "cr.txt.gz"],
+                          configs=[[], ["--np", "2"]]) == want.replace("cr.txt", "cr.txt.gz")
+    (tmp_path / "crlf.txt").write_text(body, newline="")
+    for extra in ([], ["--np", "3"]):
+        r = _cli(["info", "crlf.txt", *extra], tmp_path) if not extra else \
+            _cli(["pagerank", "crlf.txt", "-q", "-o", "x.csv", *extra], tmp_path)
+        assert r.returncode == 0, r.stderr
+
+
+def test_hits_score_sums_that_overflow(tmp_path):
+    """HITS normalises by the largest score first when the sum overflows (it wrote all
+    zeros, "converged"): the same answer on 1 and K ranks."""
+    (tmp_path / "ovf.txt").write_text("0 1 1\n1 2 1\n2 0 1\n2 1 1e308\n2 3 1e308\n")
+    rows = set()
+    for k in ("1", "2", "3"):
+        out = tmp_path / f"h{k}.csv"
+        r = _cli(["hits", "ovf.txt", "--weighted", "-q", "-o", out, "--np", k], tmp_path)
+        assert r.returncode == 0 and not r.stderr, r.stderr
+        got = {a: (float(h), float(au)) for a, h, au in
+               (line.split(",") for line in out.read_text().split()[1:])}
+        assert got["2"] == (1.0, 0.0) and got["1"][1] == got["3"][1] == 0.5, got
+        rows.add(tuple(sorted(got.items())))
+    assert len(rows) == 1
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_binary_graph_nonfinite_weight_refused_alike(tmp_path, bad):
+    """A .asg whose weights hold NaN / inf (np1 ran to exit 3, ranks wrote results)."""
+    np = pytest.importorskip("numpy")
+    import asapgraph as ag
+    from asapgraph.graph.core import Graph
+
+    g = Graph.from_edges(np.array([0, 1, 2, 2]), np.array([1, 2, 0, 1]), n=3,
+                         weights=np.array([1.0, 2.0, float(bad), 1.0]))
+    ag.save_binary(g, str(tmp_path / "gw.asg"))
+    assert _refused_alike(tmp_path, ["pagerank", "gw.asg", "--weighted"],
+                          configs=CONFIGS + [["--np", "4"]]) == \
+        f"gw.asg: edge weight {bad} is not a finite number"
+    r = _cli(["pagerank", "gw.asg", "-q", "-o", "x.csv"], tmp_path)  # unweighted: fine
+    assert r.returncode == 0, r.stderr
