@@ -393,10 +393,14 @@ def register_hits(sub):
 def load_user_program(args):
     from asapgraph.programs import load_program, validate_program
 
+    from asapgraph.engine.program import ProgramError
+
     params = dict(args.param)
     try:
         prog = load_program(args.program, **params)
         prog = validate_program(prog, args.mode)
+    except ProgramError as exc:  # loaded, but its declarations are wrong: what is wrong
+        raise InputError(args.program, None, exc.message) from None
     except (ValueError, TypeError, ImportError, SyntaxError, AttributeError) as exc:
         msg = str(exc).replace("\n", " ")
         raise InputError(args.program, getattr(exc, "lineno", None) if isinstance(

@@ -240,8 +240,6 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         _options.check_residual(residual, program.name, iters)
         it_times = []  # the totals are in ``extra``
     elif program.accumulative:
-        if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
-            raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
         coef = program.coef(ctx)
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
         if mode == "bsp":

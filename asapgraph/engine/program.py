@@ -362,12 +362,43 @@ def validate_program(program, mode="bsp"):
         vd = np.dtype(vd)
     except TypeError:
         raise ProgramError(program, f"value_dtype {vd!r} is not a numpy dtype") from None
+    if program.accumulative and comb == "sum" and vd != np.dtype(np.float64):
+        raise ProgramError(program, f"sum-accumulative programs need value_dtype float64, not {vd} "
+                           "(deltas are scaled by coef() and summed as floats)")
+    _check_defined(program)
     builtin_path = isinstance(comb, str) and comb != COLLECT and program.edge_op is not None
     if builtin_path and vd not in (np.dtype(np.float64), np.dtype(np.int64)):
         raise ProgramError(program, f"value_dtype {vd} with the built-in combiner {comb!r} and edge_op "
                            f"{program.edge_op!r}: the kernels take float64 or int64 (use a custom "
                            "message()/ufunc combiner for other dtypes)")
     return _with_checks(program, vd)
+
+
+def _check_defined(program):
+    """The callbacks the program's form needs are defined (not the base class's)."""
+    if not isinstance(program, VertexProgram):
+        return  # duck typing: the engines will call what is there
+    cls = type(program)
+
+    def own(cb):
+        return getattr(cls, cb, None) is not getattr(VertexProgram, cb)
+
+    name = cls.__name__
+    if program.accumulative and program.combiner == "sum":
+        if not own("init_delta"):
+            raise ProgramError(program, f"{name} is a sum-accumulative program (accumulative = "
+                               "True, combiner 'sum') but does not define init_delta(ctx) -> "
+                               "(values, deltas)")
+    elif program.accumulative:
+        if not (own("init") or own("init_delta")):
+            raise ProgramError(program, f"{name} is a {program.combiner}-accumulative program but "
+                               "defines neither init(ctx) (the initial values) nor "
+                               "init_delta(ctx)")
+    else:
+        missing = [cb for cb in ("init", "apply") if not own(cb)]
+        if missing:
+            raise ProgramError(program, f"{name} is a value-form program (accumulative = False) "
+                               f"but does not define {' nor '.join(m + '()' for m in missing)}")
 
 
 def exact_steps(program, steps, mode):

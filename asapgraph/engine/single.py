@@ -455,8 +455,6 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
         result.labels = getattr(graph, "labels", None)
         return result
     if program.accumulative:
-        if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
-            raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
         coef = program.coef(ctx)
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
         engine = _run_delta_bsp if mode == "bsp" else _run_delta_async

@@ -162,3 +162,48 @@ def test_cli_steps_same_on_one_and_two_ranks(tmp_path, ranks):
                            text=True, timeout=240)
         assert r.returncode == 2, (extra, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------------------------------- declarations
+class IntSum(VertexProgram):
+    """A sum-accumulative program declared int64 (deltas are floats: refused)."""
+    name = "intsum"
+    value_dtype = np.int64
+    accumulative = True
+    edge_op = "mul"
+
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local, dtype=np.int64), np.ones(ctx.n_local, dtype=np.int64)
+
+
+class NoInitDelta(VertexProgram):
+    name = "noinit"
+    accumulative = True
+    edge_op = "mul"
+
+
+class NoInitMin(VertexProgram):
+    name = "noinitmin"
+    accumulative = True
+    combiner = "min"
+
+
+class NoApply(VertexProgram):
+    name = "noapply"
+
+    def init(self, ctx):
+        return np.zeros(ctx.n_local)
+
+
+@pytest.mark.parametrize("cls, words", [
+    (IntSum, "need value_dtype float64, not int64"),
+    (NoInitDelta, "does not define init_delta(ctx)"),
+    (NoInitMin, "defines neither init(ctx)"),
+    (NoApply, "does not define apply()"),
+])
+def test_declaration_errors_are_program_errors(cls, words):
+    """Refused before the run, as ProgramError (the CLI: one line, exit 2), in both modes."""
+    for mode in ("bsp", "asap") if cls.accumulative else ("bsp",):
+        with pytest.raises(ProgramError) as e:
+            P.run(cls(), _graph(), mode=mode)
+        assert words in str(e.value) and "\n" not in str(e.value)
