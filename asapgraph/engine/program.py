@@ -444,6 +444,33 @@ def _check(program, cb, what, value, n, dtype=None, per="local vertex"):
     return value
 
 
+def _check_numbers(program, cb, what, value, finite):
+    """Refuse NaN in ``value`` (and +-inf too when ``finite``), naming the callback.
+
+    NaN has no order: a min/max combine keeps or drops it depending on the order in which
+    offers meet (so the answer would depend on the mode and the rank count); a sum
+    program's non-finite delta or coefficient poisons every vertex it reaches."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fc" or arr.size == 0:
+        return value
+    bad = not np.isfinite(arr).all() if finite else np.isnan(arr).any()
+    if not bad:
+        return value
+    name = f"{type(program).__name__}.{cb}()"
+    if finite:  # (the same words whatever the local mix of NaN and inf: same line on K ranks)
+        raise ProgramError(program, f"{name} returned non-finite {what} (NaN or inf): a sum "
+                           f"program's {what} must be finite numbers")
+    raise ProgramError(program, f"{name} returned {what} with NaN: a min/max program cannot "
+                       "order NaN (the answer would depend on the order of the updates); use "
+                       "inf or -inf for 'no value'")
+
+
+def _minmax_init_values(out):
+    """The values of an accumulative min/max ``init``: ``out`` or ``out[0]`` of
+    ``(values, active)`` (as the default ``init_delta`` reads them)."""
+    return out[0] if isinstance(out, tuple) else out
+
+
 def _check_state(program, cb, out, n, active_expected):
     """``state`` or ``(state, active)``; arrays in the state have ``n`` rows."""
     state, active = out, None
@@ -501,30 +528,59 @@ def _with_checks(program, vd):
 
 def _checked_class(cls, vd):
     n = lambda ctx: int(ctx.n_local)  # noqa: E731
+    # the state goes to the edge map as it is when the program keeps the default scatter:
+    # check its dtype where it is made (init, apply), naming that callback
+    state_is_sent = getattr(cls, "scatter", None) is VertexProgram.scatter
+    minmax = lambda self: self.combiner in ("min", "max")  # noqa: E731 - built-in min/max
+
+    def sent_state(self, cb, out, ctx):
+        state = out[0] if isinstance(out, tuple) and len(out) == 2 else out
+        if state_is_sent and isinstance(state, np.ndarray) and state.ndim == 1:
+            _check(self, cb, "a state", state, n(ctx), vd)
+            if minmax(self):
+                _check_numbers(self, cb, "a state", state, finite=False)
 
     def init(self, ctx, out):
-        return _check_state(self, "init", out, n(ctx), True)
+        if self.accumulative and minmax(self):
+            # the initial values of a min/max program (read by the default init_delta)
+            vals = _minmax_init_values(out)
+            _check(self, "init", "values", vals, n(ctx), vd)
+            _check_numbers(self, "init", "values", vals, finite=False)
+            return out
+        out = _check_state(self, "init", out, n(ctx), True)
+        sent_state(self, "init", out, ctx)
+        return out
 
     def apply(self, ctx, out):
-        return _check_state(self, "apply", out, n(ctx), True)
+        out = _check_state(self, "apply", out, n(ctx), True)
+        sent_state(self, "apply", out, ctx)
+        return out
 
     def init_delta(self, ctx, out):
         if not (isinstance(out, tuple) and len(out) == 2):
             raise ProgramError(self, f"{cls.__name__}.init_delta() must return (values, deltas), "
                                f"not {type(out).__name__}")
-        _check(self, "init_delta", "values", out[0], n(ctx), vd)
-        _check(self, "init_delta", "deltas", out[1], n(ctx), vd)
+        finite = not minmax(self)
+        for what, arr in zip(("values", "deltas"), out):
+            _check(self, "init_delta", what, arr, n(ctx), vd)
+            _check_numbers(self, "init_delta", what, arr, finite)
         return out
 
     def scatter(self, ctx, out):
-        return _check(self, "scatter", "values", out, n(ctx), vd)
+        _check(self, "scatter", "values", out, n(ctx), vd)
+        if minmax(self):
+            _check_numbers(self, "scatter", "values", out, finite=False)
+        return out
 
     def coef(self, ctx, out):
-        return out if out is None else _check(self, "coef", "coefficients", out, n(ctx),
-                                              np.dtype(np.float64))
+        if out is None:
+            return out
+        _check(self, "coef", "coefficients", out, n(ctx), np.dtype(np.float64))
+        return _check_numbers(self, "coef", "coefficients", out, finite=True)
 
     def post_delta(self, ctx, out):
-        return _check(self, "post_delta", "deltas", out, n(ctx), vd)
+        _check(self, "post_delta", "deltas", out, n(ctx), vd)
+        return _check_numbers(self, "post_delta", "deltas", out, finite=True)
 
     def message(self, ctx, out, x_src):
         return _check(self, "message", "messages", out, len(x_src), None, per="edge")

@@ -207,3 +207,129 @@ def test_declaration_errors_are_program_errors(cls, words):
         with pytest.raises(ProgramError) as e:
             P.run(cls(), _graph(), mode=mode)
         assert words in str(e.value) and "\n" not in str(e.value)
+
+
+# ----------------------------------------------------------------------------- values
+class NanMin(VertexProgram):
+    """Float min program whose init has NaN (refused: the answer would depend on the order)."""
+    name = "nanmin"
+    combiner = "min"
+    edge_op = "add_one"
+    accumulative = True
+
+    def init(self, ctx):
+        x = np.full(ctx.n_local, np.inf)
+        x[ctx.vertices == 0] = 0.0
+        x[ctx.vertices % 3 == 1] = np.nan
+        return x
+
+
+class NanMaxDelta(NanMin):
+    combiner = "max"
+
+    def init_delta(self, ctx):
+        d = np.zeros(ctx.n_local)
+        d[ctx.vertices == 2] = np.nan
+        return np.full(ctx.n_local, -np.inf), d
+
+
+class NanScatter(Hops):
+    value_dtype = np.float64
+
+    def init(self, ctx):
+        return np.zeros(ctx.n_local), None
+
+    def scatter(self, ctx, state):
+        return np.where(ctx.vertices == 1, np.nan, state)
+
+
+class FloatInitMin(VertexProgram):
+    """int64 min program whose init returns floats (refused, as in the value form)."""
+    name = "floatinit"
+    value_dtype = np.int64
+    combiner = "min"
+    edge_op = "copy"
+    accumulative = True
+
+    def init(self, ctx):
+        return ctx.ids + 0.5
+
+
+class StrInit(FloatInitMin):
+    value_dtype = np.float64
+
+    def init(self, ctx):
+        return np.array(["a"] * ctx.n_local)
+
+
+class FloatStateHops(Hops):
+    """Value form, default scatter: the state is what is sent; init's floats name init()."""
+    def init(self, ctx):
+        return ctx.vertices + 0.5
+
+
+class FloatApplyHops(Hops):
+    def apply(self, ctx, state, combined, has_msg):
+        return np.minimum(state, combined) + 0.5
+
+
+class NanCoef(VertexProgram):
+    name = "nancoef"
+    accumulative = True
+    edge_op = "mul"
+
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local), np.ones(ctx.n_local)
+
+    def coef(self, ctx):
+        return np.where(ctx.vertices == 3, np.nan, 0.1)
+
+
+class InfDelta(NanCoef):
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local), np.where(ctx.vertices == 3, np.inf, 1.0)
+
+
+class NanPost(NanCoef):
+    def coef(self, ctx):
+        return np.full(ctx.n_local, 0.1)
+
+    def post_delta(self, ctx, deltas):
+        return deltas * np.nan
+
+
+@pytest.mark.parametrize("prog, cb, words", [
+    (NanMin(), "init", "values with NaN: a min/max program cannot order NaN"),
+    (NanMaxDelta(), "init_delta", "deltas with NaN: a min/max program"),
+    (FloatInitMin(), "init", "values of dtype float64, which does not convert to the "
+                             "program's value_dtype int64"),
+    (StrInit(), "init", "values of dtype <U1"),
+    (NanCoef(), "coef", "non-finite coefficients (NaN or inf)"),
+    (InfDelta(), "init_delta", "non-finite deltas (NaN or inf)"),
+    (NanPost(), "post_delta", "non-finite deltas (NaN or inf)"),
+])
+def test_bad_values_are_refused_in_both_modes(prog, cb, words):
+    """NaN (and, for sums, inf) and lossy dtypes from a callback are refused naming the
+    callback, in BSP and ASAP (a min/max NaN gave different answers in the two modes)."""
+    for mode in ("bsp", "asap"):
+        with pytest.raises(ProgramError) as e:
+            P.run(prog, _graph(), mode=mode)
+        msg = str(e.value)
+        assert f"{type(prog).__name__}.{cb}()" in msg and words in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("prog, cb, words", [
+    (NanScatter(), "scatter", "values with NaN"),
+    (FloatStateHops(), "init", "a state of dtype float64"),
+    (FloatApplyHops(), "apply", "a state of dtype float64"),
+])
+def test_value_form_names_the_callback_that_made_the_values(prog, cb, words):
+    with pytest.raises(ProgramError) as e:
+        P.run(prog, _graph())
+    msg = str(e.value)
+    assert f"{type(prog).__name__}.{cb}()" in msg and words in msg, msg
+
+
+def test_infinite_initial_values_of_min_programs_are_fine():
+    res = P.run(P.SSSPProgram(0), _graph(), mode="asap")
+    assert res.converged and np.isinf(res.values[6])
