@@ -204,7 +204,7 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
     comm.Barrier()
     t0 = time.perf_counter()
     collective(comm, program.setup, ctx)
-    ctx.tol = _options.engine_tol(program, ctx, tol)
+    ctx.tol = collective(comm, _options.engine_tol, program, ctx, tol)  # (checks error_factor)
     try:
         return _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
                            engine_options)

@@ -333,3 +333,34 @@ def test_value_form_names_the_callback_that_made_the_values(prog, cb, words):
 def test_infinite_initial_values_of_min_programs_are_fine():
     res = P.run(P.SSSPProgram(0), _graph(), mode="asap")
     assert res.converged and np.isinf(res.values[6])
+
+
+class LeakyPPR(VertexProgram):
+    """x = (1 - d) p + d A^T D^-1 x; error_factor 1 / (1 - d) is negative for d > 1."""
+    name = "ppr"
+    accumulative = True
+    edge_op = "mul"
+    use_weights = False
+
+    def __init__(self, damping=0.7):
+        self.d = damping
+
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local), np.where(ctx.vertices == 0, 1.0 - self.d, 0.0)
+
+    def coef(self, ctx):
+        return self.d / np.maximum(ctx.out_degree, 1)
+
+    def error_factor(self, ctx):
+        return 1.0 / (1.0 - self.d)
+
+
+@pytest.mark.parametrize("damping, shown", [(1.5, "-2.0"), (float("nan"), "nan")])
+def test_error_factor_must_be_finite_and_nonnegative(damping, shown):
+    for mode in ("bsp", "asap"):
+        with pytest.raises(ProgramError) as e:
+            P.run(LeakyPPR(damping), _graph(), mode=mode, tol=1e-9)
+        assert f"LeakyPPR.error_factor() returned {shown}: it must be a finite number >= 0" \
+            in str(e.value)
+    res = P.run(LeakyPPR(0.5), _graph(), mode="asap", tol=1e-9)
+    assert res.converged and res.stats["error_bound"] <= 1e-9
