@@ -218,10 +218,10 @@ def _iter(progress, ctx, it, residual):
         progress.iteration(it, residual)
 
 
-def bsp_delta(program, ctx, emap, progress, coef):
-    """The delta-form supersteps (:func:`.supersteps.delta_loop`) over the MPI edge map."""
-    values, deltas = (np.array(a, dtype=program.value_dtype) for a in
-                      collective(ctx.comm, program.init_delta, ctx))
+def bsp_delta(program, ctx, emap, progress, coef, inputs):
+    """The delta-form supersteps (:func:`.supersteps.delta_loop`) over the MPI edge map,
+    from ``inputs``, the ``(values, deltas)`` of ``program.init_delta`` (collective)."""
+    values, deltas = (np.array(a, dtype=program.value_dtype) for a in inputs)
     return delta_loop(program, ctx, values, deltas, coef,
                       lambda d, x, a, permuted=False: emap(ctx, d, x, a),
                       lambda it, r: _iter(progress, ctx, it, r))

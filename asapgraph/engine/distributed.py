@@ -50,7 +50,8 @@ from asapgraph.engine import minmax_program as MM  # (imported here: not part of
 from asapgraph.engine import sum_program as SP
 from asapgraph.engine.asap_programs import DEBUG, run_asap
 from asapgraph.engine.bsp_programs import BSPMapper, bsp_delta, bsp_value, collective
-from asapgraph.engine.program import Context, exact_steps, finish_steps, validate_program
+from asapgraph.engine.program import (Context, VertexProgram, exact_steps, finish_steps,
+                                     validate_program)
 from asapgraph.engine.result import ProgramResult
 from asapgraph.engine.stats import traffic_totals
 from asapgraph.errors import InputError
@@ -240,14 +241,17 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         _options.check_residual(residual, program.name, iters)
         it_times = []  # the totals are in ``extra``
     elif program.accumulative:
-        coef = program.coef(ctx)
+        coef = collective(comm, program.coef, ctx)
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+        inputs = collective(comm, program.init_delta, ctx)
         if mode == "bsp":
-            state, iters, conv, residual, it_times = bsp_delta(program, ctx, emap, progress, coef)
+            state, iters, conv, residual, it_times = bsp_delta(program, ctx, emap, progress, coef,
+                                                               inputs)
             extra = traffic_totals(comm, emap.st, emap.emu)
         else:
             state, st, conv, residual, extra = run_asap(program, ctx, g, comm, progress, coef,
-                                                        engine_options, strict=STRICT)
+                                                        engine_options, strict=STRICT,
+                                                        inputs=inputs)
             iters = st.waves  # global rounds (the same on every rank)
             it_times = []
             if STRICT and (extra["stale_messages"] or extra["late_messages"]):
@@ -256,6 +260,13 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
                                      f"{extra['stale_messages']} stale and "
                                      f"{extra['late_messages']} late messages (termination "
                                      f"is unsound)")
+        if program.combiner in ("min", "max"):  # values that overflowed: as on one process
+            fixed = getattr(type(program), "direction_at", None) is VertexProgram.direction_at
+            push = None
+            if fixed:
+                sd = g.side(program.direction, "push")
+                push = (sd.indptr, sd.w if (sd.w is not None and program.use_weights) else None)
+            MM.check_growth(program, comm, inputs, state, push)
     else:
         state, iters, conv, residual, it_times = bsp_value(program, ctx, emap, progress)
         extra = traffic_totals(comm, emap.st, emap.emu)

@@ -364,3 +364,70 @@ def test_error_factor_must_be_finite_and_nonnegative(damping, shown):
             in str(e.value)
     res = P.run(LeakyPPR(0.5), _graph(), mode="asap", tol=1e-9)
     assert res.converged and res.stats["error_bound"] <= 1e-9
+
+
+# ----------------------------------------------------------------------------- no fixed point
+def _cycle(weight, n=6):
+    """A directed n-cycle with every weight ``weight`` (plus a tail 0 -> n)."""
+    src = np.r_[np.arange(n), 0]
+    dst = np.r_[(np.arange(n) + 1) % n, n]
+    return Graph.from_edges(src, dst, n=n + 1, weights=np.full(n + 1, float(weight)))
+
+
+class MaxMul(VertexProgram):
+    """max with mul: weights > 1 around a cycle improve forever (no fixed point)."""
+    name = "maxmul"
+    combiner = "max"
+    edge_op = "mul"
+    accumulative = True
+    default_max_iter = 1 << 20
+
+    def init(self, ctx):
+        return np.where(ctx.vertices == 0, 1.0, -np.inf)
+
+
+class MaxMulInt(MaxMul):
+    value_dtype = np.int64
+
+    def init(self, ctx):
+        return np.where(ctx.vertices == 0, 1, np.iinfo(np.int64).min).astype(np.int64)
+
+
+class MaxAddOne(MaxMul):
+    edge_op = "add_one"
+
+
+@pytest.mark.parametrize("cls, words", [(MaxMul, "became inf or NaN"),
+                                        (MaxMulInt, "left the int64 range")])
+def test_overflowing_minmax_program_is_refused_in_both_modes(cls, words):
+    """The values of max/mul with weights 2 reach inf (float) or leave int64 (the cast was
+    undefined: garbage values reported converged): exit 2 as a non-finite residual."""
+    from asapgraph.errors import InputError
+
+    for mode in ("bsp", "asap"):
+        with pytest.raises(InputError) as e:
+            P.run(cls(), _cycle(2.0), mode=mode)
+        msg = str(e.value)
+        assert "maxmul diverged: its values grew without bound and " + words in msg
+        assert "(weights > 1) has no fixed point" in msg
+
+
+def test_monotone_minmax_programs_are_not_refused():
+    for cls in (MaxMul, MaxMulInt):   # weights <= 1: a fixed point exists
+        for mode in ("bsp", "asap"):
+            res = P.run(cls(), _cycle(0.5), mode=mode)
+            assert res.converged and res.values[0] == 1
+    # an infinite seed of a max program is not an overflow
+    class Seeded(MaxMul):
+        def init(self, ctx):
+            return np.where(ctx.vertices == 0, np.inf, -np.inf)
+    res = P.run(Seeded(), _cycle(2.0), mode="asap")
+    assert res.converged and np.all(np.isinf(res.values))
+
+
+def test_no_fixed_point_without_overflow_stops_at_the_cap():
+    """max with add_one around a cycle never overflows a float in practice: the one-call
+    ASAP fixed point ran forever (max_iter > n); it is now capped at max_iter sweeps."""
+    for mode in ("bsp", "asap"):
+        res = P.run(MaxAddOne(), _cycle(1.0), mode=mode, max_iter=50)
+        assert not res.converged and res.iterations == 50
