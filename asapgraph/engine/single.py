@@ -468,8 +468,10 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
             if _fixed_direction(program):
                 pptr, _, pw = topo.push(program.direction)
                 push = (pptr, emap.weights(pw))
+            # BSP's supersteps are hops: a monotone program is done after n of them
+            looping = mode == "bsp" and not converged and iters > ctx.n
             e = minmax_diverged(program, minmax_init_flags(program, *inputs),
-                                minmax_growth_flags(program, state, push))
+                                minmax_growth_flags(program, state, push), looping)
             if e is not None:
                 raise e
     else:

@@ -313,20 +313,22 @@ def minmax_growth_flags(program, values, push=None):
     return [0, 0, int(bool(out.any()))]
 
 
-def minmax_diverged(program, init_flags, growth_flags):
+def minmax_diverged(program, init_flags, growth_flags, still_improving=False):
     """The InputError of a min/max run whose values overflowed (None: they did not);
-    ``init_flags`` / ``growth_flags`` reduced over the ranks (max).  The same line on one
-    process and on K ranks, in both modes (exit status 2, as a non-finite residual)."""
+    ``init_flags`` / ``growth_flags`` reduced over the ranks (max).  ``still_improving``:
+    the run saw improvements after more hop supersteps than there are vertices, which
+    only a cycle that improves its own values allows (Bellman-Ford's test).  One line,
+    the same whatever the evidence, on one process and on K ranks, in both modes (exit
+    status 2, as a non-finite residual)."""
     from asapgraph.errors import InputError
 
     seeded, = init_flags
     at_end, nan, int_out = growth_flags
-    if not (nan or int_out or (at_end and not seeded)):
+    if not (still_improving or nan or int_out or (at_end and not seeded)):
         return None
-    what = "left the int64 range" if int_out else "became inf or NaN"
     hint = _IMPROVING_CYCLES.get((program.combiner, program.edge_op), "")
     return InputError("asapgraph", None, (
-        f"{program.name} diverged: its values grew without bound and {what}: a "
+        f"{program.name} diverged: its values grow without bound: a "
         f"{program.combiner} program whose edge_op {program.edge_op!r} improves a value "
         f"around a cycle{hint} has no fixed point"))
 
