@@ -422,9 +422,15 @@ def _run_user(args, graph, progress):
             import traceback
 
             traceback.print_exc()
-        raise _UserProgramError(f"asapgraph run: {args.program} raised "
-                                f"{type(exc).__name__}: {exc} (ASAPGRAPH_DEBUG=1 for the "
-                                "traceback)") from None
+        raise UserProgramError(user_program_line(args.program, type(exc).__name__, exc)) from None
+
+
+def user_program_line(program, exc_type, text):
+    """The one line of an exception raised inside a user's program (``asapgraph run``),
+    on one process and on K ranks alike (exit status 1)."""
+    text = str(text).replace("\n", " ")
+    return (f"asapgraph run: {program} raised {exc_type}: {text} (ASAPGRAPH_DEBUG=1 for the "
+            "traceback)")
 
 
 def check_steps(args):
@@ -446,8 +452,10 @@ def run_summary(args, graph, res):
     return out
 
 
-class _UserProgramError(Exception):
-    """An exception raised inside a user's program (exit status 1, one line)."""
+class UserProgramError(Exception):
+    """An exception raised inside a user's program (exit status 1, one line: ``str``)."""
+
+    one_line = True   # printed as it is, also by a rank (asapgraph.cli.distributed)
 
 
 def cmd_run(args):
@@ -463,7 +471,7 @@ def cmd_run(args):
                  extra_summary=run_summary)
     try:
         return _run_program_command(args, algo)
-    except _UserProgramError as exc:
+    except UserProgramError as exc:
         err(str(exc))
         return EXIT_INTERNAL
 

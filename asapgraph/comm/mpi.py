@@ -14,7 +14,7 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "alltoallv_remote", "allgatherv",
-           "agree", "RankFailure", "MeteredComm", "same_host_ranks"]
+           "agree", "RankFailure", "debug_traceback", "MeteredComm", "same_host_ranks"]
 
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
@@ -299,13 +299,33 @@ class RankFailure(Exception):
         One line: ``FILE:LINE: message`` for bad input, else ``error on rank r: ...``.
     input_error : bool
         True for bad user input (exit status 2), False for other failures (1).
+    exc_type, exc_text : str or None
+        The failed rank's exception (type name and ``str``) when it was not bad input, so
+        that a caller can word the line as one process does (``asapgraph run: X raised
+        ...``); None otherwise.
     """
 
-    def __init__(self, rank, message, input_error):
+    def __init__(self, rank, message, input_error, exc_type=None, exc_text=None):
         self.rank = rank
         self.message = message
         self.input_error = input_error
+        self.exc_type = exc_type
+        self.exc_text = exc_text
         super().__init__(message)
+
+
+def debug_traceback(exc):
+    """With ``ASAPGRAPH_DEBUG=1``: print ``exc``'s traceback on stderr (this rank's),
+    as one process prints it before its one-line error."""
+    import os
+
+    if os.environ.get("ASAPGRAPH_DEBUG", "") in ("", "0") or exc is None:
+        return
+    import sys
+    import traceback
+
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    sys.stderr.flush()
 
 
 def agree(comm, exc=None):
@@ -313,7 +333,8 @@ def agree(comm, exc=None):
     all ranks raise the same :class:`RankFailure` (from the lowest failing rank).
 
     This turns bad input seen by one rank only into one clean, identical error on all
-    ranks, with no hang and no ``Abort``.
+    ranks, with no hang and no ``Abort``.  With ``ASAPGRAPH_DEBUG=1`` the lowest failing
+    rank prints its traceback first.
     """
     MPI = mpi()
     K = comm.Get_size()
@@ -323,12 +344,14 @@ def agree(comm, exc=None):
         return
     if me == first:
         if isinstance(exc, RankFailure):
-            payload = (exc.message, exc.input_error)
+            payload = (exc.message, exc.input_error, exc.exc_type, exc.exc_text)
         elif isinstance(exc, InputError):
-            payload = (str(exc), True)
+            payload = (str(exc), True, None, None)
         else:
-            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False)
+            debug_traceback(exc)
+            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False,
+                       type(exc).__name__, str(exc))
     else:
         payload = None
-    msg, is_input = comm.bcast(payload, root=first)
-    raise RankFailure(first, msg, is_input) from (exc if me == first else None)
+    msg, is_input, et, ex = comm.bcast(payload, root=first)
+    raise RankFailure(first, msg, is_input, et, ex) from (exc if me == first else None)

@@ -126,16 +126,21 @@ def count_true(ctx, mask):
     return int(ctx.allreduce(int(np.count_nonzero(mask)), "sum"))
 
 
-def value_form_loop(program, ctx, state, emap, on_iteration):
+def value_form_loop(program, ctx, state, emap, on_iteration, hook=None):
     """Supersteps of a value-form program from ``state`` (the output of ``init``).
 
     ``emap(direction, x, active) -> (combined, has)`` gathers the messages (one process or
-    MPI ranks); ``on_iteration(it, residual)`` reports progress.  Returns ``(state,
-    iterations, converged, residual, per-iteration seconds)``.  Shared by the
-    single-process runner and the BSP engine on MPI ranks.
+    MPI ranks); ``on_iteration(it, residual)`` reports progress.  ``hook(name)``: the
+    program's callback ``name`` as the engine calls it (MPI ranks: an exception on one
+    rank is agreed by all), default the bound method.  Returns ``(state, iterations,
+    converged, residual, per-iteration seconds)``.  Shared by the single-process runner
+    and the BSP engine on MPI ranks.
     """
+    hook = hook or (lambda name: getattr(program, name))
+    scatter, apply, residual_of, aggregate = (hook(c) for c in ("scatter", "apply", "residual",
+                                                                 "aggregate"))
     state, active = split_state(state)
-    ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+    ctx.aggregates = reduce_aggregates(program, ctx, aggregate(ctx, state))
     has_test = converged = False
     residual, it_times, it = None, [], 0
     for it in range(ctx.max_iter):
@@ -147,12 +152,12 @@ def value_form_loop(program, ctx, state, emap, on_iteration):
                 break
         t0 = time.perf_counter()
         ctx.direction = direction = program.direction_at(ctx)
-        x = program.scatter(ctx, state)
+        x = scatter(ctx, state)
         combined, has = emap(direction, x, active)
-        new_state, active = split_state(program.apply(ctx, state, combined, has))
-        r = program.residual(ctx, state, new_state)
+        new_state, active = split_state(apply(ctx, state, combined, has))
+        r = residual_of(ctx, state, new_state)
         state = new_state
-        ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+        ctx.aggregates = reduce_aggregates(program, ctx, aggregate(ctx, state))
         it_times.append(time.perf_counter() - t0)
         if r is not None:
             has_test = True
@@ -174,7 +179,7 @@ def value_form_loop(program, ctx, state, emap, on_iteration):
 
 
 def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabel=None,
-               whole=None, on_minmax=None, push_fraction=PUSH_FRACTION):
+               whole=None, on_minmax=None, push_fraction=PUSH_FRACTION, hook=None):
     """Synchronous supersteps of an accumulative (delta-form) program.
 
     ``emap(direction, x, active, permuted=False) -> (combined, has)`` gathers the messages
@@ -184,9 +189,12 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
     relabelling (the selection then writes ``x`` in that order) or None; ``whole(ctx)``
     runs every superstep of a min/max program in one kernel call and returns
     ``(iterations, converged, per-iteration seconds)``, or None when it does not apply.
-    ``push_fraction``: the sparse/dense threshold (the engine's own knob).
+    ``push_fraction``: the sparse/dense threshold (the engine's own knob).  ``hook``: as
+    :func:`value_form_loop` (``aggregate``, ``post_delta``).
     Returns ``(values, iterations, converged, residual, per-iteration seconds)``.
     """
+    hook = hook or (lambda name: getattr(program, name))
+    aggregate, post_delta = hook("aggregate"), hook("post_delta")
     comb = program.combiner
     thr = ctx.tol / max(ctx.n, 1)
     cf = EMPTY_W if coef is None else coef
@@ -216,12 +224,12 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
             else:
                 combined, _ = emap(direction, x, sel, permuted=pos is not None)
             combined = np.ascontiguousarray(combined, dtype=np.float64)
-            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            ctx.aggregates = reduce_aggregates(program, ctx, aggregate(ctx, sent))
             if not custom_post:
                 local = K.add_abs_sum(deltas, combined)
             else:
                 K.add_abs_sum(deltas, combined)
-                deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
+                deltas = np.ascontiguousarray(post_delta(ctx, deltas), dtype=np.float64)
                 local = K.add_abs_sum(deltas, EMPTY_W)
             residual = float(ctx.allreduce(float(local), "sum"))
             _options.check_residual(residual, program.name, it + 1)  # same on every rank
