@@ -94,6 +94,17 @@ PROGRAMS = {
             raise ZeroDivisionError("boom")
         new = np.maximum(state, combined); return new, new > state
 ''',
+    # raised by every rank in a callback the engine calls without a collective (message):
+    # agreed by the failure channel, no MPI_Abort
+    "msgraises": '''class P(VertexProgram):
+    name = "x"; combiner = "max"; edge_op = None
+    def init(self, ctx):
+        return ctx.ids.astype(float)
+    def message(self, ctx, x_src, w):
+        raise ValueError("no message")
+    def apply(self, ctx, state, combined, has_msg):
+        new = np.maximum(state, combined); return new, new > state
+''',
 }
 
 EXPECT = {  # name -> (exit status, words of the line, modes)
@@ -115,6 +126,7 @@ EXPECT = {  # name -> (exit status, words of the line, modes)
     "raises": (1, ["raises.py:P raised AttributeError: 'Context' object has no attribute 'idz' "
                    "(ASAPGRAPH_DEBUG=1 for the traceback)"], ("bsp",)),
     "applyraises": (1, ["applyraises.py:P raised ZeroDivisionError: boom"], ("bsp",)),
+    "msgraises": (1, ["msgraises.py:P raised ValueError: no message"], ("bsp",)),
 }
 
 
