@@ -163,11 +163,9 @@ def _cli_run(args, comm):
         res = hits_iterations(res)
     if not res.converged and not args.allow_unconverged:
         if me == 0:
-            resid = res.stats.get("residual")
-            rtxt = f", residual {resid:.3e}" if resid is not None else ""
-            _err(f"asapgraph: {args.command} did not converge after {res.iterations} "
-                 f"iterations{rtxt} (raise --max-iter, or pass --allow-unconverged to write "
-                 "the results anyway)")
+            from asapgraph.cli.programs import unconverged_message
+
+            _err(f"asapgraph: {unconverged_message(args.command, res)}")
         return 3
     if me != 0:
         agree(comm, None)  # rank 0 writes the results

@@ -14,6 +14,7 @@ from asapgraph.cli.options import (Formatter, add_distributed_options, add_input
 from asapgraph.errors import InputError, NotConvergedError
 
 __all__ = ["Algo", "KATZ", "WCC", "SSSP", "BFS", "LABELPROP", "HITS", "parse_param",
+           "unconverged_message", "user_program_line", "UserProgramError",
            "load_user_program", "check_steps", "run_summary", "cmd_run", "register_katz",
            "register_wcc", "register_sssp", "register_bfs", "register_labelprop",
            "register_hits", "register_run"]
@@ -138,11 +139,7 @@ def _run_program_command(args, algo):
         cols = named_groups(graph.labels, cols, graph.ids)
     max_iter = getattr(args, "max_iter", None)
     if not res.converged and not args.allow_unconverged:
-        resid = res.stats.get("residual")
-        rtxt = f", residual {resid:.3e}" if resid is not None else ""
-        raise NotConvergedError(
-            f"{args.command} did not converge after {res.iterations} iterations{rtxt} "
-            f"(raise --max-iter, or pass --allow-unconverged to write the results anyway)")
+        raise NotConvergedError(unconverged_message(args.command, res))
     summary = {
         "command": args.command, "input": args.input, "vertices": graph.n, "edges": graph.m,
         "weighted": graph.weights is not None,
@@ -158,6 +155,25 @@ def _run_program_command(args, algo):
         summary.update(algo.extra_summary(args, graph, cols))
     emit_program(args, algo, res.vertices(), cols, summary)
     return EXIT_OK
+
+
+def unconverged_message(command, res):
+    """``COMMAND did not converge after ...`` (after ``asapgraph: ``), on one process and on
+    K ranks: what ``--max-iter`` capped, as ``asapgraph pagerank`` words it (ASAP on ranks:
+    ``5 sweeps of edge work per rank (127 rounds)``; see
+    :func:`asapgraph.engine.distributed.run`)."""
+    st = res.stats
+    counts = st.get("max_iter_counts")
+    if counts == "sweeps":
+        what = f"{st['max_iter']} sweeps of edge work per rank ({res.iterations} rounds)"
+    elif counts == "waves":
+        what = f"{res.iterations} rounds (termination waves; --max-iter caps them)"
+    else:
+        what = f"{res.iterations} iterations"
+    resid = st.get("residual")
+    rtxt = f", residual {resid:.3e}" if resid is not None else ""
+    return (f"{command} did not converge after {what}{rtxt} (raise --max-iter, or pass "
+            "--allow-unconverged to write the results anyway)")
 
 
 def _groups_summary(count_key, size_key):
@@ -506,8 +522,11 @@ def register_run(sub):
     _program_common(p, "<columns>", None, None,
                     tol_help="tolerance of the program's termination test (default: the "
                              "program's default_tol)",
-                    max_iter_help="superstep cap (default: the program's default_max_iter; "
-                                  "exit status 3 when reached unless --allow-unconverged)",
+                    max_iter_help="cap on the iterations (default: the program's "
+                                  "default_max_iter; exit status 3 when reached unless "
+                                  "--allow-unconverged): BSP supersteps; ASAP sweeps (one "
+                                  "process) or, with --np, sweeps of edge work per rank "
+                                  "(termination waves for programs with hooks)",
                     mode_note="bsp: synchronous supersteps; asap: asynchronous (programs "
                               "declaring accumulative = True only, else exit status 2)")
     p.set_defaults(func=cmd_run)

@@ -124,8 +124,17 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     mode : {"bsp", "asap"}
         ASAP needs ``program.accumulative`` (``ValueError`` otherwise, as single-process).
     partition : {"range", "hash"}
-    max_iter, tol : as :func:`asapgraph.programs.run` (ASAP: ``max_iter`` caps the
-        termination waves, i.e. global rounds, which are reported as ``iterations``).
+    max_iter, tol : as :func:`asapgraph.programs.run`.  What ``max_iter`` caps and what
+        ``iterations`` counts depend on the mode and the engine (``stats["max_iter"]``
+        and ``stats["max_iter_counts"]`` say which): BSP, ``"supersteps"`` (counted as
+        ``iterations``); ASAP on the tuned engines (accumulative sum and min/max
+        programs, ``stats["engine"]`` ``"tuned-sum"`` / ``"tuned-minmax"``),
+        ``"sweeps"``: each rank's edge work, in sweeps of its local edges, while
+        ``iterations`` counts the rounds of the rank that ran most (so a run capped at 5
+        sweeps may report 127 iterations); ASAP on the general program engine (programs
+        with ``aggregate``/``post_delta``/``direction_at`` hooks), ``"waves"``: the
+        termination waves, counted as ``iterations`` (and, as a safety net, ``100 *
+        max_iter`` local sweeps per rank).
     progress : asapgraph.progress.Progress, optional (reported by rank 0).
     steps : int, optional
         Exactly this many supersteps (BSP), as :func:`asapgraph.programs.run`.
@@ -277,7 +286,10 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
     if extra.get("clock") == "virtual":  # the figures in virtual seconds, the host's beside
         extra["wall_seconds"], seconds = seconds, extra["virtual_seconds"]
     # every engine reports its totals over the ranks in ``extra`` (edges, messages, bytes)
-    stats = {"mode": mode, "seconds": seconds, "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
+    counts = ("supersteps" if mode == "bsp" else
+              "sweeps" if extra.get("engine") in (SP.ENGINE, MM.ENGINE) else "waves")
+    stats = {"max_iter": max_iter, "max_iter_counts": counts,
+             "mode": mode, "seconds": seconds, "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual, "ranks": comm.Get_size(),
              "partition": g.part.kind, "engine": "distributed", **extra, "tol": tol,
              "error_bound": (bound if bound is not None
@@ -291,7 +303,8 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         gathered = {k: v[o] for k, v in gathered.items()}
         out = gathered if not (None in gathered) else gathered[None]
         if progress is not None:
-            progress.done(f"{name}: {iters} iterations, {seconds:.3f} s, {mode}, {comm.Get_size()} ranks")
+            unit = "iterations" if mode == "bsp" else "rounds"
+            progress.done(f"{name}: {iters} {unit}, {seconds:.3f} s, {mode}, {comm.Get_size()} ranks")
         return ProgramResult(out, ids[o], iters, bool(conv), stats, name=name)
     return ProgramResult(None, None, iters, bool(conv), stats, name=name)
 

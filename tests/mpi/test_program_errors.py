@@ -177,3 +177,36 @@ def test_debug_shows_the_failed_ranks_traceback(tmp_path):
     assert r.stderr.count("Traceback (most recent call last)") == 1
     assert r.stderr.strip().splitlines()[-1].startswith("asapgraph run: raises.py:P raised "
                                                         "AttributeError")
+
+
+DECAY = HEAD + '''class Decay(VertexProgram):
+    name = "reach"; combiner = "sum"; direction = "in"; edge_op = "mul"; accumulative = True
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local), np.ones(ctx.n_local)
+    def coef(self, ctx):
+        return np.full(ctx.n_local, 0.005)
+
+
+class Hooked(Decay):
+    def post_delta(self, ctx, deltas):
+        return deltas
+'''
+
+
+@pytest.mark.parametrize("cls, words", [
+    ("Decay", r"after 3 sweeps of edge work per rank \(\d+ rounds\), residual"),
+    ("Hooked", r"after \d+ rounds \(termination waves; --max-iter caps them\), residual"),
+])
+def test_unconverged_asap_on_ranks_says_what_max_iter_capped(tmp_path, cls, words):
+    """--max-iter 3 capped each rank's sweeps (tuned engine) or the waves (general
+    engine); the line said '127 iterations' for a cap of 5 (as asapgraph pagerank says)."""
+    import re
+
+    (tmp_path / "decay.py").write_text(DECAY)
+    exe = os.path.join(os.path.dirname(sys.executable), "asapgraph")
+    r = subprocess.run([exe, "run", f"decay.py:{cls}", "rmat:9", "--tol", "1e-14", "--max-iter",
+                        "3", "--np", "2", "--mode", "asap", "-q"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 3 and len(lines) == 1, r.stderr
+    assert re.search("asapgraph: run did not converge " + words, lines[0]), lines[0]
