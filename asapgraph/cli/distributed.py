@@ -108,8 +108,10 @@ def run_on_world(fn, args):
             debug_traceback(e.__cause__ if getattr(e, "one_line", False) and e.__cause__
                             else e)
             _err(msg)
-            comm.Abort(2 if input_error else 1)
-            return 1  # not reached
+            code = 2 if input_error else 1
+            time.sleep(0.2)  # let mpiexec forward the line before the abort tears stdio down
+            comm.Abort(code)
+            os._exit(code)  # MPICH's MPI_Abort may return: a second Abort line otherwise
         if comm.Get_rank() == 0:
             debug_traceback(e.__cause__ if getattr(e, "one_line", False) and e.__cause__
                             else e)

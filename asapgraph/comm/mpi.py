@@ -14,7 +14,7 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "alltoallv_remote", "allgatherv",
-           "agree", "RankFailure", "debug_traceback", "MeteredComm", "same_host_ranks"]
+           "agree", "RankFailure", "OutOfStep", "debug_traceback", "MeteredComm", "same_host_ranks"]
 
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
@@ -314,6 +314,19 @@ class RankFailure(Exception):
         super().__init__(message)
 
 
+class OutOfStep(InputError):
+    """The ranks' collective calls are out of step (found by :func:`agree`): this rank's
+    error agreement met another rank's collective, typically a program callback that
+    called ``ctx.allreduce`` on some ranks only.  Not agreed (the ranks are out of step):
+    the rank prints this one line and aborts the job (exit status 2)."""
+
+    def __init__(self):
+        super().__init__("asapgraph", None, (
+            "the ranks' collective calls are out of step: a program callback probably "
+            "called ctx.allreduce() on some ranks only (every rank must call it, at the same "
+            "point of the same callback)"))
+
+
 def debug_traceback(exc):
     """With ``ASAPGRAPH_DEBUG=1``: print ``exc``'s traceback on stderr (this rank's),
     as one process prints it before its one-line error."""
@@ -340,6 +353,9 @@ def agree(comm, exc=None):
     K = comm.Get_size()
     me = comm.Get_rank()
     first = comm.allreduce(me if exc is not None else K, op=MPI.MIN)
+    if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or not 0 <= first <= K:
+        # not what any rank sent: this allreduce met another collective of another rank
+        raise OutOfStep()
     if first == K:
         return
     if me == first:

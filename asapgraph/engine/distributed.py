@@ -45,7 +45,7 @@ import time
 import numpy as np
 
 from asapgraph import options as _options
-from asapgraph.comm.mpi import agree, gatherv, mpi, oversubscribed
+from asapgraph.comm.mpi import OutOfStep, agree, gatherv, mpi, oversubscribed
 from asapgraph.engine import minmax_program as MM  # (imported here: not part of a run's time)
 from asapgraph.engine import sum_program as SP
 from asapgraph.engine.asap_programs import DEBUG, run_asap
@@ -219,6 +219,8 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
         return _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
                            engine_options)
     except InputError as e:  # a residual that became non-finite: the same on every rank
+        if isinstance(e, OutOfStep):  # the ranks are out of step: no agreement possible
+            raise
         agree(comm, e)
         raise
 

@@ -210,3 +210,30 @@ def test_unconverged_asap_on_ranks_says_what_max_iter_capped(tmp_path, cls, word
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 3 and len(lines) == 1, r.stderr
     assert re.search("asapgraph: run did not converge " + words, lines[0]), lines[0]
+
+
+def test_allreduce_on_some_ranks_only_is_named(tmp_path):
+    """ctx.allreduce() called by rank 0 only met the other ranks' error agreement: MPICH's
+    error stack ('Invalid root (value given was 3)'), exit 1.  Now the line says what the
+    program did wrong (the ranks are out of step: the job is aborted, exit 2)."""
+    (tmp_path / "nondet.py").write_text(HEAD + '''class P(VertexProgram):
+    name = "x"; combiner = "sum"; edge_op = "mul"; accumulative = True; use_weights = False
+    def init_delta(self, ctx):
+        if ctx.rank == 0:
+            ctx.allreduce(1.0)
+        return np.zeros(ctx.n_local), np.ones(ctx.n_local)
+    def coef(self, ctx):
+        return np.full(ctx.n_local, 0.01)
+''')
+    exe = os.path.join(os.path.dirname(sys.executable), "asapgraph")
+    for k in (2, 3):
+        r = subprocess.run([exe, "run", "nondet.py:P", "rmat:7", "-q", "--np", str(k)],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        want = ("asapgraph: the ranks' collective calls are out of step: a program callback "
+                "probably called ctx.allreduce() on some ranks only (every rank must call it, "
+                "at the same point of the same callback)")
+        assert r.returncode == 2 and lines and lines[0] == want, r.stderr
+        assert "Traceback" not in r.stderr and "error stack" not in r.stderr
+        # each rank that found it out of step says so (not agreed), then MPICH's Abort line
+        assert all(ln == want or ln.startswith("Abort(") for ln in lines), lines
