@@ -386,13 +386,15 @@ def _error_factor(program, ctx):
         ok = math.isfinite(float(v)) and float(v) >= 0.0
     except (TypeError, ValueError):
         ok = False
-    if not ok:
-        from asapgraph.engine.program import ProgramError, program_class
-
-        raise ProgramError(program, f"{program_class(program).__name__}.error_factor() returned "
-                           f"{v!r}: it must be a finite number >= 0 (the L1 error of the "
-                           "result is at most error_factor * the pending delta mass; a "
-                           "parameter of the program is out of range?)")
+    if not ok:  # worded as engine.program.ProgramError (not imported: layers)
+        cls = type(program)
+        if cls.__dict__.get("_asapgraph_checked"):  # the checking subclass: the user's class
+            cls = cls.__mro__[1]
+        raise InputError(getattr(program, "name", None) or cls.__name__, None,
+                         f"{cls.__name__}.error_factor() returned {v!r}: it must be a finite "
+                         "number >= 0 (the L1 error of the result is at most error_factor * "
+                         "the pending delta mass; a parameter of the program is out of "
+                         "range?)")
     return float(v)
 
 

@@ -357,8 +357,10 @@ class LeakyPPR(VertexProgram):
 
 @pytest.mark.parametrize("damping, shown", [(1.5, "-2.0"), (float("nan"), "nan")])
 def test_error_factor_must_be_finite_and_nonnegative(damping, shown):
+    from asapgraph.errors import InputError
+
     for mode in ("bsp", "asap"):
-        with pytest.raises(ProgramError) as e:
+        with pytest.raises(InputError) as e:
             P.run(LeakyPPR(damping), _graph(), mode=mode, tol=1e-9)
         assert f"LeakyPPR.error_factor() returned {shown}: it must be a finite number >= 0" \
             in str(e.value)
