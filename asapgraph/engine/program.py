@@ -73,8 +73,10 @@ When the hooks run and what they receive
     result is ``ctx.aggregates`` during the *next* superstep's ``scatter``/``apply``
     (Pregel).  Accumulative sum programs: called once per round with ``sent``, the deltas
     the local vertices sent that round (zero where a vertex sent nothing), and the reduced
-    values are ``ctx.aggregates`` in that round's ``post_delta``.  Min/max programs never
-    call it.  ``ctx.aggregates`` is ``{}`` until the first reduction.
+    values are ``ctx.aggregates`` in that round's ``post_delta``.  ``sent`` holds the raw
+    deltas, before ``coef`` (what was folded into the vertices' values; the edges carried
+    ``coef * sent``).  Min/max programs never call it.  ``ctx.aggregates`` is ``{}`` until
+    the first reduction.
 ``post_delta(ctx, deltas)``
     accumulative sum programs only, once per round after the round's messages were
     added to the pending ``deltas`` (local vertices); returns the new pending deltas
@@ -156,7 +158,11 @@ class Context:
     vertices : int64 array
         Dense global ids of the local vertices.
     ids : int64 array
-        Original (user) ids of the local vertices.
+        Original (user) ids of the local vertices.  With ``--labels`` (vertices named by
+        text) these are the dense ids ``0..n-1``, numbered in the sorted order of the
+        names (``np.unique``); the names themselves are not visible to callbacks (on K
+        ranks only rank 0 holds them): pass a vertex to a program as its dense id, e.g.
+        ``np.searchsorted(graph.labels, name)`` in Python.
     out_degree, in_degree : int64 arrays
         Degrees of the local vertices (parallel edges and self-loops count).
     out_weight : float64 array or None
@@ -226,7 +232,12 @@ class VertexProgram:
         Messages flow along the edges, against them, or both ways (undirected view).
         ``direction_at(ctx)`` may override it per superstep (HITS alternates).
     edge_op : {"copy", "mul", "add", "add_one"} or None
-        Built-in edge operator (run in Cython); None calls ``message``.
+        Built-in edge operator (run in Cython): the message of an edge ``u -> v`` of weight
+        ``w`` when ``u`` sends ``x`` is ``x`` (copy), ``x * w`` (mul), ``x + w`` (add) or
+        ``x + 1`` (add_one); ``w`` is 1 on unweighted graphs and when ``use_weights`` is
+        False.  (Sum-accumulative programs send ``x = coef_u * delta_u`` and need a linear
+        op, copy or mul.)  None calls ``message`` instead: value form (BSP) only, an
+        accumulative program needs a built-in op.
     use_weights : bool
         Edge operators read the edge weights of weighted graphs (else every weight is 1).
     accumulative : bool
@@ -235,6 +246,21 @@ class VertexProgram:
         ``name -> "sum" | "min" | "max"``: how ``aggregate``'s partial values are reduced.
     default_tol, default_max_iter : float, int
         Used when ``run`` is not given ``tol`` / ``max_iter``.
+
+    Optional method ``error_factor(ctx)`` (accumulative sum programs)
+        A number ``F`` (finite, ``>= 0``; refused otherwise) such that the L1 error of the
+        result is at most ``F`` times the pending delta mass ``sum |delta|`` (e.g. ``1 /
+        (1 - d)`` for a PageRank-like program whose coefficients sum to at most ``d < 1``
+        per vertex; the built-in Katz and PageRank define it).  ``tol`` then bounds the L1
+        error of the result: the engines stop at a mass ``<= tol / F``, and
+        ``stats["error_bound"]`` reports ``F * mass``.  Without it (or returning None)
+        ``tol`` is the threshold of the pending mass itself and ``error_bound`` is None.
+        Called once after ``setup`` (collectively on ranks).
+
+    Combiner identities (``combined[v]`` where no message arrived, the initial values of
+    the delta form of min/max programs, "unreached"): sum 0; min ``+inf`` (float64) or
+    ``np.iinfo(np.int64).max``; max ``-inf`` or ``np.iinfo(np.int64).min``.  A value
+    at the identity is never sent.
     """
 
     name = "program"
