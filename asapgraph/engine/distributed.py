@@ -277,9 +277,7 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
             if fixed:
                 sd = g.side(program.direction, "push")
                 push = (sd.indptr, sd.w if (sd.w is not None and program.use_weights) else None)
-            # general-engine BSP supersteps are hops, as on one process
-            MM.check_growth(program, comm, inputs, state, push,
-                            mode == "bsp" and not conv and iters > g.n)
+            MM.check_growth(program, comm, inputs, state, push)
     else:
         state, iters, conv, residual, it_times = bsp_value(program, ctx, emap, progress)
         extra = traffic_totals(comm, emap.st, emap.emu)

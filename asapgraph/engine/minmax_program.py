@@ -218,15 +218,14 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
     return values, int(iters), bool(conv), float(left), stats
 
 
-def check_growth(program, comm, inputs, values, push, still_improving=False):
+def check_growth(program, comm, inputs, values, push):
     """Collective: raise (on every rank) the InputError of a run whose values overflowed
     (:func:`.supersteps.minmax_diverged`, as on one process); ``inputs`` the rank's
     ``(values, deltas)`` from ``init_delta``, ``values`` its owned values after the run,
-    ``push`` ``(indptr, weights or None)`` of its push CSR (None: not checked for int64),
-    ``still_improving`` (the same on every rank): hop supersteps beyond ``n`` improved."""
+    ``push`` ``(indptr, weights or None)`` of its push CSR (None: not checked for int64)."""
     flags = np.array(minmax_init_flags(program, *inputs)
                      + minmax_growth_flags(program, values, push), dtype=np.int64)
     comm.Allreduce(mpi().IN_PLACE, flags, op=mpi().MAX)
-    e = minmax_diverged(program, flags[:1].tolist(), flags[1:].tolist(), still_improving)
+    e = minmax_diverged(program, flags[:1].tolist(), flags[1:].tolist())
     if e is not None:
         raise e

@@ -324,9 +324,9 @@ def _run_delta_async(program, ctx, topo, progress, coef, inputs):
             nproc, quiet = ctx.n_local, 1
         else:
             indptr, indices, w = csr()
-            # at most max_iter sweeps' worth of pops: a program without a fixed point
-            # (max with add_one around a cycle) stops at the cap instead of running forever
-            budget = min(ctx.max_iter * max(ctx.n_local, 1), 1 << 62)
+            # a program without a fixed point (max with add_one around a cycle) stops at
+            # the cap instead of running forever
+            budget = _pops_budget(ctx, indices.shape[0])
             nproc, scanned, _pops, quiet = K.async_fixpoint_minmax(
                 indptr, indices, w, ocode, ccode, values, deltas, ocode != EDGE_OPS["add_one"],
                 budget)
@@ -362,6 +362,40 @@ def _run_delta_async(program, ctx, topo, progress, coef, inputs):
     emap = _EdgeMapper(program, ctx, topo)
     emap.edges = edges
     return values, it, converged, residual, emap, it_times
+
+
+def _pops_budget(ctx, m):
+    """Worklist pops of the one-call min/max fixed point: ``max_iter`` sweeps of the
+    vertices and edges, at least ``2**16`` (a K-rank superstep's floor,
+    :mod:`.minmax_program`)."""
+    return min(max(ctx.max_iter * (ctx.n_local + int(m)), 1 << 16), 1 << 62)
+
+
+def _check_growth(program, ctx, topo, mode, inputs, values, converged):
+    """Raise the InputError of a min/max run whose values overflowed (as on K ranks,
+    :func:`.supersteps.minmax_diverged`).  A run stopped by ``max_iter`` first is run
+    again from ``inputs``, asynchronously, with the ASAP budget (:func:`_pops_budget`,
+    the one-call fixed point): BSP's supersteps are hops here, where a superstep on
+    K ranks is a rank's whole local fixed point, so a program without a fixed point
+    (max/mul with weights > 1) overflowed on K ranks and in ASAP but only hit
+    ``max_iter`` on one process; this tells "no fixed point" from "not enough
+    iterations" the same way in every configuration (exit 2, else 3)."""
+    push = None
+    if _fixed_direction(program):
+        pptr, pind, pw = topo.push(program.direction)
+        push = (pptr, pw if (pw is not None and program.use_weights) else None)
+    init = minmax_init_flags(program, *inputs)
+    e = minmax_diverged(program, init, minmax_growth_flags(program, values, push))
+    if e is None and not converged and push is not None and not (
+            mode == "asap" and _whole_fixpoint_ok(program, ctx)):  # (that was this run)
+        v, d = (np.array(a, dtype=program.value_dtype) for a in inputs)
+        budget = _pops_budget(ctx, pind.shape[0])
+        ocode = EDGE_OPS[program.edge_op]
+        K.async_fixpoint_minmax(pptr, pind, _w(push[1]), ocode, COMBINERS[program.combiner],
+                                v, d, ocode != EDGE_OPS["add_one"], budget)
+        e = minmax_diverged(program, init, minmax_growth_flags(program, v, push))
+    if e is not None:
+        raise e
 
 
 def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress=None, threads=None,
@@ -464,16 +498,7 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
         state, iters, converged, residual, emap, it_times = engine(program, ctx, topo, progress,
                                                                    coef, inputs)
         if program.combiner in ("min", "max"):  # values that overflowed: no fixed point
-            push = None
-            if _fixed_direction(program):
-                pptr, _, pw = topo.push(program.direction)
-                push = (pptr, emap.weights(pw))
-            # BSP's supersteps are hops: a monotone program is done after n of them
-            looping = mode == "bsp" and not converged and iters > ctx.n
-            e = minmax_diverged(program, minmax_init_flags(program, *inputs),
-                                minmax_growth_flags(program, state, push), looping)
-            if e is not None:
-                raise e
+            _check_growth(program, ctx, topo, mode, inputs, state, converged)
     else:
         state, iters, converged, residual, emap, it_times = _run_value_form(program, ctx, topo, progress)
     values = program.result(ctx, state)

@@ -321,18 +321,16 @@ def minmax_growth_flags(program, values, push=None):
     return [0, 0, int(bool(out.any()))]
 
 
-def minmax_diverged(program, init_flags, growth_flags, still_improving=False):
+def minmax_diverged(program, init_flags, growth_flags):
     """The InputError of a min/max run whose values overflowed (None: they did not);
-    ``init_flags`` / ``growth_flags`` reduced over the ranks (max).  ``still_improving``:
-    the run saw improvements after more hop supersteps than there are vertices, which
-    only a cycle that improves its own values allows (Bellman-Ford's test).  One line,
-    the same whatever the evidence, on one process and on K ranks, in both modes (exit
-    status 2, as a non-finite residual)."""
+    ``init_flags`` / ``growth_flags`` reduced over the ranks (max).  One line, the same
+    whatever the evidence (inf, NaN, int64 range), on one process and on K ranks, in both
+    modes (exit status 2, as a non-finite residual)."""
     from asapgraph.errors import InputError
 
     seeded, = init_flags
     at_end, nan, int_out = growth_flags
-    if not (still_improving or nan or int_out or (at_end and not seeded)):
+    if not (nan or int_out or (at_end and not seeded)):
         return None
     hint = _IMPROVING_CYCLES.get((program.combiner, program.edge_op), "")
     return InputError("asapgraph", None, (

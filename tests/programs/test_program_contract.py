@@ -431,12 +431,20 @@ def test_monotone_minmax_programs_are_not_refused():
 def test_no_fixed_point_without_overflow_stops_at_the_cap():
     """max with add_one around a cycle never overflows a float in practice: the one-call
     ASAP fixed point ran forever (max_iter > n); it is now capped at max_iter sweeps.
-    BSP (hops): still improving after n supersteps proves an improving cycle."""
+    Both modes: not converged (exit 3), as on K ranks."""
+    for mode in ("bsp", "asap"):
+        res = P.run(MaxAddOne(), _cycle(1.0), mode=mode, max_iter=50)
+        assert not res.converged and res.iterations == 50
+
+
+def test_bsp_stopped_by_max_iter_before_the_overflow_is_diverged_too():
+    """BSP supersteps are hops on one process: 10 hops of weight 2 do not overflow, but
+    the program has no fixed point (K ranks and ASAP overflowed first): exit 2 everywhere,
+    while a program that only needed more supersteps stays 'not converged'."""
     from asapgraph.errors import InputError
 
-    res = P.run(MaxAddOne(), _cycle(1.0), mode="asap", max_iter=50)
-    assert not res.converged and res.iterations == 50
-    res = P.run(MaxAddOne(), _cycle(1.0), mode="bsp", max_iter=5)   # 5 < n: just not done
-    assert not res.converged and res.iterations == 5
-    with pytest.raises(InputError, match="maxaddone diverged: .*'add_one'.*[(]any cycle[)]"):
-        P.run(MaxAddOne(), _cycle(1.0), mode="bsp", max_iter=50)
+    for mode in ("bsp", "asap"):
+        with pytest.raises(InputError, match="maxmul diverged"):
+            P.run(MaxMul(), _cycle(2.0), mode=mode, max_iter=10)
+    res = P.run(P.BFSProgram(0), _cycle(1.0, n=40), mode="bsp", max_iter=10)
+    assert not res.converged and res.iterations == 10
