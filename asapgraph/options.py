@@ -375,8 +375,29 @@ def pagerank_error_bound(alpha, change):
 
 
 def _error_factor(program, ctx):
+    """The program's ``error_factor(ctx)`` (None: it has none), checked: a finite number
+    >= 0 (a negative one, e.g. ``1 / (1 - d)`` with a damping ``d > 1``, made the stop
+    threshold negative: the run ended "not converged" at a residual of 1e-269)."""
     f = getattr(program, "error_factor", None)
-    return None if f is None else f(ctx)
+    if f is None:
+        return None
+    v = f(ctx)
+    if v is None:
+        return None
+    try:
+        ok = math.isfinite(float(v)) and float(v) >= 0.0
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:  # worded as engine.program.ProgramError (not imported: layers)
+        cls = type(program)
+        if cls.__dict__.get("_asapgraph_checked"):  # the checking subclass: the user's class
+            cls = cls.__mro__[1]
+        raise InputError(getattr(program, "name", None) or cls.__name__, None,
+                         f"{cls.__name__}.error_factor() returned {v!r}: it must be a finite "
+                         "number >= 0 (the L1 error of the result is at most error_factor * "
+                         "the pending delta mass; a parameter of the program is out of "
+                         "range?)")
+    return float(v)
 
 
 def engine_tol(program, ctx, tol):

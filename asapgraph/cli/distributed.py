@@ -73,17 +73,27 @@ def run_distributed(args):
     return run_on_world(_run, args)
 
 
+#: how long a failed rank waits for the others to fail too before it aborts the job
+#: (:func:`run_on_world`); ranks that fail in the same step arrive within milliseconds
+FAILURE_AGREE_SECONDS = 2.0
+
+
 def run_on_world(fn, args):
     """Run ``fn(args, COMM_WORLD)`` on every rank; one line and a clean exit on failure.
 
     An error agreed by all ranks (:class:`RankFailure`) is printed once by rank 0 (exit 2
-    for bad input, else 1); an exception on one rank alone prints one line and aborts the
-    whole job, so the other ranks never hang.
+    for bad input, else 1).  An exception raised outside an agreement (e.g. in a
+    callback the engine calls on every rank without a collective) is agreed here when
+    every rank fails within :data:`FAILURE_AGREE_SECONDS` (a non-blocking barrier on a
+    channel of its own): rank 0's line is printed once, exit cleanly as above.  Otherwise
+    the failed rank prints its line and aborts the whole job, so the other ranks never
+    hang.  ``ASAPGRAPH_DEBUG=1``: the failed rank's traceback is printed first.
     """
-    from asapgraph.comm.mpi import RankFailure, mpi
+    from asapgraph.comm.mpi import RankFailure, debug_traceback, mpi
 
     MPI = mpi()
     comm = MPI.COMM_WORLD
+    failures = comm.Dup()  # collective, before any work: the channel of _agree_failure
     try:
         code = fn(args, comm)
     except RankFailure as e:  # agreed on every rank: print once, exit cleanly
@@ -96,22 +106,52 @@ def run_on_world(fn, args):
             if comm.Get_rank() == 0:
                 _err(e.message)
             code = 2 if e.input_error else 1
-    except BaseException as e:  # noqa: BLE001 - one rank failed alone: abort the job
-        from asapgraph.errors import InputError
-
-        msg = str(e) if isinstance(e, InputError) else \
-            f"error on rank {comm.Get_rank()}: {type(e).__name__}: {e}"
-        if os.environ.get("ASAPGRAPH_DEBUG", "") not in ("", "0"):
-            import traceback
-
-            traceback.print_exc()
-        _err(msg)
-        comm.Abort(2 if isinstance(e, InputError) else 1)
-        return 1  # not reached
+    except BaseException as e:  # noqa: BLE001 - agreed if every rank failed, else abort
+        msg, input_error = _failure_line(e, comm.Get_rank())
+        agreed = None if isinstance(e, KeyboardInterrupt) else _agree_failure(failures, msg,
+                                                                              input_error)
+        if agreed is None:  # this rank alone (so far): abort the job
+            debug_traceback(e.__cause__ if getattr(e, "one_line", False) and e.__cause__
+                            else e)
+            _err(msg)
+            code = 2 if input_error else 1
+            time.sleep(0.2)  # let mpiexec forward the line before the abort tears stdio down
+            comm.Abort(code)
+            os._exit(code)  # MPICH's MPI_Abort may return: a second Abort line otherwise
+        if comm.Get_rank() == 0:
+            debug_traceback(e.__cause__ if getattr(e, "one_line", False) and e.__cause__
+                            else e)
+            _err(agreed[0])
+        code = 2 if agreed[1] else 1
+    failures.Free()
     # finalize here so that asapgraph.cli.main does not call MPI_Abort on a clean error
     comm.Barrier()
     MPI.Finalize()
     return code
+
+
+def _failure_line(exc, rank):
+    """``(line, bad input?)`` of an exception on this rank."""
+    from asapgraph.errors import InputError
+
+    if isinstance(exc, InputError):
+        return str(exc), True
+    if getattr(exc, "one_line", False):  # already worded (asapgraph run: X raised ...)
+        return str(exc), False
+    return f"error on rank {rank}: {type(exc).__name__}: {exc}", False
+
+
+def _agree_failure(comm, line, input_error, wait=None):
+    """Every rank failed (all reached here within ``wait`` seconds): ``(rank 0's line,
+    its bad-input flag)`` on every rank.  None when some rank did not fail in time (it is
+    busy or waiting on this one): then the caller aborts."""
+    req = comm.Ibarrier()
+    deadline = time.monotonic() + (FAILURE_AGREE_SECONDS if wait is None else wait)
+    while not req.Test():
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.002)
+    return comm.bcast((line, input_error), root=0)
 
 
 def _run(args, comm):

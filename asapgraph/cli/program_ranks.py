@@ -149,19 +149,23 @@ def _cli_run(args, comm):
              "emulation": emulation_from_args(args)}
     max_iter = getattr(args, "max_iter", None)
     per = getattr(prog, "supersteps_per_iteration", 1)   # hits: --max-iter counts HITS iterations
-    res = run(prog, g, comm, mode=mode, max_iter=None if max_iter is None else per * max_iter,
-              tol=tol, engine_options=eopts, steps=getattr(args, "steps", None))
+    try:
+        res = run(prog, g, comm, mode=mode, max_iter=None if max_iter is None else per * max_iter,
+                  tol=tol, engine_options=eopts, steps=getattr(args, "steps", None))
+    except Exception as exc:  # noqa: BLE001 - worded as on one process, then re-raised
+        worded = _as_on_one_process(args, exc)
+        if worded is exc:
+            raise
+        raise worded from exc
     if per > 1:
         from asapgraph.programs.hits import hits_iterations
 
         res = hits_iterations(res)
     if not res.converged and not args.allow_unconverged:
         if me == 0:
-            resid = res.stats.get("residual")
-            rtxt = f", residual {resid:.3e}" if resid is not None else ""
-            _err(f"asapgraph: {args.command} did not converge after {res.iterations} "
-                 f"iterations{rtxt} (raise --max-iter, or pass --allow-unconverged to write "
-                 "the results anyway)")
+            from asapgraph.cli.programs import unconverged_message
+
+            _err(f"asapgraph: {unconverged_message(args.command, res)}")
         return 3
     if me != 0:
         agree(comm, None)  # rank 0 writes the results
@@ -192,6 +196,23 @@ def _cli_run(args, comm):
         summary.update(algo.extra_summary(args, g, cols))
     emit_agreed(comm, emit_program, args, algo, named(names, res.ids), cols, summary)
     return 0
+
+
+def _as_on_one_process(args, exc):
+    """``asapgraph run``: an exception of the user's program reads as on one process
+    (``asapgraph run: X raised T: ...``, exit status 1), whether agreed by every rank
+    (:class:`RankFailure`) or raised on this rank alone; bad input is left as it is."""
+    from asapgraph.cli.programs import UserProgramError, user_program_line
+    from asapgraph.comm.mpi import RankFailure
+
+    if args.command != "run" or isinstance(exc, InputError):
+        return exc
+    if isinstance(exc, RankFailure):
+        if exc.input_error or exc.exc_type is None:
+            return exc
+        return RankFailure(exc.rank, user_program_line(args.program, exc.exc_type, exc.exc_text),
+                           False)
+    return UserProgramError(user_program_line(args.program, type(exc).__name__, exc))
 
 
 def _dense_source(args, comm, names):

@@ -14,6 +14,7 @@ from asapgraph.cli.options import (Formatter, add_distributed_options, add_input
 from asapgraph.errors import InputError, NotConvergedError
 
 __all__ = ["Algo", "KATZ", "WCC", "SSSP", "BFS", "LABELPROP", "HITS", "parse_param",
+           "unconverged_message", "user_program_line", "UserProgramError",
            "load_user_program", "check_steps", "run_summary", "cmd_run", "register_katz",
            "register_wcc", "register_sssp", "register_bfs", "register_labelprop",
            "register_hits", "register_run"]
@@ -138,11 +139,7 @@ def _run_program_command(args, algo):
         cols = named_groups(graph.labels, cols, graph.ids)
     max_iter = getattr(args, "max_iter", None)
     if not res.converged and not args.allow_unconverged:
-        resid = res.stats.get("residual")
-        rtxt = f", residual {resid:.3e}" if resid is not None else ""
-        raise NotConvergedError(
-            f"{args.command} did not converge after {res.iterations} iterations{rtxt} "
-            f"(raise --max-iter, or pass --allow-unconverged to write the results anyway)")
+        raise NotConvergedError(unconverged_message(args.command, res))
     summary = {
         "command": args.command, "input": args.input, "vertices": graph.n, "edges": graph.m,
         "weighted": graph.weights is not None,
@@ -158,6 +155,25 @@ def _run_program_command(args, algo):
         summary.update(algo.extra_summary(args, graph, cols))
     emit_program(args, algo, res.vertices(), cols, summary)
     return EXIT_OK
+
+
+def unconverged_message(command, res):
+    """``COMMAND did not converge after ...`` (after ``asapgraph: ``), on one process and on
+    K ranks: what ``--max-iter`` capped, as ``asapgraph pagerank`` words it (ASAP on ranks:
+    ``5 sweeps of edge work per rank (127 rounds)``; see
+    :func:`asapgraph.engine.distributed.run`)."""
+    st = res.stats
+    counts = st.get("max_iter_counts")
+    if counts == "sweeps":
+        what = f"{st['max_iter']} sweeps of edge work per rank ({res.iterations} rounds)"
+    elif counts == "waves":
+        what = f"{res.iterations} rounds (termination waves; --max-iter caps them)"
+    else:
+        what = f"{res.iterations} iterations"
+    resid = st.get("residual")
+    rtxt = f", residual {resid:.3e}" if resid is not None else ""
+    return (f"{command} did not converge after {what}{rtxt} (raise --max-iter, or pass "
+            "--allow-unconverged to write the results anyway)")
 
 
 def _groups_summary(count_key, size_key):
@@ -414,11 +430,15 @@ def _cwd_on_path(spec):
 def load_user_program(args):
     from asapgraph.programs import load_program, validate_program
 
+    from asapgraph.engine.program import ProgramError
+
     params = dict(args.param)
     _cwd_on_path(args.program)
     try:
         prog = load_program(args.program, **params)
         prog = validate_program(prog, args.mode)
+    except ProgramError as exc:  # loaded, but its declarations are wrong: what is wrong
+        raise InputError(args.program, None, exc.message) from None
     except (ValueError, TypeError, ImportError, SyntaxError, AttributeError) as exc:
         msg = str(exc).replace("\n", " ")
         raise InputError(args.program, getattr(exc, "lineno", None) if isinstance(
@@ -440,9 +460,15 @@ def _run_user(args, graph, progress):
             import traceback
 
             traceback.print_exc()
-        raise _UserProgramError(f"asapgraph run: {args.program} raised "
-                                f"{type(exc).__name__}: {exc} (ASAPGRAPH_DEBUG=1 for the "
-                                "traceback)") from None
+        raise UserProgramError(user_program_line(args.program, type(exc).__name__, exc)) from None
+
+
+def user_program_line(program, exc_type, text):
+    """The one line of an exception raised inside a user's program (``asapgraph run``),
+    on one process and on K ranks alike (exit status 1)."""
+    text = str(text).replace("\n", " ")
+    return (f"asapgraph run: {program} raised {exc_type}: {text} (ASAPGRAPH_DEBUG=1 for the "
+            "traceback)")
 
 
 def check_steps(args):
@@ -464,8 +490,10 @@ def run_summary(args, graph, res):
     return out
 
 
-class _UserProgramError(Exception):
-    """An exception raised inside a user's program (exit status 1, one line)."""
+class UserProgramError(Exception):
+    """An exception raised inside a user's program (exit status 1, one line: ``str``)."""
+
+    one_line = True   # printed as it is, also by a rank (asapgraph.cli.distributed)
 
 
 def cmd_run(args):
@@ -481,7 +509,7 @@ def cmd_run(args):
                  extra_summary=run_summary)
     try:
         return _run_program_command(args, algo)
-    except _UserProgramError as exc:
+    except UserProgramError as exc:
         err(str(exc))
         return EXIT_INTERNAL
 
@@ -518,8 +546,11 @@ def register_run(sub):
     _program_common(p, "<columns>", None, None,
                     tol_help="tolerance of the program's termination test (default: the "
                              "program's default_tol)",
-                    max_iter_help="superstep cap (default: the program's default_max_iter; "
-                                  "exit status 3 when reached unless --allow-unconverged)",
+                    max_iter_help="cap on the iterations (default: the program's "
+                                  "default_max_iter; exit status 3 when reached unless "
+                                  "--allow-unconverged): BSP supersteps; ASAP sweeps (one "
+                                  "process) or, with --np, sweeps of edge work per rank "
+                                  "(termination waves for programs with hooks)",
                     mode_note="bsp: synchronous supersteps; asap: asynchronous (programs "
                               "declaring accumulative = True only, else exit status 2)")
     p.set_defaults(func=cmd_run)

@@ -14,7 +14,7 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = ["mpi", "world", "alltoallv", "alltoallv_into", "alltoallv_remote", "allgatherv",
-           "agree", "RankFailure", "MeteredComm", "same_host_ranks"]
+           "agree", "RankFailure", "OutOfStep", "debug_traceback", "MeteredComm", "same_host_ranks"]
 
 # message tags (the loader, the engines and the emulation share one table)
 TAG_CHUNK_HDR = 101
@@ -302,14 +302,48 @@ class RankFailure(Exception):
     stdout_closed : bool
         The failure was a write to a closed standard output (``BrokenPipeError``: ``...
         | head``); the CLI exits 141 quietly, as one process does.
+    exc_type, exc_text : str or None
+        The failed rank's exception (type name and ``str``) when it was not bad input, so
+        that a caller can word the line as one process does (``asapgraph run: X raised
+        ...``); None otherwise.
     """
 
-    def __init__(self, rank, message, input_error, stdout_closed=False):
+    def __init__(self, rank, message, input_error, stdout_closed=False, exc_type=None,
+                 exc_text=None):
         self.rank = rank
         self.message = message
         self.input_error = input_error
         self.stdout_closed = stdout_closed
+        self.exc_type = exc_type
+        self.exc_text = exc_text
         super().__init__(message)
+
+
+class OutOfStep(InputError):
+    """The ranks' collective calls are out of step (found by :func:`agree`): this rank's
+    error agreement met another rank's collective, typically a program callback that
+    called ``ctx.allreduce`` on some ranks only.  Not agreed (the ranks are out of step):
+    the rank prints this one line and aborts the job (exit status 2)."""
+
+    def __init__(self):
+        super().__init__("asapgraph", None, (
+            "the ranks' collective calls are out of step: a program callback probably "
+            "called ctx.allreduce() on some ranks only (every rank must call it, at the same "
+            "point of the same callback)"))
+
+
+def debug_traceback(exc):
+    """With ``ASAPGRAPH_DEBUG=1``: print ``exc``'s traceback on stderr (this rank's),
+    as one process prints it before its one-line error."""
+    import os
+
+    if os.environ.get("ASAPGRAPH_DEBUG", "") in ("", "0") or exc is None:
+        return
+    import sys
+    import traceback
+
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    sys.stderr.flush()
 
 
 def agree(comm, exc=None):
@@ -317,24 +351,31 @@ def agree(comm, exc=None):
     all ranks raise the same :class:`RankFailure` (from the lowest failing rank).
 
     This turns bad input seen by one rank only into one clean, identical error on all
-    ranks, with no hang and no ``Abort``.
+    ranks, with no hang and no ``Abort``.  With ``ASAPGRAPH_DEBUG=1`` the lowest failing
+    rank prints its traceback first.
     """
     MPI = mpi()
     K = comm.Get_size()
     me = comm.Get_rank()
     first = comm.allreduce(me if exc is not None else K, op=MPI.MIN)
+    if isinstance(first, bool) or not isinstance(first, (int, np.integer)) or not 0 <= first <= K:
+        # not what any rank sent: this allreduce met another collective of another rank
+        raise OutOfStep()
     if first == K:
         return
     if me == first:
         if isinstance(exc, RankFailure):
-            payload = (exc.message, exc.input_error, exc.stdout_closed)
+            payload = (exc.message, exc.input_error, exc.stdout_closed, exc.exc_type,
+                       exc.exc_text)
         elif isinstance(exc, InputError):
-            payload = (str(exc), True, False)
+            payload = (str(exc), True, False, None, None)
         elif isinstance(exc, BrokenPipeError):
-            payload = ("standard output closed", False, True)
+            payload = ("standard output closed", False, True, None, None)
         else:
-            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False, False)
+            debug_traceback(exc)
+            payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False, False,
+                       type(exc).__name__, str(exc))
     else:
         payload = None
-    msg, is_input, closed = comm.bcast(payload, root=first)
-    raise RankFailure(first, msg, is_input, closed) from (exc if me == first else None)
+    msg, is_input, closed, et, ex = comm.bcast(payload, root=first)
+    raise RankFailure(first, msg, is_input, closed, et, ex) from (exc if me == first else None)

@@ -102,21 +102,23 @@ def _overrides(program, hook):
     return getattr(type(program), hook, None) is not getattr(VertexProgram, hook)
 
 
-def run_asap(program, ctx, g, comm, progress, coef, options=None, strict=False):
+def run_asap(program, ctx, g, comm, progress, coef, options=None, strict=False, inputs=None):
     """Asynchronous delta engine (see the module docstring); returns ``(local values,
     stats, converged, residual, extra)``.
 
     ``options``: ``fanout``, ``window``, ``approx`` (sum programs), ``seed`` and
     ``emulation``, as for the tuned engines.  ``strict``
     (``asapgraph.engine.distributed.STRICT``) also counts as late a wave joined while
-    holding a sendable boundary entry."""
-    return _Run(program, ctx, g, comm, progress, coef, dict(options or {}), strict).run()
+    holding a sendable boundary entry.  ``inputs``: ``program.init_delta(ctx)``'s
+    ``(values, deltas)`` (called here, collectively, when None)."""
+    return _Run(program, ctx, g, comm, progress, coef, dict(options or {}), strict,
+                inputs).run()
 
 
 class _Run:
     """One run of the loop: the rank's state, its messages and the round loop."""
 
-    def __init__(self, program, ctx, g, comm, progress, coef, opts, strict):
+    def __init__(self, program, ctx, g, comm, progress, coef, opts, strict, inputs=None):
         self.program, self.ctx, self.comm, self.progress = program, ctx, comm, progress
         self.strict = strict
         self.comb = comb = program.combiner
@@ -126,7 +128,7 @@ class _Run:
         self.nloc = nloc = sd.nloc
         nt = nloc + sd.nslots
         self.dtype = dtype = np.dtype(program.value_dtype)
-        v0, d0 = collective(comm, program.init_delta, ctx)
+        v0, d0 = collective(comm, program.init_delta, ctx) if inputs is None else inputs
         ident = combiner_identity(comb, dtype)
         self.values = np.full(nt, 0 if comb == "sum" else ident, dtype=dtype)
         self.deltas = np.full(nt, 0 if comb == "sum" else ident, dtype=dtype)

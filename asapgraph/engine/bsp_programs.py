@@ -48,7 +48,8 @@ import numpy as np
 from asapgraph.comm.mpi import agree
 from asapgraph.engine import exchange as ex
 from asapgraph.engine.emulation import Emulator
-from asapgraph.engine.program import COMBINERS, EDGE_OPS, combiner_identity
+from asapgraph.engine.program import (COMBINERS, EDGE_OPS, VertexProgram, combiner_identity,
+                                     program_class)
 from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, delta_loop, generic_edge_map,
                                         value_form_loop)
 from asapgraph.engine.stats import RankStats
@@ -210,7 +211,18 @@ class BSPMapper:
 def bsp_value(program, ctx, emap, progress):
     return value_form_loop(program, ctx, collective(ctx.comm, program.init, ctx),
                            lambda d, x, a: emap(ctx, d, x, a),
-                           lambda it, r: _iter(progress, ctx, it, r))
+                           lambda it, r: _iter(progress, ctx, it, r),
+                           hook=lambda name: agreed(ctx.comm, program, name))
+
+
+def agreed(comm, program, name):
+    """The callback ``name`` of ``program``, called so that an exception on any rank is
+    raised on every rank (:func:`collective`: one small ``allreduce`` per call), where the
+    program defines it (the base class's defaults cannot fail: called as they are)."""
+    fn = getattr(program, name)
+    if getattr(program_class(program), name, None) is getattr(VertexProgram, name, None):
+        return fn
+    return lambda *a: collective(comm, fn, *a)
 
 
 def _iter(progress, ctx, it, residual):
@@ -218,11 +230,12 @@ def _iter(progress, ctx, it, residual):
         progress.iteration(it, residual)
 
 
-def bsp_delta(program, ctx, emap, progress, coef):
-    """The delta-form supersteps (:func:`.supersteps.delta_loop`) over the MPI edge map."""
-    values, deltas = (np.array(a, dtype=program.value_dtype) for a in
-                      collective(ctx.comm, program.init_delta, ctx))
+def bsp_delta(program, ctx, emap, progress, coef, inputs):
+    """The delta-form supersteps (:func:`.supersteps.delta_loop`) over the MPI edge map,
+    from ``inputs``, the ``(values, deltas)`` of ``program.init_delta`` (collective)."""
+    values, deltas = (np.array(a, dtype=program.value_dtype) for a in inputs)
     return delta_loop(program, ctx, values, deltas, coef,
                       lambda d, x, a, permuted=False: emap(ctx, d, x, a),
-                      lambda it, r: _iter(progress, ctx, it, r))
+                      lambda it, r: _iter(progress, ctx, it, r),
+                      hook=lambda name: agreed(ctx.comm, program, name))
 

@@ -45,12 +45,13 @@ import time
 import numpy as np
 
 from asapgraph import options as _options
-from asapgraph.comm.mpi import agree, gatherv, mpi, oversubscribed
+from asapgraph.comm.mpi import OutOfStep, agree, gatherv, mpi, oversubscribed
 from asapgraph.engine import minmax_program as MM  # (imported here: not part of a run's time)
 from asapgraph.engine import sum_program as SP
 from asapgraph.engine.asap_programs import DEBUG, run_asap
 from asapgraph.engine.bsp_programs import BSPMapper, bsp_delta, bsp_value, collective
-from asapgraph.engine.program import Context, exact_steps, finish_steps, validate_program
+from asapgraph.engine.program import (Context, VertexProgram, exact_steps, finish_steps,
+                                     validate_program)
 from asapgraph.engine.result import ProgramResult
 from asapgraph.engine.stats import traffic_totals
 from asapgraph.errors import InputError
@@ -124,8 +125,17 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
     mode : {"bsp", "asap"}
         ASAP needs ``program.accumulative`` (``ValueError`` otherwise, as single-process).
     partition : {"range", "hash"}
-    max_iter, tol : as :func:`asapgraph.programs.run` (ASAP: ``max_iter`` caps the
-        termination waves, i.e. global rounds, which are reported as ``iterations``).
+    max_iter, tol : as :func:`asapgraph.programs.run`.  What ``max_iter`` caps and what
+        ``iterations`` counts depend on the mode and the engine (``stats["max_iter"]``
+        and ``stats["max_iter_counts"]`` say which): BSP, ``"supersteps"`` (counted as
+        ``iterations``); ASAP on the tuned engines (accumulative sum and min/max
+        programs, ``stats["engine"]`` ``"tuned-sum"`` / ``"tuned-minmax"``),
+        ``"sweeps"``: each rank's edge work, in sweeps of its local edges, while
+        ``iterations`` counts the rounds of the rank that ran most (so a run capped at 5
+        sweeps may report 127 iterations); ASAP on the general program engine (programs
+        with ``aggregate``/``post_delta``/``direction_at`` hooks), ``"waves"``: the
+        termination waves, counted as ``iterations`` (and, as a safety net, ``100 *
+        max_iter`` local sweeps per rank).
     progress : asapgraph.progress.Progress, optional (reported by rank 0).
     steps : int, optional
         This many supersteps (BSP; fewer at a fixpoint), as :func:`asapgraph.programs.run`.
@@ -205,11 +215,13 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
     comm.Barrier()
     t0 = time.perf_counter()
     collective(comm, program.setup, ctx)
-    ctx.tol = _options.engine_tol(program, ctx, tol)
+    ctx.tol = collective(comm, _options.engine_tol, program, ctx, tol)  # (checks error_factor)
     try:
         return _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
                            engine_options)
     except InputError as e:  # a residual that became non-finite: the same on every rank
+        if isinstance(e, OutOfStep):  # the ranks are out of step: no agreement possible
+            raise
         agree(comm, e)
         raise
 
@@ -241,16 +253,17 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         _options.check_residual(residual, program.name, iters)
         it_times = []  # the totals are in ``extra``
     elif program.accumulative:
-        if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
-            raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
-        coef = program.coef(ctx)
+        coef = collective(comm, program.coef, ctx)
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+        inputs = collective(comm, program.init_delta, ctx)
         if mode == "bsp":
-            state, iters, conv, residual, it_times = bsp_delta(program, ctx, emap, progress, coef)
+            state, iters, conv, residual, it_times = bsp_delta(program, ctx, emap, progress, coef,
+                                                               inputs)
             extra = traffic_totals(comm, emap.st, emap.emu)
         else:
             state, st, conv, residual, extra = run_asap(program, ctx, g, comm, progress, coef,
-                                                        engine_options, strict=STRICT)
+                                                        engine_options, strict=STRICT,
+                                                        inputs=inputs)
             iters = st.waves  # global rounds (the same on every rank)
             it_times = []
             if STRICT and (extra["stale_messages"] or extra["late_messages"]):
@@ -259,6 +272,13 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
                                      f"{extra['stale_messages']} stale and "
                                      f"{extra['late_messages']} late messages (termination "
                                      f"is unsound)")
+        if program.combiner in ("min", "max"):  # values that overflowed: as on one process
+            fixed = getattr(type(program), "direction_at", None) is VertexProgram.direction_at
+            push = None
+            if fixed:
+                sd = g.side(program.direction, "push")
+                push = (sd.indptr, sd.w if (sd.w is not None and program.use_weights) else None)
+            MM.check_growth(program, comm, inputs, state, push)
     else:
         state, iters, conv, residual, it_times = bsp_value(program, ctx, emap, progress)
         extra = traffic_totals(comm, emap.st, emap.emu)
@@ -267,7 +287,10 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
     if extra.get("clock") == "virtual":  # the figures in virtual seconds, the host's beside
         extra["wall_seconds"], seconds = seconds, extra["virtual_seconds"]
     # every engine reports its totals over the ranks in ``extra`` (edges, messages, bytes)
-    stats = {"mode": mode, "seconds": seconds, "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
+    counts = ("supersteps" if mode == "bsp" else
+              "sweeps" if extra.get("engine") in (SP.ENGINE, MM.ENGINE) else "waves")
+    stats = {"max_iter": max_iter, "max_iter_counts": counts,
+             "mode": mode, "seconds": seconds, "iteration_seconds": it_times, "dense_steps": emap.dense_steps,
              "sparse_steps": emap.sparse_steps, "residual": residual, "ranks": comm.Get_size(),
              "partition": g.part.kind, "engine": "distributed", **extra, "tol": tol,
              "error_bound": (bound if bound is not None
@@ -281,7 +304,8 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         gathered = {k: v[o] for k, v in gathered.items()}
         out = gathered if not (None in gathered) else gathered[None]
         if progress is not None:
-            progress.done(f"{name}: {iters} iterations, {seconds:.3f} s, {mode}, {comm.Get_size()} ranks")
+            unit = "iterations" if mode == "bsp" else "rounds"
+            progress.done(f"{name}: {iters} {unit}, {seconds:.3f} s, {mode}, {comm.Get_size()} ranks")
         return ProgramResult(out, ids[o], iters, bool(conv), stats, name=name)
     return ProgramResult(None, None, iters, bool(conv), stats, name=name)
 

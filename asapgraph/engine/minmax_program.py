@@ -60,10 +60,11 @@ from asapgraph.engine.emulation import Emulator
 from asapgraph.engine.exchange import Channel, decode_exact, encode_exact
 from asapgraph.engine.program import COMBINERS, EDGE_OPS, VertexProgram, combiner_identity
 from asapgraph.engine.stats import RankStats
+from asapgraph.engine.supersteps import minmax_diverged, minmax_growth_flags, minmax_init_flags
 from asapgraph.engine.sum_program import _SumGraph, _totals, asap_extra
 from asapgraph.kernels import _programs as K
 
-__all__ = ["reason_not_compiled", "run_minmax_program", "ENGINE"]
+__all__ = ["reason_not_compiled", "run_minmax_program", "check_growth", "ENGINE"]
 
 #: ``stats["engine"]`` of runs compiled here
 ENGINE = "tuned-minmax"
@@ -212,4 +213,19 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
         extra.pop("extrapolations", None)
         extra.pop("schedule", None)  # min/max offers: no residual order
     stats = _totals(comm, st, emu, left, extra, ENGINE)
-    return state.values[:lg.nloc].copy(), int(iters), bool(conv), float(left), stats
+    values = state.values[:lg.nloc].copy()
+    check_growth(program, comm, (v0, d0), values, (lg.indptr, w))
+    return values, int(iters), bool(conv), float(left), stats
+
+
+def check_growth(program, comm, inputs, values, push):
+    """Collective: raise (on every rank) the InputError of a run whose values overflowed
+    (:func:`.supersteps.minmax_diverged`, as on one process); ``inputs`` the rank's
+    ``(values, deltas)`` from ``init_delta``, ``values`` its owned values after the run,
+    ``push`` ``(indptr, weights or None)`` of its push CSR (None: not checked for int64)."""
+    flags = np.array(minmax_init_flags(program, *inputs)
+                     + minmax_growth_flags(program, values, push), dtype=np.int64)
+    comm.Allreduce(mpi().IN_PLACE, flags, op=mpi().MAX)
+    e = minmax_diverged(program, flags[:1].tolist(), flags[1:].tolist())
+    if e is not None:
+        raise e

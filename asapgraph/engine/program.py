@@ -73,8 +73,10 @@ When the hooks run and what they receive
     result is ``ctx.aggregates`` during the *next* superstep's ``scatter``/``apply``
     (Pregel).  Accumulative sum programs: called once per round with ``sent``, the deltas
     the local vertices sent that round (zero where a vertex sent nothing), and the reduced
-    values are ``ctx.aggregates`` in that round's ``post_delta``.  Min/max programs never
-    call it.  ``ctx.aggregates`` is ``{}`` until the first reduction.
+    values are ``ctx.aggregates`` in that round's ``post_delta``.  ``sent`` holds the raw
+    deltas, before ``coef`` (what was folded into the vertices' values; the edges carried
+    ``coef * sent``).  Min/max programs never call it.  ``ctx.aggregates`` is ``{}`` until
+    the first reduction.
 ``post_delta(ctx, deltas)``
     accumulative sum programs only, once per round after the round's messages were
     added to the pending ``deltas`` (local vertices); returns the new pending deltas
@@ -157,7 +159,11 @@ class Context:
     vertices : int64 array
         Dense global ids of the local vertices.
     ids : int64 array
-        Original (user) ids of the local vertices.
+        Original (user) ids of the local vertices.  With ``--labels`` (vertices named by
+        text) these are the dense ids ``0..n-1``, numbered in the sorted order of the
+        names (``np.unique``); the names themselves are not visible to callbacks (on K
+        ranks only rank 0 holds them): pass a vertex to a program as its dense id, e.g.
+        ``np.searchsorted(graph.labels, name)`` in Python.
     out_degree, in_degree : int64 arrays
         Degrees of the local vertices (parallel edges and self-loops count).
     out_weight : float64 array or None
@@ -227,7 +233,12 @@ class VertexProgram:
         Messages flow along the edges, against them, or both ways (undirected view).
         ``direction_at(ctx)`` may override it per superstep (HITS alternates).
     edge_op : {"copy", "mul", "add", "add_one"} or None
-        Built-in edge operator (run in Cython); None calls ``message``.
+        Built-in edge operator (run in Cython): the message of an edge ``u -> v`` of weight
+        ``w`` when ``u`` sends ``x`` is ``x`` (copy), ``x * w`` (mul), ``x + w`` (add) or
+        ``x + 1`` (add_one); ``w`` is 1 on unweighted graphs and when ``use_weights`` is
+        False.  (Sum-accumulative programs send ``x = coef_u * delta_u`` and need a linear
+        op, copy or mul.)  None calls ``message`` instead: value form (BSP) only, an
+        accumulative program needs a built-in op.
     use_weights : bool
         Edge operators read the edge weights of weighted graphs (else every weight is 1).
     accumulative : bool
@@ -236,6 +247,21 @@ class VertexProgram:
         ``name -> "sum" | "min" | "max"``: how ``aggregate``'s partial values are reduced.
     default_tol, default_max_iter : float, int
         Used when ``run`` is not given ``tol`` / ``max_iter``.
+
+    Optional method ``error_factor(ctx)`` (accumulative sum programs)
+        A number ``F`` (finite, ``>= 0``; refused otherwise) such that the L1 error of the
+        result is at most ``F`` times the pending delta mass ``sum |delta|`` (e.g. ``1 /
+        (1 - d)`` for a PageRank-like program whose coefficients sum to at most ``d < 1``
+        per vertex; the built-in Katz and PageRank define it).  ``tol`` then bounds the L1
+        error of the result: the engines stop at a mass ``<= tol / F``, and
+        ``stats["error_bound"]`` reports ``F * mass``.  Without it (or returning None)
+        ``tol`` is the threshold of the pending mass itself and ``error_bound`` is None.
+        Called once after ``setup`` (collectively on ranks).
+
+    Combiner identities (``combined[v]`` where no message arrived, the initial values of
+    the delta form of min/max programs, "unreached"): sum 0; min ``+inf`` (float64) or
+    ``np.iinfo(np.int64).max``; max ``-inf`` or ``np.iinfo(np.int64).min``.  A value
+    at the identity is never sent.
     """
 
     name = "program"
@@ -363,12 +389,43 @@ def validate_program(program, mode="bsp"):
         vd = np.dtype(vd)
     except TypeError:
         raise ProgramError(program, f"value_dtype {vd!r} is not a numpy dtype") from None
+    if program.accumulative and comb == "sum" and vd != np.dtype(np.float64):
+        raise ProgramError(program, f"sum-accumulative programs need value_dtype float64, not {vd} "
+                           "(deltas are scaled by coef() and summed as floats)")
+    _check_defined(program)
     builtin_path = isinstance(comb, str) and comb != COLLECT and program.edge_op is not None
     if builtin_path and vd not in (np.dtype(np.float64), np.dtype(np.int64)):
         raise ProgramError(program, f"value_dtype {vd} with the built-in combiner {comb!r} and edge_op "
                            f"{program.edge_op!r}: the kernels take float64 or int64 (use a custom "
                            "message()/ufunc combiner for other dtypes)")
     return _with_checks(program, vd)
+
+
+def _check_defined(program):
+    """The callbacks the program's form needs are defined (not the base class's)."""
+    if not isinstance(program, VertexProgram):
+        return  # duck typing: the engines will call what is there
+    cls = type(program)
+
+    def own(cb):
+        return getattr(cls, cb, None) is not getattr(VertexProgram, cb)
+
+    name = cls.__name__
+    if program.accumulative and program.combiner == "sum":
+        if not own("init_delta"):
+            raise ProgramError(program, f"{name} is a sum-accumulative program (accumulative = "
+                               "True, combiner 'sum') but does not define init_delta(ctx) -> "
+                               "(values, deltas)")
+    elif program.accumulative:
+        if not (own("init") or own("init_delta")):
+            raise ProgramError(program, f"{name} is a {program.combiner}-accumulative program but "
+                               "defines neither init(ctx) (the initial values) nor "
+                               "init_delta(ctx)")
+    else:
+        missing = [cb for cb in ("init", "apply") if not own(cb)]
+        if missing:
+            raise ProgramError(program, f"{name} is a value-form program (accumulative = False) "
+                               f"but does not define {' nor '.join(m + '()' for m in missing)}")
 
 
 def exact_steps(program, steps, mode):
@@ -413,6 +470,33 @@ def _check(program, cb, what, value, n, dtype=None, per="local vertex"):
                            f"convert to the program's value_dtype {dtype} without losing values "
                            "(declare value_dtype, or cast in the callback)")
     return value
+
+
+def _check_numbers(program, cb, what, value, finite):
+    """Refuse NaN in ``value`` (and +-inf too when ``finite``), naming the callback.
+
+    NaN has no order: a min/max combine keeps or drops it depending on the order in which
+    offers meet (so the answer would depend on the mode and the rank count); a sum
+    program's non-finite delta or coefficient poisons every vertex it reaches."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fc" or arr.size == 0:
+        return value
+    bad = not np.isfinite(arr).all() if finite else np.isnan(arr).any()
+    if not bad:
+        return value
+    name = f"{type(program).__name__}.{cb}()"
+    if finite:  # (the same words whatever the local mix of NaN and inf: same line on K ranks)
+        raise ProgramError(program, f"{name} returned non-finite {what} (NaN or inf): a sum "
+                           f"program's {what} must be finite numbers")
+    raise ProgramError(program, f"{name} returned {what} with NaN: a min/max program cannot "
+                       "order NaN (the answer would depend on the order of the updates); use "
+                       "inf or -inf for 'no value'")
+
+
+def _minmax_init_values(out):
+    """The values of an accumulative min/max ``init``: ``out`` or ``out[0]`` of
+    ``(values, active)`` (as the default ``init_delta`` reads them)."""
+    return out[0] if isinstance(out, tuple) else out
 
 
 def _check_state(program, cb, out, n, active_expected):
@@ -472,30 +556,59 @@ def _with_checks(program, vd):
 
 def _checked_class(cls, vd):
     n = lambda ctx: int(ctx.n_local)  # noqa: E731
+    # the state goes to the edge map as it is when the program keeps the default scatter:
+    # check its dtype where it is made (init, apply), naming that callback
+    state_is_sent = getattr(cls, "scatter", None) is VertexProgram.scatter
+    minmax = lambda self: self.combiner in ("min", "max")  # noqa: E731 - built-in min/max
+
+    def sent_state(self, cb, out, ctx):
+        state = out[0] if isinstance(out, tuple) and len(out) == 2 else out
+        if state_is_sent and isinstance(state, np.ndarray) and state.ndim == 1:
+            _check(self, cb, "a state", state, n(ctx), vd)
+            if minmax(self):
+                _check_numbers(self, cb, "a state", state, finite=False)
 
     def init(self, ctx, out):
-        return _check_state(self, "init", out, n(ctx), True)
+        if self.accumulative and minmax(self):
+            # the initial values of a min/max program (read by the default init_delta)
+            vals = _minmax_init_values(out)
+            _check(self, "init", "values", vals, n(ctx), vd)
+            _check_numbers(self, "init", "values", vals, finite=False)
+            return out
+        out = _check_state(self, "init", out, n(ctx), True)
+        sent_state(self, "init", out, ctx)
+        return out
 
     def apply(self, ctx, out):
-        return _check_state(self, "apply", out, n(ctx), True)
+        out = _check_state(self, "apply", out, n(ctx), True)
+        sent_state(self, "apply", out, ctx)
+        return out
 
     def init_delta(self, ctx, out):
         if not (isinstance(out, tuple) and len(out) == 2):
             raise ProgramError(self, f"{cls.__name__}.init_delta() must return (values, deltas), "
                                f"not {type(out).__name__}")
-        _check(self, "init_delta", "values", out[0], n(ctx), vd)
-        _check(self, "init_delta", "deltas", out[1], n(ctx), vd)
+        finite = not minmax(self)
+        for what, arr in zip(("values", "deltas"), out):
+            _check(self, "init_delta", what, arr, n(ctx), vd)
+            _check_numbers(self, "init_delta", what, arr, finite)
         return out
 
     def scatter(self, ctx, out):
-        return _check(self, "scatter", "values", out, n(ctx), vd)
+        _check(self, "scatter", "values", out, n(ctx), vd)
+        if minmax(self):
+            _check_numbers(self, "scatter", "values", out, finite=False)
+        return out
 
     def coef(self, ctx, out):
-        return out if out is None else _check(self, "coef", "coefficients", out, n(ctx),
-                                              np.dtype(np.float64))
+        if out is None:
+            return out
+        _check(self, "coef", "coefficients", out, n(ctx), np.dtype(np.float64))
+        return _check_numbers(self, "coef", "coefficients", out, finite=True)
 
     def post_delta(self, ctx, out):
-        return _check(self, "post_delta", "deltas", out, n(ctx), vd)
+        _check(self, "post_delta", "deltas", out, n(ctx), vd)
+        return _check_numbers(self, "post_delta", "deltas", out, finite=True)
 
     def message(self, ctx, out, x_src):
         return _check(self, "message", "messages", out, len(x_src), None, per="edge")

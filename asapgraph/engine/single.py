@@ -44,7 +44,8 @@ from asapgraph.engine.program import (COMBINERS, EDGE_OPS, Context, VertexProgra
                                      validate_program)
 from asapgraph.engine.result import ProgramResult
 from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, better, delta_loop,
-                                        generic_edge_map, reduce_aggregates, value_form_loop)
+                                        generic_edge_map, minmax_diverged, minmax_growth_flags,
+                                        minmax_init_flags, reduce_aggregates, value_form_loop)
 
 __all__ = ["run", "ProgramResult"]
 
@@ -217,15 +218,13 @@ def _run_value_form(program, ctx, topo, progress):
     return state, it, converged, residual, emap, it_times
 
 
-def _run_delta_bsp(program, ctx, topo, progress, coef):
+def _run_delta_bsp(program, ctx, topo, progress, coef, inputs):
     """Synchronous (Jacobi) delta processing (:func:`.supersteps.delta_loop`) with the
     single process's two specialisations: the sum selection writes straight in the dense
     pull's relabelled order, and a min/max program with a fixed direction runs every
     superstep in one kernel call (sparse push / dense pull chosen per step)."""
     emap = _EdgeMapper(program, ctx, topo)
-    values, deltas = (np.ascontiguousarray(a, dtype=program.value_dtype)
-                      for a in program.init_delta(ctx))
-    values, deltas = values.copy(), deltas.copy()
+    values, deltas = (np.array(a, dtype=program.value_dtype) for a in inputs)
     alone = emap.builtin and ctx.size == 1
 
     def relabel(direction):
@@ -271,11 +270,10 @@ def _whole_fixpoint_ok(program, ctx):
             and ctx.max_iter > ctx.n and np.dtype(program.value_dtype) in (np.dtype(np.float64), np.dtype(np.int64)))
 
 
-def _run_delta_async(program, ctx, topo, progress, coef):
+def _run_delta_async(program, ctx, topo, progress, coef, inputs):
     """Asynchronous delta processing (Gauss-Seidel sweeps, worklist for min/max)."""
     comb = program.combiner
-    values, deltas = (np.ascontiguousarray(a, dtype=program.value_dtype) for a in program.init_delta(ctx))
-    values, deltas = values.copy(), deltas.copy()
+    values, deltas = (np.array(a, dtype=program.value_dtype) for a in inputs)
     ocode = EDGE_OPS[program.edge_op]
     converged, residual, it_times = False, None, []
     edges = 0
@@ -326,11 +324,15 @@ def _run_delta_async(program, ctx, topo, progress, coef):
             nproc, quiet = ctx.n_local, 1
         else:
             indptr, indices, w = csr()
+            # a program without a fixed point (max with add_one around a cycle) stops at
+            # the cap instead of running forever
+            budget = _pops_budget(ctx, indices.shape[0])
             nproc, scanned, _pops, quiet = K.async_fixpoint_minmax(
-                indptr, indices, w, ocode, ccode, values, deltas, ocode != EDGE_OPS["add_one"])
+                indptr, indices, w, ocode, ccode, values, deltas, ocode != EDGE_OPS["add_one"],
+                budget)
             edges += scanned
         it_times.append(time.perf_counter() - t0)
-        it = 1
+        it = 1 if quiet else ctx.max_iter
         converged = bool(quiet)
         progress.iteration(1, float(nproc), force=False)
     else:
@@ -360,6 +362,40 @@ def _run_delta_async(program, ctx, topo, progress, coef):
     emap = _EdgeMapper(program, ctx, topo)
     emap.edges = edges
     return values, it, converged, residual, emap, it_times
+
+
+def _pops_budget(ctx, m):
+    """Worklist pops of the one-call min/max fixed point: ``max_iter`` sweeps of the
+    vertices and edges, at least ``2**16`` (a K-rank superstep's floor,
+    :mod:`.minmax_program`)."""
+    return min(max(ctx.max_iter * (ctx.n_local + int(m)), 1 << 16), 1 << 62)
+
+
+def _check_growth(program, ctx, topo, mode, inputs, values, converged):
+    """Raise the InputError of a min/max run whose values overflowed (as on K ranks,
+    :func:`.supersteps.minmax_diverged`).  A run stopped by ``max_iter`` first is run
+    again from ``inputs``, asynchronously, with the ASAP budget (:func:`_pops_budget`,
+    the one-call fixed point): BSP's supersteps are hops here, where a superstep on
+    K ranks is a rank's whole local fixed point, so a program without a fixed point
+    (max/mul with weights > 1) overflowed on K ranks and in ASAP but only hit
+    ``max_iter`` on one process; this tells "no fixed point" from "not enough
+    iterations" the same way in every configuration (exit 2, else 3)."""
+    push = None
+    if _fixed_direction(program):
+        pptr, pind, pw = topo.push(program.direction)
+        push = (pptr, pw if (pw is not None and program.use_weights) else None)
+    init = minmax_init_flags(program, *inputs)
+    e = minmax_diverged(program, init, minmax_growth_flags(program, values, push))
+    if e is None and not converged and push is not None and not (
+            mode == "asap" and _whole_fixpoint_ok(program, ctx)):  # (that was this run)
+        v, d = (np.array(a, dtype=program.value_dtype) for a in inputs)
+        budget = _pops_budget(ctx, pind.shape[0])
+        ocode = EDGE_OPS[program.edge_op]
+        K.async_fixpoint_minmax(pptr, pind, _w(push[1]), ocode, COMBINERS[program.combiner],
+                                v, d, ocode != EDGE_OPS["add_one"], budget)
+        e = minmax_diverged(program, init, minmax_growth_flags(program, v, push))
+    if e is not None:
+        raise e
 
 
 def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress=None, threads=None,
@@ -456,12 +492,14 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
         result.labels = getattr(graph, "labels", None)
         return result
     if program.accumulative:
-        if program.combiner == "sum" and np.dtype(program.value_dtype) != np.float64:
-            raise ValueError(f"{program.name}: sum-accumulative programs need value_dtype float64")
         coef = program.coef(ctx)
         coef = None if coef is None else np.ascontiguousarray(coef, dtype=np.float64)
+        inputs = program.init_delta(ctx)
         engine = _run_delta_bsp if mode == "bsp" else _run_delta_async
-        state, iters, converged, residual, emap, it_times = engine(program, ctx, topo, progress, coef)
+        state, iters, converged, residual, emap, it_times = engine(program, ctx, topo, progress,
+                                                                   coef, inputs)
+        if program.combiner in ("min", "max"):  # values that overflowed: no fixed point
+            _check_growth(program, ctx, topo, mode, inputs, state, converged)
     else:
         state, iters, converged, residual, emap, it_times = _run_value_form(program, ctx, topo, progress)
     values = program.result(ctx, state)

@@ -19,7 +19,10 @@ contract (``ctx.allreduce`` is a no-op reduction on one process, collective on r
   improving deltas; the single process plugs in its relabelled selection and its
   one-call min/max kernel;
 * :func:`split_state`, :func:`reduce_aggregates`, :func:`count_true`, :func:`better`: the
-  small collective helpers the delta loops of both engines use.
+  small collective helpers the delta loops of both engines use;
+* :func:`minmax_init_flags`, :func:`minmax_growth_flags`, :func:`minmax_diverged`: the one
+  test, after every min/max run on one process and on ranks, that its values did not
+  overflow (a program whose edge op improves values around a cycle has no fixed point).
 
 Invariant: every rank takes the same branches (aggregates are reduced in sorted key
 order; counts and residuals are reduced before they are tested).
@@ -35,7 +38,8 @@ from asapgraph.engine.program import COLLECT, VertexProgram, combiner_identity
 from asapgraph.kernels import _programs as K
 
 __all__ = ["generic_edge_map", "combine_rows", "value_form_loop", "delta_loop", "split_state",
-           "reduce_aggregates", "count_true", "better", "PUSH_FRACTION", "EMPTY_W"]
+           "reduce_aggregates", "count_true", "better", "PUSH_FRACTION", "EMPTY_W",
+           "minmax_init_flags", "minmax_growth_flags", "minmax_diverged"]
 
 #: Ligra's threshold: a sparse push when the frontier's work is below ``m / PUSH_FRACTION``
 PUSH_FRACTION = 20
@@ -122,16 +126,21 @@ def count_true(ctx, mask):
     return int(ctx.allreduce(int(np.count_nonzero(mask)), "sum"))
 
 
-def value_form_loop(program, ctx, state, emap, on_iteration):
+def value_form_loop(program, ctx, state, emap, on_iteration, hook=None):
     """Supersteps of a value-form program from ``state`` (the output of ``init``).
 
     ``emap(direction, x, active) -> (combined, has)`` gathers the messages (one process or
-    MPI ranks); ``on_iteration(it, residual)`` reports progress.  Returns ``(state,
-    iterations, converged, residual, per-iteration seconds)``.  Shared by the
-    single-process runner and the BSP engine on MPI ranks.
+    MPI ranks); ``on_iteration(it, residual)`` reports progress.  ``hook(name)``: the
+    program's callback ``name`` as the engine calls it (MPI ranks: an exception on one
+    rank is agreed by all), default the bound method.  Returns ``(state, iterations,
+    converged, residual, per-iteration seconds)``.  Shared by the single-process runner
+    and the BSP engine on MPI ranks.
     """
+    hook = hook or (lambda name: getattr(program, name))
+    scatter, apply, residual_of, aggregate = (hook(c) for c in ("scatter", "apply", "residual",
+                                                                 "aggregate"))
     state, active = split_state(state)
-    ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+    ctx.aggregates = reduce_aggregates(program, ctx, aggregate(ctx, state))
     has_test = converged = False
     residual, it_times, it = None, [], 0
     for it in range(ctx.max_iter):
@@ -143,12 +152,12 @@ def value_form_loop(program, ctx, state, emap, on_iteration):
                 break
         t0 = time.perf_counter()
         ctx.direction = direction = program.direction_at(ctx)
-        x = program.scatter(ctx, state)
+        x = scatter(ctx, state)
         combined, has = emap(direction, x, active)
-        new_state, active = split_state(program.apply(ctx, state, combined, has))
-        r = program.residual(ctx, state, new_state)
+        new_state, active = split_state(apply(ctx, state, combined, has))
+        r = residual_of(ctx, state, new_state)
         state = new_state
-        ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, state))
+        ctx.aggregates = reduce_aggregates(program, ctx, aggregate(ctx, state))
         it_times.append(time.perf_counter() - t0)
         if r is not None:
             has_test = True
@@ -170,7 +179,7 @@ def value_form_loop(program, ctx, state, emap, on_iteration):
 
 
 def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabel=None,
-               whole=None, on_minmax=None, push_fraction=PUSH_FRACTION):
+               whole=None, on_minmax=None, push_fraction=PUSH_FRACTION, hook=None):
     """Synchronous supersteps of an accumulative (delta-form) program.
 
     ``emap(direction, x, active, permuted=False) -> (combined, has)`` gathers the messages
@@ -180,9 +189,12 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
     relabelling (the selection then writes ``x`` in that order) or None; ``whole(ctx)``
     runs every superstep of a min/max program in one kernel call and returns
     ``(iterations, converged, per-iteration seconds)``, or None when it does not apply.
-    ``push_fraction``: the sparse/dense threshold (the engine's own knob).
+    ``push_fraction``: the sparse/dense threshold (the engine's own knob).  ``hook``: as
+    :func:`value_form_loop` (``aggregate``, ``post_delta``).
     Returns ``(values, iterations, converged, residual, per-iteration seconds)``.
     """
+    hook = hook or (lambda name: getattr(program, name))
+    aggregate, post_delta = hook("aggregate"), hook("post_delta")
     comb = program.combiner
     thr = ctx.tol / max(ctx.n, 1)
     cf = EMPTY_W if coef is None else coef
@@ -212,12 +224,12 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
             else:
                 combined, _ = emap(direction, x, sel, permuted=pos is not None)
             combined = np.ascontiguousarray(combined, dtype=np.float64)
-            ctx.aggregates = reduce_aggregates(program, ctx, program.aggregate(ctx, sent))
+            ctx.aggregates = reduce_aggregates(program, ctx, aggregate(ctx, sent))
             if not custom_post:
                 local = K.add_abs_sum(deltas, combined)
             else:
                 K.add_abs_sum(deltas, combined)
-                deltas = np.ascontiguousarray(program.post_delta(ctx, deltas), dtype=np.float64)
+                deltas = np.ascontiguousarray(post_delta(ctx, deltas), dtype=np.float64)
                 local = K.add_abs_sum(deltas, EMPTY_W)
             residual = float(ctx.allreduce(float(local), "sum"))
             _options.check_residual(residual, program.name, it + 1)  # same on every rank
@@ -253,3 +265,81 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
 def better(comb, a, b):
     """``a`` strictly improves on ``b`` under ``comb`` (``"min"``, else max); elementwise."""
     return a < b if comb == "min" else a > b
+
+
+# ---------------------------------------------------------------------- min/max overflow
+#: int64 offers at or beyond these (computed in float64) do not fit: the kernels' cast of
+#: ``x * w`` / ``x + w`` back to int64 is then undefined (x86: INT64_MIN)
+_I64_HI, _I64_LO = float(2 ** 63), -float(2 ** 63)
+
+
+def minmax_init_flags(program, values, deltas):
+    """``[initial values hold the overflow end]``: +inf for max, -inf for min (float64;
+    then an infinity in the result may have been seeded, not grown)."""
+    if np.dtype(program.value_dtype).kind != "f":
+        return [0]
+    anti = np.inf if program.combiner == "max" else -np.inf
+    return [int(bool(np.any(np.asarray(values) == anti) or np.any(np.asarray(deltas) == anti)))]
+
+
+def minmax_growth_flags(program, values, push=None):
+    """Local evidence that a min/max run's values overflowed: ``[at the overflow end,
+    NaN, int64 offer out of range]`` (0/1 each; reduce with max over ranks).
+
+    float64: a value at +inf (max) / -inf (min), or NaN (inf * 0).  int64: an edge whose
+    offer ``op(x_u, w)`` (in float64, from a source not at the identity) is outside the
+    int64 range, checked per row from its extreme weights; ``push`` is ``(indptr, w)``
+    of the local push CSR over ``values``'s first rows (``w`` None: unweighted), None to
+    skip (a program whose direction changes)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        anti = np.inf if program.combiner == "max" else -np.inf
+        return [int(bool(np.any(values == anti))), int(bool(np.isnan(values).any())), 0]
+    op = program.edge_op
+    if push is None or op == "copy":
+        return [0, 0, 0]
+    indptr, w = push
+    indptr = np.asarray(indptr)
+    deg = np.diff(indptr)
+    rows = deg.shape[0]
+    has = deg > 0
+    x = values[:rows][has]
+    live = x != combiner_identity(program.combiner, values.dtype)
+    if not live.any():
+        return [0, 0, 0]
+    if op == "add_one":  # x + 1 in int64 (exact)
+        return [0, 0, int(bool(np.any(x[live] == np.iinfo(values.dtype).max)))]
+    xf = x[live].astype(np.float64)  # (the kernels compute x * w and x + w in float64 too)
+    if w is None or w.shape[0] == 0:  # every weight counts as 1
+        hi = lo = np.ones_like(xf)
+    else:
+        starts = indptr[:-1][has]
+        hi = np.maximum.reduceat(w, starts)[live]
+        lo = np.minimum.reduceat(w, starts)[live]
+    a, b = (xf * hi, xf * lo) if op == "mul" else (xf + hi, xf + lo)
+    out = (np.maximum(a, b) >= _I64_HI) | (np.minimum(a, b) < _I64_LO)
+    return [0, 0, int(bool(out.any()))]
+
+
+def minmax_diverged(program, init_flags, growth_flags):
+    """The InputError of a min/max run whose values overflowed (None: they did not);
+    ``init_flags`` / ``growth_flags`` reduced over the ranks (max).  One line, the same
+    whatever the evidence (inf, NaN, int64 range), on one process and on K ranks, in both
+    modes (exit status 2, as a non-finite residual)."""
+    from asapgraph.errors import InputError
+
+    seeded, = init_flags
+    at_end, nan, int_out = growth_flags
+    if not (nan or int_out or (at_end and not seeded)):
+        return None
+    hint = _IMPROVING_CYCLES.get((program.combiner, program.edge_op), "")
+    return InputError("asapgraph", None, (
+        f"{program.name} diverged: its values grow without bound: a "
+        f"{program.combiner} program whose edge_op {program.edge_op!r} improves a value "
+        f"around a cycle{hint} has no fixed point"))
+
+
+#: what makes a cycle improve its own values, per (combiner, edge_op)
+_IMPROVING_CYCLES = {("max", "mul"): " (weights > 1)", ("max", "add"): " (positive weights)",
+                     ("max", "add_one"): " (any cycle)", ("min", "add"): " (negative weights)",
+                     ("min", "mul"): " (negative weights, or weights below 1 on negative values)"}

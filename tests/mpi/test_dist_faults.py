@@ -169,7 +169,10 @@ def test_rank_exit_status_is_named(job, tmp_path):
                     "    os._exit(7)\n"
                     "from asapgraph.programs import VertexProgram\n\n\n"
                     "class Quits(VertexProgram):\n"
-                    "    pass\n")
+                    "    combiner = 'min'\n"
+                    "    accumulative = True\n\n"
+                    "    def init(self, ctx):\n"
+                    "        return ctx.ids * 1.0\n")
     p, token = job(["run", f"{prog}:Quits", "rmat:8", "-q"], 2, wait_ranks=False)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 4, err
