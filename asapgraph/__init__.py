@@ -50,7 +50,6 @@ def _main_module(sys):
 
 
 _check_built()
-del _check_built, _main_module
 
 from asapgraph._version import __version__  # noqa: E402
 from asapgraph.errors import InputError, NotConvergedError  # noqa: E402

@@ -237,7 +237,7 @@ def build_local(comm, part, edges, n, weighted, progress=None):
         outw = np.bincount(s, weights=ww, minlength=nloc).astype(np.float64, copy=False)
         # a sum that overflowed to inf (1e308 + 1e308) or too small to divide by:
         # that vertex's weights divided by its largest first (one process does the same)
-        from asapgraph.programs._util import rescale_out_weights
+        from asapgraph.graph.weights import rescale_out_weights
 
         ww, outw = rescale_out_weights(s, ww, outw)
         with np.errstate(divide="ignore", invalid="ignore"):

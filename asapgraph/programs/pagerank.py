@@ -36,7 +36,8 @@ from asapgraph.kernels.tuning import (LOCALITY_MIN_FRACTION, LOCALITY_WINDOW, PA
 from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.errors import InputError
-from asapgraph.programs._util import rescale_out_weights, safe_distribution
+from asapgraph.graph.weights import rescale_out_weights
+from asapgraph.programs._util import safe_distribution
 
 __all__ = ["pagerank", "PageRankResult", "METHODS", "DEFAULT_TOL", "DEFAULT_MAX_ITER"]
 
