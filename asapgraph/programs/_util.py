@@ -82,19 +82,20 @@ def normalized(vec, name):
     return safe_distribution(vec)  # 1e308 + 1e308 must not overflow
 
 
-
-
-def safe_distribution(vec):
+def safe_distribution(vec, allreduce=None):
     """``vec / vec.sum()`` for finite ``vec >= 0`` with a positive sum, without overflow:
     entries are first divided by the largest one (so the sum is at most ``len(vec)``
     and ``1e308 + 1e308`` does not become inf).  Exact where the plain sum is finite
-    and normal (the max is then left out)."""
+    and normal (the max is then left out).  ``allreduce`` (a program context's,
+    ``allreduce(value, op)``): ``vec`` is this rank's part and the sum and the largest
+    value are the ranks' (the same decision on every rank)."""
+    def total(v, op="sum"):
+        return v if allreduce is None else allreduce(v, op)
+
     vec = np.asarray(vec, dtype=np.float64)
     with np.errstate(over="ignore"):
-        s = float(vec.sum())
+        s = total(float(vec.sum()))
     if not (np.isfinite(s) and s >= _TINY_SUM):
-        vec = vec / float(vec.max())
-        s = float(vec.sum())
+        vec = vec / total(float(vec.max(initial=0.0)), "max")
+        s = total(float(vec.sum()))
     return vec / s
-
-

@@ -29,24 +29,12 @@ import numpy as np
 
 from asapgraph.options import check_alpha, negative_weights_error, pagerank_error_bound
 from asapgraph.errors import InputError
-from asapgraph.programs._util import _TINY_SUM, normalized, vertex_vector
+from asapgraph.programs._util import _TINY_SUM, normalized, safe_distribution, vertex_vector
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
 __all__ = ["PageRankProgram", "pagerank_program"]
 
-
-
-def _global_distribution(ctx, vec):
-    """``vec / sum over the ranks`` without overflow (1e308 + 1e308): divided by the
-    global largest value first when the sum is not finite."""
-    v = np.asarray(vec, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        s = ctx.allreduce(float(v.sum()))
-    if not np.isfinite(s):
-        v = v / ctx.allreduce(float(v.max(initial=0.0)), "max")
-        s = ctx.allreduce(float(v.sum()))
-    return v / s
 
 class PageRankProgram(VertexProgram):
     """PageRank as an accumulative vertex program (see module docstring).
@@ -102,11 +90,11 @@ class PageRankProgram(VertexProgram):
         if self.personalization is None:
             self.p = np.full(ctx.n_local, 1.0 / max(n, 1))
         else:
-            self.p = _global_distribution(ctx, self.personalization)
+            self.p = safe_distribution(self.personalization, ctx.allreduce)
         if self.dangling is None:
             self.q = self.p
         else:
-            self.q = _global_distribution(ctx, self.dangling)
+            self.q = safe_distribution(self.dangling, ctx.allreduce)
         # uniform dangling distribution (the default): add a scalar, no vector pass
         self.q_scalar = 1.0 / n if (self.dangling is None and self.personalization is None) else None
         self.dangling_idx = np.flatnonzero(self.is_dangling)
