@@ -37,7 +37,7 @@ from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.errors import InputError
 from asapgraph.graph.weights import rescale_out_weights
-from asapgraph.programs._util import safe_distribution
+from asapgraph.programs._util import label_positions, safe_distribution
 
 __all__ = ["pagerank", "PageRankResult", "METHODS", "DEFAULT_TOL", "DEFAULT_MAX_ITER"]
 
@@ -165,11 +165,18 @@ def _where(graph):
 
 
 def _dense_of(graph, keys, name):
-    """Dense ids of original ids ``keys``; InputError for ids not in the graph."""
+    """Dense ids of original ids ``keys`` (names, for a graph with ``labels``); InputError
+    for ids not in the graph."""
+    if getattr(graph, "labels", None) is not None:
+        return label_positions(graph, list(keys), name)
     keys = np.asarray(keys)
     if keys.size and not np.issubdtype(keys.dtype, np.integer):
         try:
             keys = keys.astype(np.int64)
+        except OverflowError:   # a Python int past int64: no vertex has that id
+            big = [k for k in keys.tolist() if isinstance(k, int) and not -2**63 <= k < 2**63]
+            raise InputError(_where(graph), None,
+                             f"{name}: {len(big)} vertex id(s) not in the graph, e.g. {big[:5]}") from None
         except (TypeError, ValueError):
             raise InputError(_where(graph), None,
                              f"{name}: vertex ids must be integers, got {keys[:3].tolist()}") from None
