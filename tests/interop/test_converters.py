@@ -475,3 +475,19 @@ def test_python_api_vectors_by_label(tmp_path):
     H = nx.read_edgelist(p, create_using=nx.DiGraph)
     _close(nx.pagerank(H, personalization={"v1": 1.0}, tol=1e-14, max_iter=1000), got, 1e-11)
 
+
+@pytest.mark.parametrize("kind", [nx.DiGraph, nx.MultiDiGraph, nx.Graph])
+def test_hits_unnormalized_has_networkx_scale(kind):
+    """``nx.hits(G, normalized=False)``: networkx returns the unit (L2) singular vector as
+    authorities and ``h = A a`` as hubs; the backend's power iteration returned its
+    max-normalised iterates (hubs off by 2x-5x).  networkx's sign is ARPACK's (either);
+    the backend's is positive."""
+    G = kind()
+    G.add_weighted_edges_from([(1, 2, 0.5), (1, 3, 2.0), (2, 3, 1.0), (3, 1, 1.0), (3, 4, 1.0)])
+    G.add_node(7)
+    if kind is nx.MultiDiGraph:
+        G.add_edge(1, 2, weight=5.0)
+    h1, a1 = nx.hits(G, normalized=False)
+    h2, a2 = nx.hits(G, normalized=False, backend="asapgraph")
+    _close({k: abs(v) for k, v in h1.items()}, h2, 1e-7)
+    _close({k: abs(v) for k, v in a1.items()}, a2, 1e-7)
