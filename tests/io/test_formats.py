@@ -178,3 +178,24 @@ def test_binary_file_mode_follows_umask(tmp_path, rng):
     finally:
         os.umask(old)
     assert (tmp_path / "g.asg").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_mtx_errors_name_the_line(tmp_path, gz):
+    """An entry index out of range (0-based ids, a wrong size line) and an entry past the
+    announced count are refused at their line, comments and blank lines in the body
+    counted (the message had no line number)."""
+    import gzip as _gzip
+
+    def check(text, line, msg):
+        p = tmp_path / ("m.mtx.gz" if gz else "m.mtx")
+        p.write_bytes(_gzip.compress(text.encode()) if gz else text.encode())
+        with pytest.raises(InputError) as ei:
+            load_graph(p)
+        assert ei.value.line == line and msg in str(ei.value), str(ei.value)
+
+    head = "%%MatrixMarket matrix coordinate pattern general\n% c\n"
+    check(head + "3 3 3\n1 2\n\n% mid\n2 4\n3 1\n", 7,
+          "Matrix Market entry (2, 4) is out of range (rows 1..3, columns 1..3)")
+    check(head + "3 3 2\n0 1\n1 2\n", 4, "entry (0, 1) is out of range")
+    check(head + "3 3 2\n1 2\n2 3\n3 1\n", 6, "announces 2 entries, found 3")
