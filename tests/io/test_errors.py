@@ -95,6 +95,28 @@ def test_binary_garbage(tmp_path, rng):
     assert str(err_of(p)) == f"{p}: binary data, not a text edge list"
 
 
+@pytest.mark.parametrize("head,what", [
+    (b"\x28\xb5\x2f\xfd\x24\x1d\xe9\x00", "zstd-compressed"),
+    (b"PK\x03\x04\x14\x00\x00\x00", "a zip archive"),
+    (b"\x04\x22\x4d\x18\x64\x40\xa7\x1d", "lz4-compressed"),
+])
+@pytest.mark.parametrize("labels", [False, True])
+def test_unsupported_compression_is_named(tmp_path, head, what, labels):
+    """A .zst/.zip/.lz4 edge list was "binary data, not a text edge list" (or, with no
+    NUL in its first bytes, "expected an integer vertex id ... got 'PK...'"): the refusal
+    names the format and what unpacks it."""
+    p = tmp_path / "edges.txt.x"
+    p.write_bytes(head + b"1 2\n2 3\n" * 10)
+    if labels:
+        with pytest.raises(InputError) as ei:
+            load_graph(p, labels=True)
+        e = ei.value
+    else:
+        e = err_of(p)
+    assert str(e).startswith(f"{p}: {what}, which asapgraph does not read"), str(e)
+    assert "unpack it first" in str(e)
+
+
 def test_missing_file(tmp_path):
     p = tmp_path / "nope.txt"
     assert str(err_of(p)) == f"{p}: file not found"

@@ -199,3 +199,18 @@ def test_binary_graph_nonfinite_weight_refused_alike(tmp_path, bad):
     assert _refused_alike(tmp_path, ["pagerank", "gw.asg", "--weighted"],
                           configs=CONFIGS + [["--np", "4"]]) == want
     assert _refused_alike(tmp_path, ["pagerank", "gw.asg"], configs=CONFIGS) == want
+
+
+@pytest.mark.parametrize("labels", [[], ["--labels"]])
+def test_zstd_input_named_alike(tmp_path, labels):
+    """A .zst edge list (zstd is not read): one line naming the format and the command that
+    unpacks it, exit 2, the same on one process and on K ranks."""
+    p = tmp_path / "e.txt.zst"
+    p.write_bytes(b"\x28\xb5\x2f\xfd\x24\x1d\xe9\x00" + b"1 2\n2 3\n" * 8)
+    lines = set()
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "-q", *labels, *extra], tmp_path)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (extra, r.stderr)
+        lines.add(r.stderr.strip())
+    assert lines == {f"{p}: zstd-compressed, which asapgraph does not read (gzip, bzip2 and "
+                     "xz are read): unpack it first (zstd -d)"}, lines

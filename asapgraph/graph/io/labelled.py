@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.graph.io._text import display_name, open_binary, os_error
+from asapgraph.graph.io._text import binary_data, display_name, open_binary, os_error
 
 __all__ = ["read_labelled"]
 
@@ -41,6 +41,8 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
     data = _read_all(path)
     if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark: not part of the first name
         data = data[3:]
+    if binary_data(data[:8]) != binary_data():  # zstd, zip, ...: named
+        raise InputError(name, None, binary_data(data[:8]))
     if b"\x00" in data:  # as the integer reader: NUL bytes mean a binary file
         raise InputError(name, data[:data.index(b"\x00")].count(b"\n") + 1,
                          "binary data, not a text edge list")
