@@ -68,7 +68,8 @@ class PageRankResult:
     ranks : float64 array, shape (n,)
         Rank of each dense vertex id (sums to 1).
     ids : int64 array, shape (n,)
-        Original id of each dense vertex.
+        Original id of each dense vertex (``0..n-1`` when the graph names its vertices:
+        ``vertices()`` gives the names, and is what ``write_values`` should get).
     iterations : int
         Number of sweeps performed.
     converged : bool
