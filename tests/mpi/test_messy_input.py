@@ -214,3 +214,32 @@ def test_zstd_input_named_alike(tmp_path, labels):
         lines.add(r.stderr.strip())
     assert lines == {f"{p}: zstd-compressed, which asapgraph does not read (gzip, bzip2 and "
                      "xz are read): unpack it first (zstd -d)"}, lines
+
+
+MTX = ("%%MatrixMarket matrix coordinate integer general\n5 5 7\n"
+       "1 2 1\n2 3 2\n3 1 3\n3 4 4\n4 1 5\n2 4 6\n5 1 7\n")
+
+
+@pytest.mark.parametrize("labels", [[], ["--labels"]])
+def test_matrix_market_in_disguise_refused_alike(tmp_path, labels):
+    """A gzip-compressed Matrix Market file named ``g.gz`` (and any .mtx with --labels) was
+    read as a text edge list on every configuration: the size line '5 5 7' became an edge
+    5 -> 5, exit 0.  Now: one process reads it as Matrix Market (or refuses --labels), K
+    ranks refuse it as they refuse .mtx -- one line, exit 2."""
+    import gzip
+
+    p = tmp_path / "g.gz"
+    p.write_bytes(gzip.compress(MTX.encode()))
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "-q", "-o", tmp_path / "o.csv", *labels, *extra], tmp_path)
+        if not extra and not labels:   # one process: Matrix Market, 7 edges, no 5 -> 5
+            assert r.returncode == 0, r.stderr
+            got = _scores(tmp_path / "o.csv")
+            want = _nx([(1, 2, 1), (2, 3, 1), (3, 1, 1), (3, 4, 1), (4, 1, 1), (2, 4, 1), (5, 1, 1)])
+            assert all(abs(got[k] - want[k]) < 1e-8 for k in want), (got, want)
+            (tmp_path / "o.csv").unlink()
+            continue
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.stderr)
+        assert lines[0].startswith(f"{p}: ") and ("Matrix Market" in lines[0]), lines
+        assert not (tmp_path / "o.csv").exists()

@@ -56,7 +56,24 @@ def detect_format(path):
         return "npy"
     if head.startswith(b"%%MatrixMarket") or _strip_comp(os.fspath(path)).endswith(".mtx"):
         return "mtx"
+    if compression_of(head) is not None and _decompressed_head(path).startswith(b"%%MatrixMarket"):
+        return "mtx"   # g.gz holding a Matrix Market file: its size line is not an edge
     return "text"
+
+
+def _decompressed_head(path, k=14):
+    """The first ``k`` decompressed bytes of a compressed file (b"" when unreadable: the
+    reader then reports the problem)."""
+    try:
+        stream = open_binary(path)[0]
+    except (InputError, OSError):
+        return b""
+    try:
+        return stream.read(k) or b""
+    except Exception:  # noqa: BLE001 - corrupt data: reported by the reader
+        return b""
+    finally:
+        stream.close()
 
 
 def _weight_col(weighted, weight_col):

@@ -361,6 +361,11 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
                 raise InputError(name, None, binary_data(buf[:8]))
             if buf[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark: blank it out
                 buf[:3] = b"   "
+            if bytes(buf[:14]) == b"%%MatrixMarket" and line_offset == 0:
+                # (files are recognised before; stdin is not): its size line is no edge
+                mv.release()
+                raise InputError(name, 1, "Matrix Market data where a text edge list was "
+                                 "expected: save it to a file and give its path")
         if filled == 0:
             mv.release()
             break

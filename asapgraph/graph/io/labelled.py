@@ -19,6 +19,10 @@ from asapgraph.graph.io._text import binary_data, display_name, open_binary, os_
 __all__ = ["read_labelled"]
 
 
+_FORMATS = {"mtx": "a Matrix Market file", "npy": "a .npy edge array",
+            "binary": "an asapgraph binary graph"}
+
+
 def _read_all(path):
     name = display_name(path)
     try:
@@ -38,7 +42,17 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
     ``weight_col``: 1-based column of the weight, 0 for none.
     """
     name = display_name(path)
+    if path != "-":
+        from asapgraph.graph.io._readers import detect_format
+
+        fmt = detect_format(path)
+        if fmt != "text":   # a Matrix Market size line would be read as an edge
+            raise InputError(name, None, f"--labels applies to text edge lists, and this is "
+                             f"{_FORMATS[fmt]} (integer vertex ids): drop --labels")
     data = _read_all(path)
+    if data[:14] == b"%%MatrixMarket":
+        raise InputError(name, None, f"--labels applies to text edge lists, and this is "
+                         f"{_FORMATS['mtx']} (integer vertex ids): drop --labels")
     if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark: not part of the first name
         data = data[3:]
     if binary_data(data[:8]) != binary_data():  # zstd, zip, ...: named
