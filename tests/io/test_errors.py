@@ -214,3 +214,38 @@ def test_huge_columns_are_input_errors(tmp_path, kw):
     p = tmp_path / "w.txt"
     p.write_text("0 1 1\n")
     assert "(columns are at most 2147483647)" in str(err_of(p, **kw))
+
+
+@pytest.mark.parametrize("tok", ["nan", "inf", "-inf", "1e400", "abc", "1_0", "0x10", "0x1p3",
+                                 "+2", ".5", "5.", "-0", "1e-400"])
+def test_labels_weights_read_as_integer_ids_are(tmp_path, tok):
+    """``--labels --weighted`` parsed weights with numpy: NaN reached the CSR build (exit 1,
+    "internal error"), inf/1e400 ran 1000 iterations to exit 3 on one process and exit 0
+    on ranks, '1_0' read as 10, '0x10' refused; messages differed ("bad weight 'abc'").
+    Now the same rules and words as the integer reader, token for token."""
+    p = tmp_path / "w.txt"
+    p.write_text(f"1 2 {tok}\n1 3 1\n3 1 2\n")
+    try:
+        want = load_graph(p, weighted=True)
+    except InputError as e:
+        with pytest.raises(InputError) as ei:
+            load_graph(p, weighted=True, labels=True)
+        assert str(ei.value) == str(e)
+        return
+    got = load_graph(p, weighted=True, labels=True)
+    assert got.labels.tolist() == ["1", "2", "3"]
+    assert np.array_equal(got.weights, want.weights)
+
+
+def test_labels_ragged_columns_as_integer_ids(tmp_path):
+    """A labelled file whose lines have different column counts (an optional third column)
+    was refused ("expected 3 columns, got 2") where the integer reader ignores the columns
+    it does not use; a line short of a used column has the integer reader's message."""
+    p = tmp_path / "r.txt"
+    p.write_text("1 2 5\n2 3\n3 1 7 x\n")
+    a, b = load_graph(p), load_graph(p, labels=True)
+    assert a.m == b.m == 3 and b.labels.tolist() == ["1", "2", "3"]
+    for labels in (False, True):
+        with pytest.raises(InputError) as ei:
+            load_graph(p, weighted=True, labels=labels)
+        assert str(ei.value) == f"{p}:2: missing column 3 (line has 2 columns)"

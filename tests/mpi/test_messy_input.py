@@ -243,3 +243,18 @@ def test_matrix_market_in_disguise_refused_alike(tmp_path, labels):
         assert r.returncode == 2 and len(lines) == 1, (extra, r.stderr)
         assert lines[0].startswith(f"{p}: ") and ("Matrix Market" in lines[0]), lines
         assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("tok", ["nan", "inf"])
+def test_labels_nonfinite_weight_refused_alike(tmp_path, tok):
+    """``--labels --weighted`` with a NaN / inf weight: one process exited 1 ("internal
+    error") or 3 (1000 iterations), K ranks exited 0 with an answer.  Now the integer
+    reader's line, exit 2, on every configuration."""
+    p = tmp_path / "w.txt"
+    p.write_text(f"a b {tok}\na c 1\nc a 1\n")
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "--labels", "--weighted", "-q", "-o", tmp_path / "o.csv",
+                  *extra], tmp_path)
+        assert r.returncode == 2 and r.stderr.strip() == \
+            f"{p}:1: weight '{tok}' is not a finite number", (extra, r.stderr)
+        assert not (tmp_path / "o.csv").exists()
