@@ -379,6 +379,11 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         return PageRankResult(np.zeros(0), np.asarray(ids, dtype=np.int64), 0, True, 0.0,
                               time.perf_counter() - t0, method, nthreads, tol, alpha,
                               labels=labels)
+    if weighted and graph.m and not np.all(np.isfinite(graph.weights)):
+        # (a file's weights are checked at their line when read; arrays, scipy, pandas
+        # and networkx weights were not: NaN ranks after max_iter sweeps, no error)
+        bad = float(graph.weights[~np.isfinite(graph.weights)][0])
+        raise InputError(_where(graph), None, f"edge weight {bad!r} is not a finite number")
     if weighted and graph.m and np.min(graph.weights) < 0:
         raise _options.negative_weights_error(_where(graph))
     P = _distribution(graph, personalization, "personalization")
