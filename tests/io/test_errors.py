@@ -249,3 +249,32 @@ def test_labels_ragged_columns_as_integer_ids(tmp_path):
         with pytest.raises(InputError) as ei:
             load_graph(p, weighted=True, labels=labels)
         assert str(ei.value) == f"{p}:2: missing column 3 (line has 2 columns)"
+
+
+@pytest.mark.parametrize("comp", [None, "gz"])
+def test_konect_headers(tmp_path, comp):
+    """KONECT's first line names the network's kind.  '% sym' (undirected, every edge
+    listed once) was read as a directed graph -- another graph, a wrong answer with exit
+    0 -- and '% bip' (two vertex sets numbered independently) merged left vertex 1 with
+    right vertex 1.  Refused at line 1 unless undirected=True for '% sym'; '% asym'
+    (directed) reads as before."""
+    def write(name, text):
+        p = tmp_path / (name + (".gz" if comp else ""))
+        p.write_bytes(gzip.compress(text.encode()) if comp else text.encode())
+        return p
+
+    sym = write("out.sym", "% sym unweighted\n% 3 3 3\n1 2\n2 3\n3 1\n")
+    with pytest.raises(InputError) as ei:
+        load_graph(sym)
+    assert ei.value.line == 1 and "a KONECT undirected network ('% sym unweighted'" in str(ei.value)
+    assert "--undirected" in str(ei.value)
+    g = load_graph(sym, undirected=True)
+    assert g.m == 6
+    bip = write("out.bip", "% bip unweighted\n1 1\n1 2\n2 2\n")
+    for und in (False, True):
+        with pytest.raises(InputError, match=r":1: a KONECT bipartite network"):
+            load_graph(bip, undirected=und)
+    asym = write("out.asym", "% asym positive\n1 2\n2 3\n")
+    assert load_graph(asym).m == 2
+    other = write("out.c", "% symbols are fine in other comments\n1 2\n")
+    assert load_graph(other).m == 1

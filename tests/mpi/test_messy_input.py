@@ -258,3 +258,21 @@ def test_labels_nonfinite_weight_refused_alike(tmp_path, tok):
         assert r.returncode == 2 and r.stderr.strip() == \
             f"{p}:1: weight '{tok}' is not a finite number", (extra, r.stderr)
         assert not (tmp_path / "o.csv").exists()
+
+
+def test_konect_sym_refused_alike(tmp_path):
+    """A KONECT '% sym' file without --undirected: refused at line 1 on one process and on
+    K ranks (it was read as directed everywhere); with --undirected the same answer."""
+    p = tmp_path / "out.k"
+    p.write_text("% sym unweighted\n% 4 4 4\n1 2\n2 3\n3 1\n3 4\n")
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "-q", *extra], tmp_path)
+        assert r.returncode == 2 and r.stderr.strip().startswith(
+            f"{p}:1: a KONECT undirected network ('% sym unweighted'"), (extra, r.stderr)
+    nx = pytest.importorskip("networkx")
+    G = nx.MultiDiGraph()
+    for a, b in [(1, 2), (2, 3), (3, 1), (3, 4)]:
+        G.add_edge(a, b)
+        G.add_edge(b, a)
+    want = {str(k): v for k, v in nx.pagerank(G, tol=1e-15, max_iter=10000).items()}
+    _same_everywhere(tmp_path, ["pagerank", p, "--undirected"], want)
