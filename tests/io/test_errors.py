@@ -23,7 +23,11 @@ def err_of(path, **kw):
 CASES = [
     (b"1 2\n# c\n3 abc\n", {}, 3, "expected an integer vertex id in column 2, got 'abc'"),
     (b"src dst\n1 2\n", {}, 1,
-     "expected an integer vertex id in column 1, got 'src' (a header line? start it with '#')"),
+     "expected an integer vertex id in column 1, got 'src' (a header line? start it with '#'; "
+     "vertex names? pass --labels)"),
+    (b"1 2\nalice bob\n", {}, 2,
+     "expected an integer vertex id in column 1, got 'alice' (vertex names? pass --labels)"),
+    (b"1 2\n3 4$\n", {}, 2, "expected an integer vertex id in column 2, got '4$'"),
     (b"1 2\n-4 5\n", {}, 2, "negative vertex id '-4' in column 1 (ids must be >= 0)"),
     (b"+4 5\n", {}, 1, "vertex id '+4' in column 1 has a sign (ids are plain digits)"),
     (b"1 2\n4.0 5\n", {}, 2, "vertex id '4.0' in column 1 is not an integer"),

@@ -81,7 +81,10 @@ def error_message(err, line0=1):
         line += line0 - 1
     t = tok.decode("utf-8", "backslashreplace")
     if code == _parse.BAD_ID:
-        hint = " (a header line? start it with '#')" if line == 1 else ""
+        named = col == 1 and any(c.isalpha() for c in t)   # a name, not a damaged number
+        hint = (" (a header line? start it with '#'" + ("; vertex names? pass --labels)"
+                                                        if named else ")")) if line == 1 else \
+            (" (vertex names? pass --labels)" if named else "")
         return line, f"expected an integer vertex id in column {col}, got {t!r}{hint}"
     if code == _parse.NEG_ID:
         return line, f"negative vertex id {t!r} in column {col} (ids must be >= 0)"
