@@ -28,6 +28,10 @@ CASES = [
     (b"1 2\nalice bob\n", {}, 2,
      "expected an integer vertex id in column 1, got 'alice' (vertex names? pass --labels)"),
     (b"1 2\n3 4$\n", {}, 2, "expected an integer vertex id in column 2, got '4$'"),
+    (b"1;2;0,5\n", {}, 1, "expected an integer vertex id in column 1, got '1;2;0' (';' does "
+     "not separate columns: use tabs, spaces or commas)"),
+    (b"1 2\n3|4\n", {}, 2, "expected an integer vertex id in column 1, got '3|4' ('|' does "
+     "not separate columns: use tabs, spaces or commas)"),
     (b"1 2\n-4 5\n", {}, 2, "negative vertex id '-4' in column 1 (ids must be >= 0)"),
     (b"+4 5\n", {}, 1, "vertex id '+4' in column 1 has a sign (ids are plain digits)"),
     (b"1 2\n4.0 5\n", {}, 2, "vertex id '4.0' in column 1 is not an integer"),

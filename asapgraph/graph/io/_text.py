@@ -81,6 +81,10 @@ def error_message(err, line0=1):
         line += line0 - 1
     t = tok.decode("utf-8", "backslashreplace")
     if code == _parse.BAD_ID:
+        sep = next((c for c in ";|" if c in t and t.replace(c, "").isdigit()), None)
+        if sep is not None:   # '1;2;0,5' (a European CSV), '1|2': not separators here
+            return line, (f"expected an integer vertex id in column {col}, got {t!r} ('{sep}' "
+                          "does not separate columns: use tabs, spaces or commas)")
         named = col == 1 and any(c.isalpha() for c in t)   # a name, not a damaged number
         hint = (" (a header line? start it with '#'" + ("; vertex names? pass --labels)"
                                                         if named else ")")) if line == 1 else \
