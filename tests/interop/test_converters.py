@@ -491,3 +491,16 @@ def test_hits_unnormalized_has_networkx_scale(kind):
     h2, a2 = nx.hits(G, normalized=False, backend="asapgraph")
     _close({k: abs(v) for k, v in h1.items()}, h2, 1e-7)
     _close({k: abs(v) for k, v in a1.items()}, a2, 1e-7)
+
+
+@pytest.mark.parametrize("path", ["edges.txt.gz", "rmat:8"])
+def test_path_to_pagerank_names_load_graph(path):
+    """``asapgraph.pagerank("edges.txt.gz")`` (the CLI's form, in Python) listed the
+    converters but not the reader the user needs: the message names load_graph."""
+    import pathlib
+
+    for p in (path, pathlib.Path(path)):
+        with pytest.raises(TypeError) as e:
+            asapgraph.pagerank(p)
+        assert "\n" not in str(e.value) and f"got the path or spec {str(p)!r}" in str(e.value)
+        assert "asapgraph.load_graph(path)" in str(e.value)
