@@ -802,6 +802,24 @@ def _check_weighted_input(args):
                              f"weights: drop {opt}")
 
 
+def _check_konect_header(args):
+    """A KONECT file whose first line says ``% sym`` (undirected, each edge once) without
+    ``--undirected``, or ``% bip`` (bipartite): refused before any rank starts
+    (:func:`asapgraph.graph.io._readers.konect_refusal`; one process: ``load_graph``)."""
+    import os
+
+    source = getattr(args, "input", None)
+    if not isinstance(source, str) or source == "-" or not os.path.isfile(source):
+        return
+    from asapgraph.graph.io import detect_format
+    from asapgraph.graph.io._readers import konect_refusal
+
+    if detect_format(source) == "text":
+        err = konect_refusal(source, bool(getattr(args, "undirected", False)))
+        if err is not None:
+            raise err
+
+
 def check_cli(args, distributed, ranks=None):
     """Refuse (InputError, exit status 2) every option given on the command line that
     cannot apply to this command, mode and rank count ``ranks`` (:data:`RULES`), ``--weighted``
@@ -809,6 +827,7 @@ def check_cli(args, distributed, ranks=None):
     experiment knob in the environment (:func:`check_env`)."""
     command = getattr(args, "command", None)
     _check_weighted_input(args)  # info and convert read their input alike
+    _check_konect_header(args)
     if command not in RUN_COMMANDS:
         return
     check_env()

@@ -251,3 +251,31 @@ def test_json_dumps():
     assert "\n" not in s
     assert json.loads(s) == {"a": 3, "b": 0.5, "c": [0, 1, 2], "d": None, "e": [None, 1.0],
                              "f": True}
+
+
+@pytest.mark.parametrize("ext", ["csv", "tsv", "csv.gz", "npy"])
+def test_labels_written_as_they_read_back(tmp_path, ext):
+    """``write_values(path, res.vertices(), ...)`` of a labelled graph: tuple labels raised
+    TypeError (cast to int64), float labels were truncated (4.5 written as 4), ints past
+    int64 raised, and names with a separator or a quote were written bare, so csv/pandas
+    read back other names ('"a"' as 'a', 'a,b' as two fields)."""
+    pd = pytest.importorskip("pandas")
+    from asapgraph import write_values
+
+    labels = np.array([("t", 1), "a,b", 'q"x', 4.5, 2**70, '"a"', " sp"], dtype=object)
+    labels[0] = ("t", 1)
+    ranks = np.linspace(0.1, 0.7, labels.size)
+    p = tmp_path / f"r.{ext}"
+    write_values(p, labels, {"rank": ranks})
+    want = ["('t', 1)", "a,b", 'q"x', "4.5", str(2**70), '"a"', " sp"]
+    if ext == "npy":
+        got = np.load(p)
+        assert got["node"].tolist() == want and np.array_equal(got["rank"], ranks)
+    else:
+        df = pd.read_csv(p, sep="\t" if ext == "tsv" else ",", dtype={"node": str},
+                         skipinitialspace=False, keep_default_na=False)
+        assert df["node"].tolist() == want and np.array_equal(df["rank"].to_numpy(), ranks)
+    # integer ids (also as an object array of small ints) stay integers
+    write_values(p, np.array([3, 1, 2], dtype=object), {"rank": ranks[:3]})
+    if ext == "npy":
+        assert np.load(p)["node"].dtype == np.int64

@@ -549,3 +549,27 @@ def test_api_source_id_messages_are_plain():
         with pytest.raises(InputError, match=r"source vertex id must be an integer, got (0\.5|nan)$"):
             sssp(g, bad)
     assert list(sssp(g, np.float64(1.0)).values) == [2.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan")])
+def test_nonfinite_weights_refused_from_objects(bad):
+    """``asapgraph.pagerank`` of a scipy matrix / networkx graph / edge array with an inf or
+    NaN weight ran max_iter sweeps and returned NaN ranks (converged False, no error); a
+    file's weights were always refused at their line.  Now one InputError naming it."""
+    import scipy.sparse as sp
+
+    import asapgraph
+    from asapgraph.errors import InputError
+
+    A = sp.csr_array((np.array([bad, 1.0, 1.0]), (np.array([0, 0, 2]), np.array([1, 2, 0]))),
+                     shape=(3, 3))
+    objs = [A, np.array([[1, 2, bad], [1, 3, 1.0], [3, 1, 1.0]])]
+    nx = pytest.importorskip("networkx")
+    G = nx.DiGraph()
+    G.add_weighted_edges_from([(1, 2, bad), (1, 3, 1.0), (3, 1, 1.0)])
+    objs.append(G)
+    for obj in objs:
+        if isinstance(obj, np.ndarray) and bad != bad:
+            continue   # (an array's NaN is refused as a missing value when converted)
+        with pytest.raises(InputError, match=f"edge weight {bad!r} is not a finite number"):
+            asapgraph.pagerank(obj)

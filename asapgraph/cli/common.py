@@ -70,6 +70,20 @@ def read_vertex_values(path):
     return read(path)
 
 
+def input_summary(args, weighted):
+    """The input options of a run, for ``--json`` (an option that applies shows there):
+    ``undirected``, ``labels``, ``weight_col`` (the 1-based column read, None unweighted)
+    and, for the commands that take them, the ``personalization`` / ``dangling`` files."""
+    wc = getattr(args, "weight_col", None)
+    out = {"undirected": bool(getattr(args, "undirected", False)),
+           "labels": bool(getattr(args, "labels", False)),
+           "weight_col": (int(wc) if wc is not None else 3) if weighted else None}
+    for k in ("personalization", "dangling"):
+        if hasattr(args, k):
+            out[k] = getattr(args, k)
+    return out
+
+
 def dense_vector(graph, path):
     """A node-value file as a dense float64 vector over the graph's vertices."""
     from asapgraph.options import LabelledValues, dense_vertex_values

@@ -212,6 +212,8 @@ def _run(args, comm):
              f"{res.iterations} {'supersteps' if args.mode == 'bsp' else 'rounds'}, residual "
              f"{res.residual:.3e}, {st['seconds']:.3f} s, {st['messages_sent']:,} messages, "
              f"{st['bytes_sent']:,} bytes")
+    from asapgraph.cli.common import input_summary
+
     summary = {
         "command": "pagerank", "input": args.input, "vertices": st["n"], "edges": st["m"],
         "weighted": weighted, "alpha": args.alpha, "tol": args.tol, "max_iter": args.max_iter,
@@ -224,7 +226,7 @@ def _run(args, comm):
         "messages_sent": st["messages_sent"], "data_messages_sent": st["data_messages_sent"],
         "acks_sent": st["acks_sent"], "bytes_sent": st["bytes_sent"],
         "wait_seconds": st["wait_seconds"], "peak_rss_mb_max_rank": st["peak_rss_mb_max"],
-        "edges_scanned": st["edges_visited"],
+        "edges_scanned": st["edges_visited"], **input_summary(args, weighted),
     }
     if args.mode == "asap":
         for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx", "seed"):

@@ -2,7 +2,7 @@
 :func:`asapgraph.cli.distributed.run_distributed`)."""
 from __future__ import annotations
 
-from asapgraph.cli.common import (EXIT_OK, check_output_path, dense_vector, load_input,
+from asapgraph.cli.common import (EXIT_OK, check_output_path, dense_vector, input_summary, load_input,
                                   progress_for, wants_distributed)
 from asapgraph.cli.emit import emit_results
 from asapgraph.cli.options import (Formatter, add_distributed_options, add_input_options,
@@ -88,6 +88,7 @@ def cmd_pagerank(args):
         "residual": res.residual, "error_bound": res.error_bound, "load_seconds": load_s,
         "compute_seconds": res.compute_seconds, "mode": args.mode, "engine": "single-process",
         "ranks": 1, "method": res.method, "threads": res.threads, "load_threads": load_threads,
+        **input_summary(args, graph.weights is not None),
     }
     emit_results(args, res.vertices(), res.ranks, "rank", summary, score_name="score")
     return EXIT_OK

@@ -11,6 +11,7 @@ import sys
 import time
 
 from asapgraph.cli.common import err as _err
+from asapgraph.cli.common import input_summary
 from asapgraph.comm.mpi import agree
 from asapgraph.engine.distributed import load, run
 from asapgraph.errors import InputError
@@ -183,7 +184,7 @@ def _cli_run(args, comm):
         "compute_seconds": st["seconds"], "mode": mode,
         "engine": "distributed", "ranks": comm.Get_size(), "partition": g.part.kind,
         "edges_scanned": st["edges_scanned"], "messages_sent": st["messages_sent"],
-        "bytes_sent": st["bytes_sent"], "columns": list(cols),
+        "bytes_sent": st["bytes_sent"], "columns": list(cols), **input_summary(args, g.weighted),
     }
     # the engine's figures: bound, schedule, traffic, emulation
     for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout", "window",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from asapgraph.cli.common import (EXIT_INTERNAL, EXIT_OK, check_output_path, err, load_input,
-                                  progress_for, wants_distributed)
+from asapgraph.cli.common import (EXIT_INTERNAL, EXIT_OK, check_output_path, err, input_summary,
+                                  load_input, progress_for, wants_distributed)
 from asapgraph.cli.emit import emit_program, named_groups, result_columns
 from asapgraph.cli.options import (Formatter, add_distributed_options, add_input_options,
                                    add_iteration_options, add_output_options, nonneg_float,
@@ -150,6 +150,7 @@ def _run_program_command(args, algo):
         "compute_seconds": res.stats.get("seconds"), "mode": args.mode,
         "engine": "single-process", "ranks": 1,
         "edges_scanned": res.stats.get("edges_scanned"), "columns": list(cols),
+        **input_summary(args, graph.weights is not None),
     }
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, graph, cols))

@@ -20,6 +20,8 @@ the extra to install.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from asapgraph.graph.core import Graph
@@ -318,6 +320,10 @@ def as_graph(obj, *, weighted=None, undirected=False):
         return from_arrow(obj, weight=w, undirected=undirected)
     elif isinstance(obj, np.ndarray):
         return from_edge_array(obj, weighted=weighted, undirected=undirected)
+    if g is None and isinstance(obj, (str, os.PathLike)):   # a file or generator spec
+        raise TypeError(f"expected {EXPECTED}; got the path or spec {os.fspath(obj)!r}: "
+                        "read it first, g = asapgraph.load_graph(path) (weighted=True for "
+                        "its weights), then pass g")
     if g is None:
         raise TypeError(f"expected {EXPECTED}; got {type(obj).__module__}.{type(obj).__name__}"
                         " (build one with Graph.from_edges, Graph.from_labels, "

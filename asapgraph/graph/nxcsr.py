@@ -135,7 +135,10 @@ def nodes_are_range(nodes):
         return True
     if set(map(type, nodes)) != {int}:
         return False
-    arr = np.fromiter(nodes, dtype=np.int64, count=n)
+    try:
+        arr = np.fromiter(nodes, dtype=np.int64, count=n)
+    except OverflowError:       # a key past int64 (networkx keys are any Python int)
+        return False
     return bool(np.array_equal(arr, np.arange(n, dtype=np.int64)))
 
 

@@ -241,6 +241,10 @@ def _hits_power(G, max_iter, tol, nstart, normalized):
     if normalized:
         h /= h.sum()
         a /= a.sum()
+    else:   # networkx's scale (its ARPACK call): a the unit singular vector, h = A a
+        a /= float(np.sqrt(np.dot(a, a)))
+        A(a, hn)
+        h = hn
     return dict(zip(G.nodes, h.tolist())), dict(zip(G.nodes, a.tolist()))
 
 

@@ -45,6 +45,30 @@ def name_index(labels, source):
     return None
 
 
+def label_positions(graph, keys, name):
+    """Dense ids of the labels ``keys`` of a graph whose vertices are named (``graph.labels``:
+    ``--labels``, networkx or pandas labels); a number also finds the name that reads as
+    it, as ``--source`` does.  InputError naming the keys that are not vertices."""
+    names = graph.labels.tolist() if hasattr(graph.labels, "tolist") else list(graph.labels)
+    index = {}
+    for i, lab in enumerate(names):
+        index.setdefault(lab, i)
+    out = np.empty(len(keys), dtype=np.int64)
+    missing = []
+    for j, k in enumerate(keys):
+        i = index.get(k)
+        if i is None and not isinstance(k, str):
+            i = index.get(str(k))
+        if i is None:
+            missing.append(k)
+        else:
+            out[j] = i
+    if missing:
+        raise InputError(graph.source, None, f"{name}: {len(missing)} vertex id(s) not in the "
+                         f"graph, e.g. {missing[:5]}")
+    return out
+
+
 def vertex_vector(graph, spec, name, default=None):
     """A float64 per-vertex vector from None, a scalar, an array over dense ids or a dict
     ``{original id: value}`` (missing vertices get 0).  ``default`` is used for None."""
@@ -54,7 +78,10 @@ def vertex_vector(graph, spec, name, default=None):
         return np.full(graph.n, float(spec))
     if isinstance(spec, dict):
         out = np.zeros(graph.n)
-        if spec:
+        if spec and getattr(graph, "labels", None) is not None:   # named vertices
+            vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64, count=len(spec))
+            np.add.at(out, label_positions(graph, list(spec), name), vals)
+        elif spec:
             keys = np.fromiter((int(k) for k in spec.keys()), dtype=np.int64, count=len(spec))
             vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64, count=len(spec))
             ids = graph.original_ids()

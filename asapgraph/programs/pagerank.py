@@ -37,7 +37,7 @@ from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.errors import InputError
 from asapgraph.graph.weights import rescale_out_weights
-from asapgraph.programs._util import safe_distribution
+from asapgraph.programs._util import label_positions, safe_distribution
 
 __all__ = ["pagerank", "PageRankResult", "METHODS", "DEFAULT_TOL", "DEFAULT_MAX_ITER"]
 
@@ -68,7 +68,8 @@ class PageRankResult:
     ranks : float64 array, shape (n,)
         Rank of each dense vertex id (sums to 1).
     ids : int64 array, shape (n,)
-        Original id of each dense vertex.
+        Original id of each dense vertex (``0..n-1`` when the graph names its vertices:
+        ``vertices()`` gives the names, and is what ``write_values`` should get).
     iterations : int
         Number of sweeps performed.
     converged : bool
@@ -165,11 +166,18 @@ def _where(graph):
 
 
 def _dense_of(graph, keys, name):
-    """Dense ids of original ids ``keys``; InputError for ids not in the graph."""
+    """Dense ids of original ids ``keys`` (names, for a graph with ``labels``); InputError
+    for ids not in the graph."""
+    if getattr(graph, "labels", None) is not None:
+        return label_positions(graph, list(keys), name)
     keys = np.asarray(keys)
     if keys.size and not np.issubdtype(keys.dtype, np.integer):
         try:
             keys = keys.astype(np.int64)
+        except OverflowError:   # a Python int past int64: no vertex has that id
+            big = [k for k in keys.tolist() if isinstance(k, int) and not -2**63 <= k < 2**63]
+            raise InputError(_where(graph), None,
+                             f"{name}: {len(big)} vertex id(s) not in the graph, e.g. {big[:5]}") from None
         except (TypeError, ValueError):
             raise InputError(_where(graph), None,
                              f"{name}: vertex ids must be integers, got {keys[:3].tolist()}") from None
@@ -371,6 +379,11 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         return PageRankResult(np.zeros(0), np.asarray(ids, dtype=np.int64), 0, True, 0.0,
                               time.perf_counter() - t0, method, nthreads, tol, alpha,
                               labels=labels)
+    if weighted and graph.m and not np.all(np.isfinite(graph.weights)):
+        # (a file's weights are checked at their line when read; arrays, scipy, pandas
+        # and networkx weights were not: NaN ranks after max_iter sweeps, no error)
+        bad = float(graph.weights[~np.isfinite(graph.weights)][0])
+        raise InputError(_where(graph), None, f"edge weight {bad!r} is not a finite number")
     if weighted and graph.m and np.min(graph.weights) < 0:
         raise _options.negative_weights_error(_where(graph))
     P = _distribution(graph, personalization, "personalization")

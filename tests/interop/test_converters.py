@@ -440,3 +440,67 @@ def test_pagerank_weighted_on_unit_or_no_weights():
     assert np.allclose(asapgraph.pagerank(E, weighted=True).ranks, 1 / 3, atol=1e-15)
     with pytest.raises(ValueError, match="no edge weights"):
         asapgraph.pagerank(Graph.from_edges(np.array([0]), np.array([1]), n=2), weighted=True)
+
+
+def test_node_keys_past_int64():
+    """networkx node keys are any Python int: a key past int64 (2**70) made the backend's
+    conversion raise OverflowError (the "are the nodes 0..n-1" probe converted every key to
+    int64); and ``asapgraph.pagerank(G, personalization={2**70: 1})`` raised OverflowError
+    instead of naming the id that is not a vertex."""
+    G = nx.DiGraph([(2**70, 1), (1, -5), (-5, 2**70), (1, 2**70)])
+    for kw in ({}, {"personalization": {2**70: 1.0}}, {"personalization": {-5: 1.0}}):
+        _close(nx.pagerank(G, **kw), nx.pagerank(G, backend="asapgraph", **kw))
+        _close(nx.pagerank(G, tol=1e-14, max_iter=1000, **kw),
+               asapgraph.pagerank(G, tol=1e-13, **kw).to_dict(), 1e-11)
+    P = nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+    with pytest.raises(asapgraph.InputError, match=r"not in the graph, e.g. \[%d\]" % 2**70):
+        asapgraph.pagerank(P, personalization={0: 1.0, 2**70: 1.0})
+
+
+def test_python_api_vectors_by_label(tmp_path):
+    """A graph whose vertices are named (networkx keys, ``load_graph(labels=True)``) takes
+    personalization / dangling / nstart dicts keyed by those names, as its results are
+    (``to_dict``); they were refused with "vertex ids must be integers"."""
+    G = nx.DiGraph([("a", "b"), ("b", "a"), ("b", "c"), (("t", 1), "a")])
+    for kw in ({"personalization": {("t", 1): 1.0}}, {"dangling": {"a": 2.0, "b": 1.0}},
+               {"personalization": {"b": 1.0}, "nstart": {"c": 1.0}}):
+        want = nx.pagerank(G, tol=1e-14, max_iter=1000, **kw)
+        _close(want, asapgraph.pagerank(G, tol=1e-13, **kw).to_dict(), 1e-11)
+    with pytest.raises(asapgraph.InputError, match=r"1 vertex id\(s\) not in the graph, e.g. \['zz'\]"):
+        asapgraph.pagerank(G, personalization={"a": 1.0, "zz": 1.0})
+    p = tmp_path / "names.txt"
+    p.write_text("v1 v2\nv2 v3\nv3 v1\nv3 v4\n")
+    g = asapgraph.load_graph(p, labels=True)
+    got = asapgraph.pagerank(g, personalization={"v1": 1.0}, tol=1e-13).to_dict()
+    H = nx.read_edgelist(p, create_using=nx.DiGraph)
+    _close(nx.pagerank(H, personalization={"v1": 1.0}, tol=1e-14, max_iter=1000), got, 1e-11)
+
+
+@pytest.mark.parametrize("kind", [nx.DiGraph, nx.MultiDiGraph, nx.Graph])
+def test_hits_unnormalized_has_networkx_scale(kind):
+    """``nx.hits(G, normalized=False)``: networkx returns the unit (L2) singular vector as
+    authorities and ``h = A a`` as hubs; the backend's power iteration returned its
+    max-normalised iterates (hubs off by 2x-5x).  networkx's sign is ARPACK's (either);
+    the backend's is positive."""
+    G = kind()
+    G.add_weighted_edges_from([(1, 2, 0.5), (1, 3, 2.0), (2, 3, 1.0), (3, 1, 1.0), (3, 4, 1.0)])
+    G.add_node(7)
+    if kind is nx.MultiDiGraph:
+        G.add_edge(1, 2, weight=5.0)
+    h1, a1 = nx.hits(G, normalized=False)
+    h2, a2 = nx.hits(G, normalized=False, backend="asapgraph")
+    _close({k: abs(v) for k, v in h1.items()}, h2, 1e-7)
+    _close({k: abs(v) for k, v in a1.items()}, a2, 1e-7)
+
+
+@pytest.mark.parametrize("path", ["edges.txt.gz", "rmat:8"])
+def test_path_to_pagerank_names_load_graph(path):
+    """``asapgraph.pagerank("edges.txt.gz")`` (the CLI's form, in Python) listed the
+    converters but not the reader the user needs: the message names load_graph."""
+    import pathlib
+
+    for p in (path, pathlib.Path(path)):
+        with pytest.raises(TypeError) as e:
+            asapgraph.pagerank(p)
+        assert "\n" not in str(e.value) and f"got the path or spec {str(p)!r}" in str(e.value)
+        assert "asapgraph.load_graph(path)" in str(e.value)

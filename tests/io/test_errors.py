@@ -23,7 +23,15 @@ def err_of(path, **kw):
 CASES = [
     (b"1 2\n# c\n3 abc\n", {}, 3, "expected an integer vertex id in column 2, got 'abc'"),
     (b"src dst\n1 2\n", {}, 1,
-     "expected an integer vertex id in column 1, got 'src' (a header line? start it with '#')"),
+     "expected an integer vertex id in column 1, got 'src' (a header line? start it with '#'; "
+     "vertex names? pass --labels)"),
+    (b"1 2\nalice bob\n", {}, 2,
+     "expected an integer vertex id in column 1, got 'alice' (vertex names? pass --labels)"),
+    (b"1 2\n3 4$\n", {}, 2, "expected an integer vertex id in column 2, got '4$'"),
+    (b"1;2;0,5\n", {}, 1, "expected an integer vertex id in column 1, got '1;2;0' (';' does "
+     "not separate columns: use tabs, spaces or commas)"),
+    (b"1 2\n3|4\n", {}, 2, "expected an integer vertex id in column 1, got '3|4' ('|' does "
+     "not separate columns: use tabs, spaces or commas)"),
     (b"1 2\n-4 5\n", {}, 2, "negative vertex id '-4' in column 1 (ids must be >= 0)"),
     (b"+4 5\n", {}, 1, "vertex id '+4' in column 1 has a sign (ids are plain digits)"),
     (b"1 2\n4.0 5\n", {}, 2, "vertex id '4.0' in column 1 is not an integer"),
@@ -93,6 +101,28 @@ def test_binary_garbage(tmp_path, rng):
     # a NUL far from the start (after the first block) is caught too
     p.write_bytes(b"1 2\n" * 300000 + b"3 \x00 4\n")
     assert str(err_of(p)) == f"{p}: binary data, not a text edge list"
+
+
+@pytest.mark.parametrize("head,what", [
+    (b"\x28\xb5\x2f\xfd\x24\x1d\xe9\x00", "zstd-compressed"),
+    (b"PK\x03\x04\x14\x00\x00\x00", "a zip archive"),
+    (b"\x04\x22\x4d\x18\x64\x40\xa7\x1d", "lz4-compressed"),
+])
+@pytest.mark.parametrize("labels", [False, True])
+def test_unsupported_compression_is_named(tmp_path, head, what, labels):
+    """A .zst/.zip/.lz4 edge list was "binary data, not a text edge list" (or, with no
+    NUL in its first bytes, "expected an integer vertex id ... got 'PK...'"): the refusal
+    names the format and what unpacks it."""
+    p = tmp_path / "edges.txt.x"
+    p.write_bytes(head + b"1 2\n2 3\n" * 10)
+    if labels:
+        with pytest.raises(InputError) as ei:
+            load_graph(p, labels=True)
+        e = ei.value
+    else:
+        e = err_of(p)
+    assert str(e).startswith(f"{p}: {what}, which asapgraph does not read"), str(e)
+    assert "unpack it first" in str(e)
 
 
 def test_missing_file(tmp_path):
@@ -192,3 +222,67 @@ def test_huge_columns_are_input_errors(tmp_path, kw):
     p = tmp_path / "w.txt"
     p.write_text("0 1 1\n")
     assert "(columns are at most 2147483647)" in str(err_of(p, **kw))
+
+
+@pytest.mark.parametrize("tok", ["nan", "inf", "-inf", "1e400", "abc", "1_0", "0x10", "0x1p3",
+                                 "+2", ".5", "5.", "-0", "1e-400"])
+def test_labels_weights_read_as_integer_ids_are(tmp_path, tok):
+    """``--labels --weighted`` parsed weights with numpy: NaN reached the CSR build (exit 1,
+    "internal error"), inf/1e400 ran 1000 iterations to exit 3 on one process and exit 0
+    on ranks, '1_0' read as 10, '0x10' refused; messages differed ("bad weight 'abc'").
+    Now the same rules and words as the integer reader, token for token."""
+    p = tmp_path / "w.txt"
+    p.write_text(f"1 2 {tok}\n1 3 1\n3 1 2\n")
+    try:
+        want = load_graph(p, weighted=True)
+    except InputError as e:
+        with pytest.raises(InputError) as ei:
+            load_graph(p, weighted=True, labels=True)
+        assert str(ei.value) == str(e)
+        return
+    got = load_graph(p, weighted=True, labels=True)
+    assert got.labels.tolist() == ["1", "2", "3"]
+    assert np.array_equal(got.weights, want.weights)
+
+
+def test_labels_ragged_columns_as_integer_ids(tmp_path):
+    """A labelled file whose lines have different column counts (an optional third column)
+    was refused ("expected 3 columns, got 2") where the integer reader ignores the columns
+    it does not use; a line short of a used column has the integer reader's message."""
+    p = tmp_path / "r.txt"
+    p.write_text("1 2 5\n2 3\n3 1 7 x\n")
+    a, b = load_graph(p), load_graph(p, labels=True)
+    assert a.m == b.m == 3 and b.labels.tolist() == ["1", "2", "3"]
+    for labels in (False, True):
+        with pytest.raises(InputError) as ei:
+            load_graph(p, weighted=True, labels=labels)
+        assert str(ei.value) == f"{p}:2: missing column 3 (line has 2 columns)"
+
+
+@pytest.mark.parametrize("comp", [None, "gz"])
+def test_konect_headers(tmp_path, comp):
+    """KONECT's first line names the network's kind.  '% sym' (undirected, every edge
+    listed once) was read as a directed graph -- another graph, a wrong answer with exit
+    0 -- and '% bip' (two vertex sets numbered independently) merged left vertex 1 with
+    right vertex 1.  Refused at line 1 unless undirected=True for '% sym'; '% asym'
+    (directed) reads as before."""
+    def write(name, text):
+        p = tmp_path / (name + (".gz" if comp else ""))
+        p.write_bytes(gzip.compress(text.encode()) if comp else text.encode())
+        return p
+
+    sym = write("out.sym", "% sym unweighted\n% 3 3 3\n1 2\n2 3\n3 1\n")
+    with pytest.raises(InputError) as ei:
+        load_graph(sym)
+    assert ei.value.line == 1 and "a KONECT undirected network ('% sym unweighted'" in str(ei.value)
+    assert "--undirected" in str(ei.value)
+    g = load_graph(sym, undirected=True)
+    assert g.m == 6
+    bip = write("out.bip", "% bip unweighted\n1 1\n1 2\n2 2\n")
+    for und in (False, True):
+        with pytest.raises(InputError, match=r":1: a KONECT bipartite network"):
+            load_graph(bip, undirected=und)
+    asym = write("out.asym", "% asym positive\n1 2\n2 3\n")
+    assert load_graph(asym).m == 2
+    other = write("out.c", "% symbols are fine in other comments\n1 2\n")
+    assert load_graph(other).m == 1

@@ -178,3 +178,82 @@ def test_binary_file_mode_follows_umask(tmp_path, rng):
     finally:
         os.umask(old)
     assert (tmp_path / "g.asg").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_mtx_errors_name_the_line(tmp_path, gz):
+    """An entry index out of range (0-based ids, a wrong size line) and an entry past the
+    announced count are refused at their line, comments and blank lines in the body
+    counted (the message had no line number)."""
+    import gzip as _gzip
+
+    def check(text, line, msg):
+        p = tmp_path / ("m.mtx.gz" if gz else "m.mtx")
+        p.write_bytes(_gzip.compress(text.encode()) if gz else text.encode())
+        with pytest.raises(InputError) as ei:
+            load_graph(p)
+        assert ei.value.line == line and msg in str(ei.value), str(ei.value)
+
+    head = "%%MatrixMarket matrix coordinate pattern general\n% c\n"
+    check(head + "3 3 3\n1 2\n\n% mid\n2 4\n3 1\n", 7,
+          "Matrix Market entry (2, 4) is out of range (rows 1..3, columns 1..3)")
+    check(head + "3 3 2\n0 1\n1 2\n", 4, "entry (0, 1) is out of range")
+    check(head + "3 3 2\n1 2\n2 3\n3 1\n", 6, "announces 2 entries, found 3")
+
+
+MTX_INT = ("%%MatrixMarket matrix coordinate integer general\n% c\n5 5 7\n"
+           "1 2 1\n2 3 2\n3 1 3\n3 4 4\n4 1 5\n2 4 6\n5 1 7\n")
+
+
+@pytest.mark.parametrize("comp", ["gz", "bz2", "xz"])
+def test_compressed_mtx_by_content(tmp_path, comp):
+    """A compressed Matrix Market file not named .mtx (``g.gz``) was read as a text edge
+    list: its size line '5 5 7' became an edge 5 -> 5 (a wrong answer, exit 0).  The
+    banner is now looked for inside the compression, as for a plain file."""
+    import bz2
+    import lzma
+
+    mod = {"gz": gzip, "bz2": bz2, "xz": lzma}[comp]
+    p = tmp_path / f"g.{comp}"
+    p.write_bytes(mod.compress(MTX_INT.encode()))
+    q = tmp_path / "g.mtx"
+    q.write_text(MTX_INT)
+    for weighted in (False, True):
+        g, ref = load_graph(p, weighted=weighted), load_graph(q, weighted=weighted)
+        assert g.m == 7 and abs(g.to_scipy() - ref.to_scipy()).max() == 0
+
+
+@pytest.mark.parametrize("comp", [None, "gz"])
+def test_mtx_on_stdin_refused(monkeypatch, comp):
+    """Matrix Market data on stdin (recognised only by a file's banner or name) was read as
+    a text edge list, its size line an edge: refused at line 1."""
+    import io
+    import sys
+
+    data = MTX_INT.encode() if comp is None else gzip.compress(MTX_INT.encode())
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    with pytest.raises(InputError) as ei:
+        load_graph("-")
+    assert ei.value.line == 1 and "Matrix Market data where a text edge list" in str(ei.value)
+
+
+def test_labels_refuses_integer_formats(tmp_path):
+    """``--labels`` (``labels=True``) on a .mtx file read it as names: the size line became
+    an edge 5 -> 5 (exit 0, a wrong answer); on .npy/.asg "binary data" at line 1.  Refused,
+    naming the format."""
+    from asapgraph.graph.io import save_binary
+
+    q = tmp_path / "g.mtx"
+    q.write_text(MTX_INT)
+    z = tmp_path / "g.gz"
+    z.write_bytes(gzip.compress(MTX_INT.encode()))
+    a = tmp_path / "g.asg"
+    save_binary(load_graph(q), str(a))
+    n = tmp_path / "g.npy"
+    np.save(n, np.array([[1, 2], [2, 3]]))
+    for path, what in ((q, "a Matrix Market file"), (z, "a Matrix Market file"),
+                       (a, "an asapgraph binary graph"), (n, "a .npy edge array")):
+        with pytest.raises(InputError) as ei:
+            load_graph(path, labels=True)
+        assert str(ei.value) == (f"{path}: --labels applies to text edge lists, and this is "
+                                 f"{what} (integer vertex ids): drop --labels")

@@ -199,3 +199,80 @@ def test_binary_graph_nonfinite_weight_refused_alike(tmp_path, bad):
     assert _refused_alike(tmp_path, ["pagerank", "gw.asg", "--weighted"],
                           configs=CONFIGS + [["--np", "4"]]) == want
     assert _refused_alike(tmp_path, ["pagerank", "gw.asg"], configs=CONFIGS) == want
+
+
+@pytest.mark.parametrize("labels", [[], ["--labels"]])
+def test_zstd_input_named_alike(tmp_path, labels):
+    """A .zst edge list (zstd is not read): one line naming the format and the command that
+    unpacks it, exit 2, the same on one process and on K ranks."""
+    p = tmp_path / "e.txt.zst"
+    p.write_bytes(b"\x28\xb5\x2f\xfd\x24\x1d\xe9\x00" + b"1 2\n2 3\n" * 8)
+    lines = set()
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "-q", *labels, *extra], tmp_path)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (extra, r.stderr)
+        lines.add(r.stderr.strip())
+    assert lines == {f"{p}: zstd-compressed, which asapgraph does not read (gzip, bzip2 and "
+                     "xz are read): unpack it first (zstd -d)"}, lines
+
+
+MTX = ("%%MatrixMarket matrix coordinate integer general\n5 5 7\n"
+       "1 2 1\n2 3 2\n3 1 3\n3 4 4\n4 1 5\n2 4 6\n5 1 7\n")
+
+
+@pytest.mark.parametrize("labels", [[], ["--labels"]])
+def test_matrix_market_in_disguise_refused_alike(tmp_path, labels):
+    """A gzip-compressed Matrix Market file named ``g.gz`` (and any .mtx with --labels) was
+    read as a text edge list on every configuration: the size line '5 5 7' became an edge
+    5 -> 5, exit 0.  Now: one process reads it as Matrix Market (or refuses --labels), K
+    ranks refuse it as they refuse .mtx -- one line, exit 2."""
+    import gzip
+
+    p = tmp_path / "g.gz"
+    p.write_bytes(gzip.compress(MTX.encode()))
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "-q", "-o", tmp_path / "o.csv", *labels, *extra], tmp_path)
+        if not extra and not labels:   # one process: Matrix Market, 7 edges, no 5 -> 5
+            assert r.returncode == 0, r.stderr
+            got = _scores(tmp_path / "o.csv")
+            want = _nx([(1, 2, 1), (2, 3, 1), (3, 1, 1), (3, 4, 1), (4, 1, 1), (2, 4, 1), (5, 1, 1)])
+            assert all(abs(got[k] - want[k]) < 1e-8 for k in want), (got, want)
+            (tmp_path / "o.csv").unlink()
+            continue
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.stderr)
+        assert lines[0].startswith(f"{p}: ") and ("Matrix Market" in lines[0]), lines
+        assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("tok", ["nan", "inf"])
+def test_labels_nonfinite_weight_refused_alike(tmp_path, tok):
+    """``--labels --weighted`` with a NaN / inf weight: one process exited 1 ("internal
+    error") or 3 (1000 iterations), K ranks exited 0 with an answer.  Now the integer
+    reader's line, exit 2, on every configuration."""
+    p = tmp_path / "w.txt"
+    p.write_text(f"a b {tok}\na c 1\nc a 1\n")
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "--labels", "--weighted", "-q", "-o", tmp_path / "o.csv",
+                  *extra], tmp_path)
+        assert r.returncode == 2 and r.stderr.strip() == \
+            f"{p}:1: weight '{tok}' is not a finite number", (extra, r.stderr)
+        assert not (tmp_path / "o.csv").exists()
+
+
+def test_konect_sym_refused_alike(tmp_path):
+    """A KONECT '% sym' file without --undirected: refused at line 1 on one process and on
+    K ranks (it was read as directed everywhere); with --undirected the same answer."""
+    p = tmp_path / "out.k"
+    p.write_text("% sym unweighted\n% 4 4 4\n1 2\n2 3\n3 1\n3 4\n")
+    for extra in CONFIGS[:3]:
+        r = _cli(["pagerank", p, "-q", *extra], tmp_path)
+        assert r.returncode == 2 and r.stderr.strip().startswith(
+            f"{p}:1: a KONECT undirected network ('% sym unweighted'"), (extra, r.stderr)
+    nx = pytest.importorskip("networkx")
+    G = nx.MultiDiGraph()
+    for a, b in [(1, 2), (2, 3), (3, 1), (3, 4)]:
+        G.add_edge(a, b)
+        G.add_edge(b, a)
+    want = {str(k): v for k, v in nx.pagerank(G, tol=1e-15, max_iter=10000).items()}
+    _same_everywhere(tmp_path, ["pagerank", p, "--undirected"], want)

@@ -292,3 +292,38 @@ def test_same_on_1_and_4_ranks(case, tmp_path):
     a, b = _read(o1), _read(o4)
     assert np.array_equal(a[:, 0], b[:, 0])
     assert np.abs(a[:, 1:] - b[:, 1:]).sum() <= 1e-8, case
+
+
+INPUT_OPTIONS = {   # option -> what --json shows for it
+    "--undirected": {"undirected": True},
+    "--labels": {"labels": True},
+    "--weighted": {"weight_col": 3},
+    "--weight-col 4": {"weight_col": 4},
+    "--personalization P": {"personalization": "P"},
+    "--dangling P": {"dangling": "P"},
+}
+
+
+@pytest.mark.parametrize("extra", [[], ["--np", "2"], ["--np", "2", "--mode", "asap"]])
+def test_input_options_show_in_json(tmp_path, extra):
+    """``--undirected``, ``--labels``, ``--weighted``/``--weight-col``, ``--personalization``
+    and ``--dangling`` apply but were nowhere in ``--json`` (only ``weighted``), on one
+    process and on ranks: now each shows, and its absence shows as the default."""
+    (tmp_path / "g.txt").write_text("1 2 1 5\n2 3 2 6\n3 1 3 7\n3 4 4 8\n")
+    (tmp_path / "P").write_text("1 1\n")
+    base = ["pagerank", "g.txt", "--json", "-q", *extra]
+    r = _cli(base, tmp_path)
+    assert r.returncode == 0, r.stderr
+    plain = json.loads(r.stdout)
+    assert {k: plain[k] for k in ("undirected", "labels", "weight_col", "personalization",
+                                  "dangling")} == {"undirected": False, "labels": False,
+                                                   "weight_col": None, "personalization": None,
+                                                   "dangling": None}
+    for opt, want in INPUT_OPTIONS.items():
+        r = _cli(base + opt.split(), tmp_path)
+        assert r.returncode == 0, (opt, r.stderr)
+        got = json.loads(r.stdout)
+        assert {k: got[k] for k in want} == want, (opt, extra)
+    r = _cli(["wcc", "g.txt", "--json", "-q", "--undirected", "--labels", *extra], tmp_path)
+    got = json.loads(r.stdout)
+    assert (got["undirected"], got["labels"], got["weight_col"]) == (True, True, None)

@@ -11,6 +11,7 @@ text edge lists.
 """
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
@@ -102,6 +103,31 @@ def mtx_field(path):
         stream.close()
 
 
+def _entry_line(path, header_lines, i):
+    """Line number of entry ``i`` (0-based) of a Matrix Market file whose header took
+    ``header_lines`` lines (an error path: the file is read again; None for stdin)."""
+    if path == "-":
+        return None
+    stream, _, _ = open_binary(path)
+    try:
+        lineno, k = 0, -1
+        lines = io.BufferedReader(stream, 1 << 16) if isinstance(stream, io.RawIOBase) else stream
+        for line in lines:
+            lineno += 1
+            if lineno <= header_lines:
+                continue
+            t = line.strip()
+            if t and not t.startswith((b"%", b"#")):
+                k += 1
+                if k == i:
+                    return lineno
+    except (EOFError, OSError):
+        pass
+    finally:
+        stream.close()
+    return None
+
+
 def read_mtx(path, *, weighted=False, progress=None, chunk_bytes=CHUNK_BYTES):
     """Read a Matrix Market coordinate file.
 
@@ -125,7 +151,9 @@ def read_mtx(path, *, weighted=False, progress=None, chunk_bytes=CHUNK_BYTES):
         if path != "-":
             stream.close()
     if acc.m != info["nnz"]:
-        raise InputError(name, None, f"Matrix Market size line announces {info['nnz']} entries, "
+        extra = acc.m > info["nnz"]   # the first entry past the count names its line
+        raise InputError(name, _entry_line(path, hlines, info["nnz"]) if extra else None,
+                         f"Matrix Market size line announces {info['nnz']} entries, "
                          f"found {acc.m}")
     n = max(info["rows"], info["cols"])
     src, dst, w = acc.take()
@@ -136,8 +164,11 @@ def read_mtx(path, *, weighted=False, progress=None, chunk_bytes=CHUNK_BYTES):
 
         lo = min(_graph.minmax(src)[0], _graph.minmax(dst)[0])
         if lo < 1 or _graph.minmax(src)[1] > info["rows"] or _graph.minmax(dst)[1] > info["cols"]:
-            raise InputError(name, None, "Matrix Market entry index out of range "
-                             f"(rows 1..{info['rows']}, columns 1..{info['cols']})")
+            bad = (src < 1) | (src > info["rows"]) | (dst < 1) | (dst > info["cols"])
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(name, _entry_line(path, hlines, i),
+                             f"Matrix Market entry ({int(src[i])}, {int(dst[i])}) is out of "
+                             f"range (rows 1..{info['rows']}, columns 1..{info['cols']})")
         src -= 1
         dst -= 1
     if info["symmetry"] != "general":

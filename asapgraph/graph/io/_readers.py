@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 
 import numpy as np
 
@@ -56,7 +57,62 @@ def detect_format(path):
         return "npy"
     if head.startswith(b"%%MatrixMarket") or _strip_comp(os.fspath(path)).endswith(".mtx"):
         return "mtx"
+    if compression_of(head) is not None and _decompressed_head(path).startswith(b"%%MatrixMarket"):
+        return "mtx"   # g.gz holding a Matrix Market file: its size line is not an edge
     return "text"
+
+
+_KONECT = re.compile(rb"\A(?:\xef\xbb\xbf)?%[ \t]*(sym|asym|bip)\b[^\n]*")
+
+
+def konect_refusal(path, undirected):
+    """InputError for a KONECT network that one reading would get wrong, else None.
+
+    KONECT's first line names the network's kind: ``% sym ...`` is undirected with every
+    edge listed once (read as directed it is a different graph: pass ``--undirected``),
+    ``% bip ...`` is bipartite, its two columns numbering two different vertex sets (one
+    graph would merge left vertex 1 with right vertex 1), ``% asym`` is directed."""
+    if path == "-" or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return None
+    head = _decompressed_head(path, 256) if compression_of(sniff(path)) else sniff_n(path, 256)
+    m = _KONECT.match(head)
+    if m is None:
+        return None
+    kind, line = m.group(1), m.group(0).decode("utf-8", "replace").lstrip("\ufeff").strip()
+    name = display_name(path)
+    if kind == b"sym" and not undirected:
+        return InputError(name, 1, f"a KONECT undirected network ({line!r}: every edge is "
+                          "listed once): pass --undirected (Python: undirected=True), or remove "
+                          "that line to read the edges as directed")
+    if kind == b"bip":
+        return InputError(name, 1, f"a KONECT bipartite network ({line!r}): its two columns "
+                          "number two different vertex sets, which one graph would merge; "
+                          "renumber one side and remove that line")
+    return None
+
+
+def sniff_n(path, k):
+    """The first ``k`` bytes of a file (b"" when unreadable: the reader reports it)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(k)
+    except OSError:
+        return b""
+
+
+def _decompressed_head(path, k=14):
+    """The first ``k`` decompressed bytes of a compressed file (b"" when unreadable: the
+    reader then reports the problem)."""
+    try:
+        stream = open_binary(path)[0]
+    except (InputError, OSError):
+        return b""
+    try:
+        return stream.read(k) or b""
+    except Exception:  # noqa: BLE001 - corrupt data: reported by the reader
+        return b""
+    finally:
+        stream.close()
 
 
 def _weight_col(weighted, weight_col):
@@ -197,6 +253,9 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     _check_cols(path, src_col, dst_col, wc)
     if path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet"):
         return _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected)
+    err = konect_refusal(path, undirected) if detect_format(path) == "text" else None
+    if err is not None:
+        raise err
     if labels:
         from asapgraph.graph.convert import from_labels
         from asapgraph.graph.io.labelled import read_labelled

@@ -81,7 +81,14 @@ def error_message(err, line0=1):
         line += line0 - 1
     t = tok.decode("utf-8", "backslashreplace")
     if code == _parse.BAD_ID:
-        hint = " (a header line? start it with '#')" if line == 1 else ""
+        sep = next((c for c in ";|" if c in t and t.replace(c, "").isdigit()), None)
+        if sep is not None:   # '1;2;0,5' (a European CSV), '1|2': not separators here
+            return line, (f"expected an integer vertex id in column {col}, got {t!r} ('{sep}' "
+                          "does not separate columns: use tabs, spaces or commas)")
+        named = col == 1 and any(c.isalpha() for c in t)   # a name, not a damaged number
+        hint = (" (a header line? start it with '#'" + ("; vertex names? pass --labels)"
+                                                        if named else ")")) if line == 1 else \
+            (" (vertex names? pass --labels)" if named else "")
         return line, f"expected an integer vertex id in column {col}, got {t!r}{hint}"
     if code == _parse.NEG_ID:
         return line, f"negative vertex id {t!r} in column {col} (ids must be >= 0)"
@@ -103,6 +110,27 @@ def error_message(err, line0=1):
         return line, ("line ends with a bare CR (old Mac line endings): convert with "
                       "`tr '\\r' '\\n'`")
     return line, f"parse error (code {code})"
+
+
+#: formats recognised by their magic bytes that asapgraph does not read (named in the
+#: refusal so that the user knows what to run; ``.zst`` is common for large graph dumps)
+_UNSUPPORTED_MAGIC = (
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstd -d"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d"),
+    (b"PK\x03\x04", "a zip archive", "unzip"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "7z x"),
+    (b"\x1f\x9d", "compress(1) (.Z) data", "uncompress"),
+)
+
+
+def binary_data(head=b""):
+    """The refusal of binary input whose file starts with ``head``: names a compression
+    or archive format that is not read (with the command that unpacks it)."""
+    for magic, what, tool in _UNSUPPORTED_MAGIC:
+        if bytes(head[:len(magic)]) == magic:
+            return (f"{what}, which asapgraph does not read (gzip, bzip2 and xz are read): "
+                    f"unpack it first ({tool})")
+    return "binary data, not a text edge list"
 
 
 def os_error(path, exc):
@@ -335,11 +363,16 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
         filled = carry + got
         if first:
             first = False
-            if b"\x00" in buf[: min(filled, 1 << 16)]:
+            if b"\x00" in buf[: min(filled, 1 << 16)] or binary_data(buf[:8]) != binary_data():
                 mv.release()
-                raise InputError(name, None, "binary data, not a text edge list")
+                raise InputError(name, None, binary_data(buf[:8]))
             if buf[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark: blank it out
                 buf[:3] = b"   "
+            if bytes(buf[:14]) == b"%%MatrixMarket" and line_offset == 0:
+                # (files are recognised before; stdin is not): its size line is no edge
+                mv.release()
+                raise InputError(name, 1, "Matrix Market data where a text edge list was "
+                                 "expected: save it to a file and give its path")
         if filled == 0:
             mv.release()
             break
@@ -402,8 +435,9 @@ def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, be
             mm.madvise(mmap.MADV_SEQUENTIAL)
         size = len(mm) if stop is None else min(int(stop), len(mm))
         pos = int(begin)
-        if b"\x00" in mm[pos: min(size, pos + (1 << 16))]:
-            raise InputError(name, None, "binary data, not a text edge list")
+        if b"\x00" in mm[pos: min(size, pos + (1 << 16))] or (
+                pos == 0 and binary_data(mm[:8]) != binary_data()):
+            raise InputError(name, None, binary_data(mm[:8] if pos == 0 else b""))
         if pos == 0 and mm[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark: a blank
             pos = 3
         step = max(int(chunk_bytes), 1 << 12)

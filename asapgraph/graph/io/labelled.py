@@ -14,9 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.graph.io._text import display_name, open_binary, os_error
+from asapgraph.graph.io._text import binary_data, display_name, open_binary, os_error
 
 __all__ = ["read_labelled"]
+
+
+_FORMATS = {"mtx": "a Matrix Market file", "npy": "a .npy edge array",
+            "binary": "an asapgraph binary graph"}
 
 
 def _read_all(path):
@@ -38,9 +42,21 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
     ``weight_col``: 1-based column of the weight, 0 for none.
     """
     name = display_name(path)
+    if path != "-":
+        from asapgraph.graph.io._readers import detect_format
+
+        fmt = detect_format(path)
+        if fmt != "text":   # a Matrix Market size line would be read as an edge
+            raise InputError(name, None, f"--labels applies to text edge lists, and this is "
+                             f"{_FORMATS[fmt]} (integer vertex ids): drop --labels")
     data = _read_all(path)
+    if data[:14] == b"%%MatrixMarket":
+        raise InputError(name, None, f"--labels applies to text edge lists, and this is "
+                         f"{_FORMATS['mtx']} (integer vertex ids): drop --labels")
     if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark: not part of the first name
         data = data[3:]
+    if binary_data(data[:8]) != binary_data():  # zstd, zip, ...: named
+        raise InputError(name, None, binary_data(data[:8]))
     if b"\x00" in data:  # as the integer reader: NUL bytes mean a binary file
         raise InputError(name, data[:data.index(b"\x00")].count(b"\n") + 1,
                          "binary data, not a text edge list")
@@ -57,26 +73,49 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
         raise InputError(name, None, "no edges found")
     ncol = np.fromiter(map(len, map(bytes.split, kept)), dtype=np.int64, count=len(kept))
     need = max(src_col, dst_col, weight_col)
+
+    def line_of(i):
+        return int(lineno[i]) if lineno is not None else i + 1
+
+    short = np.flatnonzero(ncol < need)
+    if short.size:   # the integer reader's words: columns past the ones used are ignored
+        i = int(short[0])
+        n = int(ncol[i])
+        raise InputError(name, line_of(i), f"missing column {need} (line has {n} "
+                         f"column{'' if n == 1 else 's'})")
     k = int(ncol[0])
-    bad = np.flatnonzero((ncol != k) | (ncol < need))
-    if bad.size:
-        i = int(bad[0])
-        line = int(lineno[i]) if lineno is not None else i + 1
-        raise InputError(name, line, f"expected {max(k, need)} columns, got {int(ncol[i])}")
-    tok = np.array(b" ".join(kept).split()).reshape(-1, k)
+    if np.all(ncol == k):
+        tok = np.array(b" ".join(kept).split()).reshape(-1, k)
+    else:            # ragged lines (an optional timestamp, ...): the first `need` tokens
+        tok = np.array([ln.split()[:need] for ln in kept])
     src = _names(tok[:, src_col - 1], data, name)
     dst = _names(tok[:, dst_col - 1], data, name)
     w = None
     if weight_col:
-        try:
-            w = tok[:, weight_col - 1].astype(np.float64)
-        except ValueError:
-            col = tok[:, weight_col - 1]
-            ok = np.array([_is_float(x) for x in col.tolist()])
-            i = int(np.flatnonzero(~ok)[0])
-            line = int(lineno[i]) if lineno is not None else i + 1
-            raise InputError(name, line, f"bad weight {col[i].decode(errors='replace')!r}") from None
+        w = _weights(tok[:, weight_col - 1], weight_col, name, line_of)
     return src, dst, w
+
+
+def _weights(col, weight_col, name, line_of):
+    """The weight column, with the integer reader's rules and messages: a number
+    (``strtod`` syntax without hex; numpy alone would take ``1_0``), finite."""
+    try:
+        w = col.astype(np.float64)
+        bad = np.char.find(col, b"_") >= 0
+    except ValueError:   # some token numpy does not read (a hex float, which strtod takes)
+        vals = [_float_or_none(x) for x in col.tolist()]
+        bad = np.array([v is None for v in vals])
+        w = np.array([0.0 if v is None else v for v in vals], dtype=np.float64)
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(name, line_of(i), f"expected a number for the weight in column "
+                         f"{weight_col}, got {col[i].decode(errors='replace')!r}")
+    fin = np.isfinite(w)
+    if not np.all(fin):
+        i = int(np.flatnonzero(~fin)[0])
+        raise InputError(name, line_of(i), f"weight {col[i].decode(errors='replace')!r} "
+                         "is not a finite number")
+    return w
 
 
 def _names(col, data, name):
@@ -97,9 +136,16 @@ def _names(col, data, name):
         raise
 
 
-def _is_float(x):
+def _float_or_none(x):
+    """``x`` (bytes) as the integer reader's ``strtod`` reads it, hex floats included;
+    None when it is not a number."""
+    if b"_" in x:
+        return None
     try:
-        float(x)
-        return True
+        return float(x)
     except ValueError:
-        return False
+        pass
+    try:
+        return float.fromhex(x.decode("ascii")) if b"0x" in x.lower() else None
+    except (ValueError, UnicodeDecodeError, OverflowError):
+        return None

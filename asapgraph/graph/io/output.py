@@ -67,9 +67,7 @@ def write_values(path, ids, columns, fsync=False):
     are written with ``%.17g`` so they read back bit-for-bit.
     """
     fmt, gz = output_format(path)
-    ids = np.asarray(ids)
-    if ids.dtype.kind not in "US":   # text labels stay strings (``--labels``)
-        ids = ids.astype(np.int64)
+    ids = _node_column(ids)
     cols = {k: np.asarray(v) for k, v in columns.items()}
     for k, v in cols.items():
         if v.shape != ids.shape:
@@ -112,18 +110,49 @@ def write_values(path, ids, columns, fsync=False):
             pq.write_table(table, f)
 
 
+def _node_column(ids):
+    """The ``node`` column: integer ids as int64, anything else (``--labels`` names,
+    networkx/pandas labels: strings, tuples, floats, ints past int64) as text.  A float
+    or object label was cast to int64 (4.5 written as 4) or raised TypeError."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind in "iub":
+        return ids.astype(np.int64)
+    if ids.dtype.kind in "US":
+        return ids
+    vals = ids.tolist()
+    if all(type(v) is int and -2**63 <= v < 2**63 for v in vals):
+        return np.array(vals, dtype=np.int64).reshape(ids.shape)
+    return np.array(list(map(str, vals)), dtype=str).reshape(ids.shape)
+
+
+def _quoted(texts, sep):
+    """CSV quoting (RFC 4180, as Python's ``csv`` and pandas read it) of the texts that
+    need it: a separator, a quote, a line break, or surrounding blanks."""
+    if not texts:
+        return texts
+    joined = "".join(texts)
+    if sep not in joined and '"' not in joined and "\n" not in joined and "\r" not in joined \
+            and not any(t[:1].isspace() or t[-1:].isspace() for t in texts):
+        return texts
+    special = (sep, '"', "\n", "\r")
+    return ['"' + t.replace('"', '""') + '"'
+            if any(c in t for c in special) or t[:1].isspace() or t[-1:].isspace() or t == ""
+            else t for t in texts]
+
+
 def _labelled_rows(labels, cols, sep):
     """CSV/TSV lines ``label<sep>values...`` (labels as text; no per-row Python code)."""
     from asapgraph.graph.io.rowformat import format_rows
 
     if any(c.dtype.kind in "US" for c in cols):  # names as values (components of --labels)
-        text = [c.astype(str).tolist() if c.dtype.kind in "US" else
+        text = [_quoted(c.astype(str).tolist(), sep) if c.dtype.kind in "US" else
                 format_rows([c], sep=sep).decode().split("\n")[:-1] for c in cols]
         vals = list(map(sep.join, zip(*text)))
     else:
         vals = (format_rows(cols, sep=sep).decode().split("\n")[:-1] if cols
                 else [""] * len(labels))
-    lines = map(sep.join, zip(labels.astype(str).tolist(), vals)) if cols else map(str, labels)
+    names = _quoted(labels.astype(str).tolist(), sep)
+    lines = map(sep.join, zip(names, vals)) if cols else names
     return ("\n".join(lines) + "\n").encode() if len(labels) else b""
 
 
