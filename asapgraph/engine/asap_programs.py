@@ -443,14 +443,15 @@ class _Run:
         causality as the tuned engines).  A round delivers every held message due by the
         rank's clock, runs :meth:`_round`, and advances the clock by its compute (each
         sweep's CPU time, or the compute model's cost of its edges as a push sweep) and
-        the rest of its work (:meth:`.emulation.Emulator.round_cost`).  An idle rank's
+        the rest of its work as it happens (:class:`.vclock.Charge`).  An idle rank's
         own next event, besides its next arrival and its wave's completion: the end of
         the flush interval of a boundary entry that waits for it."""
-        from asapgraph.engine.vclock import INF, drive
+        from asapgraph.engine.vclock import INF, Charge, drive
 
         emu, na, st = self.emu, self.na, self.st
-        cpu = time.thread_time
         waits = [False]
+        # the round's other work, charged as it happens (before every stamp too)
+        charge = na.charge = Charge(emu, na, st)
 
         def idle_event():
             if waits[0] and self.interval > 0 and len(self.last_flush):
@@ -458,17 +459,16 @@ class _Run:
             return INF
 
         def round_(links):
-            c0, charged = cpu(), emu.compute_vs
-            b0, m0 = st.bytes_sent + na.bytes_recv, na.n_sent
+            charge.round()
             links.pull()
             got = links.deliver(emu.vt)
+            charge()  # (the sweeps start after the decode of what arrived)
             stop, quiet, waits[0] = self._round(got)
-            rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
-            emu.advance(emu.round_cost(rest, got + na.n_sent - m0, 0,
-                                       st.bytes_sent + na.bytes_recv - b0) * emu.factor)
+            charge()
             return stop, quiet
 
         st.extra["virtual_windows"] = drive(self.comm, emu, na, self.wv, round_, idle_event)
+        na.charge = None  # (the drain after the stop is not timed)
 
     def _finish(self, wv, t_start):
         """After the stop: deliver what is in flight (expected after a capped stop; a

@@ -381,7 +381,8 @@ class Emulator:
         if self.cfg.pause_every > 0:
             self.next_pause = self.now() + self.rng.exponential(self.cfg.pause_every)
 
-    def round_cost(self, cpu_seconds, messages=0, vertices=0, nbytes=0, coded=0, bcoded=0):
+    def round_cost(self, cpu_seconds, messages=0, vertices=0, nbytes=0, coded=0, bcoded=0,
+                   rounds=1):
         """Virtual seconds of an ASAP round's work other than its sweep (unscaled): its
         CPU time, or under the compute model ``ns_per_round + ns_per_message x messages
         (data and ACKs, applied and sent) + ns_per_byte x nbytes (of the data messages
@@ -390,9 +391,11 @@ class Emulator:
         recount of its residual, a passive rank's wave contribution; ``coded``: the
         values of the coded 16-bit messages applied and sent; ``bcoded``, of the
         byte-coded ones, charged ``ns_per_bytecoded`` each).  The round's CPU time and
-        work are recorded for :meth:`calibration` (kernel ``"round"``)."""
+        work are recorded for :meth:`calibration` (kernel ``"round"``).  ``rounds=0``:
+        a part of a round charged as it happens (:class:`.vclock.Charge`; the round's
+        fixed cost is in another part)."""
         r = self.calib.setdefault("round", [0, 0.0, 0, 0, 0, 0, 0])
-        r[0] += 1
+        r[0] += rounds
         r[1] += max(cpu_seconds, 0.0)
         r[2] += int(messages)
         r[3] += int(vertices)
@@ -402,7 +405,8 @@ class Emulator:
         if not self.model:
             return max(cpu_seconds, 0.0)
         c = self.cfg
-        return 1e-9 * (c.ns_per_round + c.ns_per_message * messages + c.ns_per_byte * nbytes
+        return 1e-9 * (c.ns_per_round * rounds + c.ns_per_message * messages
+                       + c.ns_per_byte * nbytes
                        + c.ns_per_pass * vertices + c.ns_per_coded * coded
                        + c.ns_per_bytecoded * bcoded)
 

@@ -282,6 +282,11 @@ class NotifyAck:
         self.bytes_recv = 0  # data bytes applied (the compute model's round cost)
         self.coded = 0  # values of coded 16-bit messages sent and applied (ditto)
         self.bcoded = 0  # ... of byte-coded ones (ditto)
+        self.n_acks = 0  # ACKs arrived (ditto)
+        # the virtual clock's charge of the work done so far (:class:`.vclock.Charge`),
+        # called before each stamp, so a message leaves after its own coding (and an ACK
+        # after the decode of the message it answers); None on the host's clock
+        self.charge = None
 
     def _apply(self, j, buf, nbytes):
         """Deliver in-peer ``j``'s message, count it and ACK it."""
@@ -292,6 +297,8 @@ class NotifyAck:
         self._count_coded(buf, nbytes)
         self.recv_from[q] += 1
         self.st.messages_received += 1
+        if self.charge is not None:
+            self.charge()
         a = np.array([self.emu.stamp(q, 8)])
         self.ack_pending.append(self.comm.Isend([a, MPI.DOUBLE], dest=q, tag=TAG_ACK))
         self.st.acks_sent += 1
@@ -377,6 +384,7 @@ class NotifyAck:
         """Out-peer ``j``'s ACK is delivered: one window position frees (and the link's
         round trip is measured)."""
         self.inflight[j] -= 1
+        self.n_acks += 1
         sent = self.sent_at[j]
         if sent:
             r = self._clock() - sent.popleft()
@@ -406,16 +414,18 @@ class NotifyAck:
         q = int(self.out_peers[j])
         f = header(buf)
         f[FORM] = form
+        self._count_coded(buf, nbytes)
+        self.n_sent += 1
+        self.st.messages_sent += 1
+        self.st.bytes_sent += nbytes
+        if self.charge is not None:
+            self.charge()
         f[DELIVER_AT] = self.emu.stamp(q, nbytes)
         self.pool_req[j][self._slot] = self.comm.Isend([buf[:nbytes], self.MPI.BYTE], dest=q,
                                                        tag=TAG_DATA)
         self.inflight[j] += 1
         self.sent_at[j].append(self._clock())
         self.sent_to[q] += 1
-        self._count_coded(buf, nbytes)
-        self.n_sent += 1
-        self.st.messages_sent += 1
-        self.st.bytes_sent += nbytes
 
     def _count_coded(self, buf, nbytes):
         c, b = coded_values(buf, nbytes)

@@ -136,6 +136,8 @@ def main():
                             "rank_virtual": [q.get("virtual_seconds")
                                              for q in r.stats["per_rank"]],
                             "rank_pauses": [q.get("pauses", 0) for q in r.stats["per_rank"]],
+                            "rank_pause_seconds": [q.get("pause_seconds", 0.0)
+                                                   for q in r.stats["per_rank"]],
                             "rank_patience": [q.get("sweep_patience")
                                               for q in r.stats["per_rank"]],
                             "rank_skip_gamma": [q.get("skip_gamma")

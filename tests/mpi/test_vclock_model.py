@@ -46,9 +46,14 @@ def test_model_compute_repeats_exactly(k, run_cases):
             assert a[key] == b[key], (a["mode"], a.get("schedule"), key, a[key], b[key])
     paused = recs[len(_runs(EMU)):len(runs)]
     assert all(sum(r["rank_pauses"]) > 0 for r in paused), [(r["virtual_seconds"], r["rank_pauses"]) for r in recs]
-    # pauses cost time: the same run without them ends sooner (both modes)
-    for calm, p in zip(recs[:3], paused):
-        assert p["virtual_seconds"] > calm["virtual_seconds"], (calm, p)
+    # pauses cost BSP time: the same run without them ends sooner (in lockstep every
+    # pause adds); an ASAP schedule perturbed by pauses may end sooner or later (it did
+    # both), but every rank's clock holds its pauses
+    assert paused[0]["virtual_seconds"] > recs[0]["virtual_seconds"], (recs[0], paused[0])
+    for p in paused:
+        ps = p["rank_pause_seconds"]
+        assert any(q > 0 for q in ps), p
+        assert all(v >= q for v, q in zip(p["rank_virtual"], ps)), p
 
 
 def test_cli_compute_and_pauses_applied_or_refused(tmp_path, cli, refused):
@@ -178,8 +183,8 @@ def test_model_charges_the_layout_that_ran(cli, tmp_path):
 @pytest.mark.timeout(660)
 def test_layout_before_clock_same_answer_layout_not_charged(run_cases):
     """``layout_before_clock``: the solve's layout is built before the clocks (its host
-    seconds reported, nothing charged), the answer is the same, and the run ends sooner
-    in virtual time by at least the modelled build; without it the build is charged (BSP
+    seconds reported, nothing charged), the answer is the same, and BSP's run ends
+    sooner in virtual time; without it the build is charged (BSP
     from the in-rows of a fresh load, ASAP's relabelled push rows: rmat:16 relabels)."""
     emu = {"latency": 1e-3, "clock": "virtual", "compute": "model"}
     runs = [{"mode": m, "tol": 1e-8, "emulation": emu, "layout_before_clock": before}
@@ -194,4 +199,6 @@ def test_layout_before_clock_same_answer_layout_not_charged(run_cases):
         assert inside["rank_layout_seconds"] == [None, None]
         assert before["rank_layouts_charged"] == [[], []], before
         assert all(t is not None and t > 0 for t in before["rank_layout_seconds"]), before
-        assert before["virtual_seconds"] < inside["virtual_seconds"], (m, before, inside)
+        if m == "bsp":  # (lockstep: the build only shifts every superstep; an ASAP
+            # schedule started at other times may end sooner or later: it did both)
+            assert before["virtual_seconds"] < inside["virtual_seconds"], (m, before, inside)
