@@ -284,6 +284,7 @@ def run_solve(s, wave_interval):
             return True, False
         s.arrived()
         s.over = st.edges_visited - s.e_start >= sol.max_work
+        pre = s.flush_first()  # (as on the host clock)
         v0 = emu.vt
         pushed = s._work(ev, time.perf_counter(), emu.vt)
         if emu.compute_vs > charged:  # a sweep ran: its virtual length
@@ -295,7 +296,7 @@ def run_solve(s, wave_interval):
         # (or the compute model's cost of a round)
         rest = (cpu() - c0) - emu.last_cpu if emu.compute_vs > charged else cpu() - c0
         rest -= s.untimed - u0  # (the bench's true-error trace is not the algorithm's)
-        emu.advance(emu.round_cost(rest, ev + sent, (s.passes - p0) * nloc,
+        emu.advance(emu.round_cost(rest, ev + sent + pre, (s.passes - p0) * nloc,
                                    st.bytes_sent + na.bytes_recv - b0,
                                    na.coded - k0, na.bcoded - kb0) * emu.factor)
         if _DEBUG and s.rounds % 50 == 0:
@@ -304,7 +305,7 @@ def run_solve(s, wave_interval):
                   f"pushed {pushed} sent {sent} infl {na.inflight.tolist()} heap "
                   f"{len(links.heap)} waves {wv.waves} rg {s.r_global:.3e}", flush=True)
         # (a due flush keeps the rank running rounds, as the host-clock loop does)
-        return False, not (ev or pushed or sent or contributed or res is not None
+        return False, not (ev or pushed or sent or pre or contributed or res is not None
                            or s.flush_due())
 
     st.extra["virtual_windows"] = drive(s.comm, emu, na, wv, round_, idle_event)
