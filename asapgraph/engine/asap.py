@@ -228,6 +228,14 @@ IDLE_PRIO = 0.1
 #: ``ASAPGRAPH_ASAP_STALL_SWEEPS`` (0: off); ``--json`` per rank ``stall_sweeps`` (the
 #: setting) and ``stall_guard_wave`` (the wave after which it fired; absent: it did not).
 STALL_SWEEPS = 32
+#: :meth:`_Solve.flush_first` sends a held output early only to waiting peers whose sweeps
+#: take at least this fraction of this rank's: a peer's gate waits at most ``patience`` x
+#: the shorter of its own sweep and its slowest in-peer's, so a much faster peer loses
+#: little to a held output, and flushing the older output early to it split this rank's
+#: output into more, smaller messages that made it sweep more often on partial input
+#: (rmat:20, 2 ranks, rank 1 3x, virtual clock, model compute: 0.576 -> 0.740 s to L1
+#: 1e-6 and 550 -> 680 M edges without this bound; 1:1.5 and 1:2 within 0.5 %).
+FLUSH_FIRST_LEN = 0.5
 #: Values to a peer on the same host go out exact (float64, no quantisation) unless the
 #: network is emulated or ``ASAPGRAPH_ASAP_QUANT`` is set: between ranks of one host a
 #: message is a memory copy, and coding it costs CPU that no wire time pays back.
@@ -545,6 +553,7 @@ class _Solve:
         # rank's gate still missed when it last waited, since its last sweep / before it
         # (:meth:`flush_first`)
         self.peer_waits = np.zeros(nout, dtype=bool)
+        self.out_len = np.zeros(nout)  # each out-peer's last sweep duration (its headers)
         self.waiting_for = np.zeros(nin, dtype=bool)
         self.waited_for = np.zeros(nin, dtype=bool)
         self.in_index = {int(q): i for i, q in enumerate(in_peers)}
@@ -617,7 +626,7 @@ class _Solve:
         c0, e0 = time.thread_time(), st.edges_visited
         if evtrace.DIR:
             _ev("S0", float(self.fresh.sum()), evtrace.now() - self.last_sweep_end)
-        if self.nout and (self.dirty & self.peer_waits & ~self.na.full_mask()).any():
+        if self.nout and (self.dirty & self._waiting_peers() & ~self.na.full_mask()).any():
             # an output a waiting peer could have now goes after this sweep (flush_first)
             st.extra["held_for_waiting"] = st.extra.get("held_for_waiting", 0) + 1
         if mm is not None:
@@ -730,6 +739,7 @@ class _Solve:
         k = self.peer_index.get(int(self.na.in_peers[j]))
         if k is not None:
             self.peer_waits[k] = f[ex.SWEEP_LEN] < 0.0
+            self.out_len[k] = abs(f[ex.SWEEP_LEN])
 
     def flush(self, force, only=None):
         """Flush the buffers of this round's expander neighbours (window permitting);
@@ -824,9 +834,9 @@ class _Solve:
         return bool((want & (self.na.inflight < self.na.window)).any())
 
     def flush_first(self):
-        """Before the round's local work: send to the out-peers whose sweep gate waited
-        before their last sweep (so they are likely waiting for this rank's output now)
-        what an earlier sweep left in their buffers, where the window has freed since.
+        """Before the round's local work: send to the out-peers whose sweep gate waited for
+        this rank's output before their last sweep (so they likely wait for it now) what
+        an earlier sweep left in their buffers, where the window has freed since.
         Returns the messages sent.
 
         A sweep's output goes out in the round that ends it unless the peer's window is
@@ -837,23 +847,30 @@ class _Solve:
         later; a peer gated on it idled meanwhile, and its own output then came late in
         turn: the ranks fell into taking turns (rmat:20, 2 ranks on 2 cores, the host's
         clock: the slow mode of the bimodal runs, benchmarks/REPORT.md, seventeenth
-        session).  Only towards peers that wait: a peer that sweeps at once (a straggler
-        whose input arrives during its long sweeps) gains nothing from the older output
-        early and loses the newer one (sent with the next sweep's, it arrives before
-        the straggler's sweep ends); sending to every peer first cost 3-18 % on issue
-        14's 4-rank straggler grid (virtual clock, model compute, seed 1), to every peer
-        whose gate waited for any in-peer 0.3-8 %; towards the peers whose gate waited
-        for this rank at its last check, the grid's rebalanced cells moved -5.7 to +6.0 %
-        over seeds 1-3 (mean -1.5 % persistent, +0.2 % heterogeneous) and its static
-        persistent cell +0.8 to +10.5 %.  Off with ``ASAPGRAPH_ASAP_FLUSH_FIRST=0``."""
+        session).  Only towards peers that wait for this rank's output (per recipient:
+        the sign of the header's sweep duration) and whose sweeps are not much shorter
+        (:data:`FLUSH_FIRST_LEN`): a peer that sweeps at once (a straggler whose input
+        arrives during its long sweeps) gains nothing from the older output early and
+        then gets the newer one later.  Sending to every peer first cost 3-18 % on issue
+        14's 4-rank grid (virtual clock, model compute, seed 1); the rule moved its cells
+        by -12.5 to +6.0 % over seeds 1-3 (means: persistent straggler static -0.5 %,
+        rebalanced -1.5 %; heterogeneous static -1.2 %, rebalanced +0.2 %), cnr-2000's not
+        at all (its gate never waits).  Off with ``ASAPGRAPH_ASAP_FLUSH_FIRST=0``."""
         if (not self.sol.flush_first or self.last_sweep_end == -np.inf
-                or not self.peer_waits.any() or not self.flush_due()):
+                or not self.peer_waits.any()):
             return 0  # (the warm start's output goes with the first sweep's)
+        only = self._waiting_peers()
+        if not only.any() or not self.flush_due():
+            return 0
         _ev("P", float(self.within_target()))
         out_work = self.wv.draining or self.over or self.within_target()
-        sent = self.flush(out_work or self._gated(), only=self.peer_waits)
+        sent = self.flush(out_work or self._gated(), only=only)
         self.st.extra["flushed_first"] = self.st.extra.get("flushed_first", 0) + sent
         return sent
+
+    def _waiting_peers(self):
+        """The out-peers :meth:`flush_first` sends to early (:data:`FLUSH_FIRST_LEN`)."""
+        return self.peer_waits & (self.out_len >= FLUSH_FIRST_LEN * self.last_sweep_len)
 
     def _exact_only(self):
         """Buffers must empty exactly: the drain (a migration) or the work limit."""
