@@ -34,11 +34,12 @@ for c, extra in clocks.items():
         res.setdefault((r["graph"], r["mode"], c), []).append(
             (t, r["edges_visited"], r.get("within_tolerance"), r.get("final_error")))
     print(f"{c}: load before {la:.1f}", file=sys.stderr)
-print("graph     mode  wall(med, runs)                      cpu    model  cpu/wall model/wall  within")
+print("graph     mode  wall (median, runs)  cpu  model  cpu/wall  model/wall  within")
 for g in ("rmat:20", "cnr-2000"):
     for m in ("bsp", "asap"):
         w = [x[0] for x in res[(g, m, "wall")]]
         meds = {c: statistics.median(x[0] for x in res[(g, m, c)]) for c in clocks}
         ok = all(x[2] for c in clocks for x in res[(g, m, c)])
-        print(f"{g:9s} {m:5s} {meds['wall']:.3f} {[round(x, 3) for x in w]}  {meds['cpu']:.3f}  {meds['model']:.3f}  "
+        print(f"{g:9s} {m:5s} {meds['wall']:.3f} {[round(x, 3) for x in w]}  "
+              f"{meds['cpu']:.3f}  {meds['model']:.3f}  "
               f"{meds['cpu'] / meds['wall']:.2f}  {meds['model'] / meds['wall']:.2f}  {ok}")

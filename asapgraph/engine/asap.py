@@ -53,8 +53,9 @@ sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``w
 un-ACKed messages per peer; while waiting the sender keeps computing and combining into
 the buffer, except towards a peer whose sweep gate waited for this rank's output (the
 sign of the header's sweep duration): there a held output goes out as soon as the ACK
-is in, before the next sweep (:meth:`_Solve.flush_first`).  Values travel quantised with error feedback (16-bit integers of a
-per-message step, a byte each where they fit in +-127, :func:`.exchange.encode`;
+is in, before the next sweep (:meth:`_Solve.flush_first`).  Values travel quantised
+with error feedback (16-bit integers of a per-message step, a byte each where they fit
+in +-127, :func:`.exchange.encode`;
 Exp-Golomb coded with ``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the
 slot; to a peer on the same host without network emulation they go exact in float64
 (:data:`EXACT_ON_HOST`: a memory copy there, where coding costs CPU and saves nothing).
