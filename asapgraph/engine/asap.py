@@ -51,8 +51,11 @@ fixed point, the termination and the bound are unchanged.
 payload form, the push-sum pair, the pool shares owed to ``q`` and the sender's last
 sweep duration); the receiver applies it and then sends a tiny ACK.  At most ``window``
 un-ACKed messages per peer; while waiting the sender keeps computing and combining into
-the buffer.  Values travel quantised with error feedback (16-bit integers of a
-per-message step, a byte each where they fit in +-127, :func:`.exchange.encode`;
+the buffer, except towards a peer whose sweep gate waited for this rank's output (the
+sign of the header's sweep duration): there a held output goes out as soon as the ACK
+is in, before the next sweep (:meth:`_Solve.flush_first`).  Values travel quantised
+with error feedback (16-bit integers of a per-message step, a byte each where they fit
+in +-127, :func:`.exchange.encode`;
 Exp-Golomb coded with ``ASAPGRAPH_ASAP_QUANT=q16c``), the remainder staying in the
 slot; to a peer on the same host without network emulation they go exact in float64
 (:data:`EXACT_ON_HOST`: a memory copy there, where coding costs CPU and saves nothing).
@@ -113,9 +116,11 @@ from asapgraph import options as _options
 from asapgraph.kernels import _local
 from asapgraph.kernels.tuning import PREFETCH_MIN_BYTES
 from asapgraph.comm.mpi import mpi, oversubscribed, same_host_ranks
+from asapgraph.engine import evtrace
 from asapgraph.engine import exchange as ex
 from asapgraph.engine.asap_delta import PUSH_PF_DIST, DeltaState, pool_peers, push_layout
 from asapgraph.engine.emulation import now
+from asapgraph.engine.evtrace import ev as _ev
 # the single-process relabelling policy, shared with BSP's pull layout (imported with the
 # engine, not inside a solve: its kernels' import was timed as compute)
 from asapgraph.engine.pull import wants_reorder
@@ -224,6 +229,14 @@ IDLE_PRIO = 0.1
 #: ``ASAPGRAPH_ASAP_STALL_SWEEPS`` (0: off); ``--json`` per rank ``stall_sweeps`` (the
 #: setting) and ``stall_guard_wave`` (the wave after which it fired; absent: it did not).
 STALL_SWEEPS = 32
+#: :meth:`_Solve.flush_first` sends a held output early only to waiting peers whose sweeps
+#: take at least this fraction of this rank's: a peer's gate waits at most ``patience`` x
+#: the shorter of its own sweep and its slowest in-peer's, so a much faster peer loses
+#: little to a held output, and flushing the older output early to it split this rank's
+#: output into more, smaller messages that made it sweep more often on partial input
+#: (rmat:20, 2 ranks, rank 1 3x, virtual clock, model compute: 0.576 -> 0.740 s to L1
+#: 1e-6 and 550 -> 680 M edges without this bound; 1:1.5 and 1:2 within 0.5 %).
+FLUSH_FIRST_LEN = 0.5
 #: Values to a peer on the same host go out exact (float64, no quantisation) unless the
 #: network is emulated or ``ASAPGRAPH_ASAP_QUANT`` is set: between ranks of one host a
 #: message is a memory copy, and coding it costs CPU that no wire time pays back.
@@ -416,6 +429,9 @@ class _Solver:
         # target (counted in the bound) instead of going out exactly in float64
         # (ASAPGRAPH_ASAP_REMAINDERS=0: every out-of-work flush exact, for A/B experiments)
         self.keep_remainders = os.environ.get("ASAPGRAPH_ASAP_REMAINDERS", "1") != "0"
+        # a blocked output goes out before the next sweep to peers that wait
+        # (:meth:`_Solve.flush_first`; ASAPGRAPH_ASAP_FLUSH_FIRST=0: off, for A/B)
+        self.flush_first = os.environ.get("ASAPGRAPH_ASAP_FLUSH_FIRST", "1") != "0"
         # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
         # by degree, under the single-process relabelling policy (big graph, no locality
         # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
@@ -533,6 +549,15 @@ class _Solve:
         self.rl_global = comm.allreduce(self.rl) if sol.rank_prio > 0 else 0.0
         self.fresh = np.zeros(nin, dtype=bool)
         self.peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
+        # each out-peer's sweep gate waited for this rank's output before its last sweep
+        # (the sign of its headers' sweep duration), and the in-peers whose output this
+        # rank's gate still missed when it last waited, since its last sweep / before it
+        # (:meth:`flush_first`)
+        self.peer_waits = np.zeros(nout, dtype=bool)
+        self.out_len = np.zeros(nout)  # each out-peer's last sweep duration (its headers)
+        self.waiting_for = np.zeros(nin, dtype=bool)
+        self.waited_for = np.zeros(nin, dtype=bool)
+        self.in_index = {int(q): i for i, q in enumerate(in_peers)}
         self.last_sweep_end, self.last_sweep_len = -np.inf, 0.0
         # the stall guard (STALL_SWEEPS): the bound it last halved from, this rank's sweeps
         # then, the wave of its last sweep, and whether the guard is on
@@ -590,6 +615,9 @@ class _Solve:
         if not ready:
             ready = (t1 if vnow is None else vnow) - self.last_sweep_end >= self._gate_wait()
         if self.within_target() or not ready or self.wv.draining or self.over:
+            if not ready:
+                _ev("G", self._gate_wait())
+                self.waiting_for[:] = ~self.fresh  # (the last check: what held it)
             return 0
         if self._gated():
             return 0  # priority schedule: ranks with more residual per vertex go first
@@ -597,6 +625,11 @@ class _Solve:
             st.extra["input_waits"] = st.extra.get("input_waits", 0) + 1
             return 0  # sweep schedule: nothing new, and far below its share
         c0, e0 = time.thread_time(), st.edges_visited
+        if evtrace.DIR:
+            _ev("S0", float(self.fresh.sum()), evtrace.now() - self.last_sweep_end)
+        if self.nout and (self.dirty & self._waiting_peers() & ~self.na.full_mask()).any():
+            # an output a waiting peer could have now goes after this sweep (flush_first)
+            st.extra["held_for_waiting"] = st.extra.get("held_for_waiting", 0) + 1
         if mm is not None:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
             st.edges_visited += nedge
@@ -619,6 +652,9 @@ class _Solve:
             # model's) plus what the emulated host added
             self.bal.record(st.edges_visited - e0, self.emu.last_charged + slept)
         self.fresh[:] = False
+        self.waited_for[:] = self.waiting_for
+        self.waiting_for[:] = False
+        _ev("S1", st.edges_visited - e0, slept)
         self.swept_wave = self.wv.waves
         self.last_sweep_end = time.perf_counter()
         self.last_sweep_len = self.last_sweep_end - t1
@@ -699,13 +735,19 @@ class _Solve:
         self.gs += f[ex.GOSSIP_S]
         self.gw += f[ex.GOSSIP_W]
         self.fresh[j] = True
-        self.peer_len[j] = f[ex.SWEEP_LEN]
+        # (negative: the sender's sweep gate waited for this rank's output before that sweep)
+        self.peer_len[j] = abs(f[ex.SWEEP_LEN])
+        k = self.peer_index.get(int(self.na.in_peers[j]))
+        if k is not None:
+            self.peer_waits[k] = f[ex.SWEEP_LEN] < 0.0
+            self.out_len[k] = abs(f[ex.SWEEP_LEN])
 
-    def flush(self, force):
+    def flush(self, force, only=None):
         """Flush the buffers of this round's expander neighbours (window permitting);
         ``force``: the rank is out of work (or gated): exact float64, remainders too,
         except that 16-bit remainders within the rank's passivity budget may stay
-        (:meth:`passive`; not in the drain)."""
+        (:meth:`passive`; not in the drain).  ``only``: a mask of the out-peers to flush
+        (default: every one)."""
         sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
         dirty, rem, dbuf, nout, remm = self.dirty, self.rem, self.d.dbuf, self.nout, self.remm
         sent = 0
@@ -727,7 +769,7 @@ class _Solve:
         r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
         for q in nb:
             j = self.peer_index.get(int(q))
-            if j is None or na.full(j):
+            if j is None or na.full(j) or (only is not None and not only[j]):
                 continue
             pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
             # a buffer holding only remainders waits for new mass (or the end)
@@ -764,7 +806,9 @@ class _Solve:
             gs, gw = gs / 2.0, gw / 2.0  # push-sum: half of the pair travels
             f[ex.GOSSIP_S], f[ex.GOSSIP_W] = gs, gw
             f[ex.POOL_B], f[ex.POOL_D] = dbuf[j, 0], dbuf[j, 1]
-            f[ex.SWEEP_LEN] = self.last_sweep_len
+            i = self.in_index.get(int(q))  # negative: this rank's gate waited for q's output
+            f[ex.SWEEP_LEN] = (-self.last_sweep_len if i is not None and self.waited_for[i]
+                               else self.last_sweep_len)
             dbuf[j] = 0.0
             na.send(j, buf, nbytes, form)
             sent += 1
@@ -789,6 +833,45 @@ class _Solve:
             return False
         want = self.dirty | self.d.dbuf.any(axis=1)
         return bool((want & (self.na.inflight < self.na.window)).any())
+
+    def flush_first(self):
+        """Before the round's local work: send to the out-peers whose sweep gate waited for
+        this rank's output before their last sweep (so they likely wait for it now) what
+        an earlier sweep left in their buffers, where the window has freed since.
+        Returns the messages sent.
+
+        A sweep's output goes out in the round that ends it unless the peer's window is
+        full (window 1: the peer has not applied the previous message yet, which it does
+        after its own sweep; an ACK that arrived during this rank's sweep is seen only by
+        the next round's poll).  When that poll also brought fresh input, the rank used
+        to sweep again first and send after, so the output reached the peer a whole sweep
+        later; a peer gated on it idled meanwhile, and its own output then came late in
+        turn: the ranks fell into taking turns (rmat:20, 2 ranks on 2 cores, the host's
+        clock: the slow mode of the bimodal runs, benchmarks/REPORT.md, seventeenth
+        session).  Only towards peers that wait for this rank's output (per recipient:
+        the sign of the header's sweep duration) and whose sweeps are not much shorter
+        (:data:`FLUSH_FIRST_LEN`): a peer that sweeps at once (a straggler whose input
+        arrives during its long sweeps) gains nothing from the older output early and
+        then gets the newer one later.  Sending to every peer first cost 3-18 % on issue
+        14's 4-rank grid (virtual clock, model compute, seed 1); the rule moved its cells
+        by -12.5 to +6.0 % over seeds 1-3 (means: persistent straggler static -0.5 %,
+        rebalanced -1.5 %; heterogeneous static -1.2 %, rebalanced +0.2 %), cnr-2000's not
+        at all (its gate never waits).  Off with ``ASAPGRAPH_ASAP_FLUSH_FIRST=0``."""
+        if (not self.sol.flush_first or self.last_sweep_end == -np.inf
+                or not self.peer_waits.any()):
+            return 0  # (the warm start's output goes with the first sweep's)
+        only = self._waiting_peers()
+        if not only.any() or not self.flush_due():
+            return 0
+        _ev("P", float(self.within_target()))
+        out_work = self.wv.draining or self.over or self.within_target()
+        sent = self.flush(out_work or self._gated(), only=only)
+        self.st.extra["flushed_first"] = self.st.extra.get("flushed_first", 0) + sent
+        return sent
+
+    def _waiting_peers(self):
+        """The out-peers :meth:`flush_first` sends to early (:data:`FLUSH_FIRST_LEN`)."""
+        return self.peer_waits & (self.out_len >= FLUSH_FIRST_LEN * self.last_sweep_len)
 
     def _exact_only(self):
         """Buffers must empty exactly: the drain (a migration) or the work limit."""
@@ -945,6 +1028,7 @@ class _Solve:
         acc = d.acc
         perf = time.perf_counter
         t_start = last_dbg = perf()
+        t_ev = evtrace.start((lambda: emu.vt) if emu.virtual else None)
         idle = sent = 0
         done = False
         if emu.virtual:  # the same rounds in virtual time (.vclock)
@@ -958,6 +1042,11 @@ class _Solve:
             st.comm_s += t1 - t0
             self.arrived()
             self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
+            pre = self.flush_first()  # an earlier sweep's output whose window freed
+            if pre:
+                t1b = perf()
+                st.comm_s += t1b - t1
+                t1 = t1b
             pushed = self._work(ev, t1)
             t2 = perf()
             sent, out_work = self.send_step(ev or pushed or sent)
@@ -980,7 +1069,7 @@ class _Solve:
                        f"r_global {self.r_global:.3g} gated {bool(self._gated())} endgame "
                        f"{bool(self._endgame())} tfac {self.tfac:g} dirty "
                        f"{self.dirty.tolist()} rem {self.rem.tolist()}")
-            if not (ev or pushed or sent or self.flush_due()):
+            if not (ev or pushed or sent or pre or self.flush_due()):
                 idle += 1
                 if idle > 2:
                     # at most 1 ms where ranks share cores (a poll takes CPU from the rank
@@ -991,10 +1080,13 @@ class _Solve:
                     nd = min(np.inf if nd is None else nd, self.wv.next_event())
                     if nd < np.inf:
                         dt = max(0.0, min(dt, nd - now()))
+                    _ev("Z", dt)
                     time.sleep(dt)
                     st.wait_s += dt
             else:
                 idle = 0
+        evtrace.dump(self.me, t_ev, patience=sol.patience, gate_shared=sol.gate_shared,
+                     idle_cap=sol.idle_cap)
         na.close()  # cancel the posted receives, complete every send, barrier
         if sol.debug_mass:
             d.check_mass(self.comm)

@@ -147,6 +147,7 @@ import time
 import numpy as np
 
 from asapgraph.comm.mpi import TAG_ACK, TAG_DATA, mpi
+from asapgraph.engine.evtrace import ev as _ev
 from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
@@ -291,6 +292,7 @@ class NotifyAck:
     def _apply(self, j, buf, nbytes):
         """Deliver in-peer ``j``'s message, count it and ACK it."""
         MPI, q = self.MPI, self.in_peers[j]
+        _ev("D", j, nbytes)
         self.deliver(j, buf, nbytes)
         self.n_recv += 1
         self.bytes_recv += nbytes
@@ -328,6 +330,7 @@ class NotifyAck:
                     buf = self.rbufs[i]
                     nb = self.stats[pos].Get_count(MPI.BYTE)
                     da = float(buf[:8].view(np.float64)[0])
+                    _ev("R", i, da)
                     # hold() declines when the delivery time has passed meanwhile
                     if not (emu.cfg.network and emu.hold(da, ("d", i, (buf[:nb].copy(), nb)))):
                         self._apply(i, buf, nb)
@@ -385,6 +388,7 @@ class NotifyAck:
         round trip is measured)."""
         self.inflight[j] -= 1
         self.n_acks += 1
+        _ev("A", j)
         sent = self.sent_at[j]
         if sent:
             r = self._clock() - sent.popleft()
@@ -396,6 +400,10 @@ class NotifyAck:
     def acked(self):
         """Every message this rank sent was ACKed."""
         return not self.inflight.any()
+
+    def full_mask(self):
+        """Per out-peer: its window is full."""
+        return self.inflight >= self.window
 
     def full(self, j):
         """Out-peer ``j`` has ``window`` un-ACKed messages: nothing more may go to it."""
@@ -424,6 +432,7 @@ class NotifyAck:
         self.pool_req[j][self._slot] = self.comm.Isend([buf[:nbytes], self.MPI.BYTE], dest=q,
                                                        tag=TAG_DATA)
         self.inflight[j] += 1
+        _ev("T", j, nbytes)
         self.sent_at[j].append(self._clock())
         self.sent_to[q] += 1
 

@@ -340,6 +340,7 @@ def run_solve(s, wave_interval):
         s.arrived()
         s.over = st.edges_visited - s.e_start >= sol.max_work
         charge()  # (the sweep starts after the decode of what opened its gate)
+        pre = s.flush_first()  # (as on the host clock; each message charged before its stamp)
         v0, charged = emu.vt, emu.compute_vs
         pushed = s._work(ev, time.perf_counter(), emu.vt)
         if emu.compute_vs > charged:  # a sweep ran: its virtual length
@@ -355,7 +356,7 @@ def run_solve(s, wave_interval):
                   f"pushed {pushed} sent {sent} infl {na.inflight.tolist()} heap "
                   f"{len(links.heap)} waves {wv.waves} rg {s.r_global:.3e}", flush=True)
         # (a due flush keeps the rank running rounds, as the host-clock loop does)
-        return False, not (ev or pushed or sent or contributed or res is not None
+        return False, not (ev or pushed or sent or pre or contributed or res is not None
                            or s.flush_due())
 
     st.extra["virtual_windows"] = drive(s.comm, emu, na, wv, round_, idle_event)

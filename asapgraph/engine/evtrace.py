@@ -1,0 +1,53 @@
+"""Per-rank event timestamps of ASAP's round loop (a diagnostic, off by default).
+
+``ASAPGRAPH_EVTRACE=DIR``: every ASAP solve appends ``(time, kind, a, b)`` events to a list
+and writes it to ``DIR/ev_r<rank>_<pid>_<n>.pkl`` (a pickled dict: ``rank``, ``t0``, ``ev``
+and the gate's settings) when the solve ends.  Time is the host's ``perf_counter`` (one
+clock for every process of a host), or the rank's virtual clock on ``--clock virtual``.
+Kinds: ``S0``/``S1`` a sweep starts (a = in-peers fresh, b = seconds since the last
+sweep ended) / ends (a = edges, b = straggler sleep); ``G`` the sweep gate is closed (a =
+its patience in seconds); ``Z`` an idle sleep (a = seconds); ``P`` a flush before the
+round's work (:meth:`.asap._Solve.flush_first`); ``T`` a data message is sent (a = peer
+index, b = bytes); ``R`` one is received from MPI (a = peer index, b = its delivery
+stamp); ``D`` one is applied; ``A`` an ACK is applied.  Used to find why the host
+clock's 2-rank runs on rmat:20 were bimodal (benchmarks/REPORT.md, seventeenth session).
+Off, a call costs one global test.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import time
+
+DIR = os.environ.get("ASAPGRAPH_EVTRACE") or None
+LOG = []
+_clock = [time.perf_counter]
+_n = [0]
+
+
+def ev(kind, a=0.0, b=0.0):
+    """Record an event (when tracing)."""
+    if DIR:
+        LOG.append((_clock[0](), kind, a, b))
+
+
+def now():
+    """The events' clock."""
+    return _clock[0]()
+
+
+def start(clock=None):
+    """A solve starts: its events' clock (default the host's ``perf_counter``); returns
+    the start time."""
+    _clock[0] = clock or time.perf_counter
+    return _clock[0]()
+
+
+def dump(rank, t0, **info):
+    """Write this solve's events (when tracing) and clear them."""
+    if not DIR:
+        return
+    _n[0] += 1
+    with open(os.path.join(DIR, f"ev_r{rank}_{os.getpid()}_{_n[0]}.pkl"), "wb") as fh:
+        pickle.dump(dict(rank=rank, t0=t0, ev=list(LOG), **info), fh)
+    LOG.clear()
