@@ -172,7 +172,7 @@ def test_blocked_placement_taken_and_refused(rng, monkeypatch):
     called = []
     real = _graph.remap_place_blocked
     monkeypatch.setattr(_graph, "remap_place_blocked",
-                        lambda *a: called.append(1) or real(*a))
+                        lambda *a, **k: called.append(1) or real(*a, **k))
     monkeypatch.setattr(core, "BLOCKED_MIN_EDGES", 1000)
     monkeypatch.setattr(core, "BLOCK_EDGES", 4096)  # blocks of 512 ids, ~4K edges
     g = Graph.from_original_ids(src, dst)
@@ -197,3 +197,61 @@ def test_fused_build_all_ids_present(rng):
     assert g.ids is None and g.n == N
     ref = Graph.from_edges(src, dst, n=N)
     assert np.array_equal(g.indices, ref.indices) and np.array_equal(g.indptr, ref.indptr)
+
+
+def test_small_page_arrays():
+    """``small_page_empty``: a writable array of its own mapping; ``small_page_shrink``
+    keeps the first items without a copy (the same memory), and copies any other array."""
+    from asapgraph.kernels import _graph
+
+    for dt in (np.int32, np.int64, np.uint16):
+        a = _graph.small_page_empty(100000, dt)
+        assert a.dtype == dt and a.shape == (100000,) and a.flags.writeable
+        a[:] = np.arange(100000) % 1000
+        b = _graph.small_page_shrink(a, 4097)
+        assert b.shape == (4097,) and b.ctypes.data == a.ctypes.data
+        assert np.array_equal(b, np.arange(4097) % 1000)
+        del a
+        b[-1] = 7  # the kept pages stay mapped
+        assert b.sum() == (np.arange(4096) % 1000).sum() + 7
+    assert _graph.small_page_empty(0, np.int64).shape == (0,)
+    c = np.arange(10)
+    d = _graph.small_page_shrink(c, 4)
+    assert np.array_equal(d, [0, 1, 2, 3]) and not np.shares_memory(c, d)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_release_build_equals_plain(rng, monkeypatch, threads, dtype):
+    """``remap_build(release=True)`` (the parser's arrays handed back page by page while
+    they are placed, output in 4 KB pages, larger blocks) gives exactly the arrays of the
+    plain build, and it did hand the consumed pages back (they read as zeros)."""
+    from asapgraph.graph import core
+    from asapgraph.kernels import _graph
+
+    monkeypatch.setattr(core, "BLOCKED_MIN_EDGES", 1000)
+    monkeypatch.setattr(core, "BLOCK_EDGES_SMALL_PAGES", 8192)
+    monkeypatch.setattr(core, "RELEASE_EDGES", 5000)  # many steps per thread
+    m, N = 600000, 90000
+    src = rng.integers(1, N, m).astype(dtype)
+    dst = rng.integers(1, N, m).astype(dtype)
+    dst[::60] = 77  # a heavy in-row spread over the threads' ranges
+    src[src % 89 == 5] = 3  # absent ids
+    ref = core.remap_build(src, dst, N, threads)
+    s = _graph.small_page_empty(m, dtype)  # page-aligned, in pages of its own
+    d = _graph.small_page_empty(m, dtype)
+    s[:] = src
+    d[:] = dst
+    got = core.remap_build(s, d, N, threads, release=True)
+    assert got[0] == ref[0]
+    n = ref[0]
+    for a, b, k in zip(got[1:5], ref[1:5], (n + 1, m, n, n)):
+        assert np.array_equal(a[:k], b[:k])
+    # every whole page of a thread's range was handed back (no page left at the steps)
+    assert not s[4096: m - 4096].any() if threads == 1 else not s[m // 2 - 5000].any()
+    assert not d[4096: m - 4096].any() if threads == 1 else not d[m // 3 - 5000].any()
+    g = Graph.from_original_ids(src.copy(), dst.copy(), inplace=True, _consume=True)
+    h = Graph.from_original_ids(src, dst)
+    for a, b in ((g.indptr, h.indptr), (g.indices, h.indices), (g.out_degree, h.out_degree),
+                 (g.ids, h.ids)):
+        assert np.array_equal(a, b) and a.dtype == b.dtype

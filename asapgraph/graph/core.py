@@ -123,12 +123,15 @@ class Graph:
 
     @classmethod
     def from_original_ids(cls, src, dst, weights=None, undirected=False, source=None,
-                          inplace=False, max_id=None):
+                          inplace=False, max_id=None, _consume=False):
         """Build from edges given with arbitrary non-negative int64 ids (remapped densely).
 
         Dense ids follow the order of the original ids.  With ``inplace=True`` the
         (int32/int64) ``src``/``dst`` arrays are overwritten by dense ids when
         possible, saving a copy (the caller must not use them afterwards).
+        ``_consume=True`` (internal: ``load_graph``, for the parser's own arrays, which
+        share memory with nothing else) lets the build hand their pages back as it reads
+        them (:func:`remap_build` ``release``).
         """
         src = np.asarray(src)
         dst = np.asarray(dst)
@@ -137,7 +140,7 @@ class Graph:
         if dst.dtype != src.dtype:
             dst = dst.astype(src.dtype)
         if not undirected:
-            g = _fused_build(src, dst, weights, max_id, source)
+            g = _fused_build(src, dst, weights, max_id, source, consume=_consume)
             if g is not None:
                 return g
         ids, (s, d) = remap_ids(src, dst, inplace=inplace, max_id=max_id)
@@ -258,25 +261,42 @@ def _minmax(a):
 BLOCKED_MIN_EDGES = 1 << 22
 #: Edges in a destination block of the blocked placement, on average.
 BLOCK_EDGES = 1 << 16
+#: The same when the placement writes 4 KB pages (``remap_build(release=True)``): half
+#: as many blocks, so half as many pages written at once (TLB misses; measured on
+#: rmat:22: 0.94-1.07 s of placement CPU against 1.11-1.24 s with ``BLOCK_EDGES``).
+BLOCK_EDGES_SMALL_PAGES = 1 << 17
+#: ``remap_build(release=True)``: a placing thread hands back its consumed pages of
+#: ``src``/``dst`` every this many edges (4 MB of int32 per array).
+RELEASE_EDGES = 1 << 20
 
 
-def block_span(m, n):
+def block_span(m, n, block_edges=None):
     """Dense ids per destination block of the fused build's blocked placement (0: do not
-    block): the power of two that puts about ``BLOCK_EDGES`` of ``m`` edges in a block
-    of ``n`` ids, at most 65536."""
+    block): the power of two that puts about ``block_edges`` (default ``BLOCK_EDGES``)
+    of ``m`` edges in a block of ``n`` ids, at most 65536."""
     if m < BLOCKED_MIN_EDGES:
         return 0
-    span = max(1, min(65536, n * BLOCK_EDGES // m))
+    block_edges = BLOCK_EDGES if block_edges is None else block_edges
+    span = max(1, min(65536, n * block_edges // m))
     return 1 << (span.bit_length() - 1)
 
 
-def remap_build(src, dst, N, T, weights=None, span=None):
+def remap_build(src, dst, N, T, weights=None, span=None, release=False):
     """The fused id remap + in-CSR build of original-id edges in ``0..N-1`` on ``T``
     threads (:func:`asapgraph.kernels._graph.remap_count`, ``remap_scan``, then
     ``remap_place`` or, unweighted and large, ``remap_place_blocked``; ``span`` forces
     the block span, 0 the unblocked placement).  Returns ``(n, indptr, indices, outdeg,
     ids, outw, wout)``; ``indptr``/``outdeg``/``ids``/``outw`` have ``N`` (+1) entries
-    of which the first ``n`` (+1) are filled."""
+    of which the first ``n`` (+1) are filled (``indptr``/``outdeg``/``ids`` in mappings of
+    their own: :func:`asapgraph.kernels._graph.small_page_shrink` cuts them to ``n`` (+1)
+    without a copy).
+
+    ``release=True``: ``src``/``dst`` are destroyed (their pages handed back while the
+    blocked placement consumes them; ``load_graph`` passes the parser's arrays).  The
+    output ``indices`` is then written in 4 KB pages that take those pages over, which
+    keeps both the fresh memory a load touches and its peak about 6 bytes per edge lower
+    (benchmarks/REPORT.md, issue 13, "Seventeenth session").
+    """
     from asapgraph.kernels import _graph
 
     m = src.shape[0]
@@ -284,29 +304,39 @@ def remap_build(src, dst, N, T, weights=None, span=None):
     cin = np.zeros((T, N), dtype=cdt)
     cout = np.zeros((1, N), dtype=cdt)
     _graph.remap_count(src, dst, cin, cout)
-    indptr = np.empty(N + 1, dtype=EID)
-    outdeg = np.empty(N, dtype=np.int64)
-    ids = np.empty(N, dtype=np.int64)
-    span = block_span(m, N) if span is None else span
+    # written in order, the first n (+1) entries only: 4 KB pages (only those are touched)
+    indptr = _graph.small_page_empty(N + 1, EID)
+    outdeg = _graph.small_page_empty(N, np.int64)
+    ids = _graph.small_page_empty(N, np.int64)
+    blocks = BLOCK_EDGES_SMALL_PAGES if release else BLOCK_EDGES
+    span = block_span(m, N, blocks) if span is None else span
     span = 0 if weights is not None else span
     bcount = np.zeros((T, (N + span - 1) // span + 1), dtype=np.int64) if span else None
     n = _graph.remap_scan(cin, cout, indptr, outdeg, ids, span, bcount)
-    indices = np.empty(m, dtype=np.int32)
     if span:
         brun = indptr[np.minimum(np.arange(0, n + span, span), n)]
-        if T * np.diff(brun).max(initial=0) <= max(m // 8, T * BLOCK_EDGES):
+        if T * np.diff(brun).max(initial=0) <= max(m // 8, T * blocks):
             del cin  # the blocked placement needs only the lookup (2 bytes per edge)
-            _graph.remap_place_blocked(src, dst, cout, indices, indptr, n, brun, bcount, span)
+            if release:
+                indices = _graph.small_page_empty(m, np.int32)
+                _graph.remap_place_blocked(src, dst, cout, indices, indptr, n, brun, bcount,
+                                           span, release=True, small_pages=True,
+                                           release_step=RELEASE_EDGES)
+            else:
+                indices = np.empty(m, dtype=np.int32)
+                _graph.remap_place_blocked(src, dst, cout, indices, indptr, n, brun, bcount,
+                                           span)
             return n, indptr, indices, outdeg, ids, None, None
+    indices = np.empty(m, dtype=np.int32)
     wout = None if weights is None else np.empty(m, dtype=WEIGHT)
     outw = None if weights is None else np.zeros(N, dtype=WEIGHT)
     _graph.remap_place(src, dst, cin, cout, indices, weights, wout, outw)
     return n, indptr, indices, outdeg, ids, outw, wout
 
 
-def _fused_build(src, dst, weights, max_id, source):
+def _fused_build(src, dst, weights, max_id, source, consume=False):
     """The Graph of original-id edges by the fused remap + counting sort
-    (:func:`remap_build`), or None when it does not apply.
+    (:func:`remap_build`; ``consume``: its ``release``), or None when it does not apply.
 
     It applies to directed edges whose largest id ``N - 1`` is small next to the edge
     count: its per-thread degree counters take ``(T + 1) N`` ints, so ``T`` is capped at
@@ -337,11 +367,14 @@ def _fused_build(src, dst, weights, max_id, source):
     T = max(1, min(avail, 64, m // (4 * N), m // 65536 + 1))
     if T == 1 and avail > 1 and m > (1 << 20):
         return None
-    n, indptr, indices, outdeg, ids, outw, wout = remap_build(src, dst, N, T, w)
+    n, indptr, indices, outdeg, ids, outw, wout = remap_build(src, dst, N, T, w,
+                                                              release=consume)
+    del src, dst
     if n == N:
         ids = None
     else:
-        indptr, outdeg, ids = indptr[:n + 1].copy(), outdeg[:n].copy(), ids[:n].copy()
+        shrink = _graph.small_page_shrink
+        indptr, outdeg, ids = shrink(indptr, n + 1), shrink(outdeg, n), shrink(ids, n)
         if outw is not None:
             outw = outw[:n].copy()
     return Graph(indptr, indices, wout, outdeg, outw, ids, source)

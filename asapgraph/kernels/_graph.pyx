@@ -38,6 +38,10 @@ counting); the CSR construction in GAPBS ``src/builder.h`` (MakeCSR).
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free
+from libc.stdint cimport uintptr_t
+from posix.mman cimport (mmap, munmap, madvise, PROT_READ, PROT_WRITE, MAP_PRIVATE,
+                         MAP_ANONYMOUS, MAP_FAILED, MADV_DONTNEED, MADV_NOHUGEPAGE)
+from posix.unistd cimport sysconf, _SC_PAGESIZE
 from asapgraph.kernels._blocksort cimport sort_block
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from cython.parallel cimport prange, threadid
@@ -76,6 +80,7 @@ cdef extern from *:
 cdef enum:
     PF_FAR = 32    # prefetch distance for the counter of a future edge
     PF_NEAR = 16   # ... and for the slot that counter points to
+    RELEASE_EDGES = 1 << 20  # remap_place_blocked(release=True): pages handed back per step
 
 ctypedef fused out_t:
     int32_t
@@ -96,6 +101,80 @@ def set_max_threads(int k):
     cdef int old = omp_get_max_threads()
     omp_set_num_threads(k)
     return old
+
+
+cdef size_t _PAGE = <size_t>sysconf(_SC_PAGESIZE)
+
+
+cdef class _Mapping:
+    """An anonymous private mapping that numpy arrays view (unmapped with the last view)."""
+    cdef void *ptr
+    cdef size_t length
+
+    def __dealloc__(self):
+        if self.ptr != NULL and self.length:
+            munmap(self.ptr, self.length)
+            self.ptr = NULL
+
+
+def small_page_empty(int64_t count, dtype):
+    """An uninitialised 1-d array of ``count`` items in its own anonymous mapping of 4 KB
+    pages (``MADV_NOHUGEPAGE``; numpy asks for transparent huge pages from 4 MB on).
+
+    Why: on this project's hosts (virtual machines with free page reporting) a huge
+    page is only ever taken from a free 2 MB block, exactly what the guest hands back to
+    the host, so its first touch costs the host's fault as well -- from 0.06 to 0.9 s per
+    600 MB; a 4 KB page fault costs a steady ~1.4 us and can take pages the process has
+    just released (:func:`remap_place_blocked`).  See benchmarks/REPORT.md, issue 13."""
+    dt = np.dtype(dtype)
+    cdef size_t nbytes = <size_t>max(count, 1) * <size_t>dt.itemsize
+    cdef size_t length = (nbytes + _PAGE - 1) // _PAGE * _PAGE
+    cdef void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0)
+    cdef cnp.npy_intp dims = <cnp.npy_intp>count
+    cdef _Mapping owner
+    if p == MAP_FAILED:
+        raise MemoryError(f"cannot map {length} bytes")
+    madvise(p, length, MADV_NOHUGEPAGE)
+    owner = _Mapping()
+    owner.ptr = p
+    owner.length = length
+    arr = cnp.PyArray_SimpleNewFromData(1, &dims, dt.num, p)
+    cnp.set_array_base(arr, owner)
+    return arr
+
+
+def small_page_shrink(arr, int64_t count):
+    """``arr[:count]`` of an array from :func:`small_page_empty`, the mapping's pages past
+    it unmapped (no copy; ``arr`` itself must not be used afterwards).  Any other array:
+    a copy of ``arr[:count]``."""
+    cdef _Mapping owner
+    cdef size_t keep
+    base = arr.base
+    if not isinstance(base, _Mapping) or arr.ndim != 1 or count > arr.shape[0] or \
+            <uintptr_t>cnp.PyArray_DATA(arr) != <uintptr_t>(<_Mapping>base).ptr:
+        return arr[:count].copy()
+    owner = <_Mapping>base
+    keep = (<size_t>max(count, 1) * <size_t>arr.itemsize + _PAGE - 1) // _PAGE * _PAGE
+    if keep < owner.length:
+        munmap(<char *>owner.ptr + keep, owner.length - keep)
+        owner.length = keep
+    return arr[:count]
+
+
+cdef inline int64_t _release(const void *base, int64_t a, int64_t b, size_t isz) noexcept nogil:
+    """``MADV_DONTNEED`` on the whole pages of items ``[a, b)`` of ``base`` (``isz`` bytes
+    each); returns the item the released span ends in (where the next one starts, so no
+    page is left behind at the steps)."""
+    cdef uintptr_t p0 = <uintptr_t>base
+    cdef uintptr_t s = p0 + <uintptr_t>a * isz
+    cdef uintptr_t e = p0 + <uintptr_t>b * isz
+    s = (s + _PAGE - 1) & ~(<uintptr_t>_PAGE - 1)
+    e = e & ~(<uintptr_t>_PAGE - 1)
+    if e <= s:
+        return a
+    madvise(<void *>s, e - s, MADV_DONTNEED)
+    return <int64_t>((e - p0) // isz)
 
 
 cdef inline void _minmax_run(const vid_t *a, int64_t n, int64_t *lo, int64_t *hi) noexcept nogil:
@@ -669,7 +748,8 @@ def remap_place(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
 def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[:, ::1] cout,
                         int32_t[::1] indices, const int64_t[::1] indptr, int64_t n,
                         const int64_t[::1] brun, int64_t[:, ::1] bcount, int64_t block_span,
-                        bint prefetch=True):
+                        bint prefetch=True, bint release=False, bint small_pages=False,
+                        int64_t release_step=RELEASE_EDGES):
     """Step 3, blocked (unweighted): the arrays of :func:`remap_place`, with sequential
     writes instead of one cache miss per edge.
 
@@ -685,6 +765,14 @@ def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[
     it, inside a cache-sized window.  Both steps are stable.  Costs 2 bytes per edge and
     ``T`` copies of the largest block (the caller bounds it).  ``brun[b]`` is block
     ``b``'s first edge slot (``indptr[min(b span, n)]``, ``ceil(n / span) + 1`` entries).
+
+    ``release``: ``src``/``dst`` are the caller's to destroy (the parser's arrays of
+    ``load_graph``): step 3a hands their pages back (``MADV_DONTNEED``) every
+    ``release_step`` edges behind each thread.  ``small_pages``: ``low`` in 4 KB pages
+    (:func:`small_page_empty`; the caller's ``indices`` too, for the effect): the pages
+    that ``indices`` and ``low`` fault in are then the ones just released (recently freed,
+    cheap to touch on a virtual machine), and the peak resident set is about the edge
+    arrays alone instead of edge arrays + output.  The arrays written are the same.
     """
     cdef int64_t m = src.shape[0], T = bcount.shape[0]
     cdef int shift = _log2_span(block_span)
@@ -703,26 +791,33 @@ def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[
             k = bcount[t, b]
             bcount[t, b] = x
             x = x + k
-    low = np.empty(m, dtype=np.uint16)
+    low = small_page_empty(m, np.uint16) if small_pages else np.empty(m, dtype=np.uint16)
     buf = np.empty((T, max(maxb, 1)), dtype=np.int32)
     cur = np.empty((T, block_span), dtype=np.int64)
     with nogil:
         _place_blocked(src, dst, cout, indices, indptr, brun, bcount, low, buf, cur, nbk, n,
-                       shift, prefetch)
+                       shift, prefetch, max(release_step, 1) if release else 0)
 
 
 cdef void _place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[:, ::1] dense,
                          int32_t[::1] indices, const int64_t[::1] indptr,
                          const int64_t[::1] brun, int64_t[:, ::1] bpos, uint16_t[::1] low,
                          int32_t[:, ::1] buf, int64_t[:, ::1] cur, int64_t nbk, int64_t n,
-                         int shift, bint prefetch) noexcept nogil:
+                         int shift, bint prefetch, int64_t release) noexcept nogil:
     cdef int64_t m = src.shape[0], T = bpos.shape[0], span = cur.shape[1]
-    cdef int64_t t, lo, hi, e, d, b, k, s0, s1, d0, dn, l, tid
+    cdef int64_t t, lo, hi, e, d, b, k, s0, s1, d0, dn, l, tid, rel, rs, rd
     cdef int64_t mask = span - 1
     for t in prange(T, schedule="static", num_threads=T):
         lo = m * t // T
         hi = m * (t + 1) // T
+        rel = lo
+        rs = lo
+        rd = lo
         for e in range(lo, hi):
+            if release and e - rel >= release:
+                rs = _release(&src[0], rs, e, sizeof(vid_t))
+                rd = _release(&dst[0], rd, e, sizeof(vid_t))
+                rel = e
             if prefetch and e + PF_FAR < hi:
                 asapg_prefetch_r(&dense[0, dst[e + PF_FAR]])
                 asapg_prefetch_r(&dense[0, src[e + PF_FAR]])
@@ -732,6 +827,9 @@ cdef void _place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t
             bpos[t, b] = k + 1
             indices[k] = <int32_t>dense[0, src[e]]
             low[k] = <uint16_t>(d & mask)
+        if release and hi > lo:
+            _release(&src[0], rs, hi, sizeof(vid_t))
+            _release(&dst[0], rd, hi, sizeof(vid_t))
     for b in prange(nbk, schedule="dynamic", num_threads=T):
         tid = threadid()
         s0 = brun[b]

@@ -424,3 +424,53 @@ def test_bare_cr_is_refused_at_its_line(tmp_path, chunk):
     p.write_bytes(body)
     el = read_edges(p, weighted=True, **kw)
     assert el.src.tolist() == list(range(40)) and el.weights.tolist() == [1.0] * 40
+
+
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_load_graph_releasing_build_equals_read_edges(tmp_path, rng, monkeypatch,
+                                                      final_newline):
+    """``load_graph`` of a text file hands the parser's arrays to the build to consume
+    (pages released while they are placed): the Graph is the one built from
+    ``read_edges`` (comments, blank lines, duplicate edges, self-loops, absent ids, a last
+    line without its newline, a file size that is no multiple of a page); weighted files
+    take the plain placement and agree as well."""
+    from asapgraph.graph import core
+    from asapgraph.graph.core import Graph
+
+    monkeypatch.setattr(core, "BLOCKED_MIN_EDGES", 1000)
+    monkeypatch.setattr(core, "BLOCK_EDGES_SMALL_PAGES", 8192)
+    monkeypatch.setattr(core, "RELEASE_EDGES", 3000)
+    m, N = 250000, 40000
+    src = rng.integers(0, N, m)
+    dst = rng.integers(0, N, m)
+    src[100:200], dst[100:200] = src[:100], dst[:100]  # duplicates
+    dst[::13] = src[::13]  # self-loops
+    dst[dst % 101 == 7] = 9  # absent ids: the Graph keeps the original ids
+    src[src % 101 == 7] = 9
+    w = rng.integers(1, 9, m)
+    lines = [f"{a}\t{b}\t{c}" for a, b, c in zip(src, dst, w)]
+    lines.insert(0, "# header")
+    lines.insert(5000, "% a comment")
+    lines.insert(70000, "")
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    p = tmp_path / "g.txt"
+    p.write_text(text)
+    assert p.stat().st_size % 4096
+    el = read_edges(p)
+    ref = Graph.from_original_ids(el.src, el.dst)
+    from asapgraph.kernels import _graph
+
+    calls = []
+    real = _graph.remap_place_blocked
+    monkeypatch.setattr(_graph, "remap_place_blocked",
+                        lambda *a, **k: calls.append(k.get("release")) or real(*a, **k))
+    g = load_graph(p)
+    assert calls == [True]
+    assert isinstance(g.indices.base, type(_graph.small_page_empty(1, np.int32).base))
+    assert g.ids is not None
+    for a, b in ((g.indptr, ref.indptr), (g.indices, ref.indices),
+                 (g.out_degree, ref.out_degree), (g.ids, ref.ids)):
+        assert np.array_equal(a, b) and a.dtype == b.dtype
+    gw = load_graph(p, weighted=True)
+    refw = Graph.from_original_ids(el.src, el.dst, weights=w.astype(float))
+    assert np.array_equal(gw.indices, refw.indices) and np.array_equal(gw.weights, refw.weights)

@@ -293,7 +293,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
                               progress=progress, chunk_bytes=chunk_bytes, id32=True)
     prog.stage(f"building CSR ({s.size:,} edges)")
     return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
-                                   inplace=True, max_id=info["max_id"])
+                                   inplace=True, max_id=info["max_id"], _consume=True)
 
 
 def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
