@@ -76,7 +76,8 @@ def test_same_fixed_point_in_fewer_sweeps(rng):
     tgt = ((src + rng.integers(1, 200, m)) % n).astype(np.int32)
     rows = (indptr, tgt, dangling, vcoef)
     W = np.zeros((n, n))
-    np.add.at(W, (tgt, np.repeat(np.arange(n), np.diff(indptr))), np.repeat(vcoef, np.diff(indptr)))
+    deg = np.diff(indptr)
+    np.add.at(W, (tgt, np.repeat(np.arange(n), deg)), np.repeat(vcoef, deg))
     d = dangling.astype(float)
     G = ALPHA * (W + np.outer(np.full(n, 1.0 / n), d)) + (1 - ALPHA) / n
     ref = np.full(n, 1.0 / n)

@@ -320,7 +320,9 @@ class DeltaState:
             # emulator (the virtual clock left it out: issue 15, K = 2, rmat:20 ASAP's
             # virtual time 0.84-0.93 of its wall time; a straggler's host sleep too)
             c0, e0 = time.thread_time(), self.st.edges_visited
-            self.sweep(0.0, full=True, gs=False)  # (its edges are counted; `sweeps` are the rounds')
+            # (a Jacobi sweep: r = G x0 - x0 below needs x = x0; its edges are counted,
+            # `sweeps` are the rounds')
+            self.sweep(0.0, full=True, gs=False)
             sol.emu.after_compute(time.thread_time() - c0, self.st.edges_visited - e0, nloc,
                                   "push_r" if P is not None else "push")
             acc[:nloc] -= self.x
