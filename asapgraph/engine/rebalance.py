@@ -423,7 +423,11 @@ def asap_shares(shares, K):
         return shares
     s = np.asarray(shares, dtype=np.float64)
     s = s / s.sum()
-    phi = float(os.environ.get("ASAPGRAPH_ASAP_PEER_COST", str(ASAP_PEER_COST))) * (K - 1)
+    env = os.environ.get("ASAPGRAPH_ASAP_PEER_COST", str(ASAP_PEER_COST))
+    try:
+        phi = float(env) * (K - 1)
+    except ValueError:
+        raise ValueError(f"ASAPGRAPH_ASAP_PEER_COST must be a number, not {env!r}") from None
     if phi <= 0.0:
         return s
     f = np.maximum(s * (1.0 + K * phi) - phi, ASAP_MIN_SHARE * s)
