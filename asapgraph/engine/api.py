@@ -285,6 +285,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
             from asapgraph.engine.rebalance import probe_speeds
 
             probe = probe_speeds(comm, emu)
+            if mode == "asap" and probe["shares"] is not None:  # ASAP's split by them
+                from asapgraph.engine.rebalance import asap_shares
+
+                probe["shares"] = asap_shares(probe["shares"], K)
         t_load = time.perf_counter()
         if prog is not None:
             prog.stage(f"loading {source} on {K} ranks")

@@ -237,6 +237,18 @@ STALL_SWEEPS = 32
 #: (rmat:20, 2 ranks, rank 1 3x, virtual clock, model compute: 0.576 -> 0.740 s to L1
 #: 1e-6 and 550 -> 680 M edges without this bound; 1:1.5 and 1:2 within 0.5 %).
 FLUSH_FIRST_LEN = 0.5
+#: The ``jacobi`` PageRank sweep is Gauss-Seidel within the rank: a vertex pushes its
+#: residual as the sweep snapshotted it plus what the vertices pushed before it in the same
+#: sweep sent it (:func:`._local.jacobi_push`, ``gauss_seidel``), instead of leaving that
+#: to the next sweep (Jacobi, as power iteration).  The same edges are visited; the local
+#: part of the mass moves on a sweep earlier, so the sweeps needed fall where ranks run in
+#: lockstep (the sweep gate: every sweep costs a network round trip).  The warm start stays
+#: a Jacobi sweep (it computes ``r = G x0 - x0`` from the pushed ``x0``), the sum programs
+#: keep the Jacobi sweep (their extrapolation step reads the snapshot).  Measured (rmat:20,
+#: 4 ranks, 1 ms, 1 Gbit/s, virtual clock, model compute, seed 1, ``--rebalance start``):
+#: 2.30x -> 2.57x static BSP with rank 1 3x slower, 1.93x -> 2.06x with speeds 1:1.5:2:3
+#: (benchmarks/REPORT.md, seventeenth session).  Env ``ASAPGRAPH_ASAP_GS=0``: Jacobi.
+GAUSS_SEIDEL = True
 #: Values to a peer on the same host go out exact (float64, no quantisation) unless the
 #: network is emulated or ``ASAPGRAPH_ASAP_QUANT`` is set: between ranks of one host a
 #: message is a memory copy, and coding it costs CPU that no wire time pays back.
@@ -346,6 +358,9 @@ class _Solver:
         # the sweep schedule's input wait (IDLE_PRIO)
         self.idle_prio = (float(os.environ.get("ASAPGRAPH_ASAP_IDLE_PRIO", str(IDLE_PRIO)))
                           if schedule != "priority" and form == "jacobi" else 0.0)
+        # the jacobi PageRank sweep's Gauss-Seidel order within the rank (GAUSS_SEIDEL)
+        self.gauss_seidel = (os.environ.get("ASAPGRAPH_ASAP_GS", "1" if GAUSS_SEIDEL else "0")
+                             != "0")
         # the jacobi PageRank form's stall guard (STALL_SWEEPS; 0: off)
         self.stall_sweeps = int(os.environ.get("ASAPGRAPH_ASAP_STALL_SWEEPS",
                                                str(STALL_SWEEPS)))
@@ -1096,6 +1111,8 @@ class _Solve:
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
+        if self.jac and not self.prog and self.mm is None:  # Gauss-Seidel sweeps (GAUSS_SEIDEL)
+            st.extra["gauss_seidel"] = sol.gauss_seidel
         if self.jac and not self.prog and self.mm is None:
             st.extra["stall_sweeps"] = sol.stall_sweeps  # the stall guard's (0: off)
         st.extra["rtt_min_seconds"] = na.rtt_floor or None  # (None: no ACK arrived)

@@ -24,10 +24,15 @@ earlier contributions.  A contribution is never dropped, only delayed or combine
   ``(1 - alpha) r_u`` (teleport) and, for a dangling ``u``, ``alpha r_u`` into two *pools*
   that are spread along ``b`` and ``bdang``: each rank's share (``sum b`` over its
   vertices) rides as a header scalar on the next message to that rank, so every rank
-  that holds part of ``b`` is a peer.  Nothing is absorbed: ``sum r`` stays 0, ``x`` keeps
-  ``sum x`` near 1, and ``x / sum(x)`` is the answer.  Each round's local work is one
-  Jacobi sweep (:func:`._local.jacobi_push`: residuals are snapshotted, so in lockstep
-  this is exactly power iteration).  The sweep gate of :mod:`.asap` applies.  Blocks of 16
+  that holds part of ``b`` is a peer.  Nothing is absorbed: ``sum r`` stays 0, and
+  ``x / sum(x)`` is the answer.  Each round's local work is one sweep
+  (:func:`._local.jacobi_push`): the warm start is a Jacobi sweep (residuals snapshotted:
+  power iteration's first step), every later one Gauss-Seidel within the rank -- a
+  vertex pushes its snapshotted residual plus what earlier vertices of the same sweep
+  pushed to it (:data:`.asap.GAUSS_SEIDEL`; the sum programs keep the Jacobi sweep).
+  Pushes only move signed mass, so ``sum r = 0``, the fixed point and the bound are
+  unchanged; ``sum x`` drifts from 1 (the answer is normalised).  The sweep gate of
+  :mod:`.asap` applies.  Blocks of 16
   consecutive vertices whose mean residual is below ``gamma R / n`` (``R`` the global
   residual of the last wave; ``gamma`` 0.2, or 0.1 where the sweep gate waits:
   :data:`.asap.SKIP_GAMMA`; capped at half the largest block mean, so a sweep always
@@ -315,7 +320,9 @@ class DeltaState:
             # emulator (the virtual clock left it out: issue 15, K = 2, rmat:20 ASAP's
             # virtual time 0.84-0.93 of its wall time; a straggler's host sleep too)
             c0, e0 = time.thread_time(), self.st.edges_visited
-            self.sweep(0.0, full=True)  # (its edges are counted; `sweeps` are the rounds')
+            # (a Jacobi sweep: r = G x0 - x0 below needs x = x0; its edges are counted,
+            # `sweeps` are the rounds')
+            self.sweep(0.0, full=True, gs=False)
             sol.emu.after_compute(time.thread_time() - c0, self.st.edges_visited - e0, nloc,
                                   "push_r" if P is not None else "push")
             acc[:nloc] -= self.x
@@ -327,7 +334,7 @@ class DeltaState:
         # waves of a busy rank report; a passive rank's waves recount it (wave_sums)
         self.sx = float(self.x.sum())
 
-    def sweep(self, theta, full=False, mass_tol=0.0):
+    def sweep(self, theta, full=False, mass_tol=0.0, gs=True):
         """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``.
 
         The priority schedule (``sol.rho``) applies unless ``full`` or the sweep is an
@@ -351,7 +358,8 @@ class DeltaState:
             self.sol.block, rho, pf, None if self.prog else self.mass, mass_tol,
             # the sum before in the snapshot pass when the last sweep's sum after, with
             # 4x room, stayed within mass_tol (messages since rarely grow |acc| 4x)
-            0.0 < self.mass[3] <= 0.25 * mass_tol)
+            0.0 < self.mass[3] <= 0.25 * mass_tol,
+            gs and getattr(self.sol, "gauss_seidel", False) and not self.prog)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:

@@ -97,7 +97,7 @@ from asapgraph import options as _options
 from asapgraph.comm.mpi import mpi
 from asapgraph.engine.termination import CAPPED
 
-__all__ = ["MODES", "Balancer", "probe_speeds", "run_bsp_rebalanced", "run_asap_rebalanced"]
+__all__ = ["MODES", "Balancer", "asap_shares", "probe_speeds", "run_bsp_rebalanced", "run_asap_rebalanced"]
 
 MODES = _options.REBALANCE_MODES
 #: predicted slowdown of the current split over the speed-proportional one that is worth
@@ -143,6 +143,7 @@ class Balancer:
         self.swept = 0.0              # sweeps of the slowest rank over the checked windows
         self.migrations = []          # one record per migration
         self.probe = None             # probe_speeds' figures when the loader split by them
+        self.asap = False             # the engine is ASAP: its split (asap_shares)
         self.set_graph(lg)
         env = os.environ.get(FORCE_ENV)
         self.force = None
@@ -221,6 +222,8 @@ class Balancer:
             cost = 0.0
         if slow > THRESHOLD and (t_now - t_bal) * self.swept > cost:
             self.pending = sp / sp.sum()
+            if self.asap:  # ASAP's split (asap_shares)
+                self.pending = asap_shares(self.pending, self.K)
             return True
         return False
 
@@ -388,6 +391,49 @@ def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
     return bal.migrate(lg, part, vecs, 0, st, emu)
 
 
+#: ASAP's split by speeds (:func:`asap_shares`): the fixed cost a peer adds to a rank's
+#: sweep cycle, as a fraction of a full sweep of the whole graph (env
+#: ``ASAPGRAPH_ASAP_PEER_COST``; 0: the speed-proportional split, as BSP)
+ASAP_PEER_COST = 0.01
+#: ... and no rank gets less than this fraction of its speed-proportional share
+ASAP_MIN_SHARE = 0.25
+
+
+def asap_shares(shares, K):
+    """ASAP's split of the balance weight by measured speeds (``shares``: the
+    speed-proportional fractions ``s_q / sum s``, as BSP splits; None: the even split
+    stays).  Besides its sweep of its range, an ASAP rank pays every sweep cycle a cost
+    that does not shrink with its range: its messages to and from each of its ``K - 1``
+    peers and their ACKs (the sweep gate aligns the ranks' sweeps: one message each way
+    per peer per sweep; ~60-70 us each against a ~18 ms sweep of all of rmat:20).  At its
+    speed a slow rank pays it several times over, so with the speed-proportional split it
+    is the slowest rank of every cycle.  With ``phi`` that cost as a fraction of a full
+    sweep of the graph (:data:`ASAP_PEER_COST` x (K - 1)), equal cycle times ``(f_q +
+    phi) / s_q`` give ``f_q = s_q / S (1 + K phi) - phi``: the slow ranks get less than
+    their speed's share (at least :data:`ASAP_MIN_SHARE` of it), the fast ones more.
+
+    Measured (rmat:20, 4 ranks, 1 ms, 1 Gbit/s, virtual clock, model compute, seeds 1-5,
+    the Jacobi sweep): ``phi`` 0.03 took ASAP with ``start`` from 2.30-2.42x to
+    2.33-2.43x static BSP with rank 1 3x slower and from 1.77-1.96x to 1.99-2.04x with
+    speeds 1:1.5:2:3 (0.045: 2.40x / 2.00x, 0.06: 2.41x / 1.84x, seed 1); cnr-2000
+    (seeds 1-3) 3.49-3.74x -> 4.04-4.13x and 2.25-2.43x -> 2.42-2.66x
+    (benchmarks/REPORT.md, seventeenth session).  BSP keeps the speed-proportional
+    split: its supersteps wait for the slowest rank's sweep and messages alike."""
+    if shares is None or K < 2:
+        return shares
+    s = np.asarray(shares, dtype=np.float64)
+    s = s / s.sum()
+    env = os.environ.get("ASAPGRAPH_ASAP_PEER_COST", str(ASAP_PEER_COST))
+    try:
+        phi = float(env) * (K - 1)
+    except ValueError:
+        raise ValueError(f"ASAPGRAPH_ASAP_PEER_COST must be a number, not {env!r}") from None
+    if phi <= 0.0:
+        return s
+    f = np.maximum(s * (1.0 + K * phi) - phi, ASAP_MIN_SHARE * s)
+    return f / f.sum()
+
+
 #: the speed probe of ``--rebalance start``: a fixed random graph, the same on every rank
 PROBE_VERTICES, PROBE_DEGREE, PROBE_SWEEPS = 1 << 16, 4, 2
 
@@ -476,6 +522,7 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
 
     MPI = mpi()
     rounds, state, checks, worst = 0, None, 0, 0.0
+    bal.asap = True
     if bal.force is None and bal.probe is None:  # start, dynamic: the first split before
         # the run (unless the loader split by the probed speeds)
         lg, part, (p, dvec, st.ref) = calibrate(comm, lg, part, [p, dvec, st.ref], emu, st,

@@ -150,7 +150,8 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 double alpha, double pend_p, const double[::1] bq_p,
                 double pend_d, const double[::1] bq_d, double theta=0.0,
                 Py_ssize_t block=16, double rho=0.0, int64_t prefetch=0,
-                double[::1] mass=None, double mass_tol=0.0, bint plain_before=False):
+                double[::1] mass=None, double mass_tol=0.0, bint plain_before=False,
+                bint gauss_seidel=False):
     """One Jacobi sweep of signed delta push over the owned vertices (ASAP ``jacobi`` form).
 
     The residual of ``u`` is ``acc[u] + pend_p * bq_p[u] + pend_d * bq_d[u]`` (pool mass
@@ -158,7 +159,11 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     distributions, each normalised to sum 1).  Every non-zero residual is moved into
     ``x`` and ``alpha * r[u] * coef[e]`` is added to each target (local residual or
     outgoing slot).  Residuals are snapshotted into ``rs`` first, so mass reaching a local
-    vertex in this sweep is pushed in the next one (Jacobi: in lockstep, power iteration).
+    vertex in this sweep is pushed in the next one (Jacobi: in lockstep, power iteration);
+    ``gauss_seidel``: a pushed vertex also pushes what reached it earlier in this sweep
+    (its ``acc``, zeroed when its block was chosen), so local mass moves on a sweep sooner
+    (Gauss-Seidel order within the rank; the same edges, the same fixed point: pushes
+    only move mass).
 
     Skipping works on *blocks* of ``block`` consecutive vertices: a block whose mean
     ``|r|`` is at most ``min(theta, max block mean / 2)`` is not pushed -- its residuals
@@ -360,6 +365,9 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
             hi = lo + block if lo + block < n else n
             for u in range(lo, hi):
                 ru = rs[u]
+                if gauss_seidel:  # and what reached u earlier in this sweep
+                    ru = ru + acc[u]
+                    acc[u] = 0.0
                 if ru == 0.0:
                     continue
                 pushed += ru
