@@ -46,3 +46,34 @@ def test_output_equal_to_personalization_refused(tmp_path):
     _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.csv",
                               "-o", "p.csv"], "--personalization file", configs=CONFIGS[:2])
     assert (tmp_path / "p.csv").read_text() == "1,1\n"
+
+
+def _compressed(kind, data):
+    import bz2
+    import gzip
+    import lzma
+
+    return {"gz": lambda d: gzip.compress(d, mtime=0), "bz2": bz2.compress,
+            "xz": lzma.compress}[kind](data)
+
+
+@pytest.mark.parametrize("labels", [[], ["--labels"]])
+@pytest.mark.parametrize("kind", ["gz", "bz2", "xz"])
+def test_compressed_trailing_garbage_refused_alike(tmp_path, kind, labels):
+    """bz2/xz ignored bytes appended after the compressed stream (read as if absent, exit
+    0) while gz refused them; --labels gave 'internal error: EOFError/LZMAError' for a
+    truncated .bz2/.xz and 'cannot read: Not a gzipped file' for the .gz."""
+    data = b"1 2\n2 3\n"
+    name = f"g.txt.{kind}"
+    (tmp_path / name).write_bytes(_compressed(kind, data) + b"GARBAGE-GARBAGE")
+    line = _refused_alike(tmp_path, ["wcc", name, *labels], name, "corrupt or truncated")
+    (tmp_path / name).write_bytes(_compressed(kind, data)[:-6])  # truncated
+    assert _refused_alike(tmp_path, ["wcc", name, *labels], name) == line
+    # concatenated streams and zero padding stay readable
+    (tmp_path / name).write_bytes(_compressed(kind, data) + _compressed(kind, b"3 4\n")
+                                  + b"\0" * 8)
+    for extra in CONFIGS[:2]:
+        r = _cli(["info", name, "-q", *labels, *extra[:0]], tmp_path)
+        assert r.returncode == 0 and "edges" in r.stdout, r.stderr
+        assert [ln.split()[-1] for ln in r.stdout.splitlines()
+                if ln.startswith(("vertices", "edges"))] == ["4", "3"], r.stdout
