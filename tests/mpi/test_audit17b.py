@@ -77,3 +77,36 @@ def test_compressed_trailing_garbage_refused_alike(tmp_path, kind, labels):
         assert r.returncode == 0 and "edges" in r.stdout, r.stderr
         assert [ln.split()[-1] for ln in r.stdout.splitlines()
                 if ln.startswith(("vertices", "edges"))] == ["4", "3"], r.stdout
+
+
+@pytest.mark.parametrize("text,words", [
+    ("1_0 1\n", ["node id '1_0' is not an integer"]),        # int('1_0') == 10
+    ("+1 1\n", ["node id '+1' has a sign"]),
+    ("\u0661 1\n", ["is not an integer"]),                   # an Arabic-Indic digit one
+    ("1 1_0\n", ["value '1_0' is not a number"]),            # float('1_0') == 10.0
+    ("1 \u0661\n", ["value", "is not a number"]),
+])
+def test_personalization_tokens_read_as_edge_lists(tmp_path, text, words):
+    """Personalization files read ids with Python's int and values with its float: '1_0'
+    was vertex 10 / weight 10, '+1' vertex 1, other scripts' digits numbers -- the edge
+    reader refuses all of these; now the same rules and a FILE:LINE refusal."""
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n10 1\n")
+    (tmp_path / "p.txt").write_text(text, encoding="utf-8")
+    _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt"],
+                   "p.txt:1:", *words, configs=CONFIGS[:2])
+
+
+def test_personalization_extra_columns_and_hex_accepted(tmp_path):
+    """Like an edge list: columns past the second are ignored, hex floats are numbers."""
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n")
+    (tmp_path / "p.txt").write_text("1 0x1p1 note\n2 2.0 x y\n")
+    (tmp_path / "q.txt").write_text("1 2\n2 2\n")
+    outs = []
+    for extra in CONFIGS[:2]:
+        for f in ("p.txt", "q.txt"):
+            r = _cli(["pagerank", "g.txt", "--personalization", f, "-o", f"{f}.{len(extra)}.csv",
+                      "-q", "--tol", "1e-12", *extra], tmp_path)
+            assert r.returncode == 0, r.stderr
+            outs.append((tmp_path / f"{f}.{len(extra)}.csv").read_text())
+    assert outs[0] == outs[1]
+    assert outs[2] == outs[3]
