@@ -228,28 +228,15 @@ def read_vertex_values(path, text_ids=False):
         raise InputError(path, None, "no entries found (expected lines 'node value')")
     lines = np.fromiter((i for i, _ in keep), dtype=np.int64, count=len(keep))
     fields = [ln.replace(",", " ").split() for _, ln in keep]
-    try:  # fast path: every line well formed
-        arr = np.array(fields, dtype=object)
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise ValueError
-        ids = arr[:, 0].astype(str if text_ids else np.int64)
-        vals = arr[:, 1].astype(np.float64)
-    except (ValueError, OverflowError):
-        for (ln_no, _), fl in zip(keep, fields):
-            if len(fl) != 2:
-                raise InputError(path, ln_no,
-                                 f"expected 2 fields 'node value', found {len(fl)}") from None
-            try:
-                if not text_ids:
-                    int(fl[0])
-            except ValueError:
-                raise InputError(path, ln_no, f"node id {fl[0]!r} is not an integer (a graph "
-                                 "whose vertices are named by text needs --labels)") from None
-            try:
-                float(fl[1])
-            except ValueError:
-                raise InputError(path, ln_no, f"value {fl[1]!r} is not a number") from None
-        raise InputError(path, None, "could not parse the file") from None
+    short = [k for k, fl in enumerate(fields) if len(fl) < 2]
+    if short:  # extra columns are ignored, as in edge lists
+        k = short[0]
+        raise InputError(path, keep[k][0], f"expected 2 fields 'node value', found "
+                         f"{len(fields[k])}")
+    id_tok = np.array([fl[0] for fl in fields], dtype=str)
+    val_tok = np.array([fl[1] for fl in fields], dtype=str)
+    ids = id_tok if text_ids else _plain_int_ids(path, id_tok, lines)
+    vals = _strtod_values(path, val_tok, lines)
     bad = np.flatnonzero(~np.isfinite(vals) | (vals < 0))
     if bad.size:
         i = bad[0]
@@ -261,6 +248,64 @@ def read_vertex_values(path, text_ids=False):
         i = second[np.argmin(lines[second])]
         raise InputError(path, int(lines[i]), f"node {ids[i]} appears more than once")
     return ids, vals, lines
+
+
+def _plain_int_ids(path, tok, lines):
+    """Integer node ids by the edge reader's rules: plain ASCII digits (Python's int
+    would take ``+1``, ``1_0`` = 10 and other scripts' digits)."""
+    import numpy as np
+
+    ok = np.char.isdigit(tok)
+    if not _all_ascii(tok):
+        ok &= np.array([t.isascii() for t in tok.tolist()])
+    if not ok.all():
+        i = int(np.flatnonzero(~ok)[0])
+        t = str(tok[i])
+        if t[:1] in "+-" and t[1:].isascii() and t[1:].isdigit():
+            why = "has a sign (ids are plain digits)"
+        else:
+            why = ("is not an integer (a graph whose vertices are named by text needs "
+                   "--labels)")
+        raise InputError(path, int(lines[i]), f"node id {t!r} {why}")
+    try:
+        return tok.astype(np.int64)
+    except OverflowError:
+        for i, t in enumerate(tok.tolist()):
+            if int(t) >= 2 ** 63:
+                raise InputError(path, int(lines[i]),
+                                 f"node id {t} does not fit in int64") from None
+        raise
+
+
+def _all_ascii(tok):
+    return all(t.isascii() for t in tok.tolist())
+
+
+def _strtod_values(path, tok, lines):
+    """Values by the edge reader's weight rules (``strtod``: hex floats taken; ``1_0``
+    and other scripts' digits, which Python's float takes, refused)."""
+    import numpy as np
+
+    from asapgraph.graph.io.labelled import _float_or_none
+
+    bad = np.char.find(tok, "_") >= 0
+    if not _all_ascii(tok):
+        bad |= np.array([not t.isascii() for t in tok.tolist()])
+    vals = None
+    if not bad.any():
+        try:
+            vals = tok.astype(np.float64)
+        except ValueError:
+            vals = None
+    if vals is None:
+        got = [None if b else _float_or_none(t.encode("ascii"))
+               for t, b in zip(tok.tolist(), bad.tolist())]
+        miss = [k for k, v in enumerate(got) if v is None]
+        if miss:
+            i = miss[0]
+            raise InputError(path, int(lines[i]), f"value {str(tok[i])!r} is not a number")
+        vals = np.array(got, dtype=np.float64)
+    return vals
 
 
 def unknown_vertex_error(path, lines, ids, i):

@@ -279,3 +279,33 @@ def test_labels_written_as_they_read_back(tmp_path, ext):
     write_values(p, np.array([3, 1, 2], dtype=object), {"rank": ranks[:3]})
     if ext == "npy":
         assert np.load(p)["node"].dtype == np.int64
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_atomic_write_killed_leaves_no_temp(tmp_path, signame):
+    """kill (SIGTERM) or a closed terminal (SIGHUP) during the write left the hidden
+    temporary '.out.csv.XXXX.tmp' behind (the default action ends the process without
+    the cleanup); now it is removed, the old file kept, and the process still ends by
+    that signal."""
+    import signal
+    import subprocess
+
+    code = ("import sys, time\n"
+            "from asapgraph.graph.io.atomic import atomic_write\n"
+            "with atomic_write('out.csv') as f:\n"
+            "    f.write(b'partial')\n"
+            "    print('ready', flush=True)\n"
+            "    time.sleep(60)\n")
+    (tmp_path / "out.csv").write_text("old\n")
+    p = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        sig = getattr(signal, signame)
+        p.send_signal(sig)
+        assert p.wait(30) == -sig
+    finally:
+        p.kill()
+        p.wait()
+    assert (tmp_path / "out.csv").read_text() == "old\n"
+    assert sorted(os.listdir(tmp_path)) == ["out.csv"]

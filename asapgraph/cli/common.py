@@ -2,9 +2,11 @@
 environment, progress, loading the input, the early ``-o`` check, stderr lines."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 
+from asapgraph.errors import InputError
 from asapgraph.comm.launch import mpi_rank_from_env, mpi_world_size_from_env
 
 __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_INTERRUPTED",
@@ -52,14 +54,28 @@ def load_input(args, progress=None):
     return g, time.perf_counter() - t0
 
 
-def check_output_path(path):
+def check_output_path(path, args=None):
     """Fail before any work when ``-o`` cannot be written (bad extension, no directory,
-    not a directory, no file can be created there)."""
+    not a directory, no file can be created there) or is one of the run's input files
+    (``args.input``, ``--personalization``, ``--dangling``): the rename would replace
+    the user's graph by the results."""
     if path is None:
         return
     from asapgraph.graph.io.atomic import check_output_dir, output_format
 
     output_format(path)
+    for opt in ("input", "personalization", "dangling"):
+        src = getattr(args, opt, None) if args is not None else None
+        if not isinstance(src, (str, os.PathLike)) or not os.path.isfile(path):
+            continue
+        try:
+            same = os.path.isfile(src) and os.path.samefile(path, src)
+        except OSError:
+            same = False
+        if same:
+            what = "the input graph" if opt == "input" else f"the --{opt} file"
+            raise InputError(path, None, f"is {what} ({src}); -o would overwrite it "
+                                         "with the results: write them elsewhere")
     check_output_dir(path)
 
 

@@ -68,7 +68,7 @@ def run_distributed(args):
         from asapgraph.cli.common import check_output_path
         from asapgraph.comm.launch import launch
 
-        check_output_path(args.output)  # as on one process: one line, before any rank starts
+        check_output_path(args.output, args)  # as on one process: one line, before any rank starts
         return launch(args)
     return run_on_world(_run, args)
 
@@ -165,7 +165,7 @@ def _run(args, comm):
     err = None
     if me == 0:
         try:
-            check_output_path(args.output)
+            check_output_path(args.output, args)
         except Exception as e:  # noqa: BLE001
             err = e
     agree(comm, err)

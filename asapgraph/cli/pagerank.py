@@ -57,7 +57,7 @@ def cmd_pagerank(args):
     from asapgraph.kernels._graph import max_threads
     from asapgraph.programs.pagerank import pagerank
 
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     prog = progress_for(args)
     load_threads = max_threads()  # --threads N caps the loading too (cli.main)
     graph, load_s = load_input(args, prog)

@@ -106,7 +106,7 @@ def _cli_run(args, comm):
     err = None
     if me == 0:
         try:
-            check_output_path(args.output)
+            check_output_path(args.output, args)
         except Exception as e:  # noqa: BLE001
             err = e
     agree(comm, err)

@@ -125,7 +125,7 @@ def _check_mode(args, accumulative, why):
 
 def _run_program_command(args, algo):
     """The driver shared by the program subcommands; returns the exit status."""
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     _check_mode(args, algo.accumulative, algo.why_bsp)
     _check_source(args)
     if wants_distributed(args):
@@ -498,7 +498,7 @@ class UserProgramError(Exception):
 
 
 def cmd_run(args):
-    check_output_path(args.output)
+    check_output_path(args.output, args)
     prog = load_user_program(args)
     name = getattr(prog, "name", type(prog).__name__)
     _check_mode(args, bool(getattr(prog, "accumulative", False)),

@@ -50,8 +50,8 @@ from asapgraph.engine import minmax_program as MM  # (imported here: not part of
 from asapgraph.engine import sum_program as SP
 from asapgraph.engine.asap_programs import DEBUG, run_asap
 from asapgraph.engine.bsp_programs import BSPMapper, bsp_delta, bsp_value, collective
-from asapgraph.engine.program import (Context, VertexProgram, exact_steps, finish_steps,
-                                     validate_program)
+from asapgraph.engine.program import (Context, VertexProgram, check_finite_weights,
+                                     exact_steps, finish_steps, validate_program)
 from asapgraph.engine.result import ProgramResult
 from asapgraph.engine.stats import traffic_totals
 from asapgraph.errors import InputError
@@ -214,6 +214,7 @@ def _run(program, g, comm, mode, max_iter, tol, progress, epoch, engine_options=
     ctx = _context(g, comm, mode, tol, max_iter)
     comm.Barrier()
     t0 = time.perf_counter()
+    collective(comm, check_finite_weights, program, ctx)
     collective(comm, program.setup, ctx)
     ctx.tol = collective(comm, _options.engine_tol, program, ctx, tol)  # (checks error_factor)
     try:

@@ -112,7 +112,7 @@ import numpy as np
 from asapgraph.errors import InputError
 
 __all__ = ["VertexProgram", "Context", "COMBINERS", "EDGE_OPS", "DIRECTIONS",
-           "validate_program", "combiner_identity", "ProgramError"]
+           "validate_program", "combiner_identity", "ProgramError", "check_finite_weights"]
 
 #: built-in combiners (engine codes)
 COMBINERS = {"sum": 0, "min": 1, "max": 2}
@@ -213,6 +213,32 @@ class Context:
         from asapgraph.comm.mpi import allreduce  # lazy: importing asapgraph never initialises MPI
 
         return allreduce(self.comm, value, op)
+
+
+def check_finite_weights(program, ctx):
+    """Refuse a non-finite edge weight, for a program that reads the weights
+    (``use_weights``, or ``reads_weights`` for one that reads them outside the edge
+    operators, as SSSP), in the words a text file gets: ``edge weight inf is not a
+    finite number``.  Files are checked at their line when read; graphs converted from
+    objects (scipy, networkx, arrays, pandas) were not, and Katz, HITS, SSSP and
+    PageRankProgram then refused with an overflow or spectral-bound message that did
+    not name the weight.  Collective (one allreduce on ranks): the same value is named
+    on every rank."""
+    if not ctx.weighted or not (getattr(program, "use_weights", True)
+                                or getattr(program, "reads_weights", False)):
+        return
+    w = getattr(ctx.graph, "weights", None)
+    code = 3
+    if w is not None and w.size:
+        w = np.asarray(w)
+        if not np.isfinite(w).all():
+            code = 0 if np.isnan(w).any() else (1 if np.isposinf(w).any() else 2)
+    code = int(ctx.allreduce(code, "min"))
+    if code < 3:
+        from asapgraph.errors import InputError
+
+        raise InputError(getattr(ctx.graph, "source", None) or "<graph>", None,
+                         f"edge weight {('nan', 'inf', '-inf')[code]} is not a finite number")
 
 
 class VertexProgram:

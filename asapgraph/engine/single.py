@@ -40,8 +40,8 @@ from asapgraph import options as _options
 from asapgraph import progress as _progress
 from asapgraph.kernels import _programs as K
 from asapgraph.engine.program import (COMBINERS, EDGE_OPS, Context, VertexProgram,
-                                     combiner_identity, exact_steps, finish_steps,
-                                     validate_program)
+                                     check_finite_weights, combiner_identity, exact_steps,
+                                     finish_steps, validate_program)
 from asapgraph.engine.result import ProgramResult
 from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, better, delta_loop,
                                         generic_edge_map, minmax_diverged, minmax_growth_flags,
@@ -473,6 +473,7 @@ def _run_single(program, graph, mode, max_iter, tol, comm, progress):
 
 def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress):
     t0 = time.perf_counter()
+    check_finite_weights(program, ctx)
     program.setup(ctx)
     ctx.tol = _options.engine_tol(program, ctx, tol)
     from asapgraph.engine import sum_program as _sum  # no MPI: the tuned engine's rounds on one process

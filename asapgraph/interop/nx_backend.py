@@ -260,6 +260,20 @@ def _adjacency_operator(G, wname):
     return sp.sparse.linalg.LinearOperator((n, n), matvec=A, rmatvec=AT, dtype=np.float64)
 
 
+def _check_nstart_keys(G, nstart):
+    """networkx's hits raises ValueError when ``nstart`` has not one value per node (its
+    ARPACK start vector has the wrong shape); the power iteration read the dict by node,
+    so extra keys were ignored and missing nodes started at 0 without a word."""
+    keys = set(nstart)
+    extra = [k for k in nstart if k not in G]
+    if extra or len(keys) != len(G):
+        missing = [] if extra else [v for v in G.nodes if v not in keys][:3]
+        what = (f"keys that are not nodes of G: {extra[:3]!r}" if extra else
+                f"no value for node(s) {missing!r}")
+        raise ValueError(f"hits: nstart must give one value per node of G ({len(G)}), "
+                         f"it has {what}")
+
+
 @_implements
 def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
     import scipy as sp
@@ -274,6 +288,8 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
                          f"{', '.join(HITS_METHODS)}, not {method!r}")
     if max_iter <= 0:
         raise nx.PowerIterationFailedConvergence(max_iter)
+    if nstart is not None:
+        _check_nstart_keys(G, nstart)
     if method != "svds":
         try:
             return _hits_power(G, max_iter, tol, nstart, normalized)
@@ -283,8 +299,8 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
             # "auto": the power method's rate is (sigma2 / sigma1)^2 per iteration; where
             # that is too slow for max_iter, networkx's ARPACK call decides, as in networkx
     A = _adjacency_operator(G, "weight" if "weight" in G.edge_data else None)
-    if nstart is not None:
-        nstart = np.array(list(nstart.values()))
+    if nstart is not None:  # by node (networkx passes the values in the dict's order)
+        nstart = G.vector(nstart)
     try:
         _, _, vt = sp.sparse.linalg.svds(A, k=1, v0=nstart, maxiter=max_iter, tol=tol)
     except sp.sparse.linalg.ArpackNoConvergence as exc:

@@ -49,6 +49,7 @@ class SSSPProgram(VertexProgram):
     edge_op = "add"
     accumulative = True
     default_max_iter = 1 << 30
+    reads_weights = True   # (check_finite_weights: the distances add them)
 
     def __init__(self, source):
         self.source = int(source)

@@ -504,3 +504,26 @@ def test_path_to_pagerank_names_load_graph(path):
             asapgraph.pagerank(p)
         assert "\n" not in str(e.value) and f"got the path or spec {str(p)!r}" in str(e.value)
         assert "asapgraph.load_graph(path)" in str(e.value)
+
+
+@pytest.mark.parametrize("method", ["auto", "svds"])
+def test_hits_nstart_keys_checked_and_read_by_node(method):
+    """nstart with an extra key or a missing node: networkx raises ValueError (its start
+    vector has the wrong shape); the backend's power iteration ignored the extra key and
+    started the missing node at 0.  A dict in another order than G's nodes: the ARPACK
+    path passed the values in dict order (by position, not by node)."""
+    G = nx.DiGraph()
+    G.add_weighted_edges_from([(0, 1, 2), (1, 2, 3), (0, 2, 7), (2, 0, 1)])
+    nx.config.backends.asapgraph.hits_method = method
+    try:
+        for bad in ({0: 1.0, 1: 1.0, 2: 1.0, 9: 1.0}, {0: 1.0, 1: 1.0}):
+            with pytest.raises(ValueError):
+                nx.hits(G, nstart=bad, backend="networkx")
+            with pytest.raises(ValueError, match="nstart"):
+                nx.hits(G, nstart=bad, backend="asapgraph")
+        h1, a1 = nx.hits(G, nstart={0: 1.0, 1: 1.0, 2: 1.0}, backend="networkx")
+        h2, a2 = nx.hits(G, nstart={2: 1.0, 0: 1.0, 1: 1.0}, backend="asapgraph")
+        _close(h1, h2, 1e-8)
+        _close(a1, a2, 1e-8)
+    finally:
+        nx.config.backends.asapgraph.hits_method = "auto"

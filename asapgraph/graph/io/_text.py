@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import os
 import sys
@@ -210,6 +211,73 @@ class _StdinPeek:
         pass
 
 
+class _StrictMultistream(io.RawIOBase):
+    """bz2/xz decompression of concatenated streams, as ``bz2.BZ2File``/``lzma.LZMAFile``
+    but strict about what follows a stream: zero bytes (padding) are skipped, anything
+    else must be another valid stream.  Python's readers drop trailing data that is not
+    a stream without a word (``_trailing_error``), so a .bz2/.xz with garbage appended
+    was read as if the garbage were not there while a .gz with the same tail was refused
+    as corrupt; now both are refused."""
+
+    def __init__(self, fp, factory):
+        self._fp = fp
+        self._factory = factory
+        self._dec = factory()
+        self._done = False
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        with memoryview(b) as view, view.cast("B") as bv:
+            data = self.read(len(bv))
+            bv[:len(data)] = data
+        return len(data)
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            return self.readall()
+        while not self._done and size:
+            if self._dec.eof:
+                rest = self._dec.unused_data
+                while True:
+                    rest = rest.lstrip(b"\0")
+                    if rest:
+                        break
+                    rest = self._fp.read(_STRICT_BLOCK)
+                    if not rest:
+                        self._done = True
+                        return b""
+                self._dec = self._factory()
+                data = self._dec.decompress(rest, size)  # garbage raises here
+            elif self._dec.needs_input:
+                raw = self._fp.read(_STRICT_BLOCK)
+                if not raw:
+                    raise EOFError("compressed data ended before the end-of-stream marker")
+                data = self._dec.decompress(raw, size)
+            else:
+                data = self._dec.decompress(b"", size)
+            if data:
+                return data
+        return b""
+
+    def close(self):
+        try:
+            if self._fp is not None and hasattr(self._fp, "close"):
+                self._fp.close()
+        finally:
+            self._fp = None
+            super().close()
+
+
+_STRICT_BLOCK = 1 << 16
+
+
+def _strict(fp, kind):
+    factory = bz2.BZ2Decompressor if kind == "bz2" else lzma.LZMADecompressor
+    return io.BufferedReader(_StrictMultistream(fp, factory), 1 << 16)
+
+
 def open_binary(path):
     """Open ``path`` (or ``'-'``) for reading decompressed bytes.
 
@@ -224,10 +292,8 @@ def open_binary(path):
         kind = compression_of(peek.head)
         if kind == "gzip":
             return gzip.GzipFile(fileobj=peek, mode="rb"), kind, None
-        if kind == "bz2":
-            return bz2.BZ2File(peek, mode="rb"), kind, None
-        if kind == "xz":
-            return lzma.LZMAFile(peek, mode="rb"), kind, None
+        if kind in ("bz2", "xz"):
+            return _strict(peek, kind), kind, None
         return peek, None, None
     try:
         f = open(path, "rb", buffering=0)
@@ -243,10 +309,8 @@ def open_binary(path):
     kind = compression_of(head)
     if kind == "gzip":
         return gzip.GzipFile(fileobj=f, mode="rb"), kind, None
-    if kind == "bz2":
-        return bz2.BZ2File(f, mode="rb"), kind, None
-    if kind == "xz":
-        return lzma.LZMAFile(f, mode="rb"), kind, None
+    if kind in ("bz2", "xz"):
+        return _strict(f, kind), kind, None
     return f, None, total
 
 

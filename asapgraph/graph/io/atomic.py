@@ -93,6 +93,52 @@ def check_output_dir(path):
         os.unlink(tmp)
 
 
+class _Terminated(BaseException):
+    """SIGTERM/SIGHUP arrived while a temporary output file existed."""
+
+    def __init__(self, sig):
+        super().__init__(sig)
+        self.sig = sig
+
+
+def _raise_terminated(sig, frame):
+    raise _Terminated(sig)
+
+
+def _catch_termination():
+    """Make SIGTERM and SIGHUP raise (so that the temporary file is removed) where they
+    would kill the process outright (default action, main thread); returns the handlers
+    to restore.  Without this, ``kill`` or a closed terminal during the write left a
+    hidden ``.NAME.XXXX.tmp`` next to the output."""
+    import signal
+    import threading
+
+    old = {}
+    if threading.current_thread() is not threading.main_thread():
+        return old
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) is signal.SIG_DFL:
+            old[sig] = signal.signal(sig, _raise_terminated)
+    return old
+
+
+def _restore(old):
+    import signal
+
+    for sig, h in old.items():
+        signal.signal(sig, h)
+
+
+def _die_of(sig):
+    """End the process by signal ``sig`` after the cleanup, as it would have ended."""
+    import signal
+
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    raise SystemExit(128 + sig)   # (not reached where the signal kills)
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode="wb", fsync=False):
     """Open a temporary file next to ``path``; rename it over ``path`` on success.
@@ -114,7 +160,14 @@ def atomic_write(path, mode="wb", fsync=False):
         exactly as it was.
     """
     path = os.fspath(path)
-    fd, tmp = _temp_in(path)
+    old_handlers = _catch_termination()
+    try:
+        fd, tmp = _temp_in(path)
+    except BaseException as exc:
+        _restore(old_handlers)
+        if isinstance(exc, _Terminated):
+            _die_of(exc.sig)
+        raise
     try:
         with os.fdopen(fd, mode) as f:
             yield f
@@ -131,6 +184,12 @@ def atomic_write(path, mode="wb", fsync=False):
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _restore(old_handlers)
+        old_handlers = {}
+        if isinstance(exc, _Terminated):
+            _die_of(exc.sig)
         if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError):
             raise InputError(path, None, f"cannot write: {exc.strerror or exc}") from None
         raise
+    finally:
+        _restore(old_handlers)

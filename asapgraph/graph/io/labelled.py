@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.graph.io._text import binary_data, display_name, open_binary, os_error
+from asapgraph.graph.io._text import (_DECOMP_ERRORS, binary_data, display_name, open_binary,
+                                      os_error)
 
 __all__ = ["read_labelled"]
 
@@ -26,9 +27,16 @@ _FORMATS = {"mtx": "a Matrix Market file", "npy": "a .npy edge array",
 def _read_all(path):
     name = display_name(path)
     try:
-        stream, _kind, _total = open_binary(path)
+        stream, kind, _total = open_binary(path)
         try:
             return stream.read()
+        except _DECOMP_ERRORS + (OSError,) as exc:
+            if kind is None and isinstance(exc, OSError):
+                raise
+            # as the integer reader says it (was 'internal error: EOFError' for a
+            # truncated .bz2/.xz, LZMAError for a corrupt .xz, 'cannot read: Not a
+            # gzipped file' for a .gz with trailing garbage)
+            raise InputError(name, None, f"corrupt or truncated {kind} data") from None
         finally:
             if path != "-":
                 stream.close()
