@@ -94,4 +94,4 @@ def test_asap_split_by_speeds_keeps_the_answer(cli, tmp_path, reference, k):
     speed = np.array([3.0 if q != 1 else 1.0 for q in range(k)])
     np.testing.assert_allclose(shares["bsp"], speed / speed.sum(), atol=1e-3)
     np.testing.assert_allclose(shares["asap"], asap_shares(speed / speed.sum(), k), atol=1e-3)
-    assert shares["asap"][1] < shares["bsp"][1] - 0.01, shares
+    assert shares["asap"][1] < shares["bsp"][1] - 0.004, shares  # (the slow rank gets less)
