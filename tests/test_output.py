@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asapgraph.graph.io import output, rowformat
+from asapgraph.graph.io import rowformat
 from asapgraph.errors import InputError
 from asapgraph.graph.io.output import (atomic_write,
     format_rows,
