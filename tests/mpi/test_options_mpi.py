@@ -143,11 +143,16 @@ def test_refusal_table_is_what_the_cli_does(tmp_path):
     r = _cli(["katz", GRAPH, "--alpha", "0.002", "--np", "2", "--mode", "asap", "--window",
               "3", "--json", "-q"], tmp_path)
     assert r.returncode == 0 and json.loads(r.stdout)["window"] == 3, r.stderr
-    # the general program engine emulates the network too (BSP supersteps here)
-    r = _cli(["hits", GRAPH, "--np", "2", "--latency", "0.001", "--json", "-q"], tmp_path)
+    # the general program engine emulates the network too (BSP supersteps here); on the
+    # virtual clock with the model, so the delay is the model's, not the host's (on the
+    # host's clock a loaded host delivered every message after its due time: delay 0)
+    r = _cli(["hits", GRAPH, "--np", "2", "--latency", "0.001", "--clock", "virtual",
+              "--compute", "model", "--json", "-q"], tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["emulation"]["latency"] == 0.001 and out["emulated_delay_seconds"] > 0, out
+    # each of its supersteps waits at least the latency for its peer's message
+    assert out["emulated_delay_seconds"] >= 0.001 * out["iterations"], out
     r = _cli(["run", "asapgraph.programs.labelprop:LabelPropProgram", GRAPH, "--np", "2",
               "--straggler", "1:3", "--allow-unconverged", "--json", "-q"], tmp_path)
     assert r.returncode == 0, r.stderr
