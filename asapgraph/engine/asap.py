@@ -879,8 +879,7 @@ class _Solve:
         if not only.any() or not self.flush_due():
             return 0
         _ev("P", float(self.within_target()))
-        out_work = self.wv.draining or self.over or self.within_target()
-        sent = self.flush(out_work or self._gated(), only=only)
+        sent = self.flush(self._out_of_work() or self._gated(), only=only)
         self.st.extra["flushed_first"] = self.st.extra.get("flushed_first", 0) + sent
         return sent
 
@@ -925,8 +924,13 @@ class _Solve:
             rloc = _local.abs_sum(self.d.acc, 0, self.nloc + self.lg.nslots)
             self.gs += rloc - self.r_prev
             self.r_prev = rloc
-        out_work = self.wv.draining or self.over or self.within_target()
+        out_work = self._out_of_work()
         return self.flush(out_work or self._gated()), out_work
+
+    def _out_of_work(self):
+        """No local work left to wait for: draining, over the work cap, or within target
+        (then a flush sends everything)."""
+        return self.wv.draining or self.over or self.within_target()
 
     # ------------------------------------------------------------------ termination
     def _wave(self, passive, tn):
