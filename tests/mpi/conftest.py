@@ -61,6 +61,26 @@ def refused():
 
 
 @pytest.fixture
+def refused_alike(cli):
+    """``refused_alike(cwd, args, *words, configs=...)``: on every configuration (extra
+    arguments such as ``["--np", "2", "--mode", "asap"]``), ``args -q`` exits 2 with one
+    stderr line naming ``words``, and that line is the same everywhere; returns it."""
+
+    def check(cwd, args, *words, configs):
+        seen = set()
+        for extra in configs:
+            r = cli([*args, "-q", *extra], cwd, timeout=180)
+            lines = r.stderr.strip().splitlines()
+            assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
+            assert all(w in lines[0] for w in words), (extra, lines)
+            seen.add(lines[0])
+        assert len(seen) == 1, seen
+        return seen.pop()
+
+    return check
+
+
+@pytest.fixture
 def run_cases(mpirun, tmp_path):
     """Run the worker on a list of cases with K ranks; returns its JSON records."""
 

@@ -16,34 +16,22 @@ def _cli(args, cwd, timeout=180):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def _refused_alike(tmp_path, args, *words, configs=CONFIGS):
-    seen = set()
-    for extra in configs:
-        r = _cli([*args, "-q", *extra], tmp_path)
-        lines = r.stderr.strip().splitlines()
-        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
-        assert all(w in lines[0] for w in words), (extra, lines)
-        seen.add(lines[0])
-    assert len(seen) == 1, seen
-    return seen.pop()
-
-
 @pytest.mark.parametrize("out", ["e.csv", "./e.csv", "link.csv"])
-def test_output_equal_to_input_refused(tmp_path, out):
+def test_output_equal_to_input_refused(tmp_path, out, refused_alike):
     """-o naming the input graph (or a link to it) replaced the edge list by the results
     (exit 0); now refused before any work, the input untouched."""
     text = "1,2\n2,3\n"
     (tmp_path / "e.csv").write_text(text)
     os.symlink("e.csv", tmp_path / "link.csv")
-    _refused_alike(tmp_path, ["wcc", "e.csv", "-o", out], "is the input graph",
-                   configs=CONFIGS)
+    refused_alike(tmp_path, ["wcc", "e.csv", "-o", out], "is the input graph",
+                  configs=CONFIGS)
     assert (tmp_path / "e.csv").read_text() == text
 
 
-def test_output_equal_to_personalization_refused(tmp_path):
+def test_output_equal_to_personalization_refused(tmp_path, refused_alike):
     (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n")
     (tmp_path / "p.csv").write_text("1,1\n")
-    _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.csv",
+    refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.csv",
                               "-o", "p.csv"], "--personalization file", configs=CONFIGS[:2])
     assert (tmp_path / "p.csv").read_text() == "1,1\n"
 
@@ -59,16 +47,17 @@ def _compressed(kind, data):
 
 @pytest.mark.parametrize("labels", [[], ["--labels"]])
 @pytest.mark.parametrize("kind", ["gz", "bz2", "xz"])
-def test_compressed_trailing_garbage_refused_alike(tmp_path, kind, labels):
+def test_compressed_trailing_garbage_refused_alike(tmp_path, kind, labels, refused_alike):
     """bz2/xz ignored bytes appended after the compressed stream (read as if absent, exit
     0) while gz refused them; --labels gave 'internal error: EOFError/LZMAError' for a
     truncated .bz2/.xz and 'cannot read: Not a gzipped file' for the .gz."""
     data = b"1 2\n2 3\n"
     name = f"g.txt.{kind}"
     (tmp_path / name).write_bytes(_compressed(kind, data) + b"GARBAGE-GARBAGE")
-    line = _refused_alike(tmp_path, ["wcc", name, *labels], name, "corrupt or truncated")
+    line = refused_alike(tmp_path, ["wcc", name, *labels], name, "corrupt or truncated",
+                         configs=CONFIGS)
     (tmp_path / name).write_bytes(_compressed(kind, data)[:-6])  # truncated
-    assert _refused_alike(tmp_path, ["wcc", name, *labels], name) == line
+    assert refused_alike(tmp_path, ["wcc", name, *labels], name, configs=CONFIGS) == line
     # concatenated streams and zero padding stay readable
     (tmp_path / name).write_bytes(_compressed(kind, data) + _compressed(kind, b"3 4\n")
                                   + b"\0" * 8)
@@ -86,14 +75,14 @@ def test_compressed_trailing_garbage_refused_alike(tmp_path, kind, labels):
     ("1 1_0\n", ["value '1_0' is not a number"]),            # float('1_0') == 10.0
     ("1 \u0661\n", ["value", "is not a number"]),
 ])
-def test_personalization_tokens_read_as_edge_lists(tmp_path, text, words):
+def test_personalization_tokens_read_as_edge_lists(tmp_path, text, words, refused_alike):
     """Personalization files read ids with Python's int and values with its float: '1_0'
     was vertex 10 / weight 10, '+1' vertex 1, other scripts' digits numbers -- the edge
     reader refuses all of these; now the same rules and a FILE:LINE refusal."""
     (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n10 1\n")
     (tmp_path / "p.txt").write_text(text, encoding="utf-8")
-    _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt"],
-                   "p.txt:1:", *words, configs=CONFIGS[:2])
+    refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt"],
+                  "p.txt:1:", *words, configs=CONFIGS[:2])
 
 
 def test_personalization_extra_columns_and_hex_accepted(tmp_path):

@@ -73,23 +73,11 @@ def test_personalization_sum_overflow(tmp_path):
                                 "--dangling", "p.txt", "--tol", "1e-12"], want)
 
 
-def _refused_alike(tmp_path, args, *words, configs=CONFIGS):
-    """The same single stderr line, exit 2, on every configuration; returns it."""
-    seen = set()
-    for extra in configs:
-        r = _cli([*args, "-q", *extra], tmp_path)
-        lines = r.stderr.strip().splitlines()
-        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
-        assert all(w in lines[0] for w in words), (extra, lines)
-        seen.add(lines[0])
-    assert len(seen) == 1, seen
-    return seen.pop()
-
-
 @pytest.mark.parametrize("col", ["1", "2"])
-def test_weight_col_on_an_id_column(tmp_path, col):
+def test_weight_col_on_an_id_column(tmp_path, col, refused_alike):
     (tmp_path / "w.txt").write_text("0 1 1\n1 2 1\n2 0 2\n")
-    line = _refused_alike(tmp_path, ["pagerank", "w.txt", "--weight-col", col])
+    line = refused_alike(tmp_path, ["pagerank", "w.txt", "--weight-col", col],
+                         configs=CONFIGS)
     assert line == (f"w.txt: bad column choice: source 1, destination 2, weight {col} "
                     f"(1-based, all different)")
 
@@ -100,9 +88,10 @@ def test_weight_col_on_an_id_column(tmp_path, col):
     (["--weight-col", "4"], "0 1 1 5\n1 2 -1 7\n2 0 1 -3\n",
      "neg.txt:3: negative edge weight '-3': sssp needs non-negative edge weights"),
 ])
-def test_sssp_negative_weight_names_the_line(tmp_path, args, text, want):
+def test_sssp_negative_weight_names_the_line(tmp_path, args, text, want, refused_alike):
     (tmp_path / "neg.txt").write_text(text)
-    assert _refused_alike(tmp_path, ["sssp", "neg.txt", "--source", "0", *args]) == want
+    assert refused_alike(tmp_path, ["sssp", "neg.txt", "--source", "0", *args],
+                         configs=CONFIGS) == want
 
 
 NPY = {
@@ -117,21 +106,21 @@ NPY = {
 
 
 @pytest.mark.parametrize("case", sorted(NPY))
-def test_npy_refused_alike(tmp_path, case):
+def test_npy_refused_alike(tmp_path, case, refused_alike):
     np = pytest.importorskip("numpy")
     rows, dtype, want = NPY[case]
     np.save(tmp_path / "e.npy", np.array(rows, dtype=dtype))
     args = ["pagerank", "e.npy"] + (["--weighted"] if case == "nan_weight" else [])
-    assert _refused_alike(tmp_path, args, configs=CONFIGS + [["--np", "4"]]) == f"e.npy: {want}"
+    assert refused_alike(tmp_path, args, configs=CONFIGS + [["--np", "4"]]) == f"e.npy: {want}"
 
 
 SSSP_CONFIGS = CONFIGS + [["--mode", "asap"]]
 
 
-def test_sssp_distance_overflow_refused(tmp_path):
+def test_sssp_distance_overflow_refused(tmp_path, refused_alike):
     (tmp_path / "big.txt").write_text("0 1 1e308\n1 2 1e308\n0 3 1\n")
-    line = _refused_alike(tmp_path, ["sssp", "big.txt", "--weighted", "--source", "0"],
-                          configs=SSSP_CONFIGS)
+    line = refused_alike(tmp_path, ["sssp", "big.txt", "--weighted", "--source", "0"],
+                         configs=SSSP_CONFIGS)
     assert line.startswith("big.txt: sssp: a shortest-path distance exceeds the largest double")
 
 
@@ -146,7 +135,7 @@ def test_sssp_overflow_on_a_longer_path_only_is_fine(tmp_path):
 
 
 @pytest.mark.parametrize("where", ["first", "late"])
-def test_bare_cr_refused_alike(tmp_path, where):
+def test_bare_cr_refused_alike(tmp_path, where, refused_alike):
     """Old Mac line ends: the same FILE:LINE on 1 and K ranks (byte ranges: the bare CR
     lies in the last rank's range for ``late``), plain and gzip; CRLF still reads."""
     body = "".join(f"{i} {i + 1}\r\n" for i in range(300))
@@ -155,12 +144,12 @@ def test_bare_cr_refused_alike(tmp_path, where):
     (tmp_path / "cr.txt").write_text(text, newline="")
     want = (f"cr.txt:{line}: line ends with a bare CR (old Mac line endings): convert "
             "with `tr '\\r' '\\n'`")
-    assert _refused_alike(tmp_path, ["pagerank", "cr.txt"]) == want
+    assert refused_alike(tmp_path, ["pagerank", "cr.txt"], configs=CONFIGS) == want
     import gzip
 
     (tmp_path / "cr.txt.gz").write_bytes(gzip.compress(text.encode()))
-    assert _refused_alike(tmp_path, ["pagerank", "cr.txt.gz"],
-                          configs=[[], ["--np", "2"]]) == want.replace("cr.txt", "cr.txt.gz")
+    assert refused_alike(tmp_path, ["pagerank", "cr.txt.gz"],
+                         configs=[[], ["--np", "2"]]) == want.replace("cr.txt", "cr.txt.gz")
     (tmp_path / "crlf.txt").write_text(body, newline="")
     for extra in ([], ["--np", "3"]):
         r = _cli(["info", "crlf.txt", *extra], tmp_path) if not extra else \
@@ -185,7 +174,7 @@ def test_hits_score_sums_that_overflow(tmp_path):
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf"])
-def test_binary_graph_nonfinite_weight_refused_alike(tmp_path, bad):
+def test_binary_graph_nonfinite_weight_refused_alike(tmp_path, bad, refused_alike):
     """A .asg whose weights hold NaN / inf (np1 ran to exit 3, ranks wrote results): the
     file is corrupt (``load_binary`` checks its contents), weighted run or not."""
     np = pytest.importorskip("numpy")
@@ -196,9 +185,9 @@ def test_binary_graph_nonfinite_weight_refused_alike(tmp_path, bad):
                          weights=np.array([1.0, 2.0, float(bad), 1.0]))
     ag.save_binary(g, str(tmp_path / "gw.asg"))
     want = "gw.asg: corrupt asapgraph binary graph: non-finite edge weight (edge 0)"
-    assert _refused_alike(tmp_path, ["pagerank", "gw.asg", "--weighted"],
-                          configs=CONFIGS + [["--np", "4"]]) == want
-    assert _refused_alike(tmp_path, ["pagerank", "gw.asg"], configs=CONFIGS) == want
+    assert refused_alike(tmp_path, ["pagerank", "gw.asg", "--weighted"],
+                         configs=CONFIGS + [["--np", "4"]]) == want
+    assert refused_alike(tmp_path, ["pagerank", "gw.asg"], configs=CONFIGS) == want
 
 
 @pytest.mark.parametrize("labels", [[], ["--labels"]])
