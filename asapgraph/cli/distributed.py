@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-__all__ = ["run_distributed", "emulation_from_args", "emit_agreed"]
+__all__ = ["run_distributed", "emulation_from_args", "emit_agreed", "check_output_agreed"]
 
 
 def emulation_from_args(args):
@@ -155,20 +155,13 @@ def _agree_failure(comm, line, input_error, wait=None):
 
 
 def _run(args, comm):
-    from asapgraph.cli.common import check_output_path
     from asapgraph.cli.emit import emit_results
     from asapgraph.engine.api import pagerank
     from asapgraph.progress import Progress
     from asapgraph.comm.mpi import agree
 
     me = comm.Get_rank()
-    err = None
-    if me == 0:
-        try:
-            check_output_path(args.output, args)
-        except Exception as e:  # noqa: BLE001
-            err = e
-    agree(comm, err)
+    check_output_agreed(comm, args)
     weighted = bool(args.weighted or getattr(args, "weight_col", None) is not None)
     emu = emulation_from_args(args)
     if me == 0 and not args.quiet:
@@ -244,6 +237,21 @@ def _run(args, comm):
     emit_agreed(comm, emit_results, args, named(names, res.ids), res.ranks, "rank", summary,
                 score_name="score")
     return 0
+
+
+def check_output_agreed(comm, args):
+    """Rank 0 checks ``-o`` (as one process does, before any work); every rank raises
+    its verdict together."""
+    from asapgraph.cli.common import check_output_path
+    from asapgraph.comm.mpi import agree
+
+    err = None
+    if comm.Get_rank() == 0:
+        try:
+            check_output_path(args.output, args)
+        except Exception as e:  # noqa: BLE001 - agreed, then raised on every rank
+            err = e
+    agree(comm, err)
 
 
 def emit_agreed(comm, emit, *a, **kw):

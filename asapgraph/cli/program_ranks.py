@@ -98,18 +98,11 @@ def _cli_program(args, g):
 
 
 def _cli_run(args, comm):
-    from asapgraph.cli.common import check_output_path
-    from asapgraph.cli.distributed import emit_agreed
+    from asapgraph.cli.distributed import check_output_agreed, emit_agreed
     from asapgraph.cli.emit import emit_program, named_groups, result_columns
 
     me = comm.Get_rank()
-    err = None
-    if me == 0:
-        try:
-            check_output_path(args.output, args)
-        except Exception as e:  # noqa: BLE001
-            err = e
-    agree(comm, err)
+    check_output_agreed(comm, args)
     weighted = bool(getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None)
     wc = getattr(args, "weight_col", None)  # 1-based, as on one process
     t0 = time.perf_counter()
