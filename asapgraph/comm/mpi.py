@@ -45,7 +45,8 @@ _NICE_KEPT = []
 def keep_autogroup_nice(path="/proc/self/autogroup"):
     """Give this process's scheduling autogroup the process's own nice value when that is
     higher (lower priority); returns the autogroup's nice value after, or None where there
-    is no autogroup (not Linux, ``sched_autogroup_enabled = 0``, no permission).
+    is no autogroup (not Linux, ``sched_autogroup_enabled = 0``, no permission) or the
+    process does not lead its session (then nothing is changed).
 
     Why: with autogroup scheduling (Linux's default on desktops and on the benchmark host
     of benchmarks/REPORT.md) CPU time is shared between *sessions* first, by the session's
@@ -55,10 +56,14 @@ def keep_autogroup_nice(path="/proc/self/autogroup"):
     its ranks at normal priority against every other session (seventeenth and eighteenth
     sessions: background grids and test suites in nice-19 autogroups took the cores from
     wall-clock measurements all the same).  Only ever lowers the priority (writing a
-    lower nice than the autogroup has would need ``CAP_SYS_NICE`` and is not attempted)."""
+    lower nice than the autogroup has would need ``CAP_SYS_NICE`` and is not attempted), and
+    only in a process that leads its session (a rank started by hydra is one): the autogroup
+    is the session's, so a command run from a shell never renices the shell's session."""
     import os
 
     try:
+        if os.getsid(0) != os.getpid():
+            return None
         mine = os.getpriority(os.PRIO_PROCESS, 0)
         with open(path) as f:
             group = int(f.read().rsplit("nice", 1)[1])

@@ -63,6 +63,26 @@ def test_autogroup_nice_is_never_lowered(tmp_path):
 
 
 @needs_autogroup
+def test_a_process_that_does_not_lead_its_session_changes_nothing(tmp_path):
+    """A niced command started from a shell shares the shell's session (and autogroup):
+    the shell's autogroup must not be reniced.  Here the session leader is a process at
+    its autogroup's nice, its child is niced 19 further and calls the function."""
+    child = ("import os; os.nice(19 - os.getpriority(os.PRIO_PROCESS, 0)); "
+             "from asapgraph.comm.mpi import keep_autogroup_nice; "
+             "print(keep_autogroup_nice(), flush=True)")
+    code = ("import os, subprocess, sys; "
+            "before = open('/proc/self/autogroup').read().strip(); "
+            f"out = subprocess.run([sys.executable, '-c', {child!r}], capture_output=True, "
+            "text=True).stdout.strip(); "
+            "print(before, '|', out, '|', open('/proc/self/autogroup').read().strip())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       start_new_session=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    before, got, after = (x.strip() for x in r.stdout.split("|"))
+    assert got == "None" and after == before, r.stdout
+
+
+@needs_autogroup
 def test_ranks_of_a_niced_mpiexec_run_at_its_nice(tmp_path):
     """``nice -n 19 mpiexec -n 2 ...``: every rank's autogroup reads nice 19 once the rank
     imported MPI through the engine (:func:`asapgraph.comm.mpi.mpi`)."""
