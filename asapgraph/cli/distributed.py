@@ -222,7 +222,8 @@ def _run(args, comm):
         "edges_scanned": st["edges_visited"], **input_summary(args, weighted),
     }
     if args.mode == "asap":
-        for k in ("spectral_gap", "spectral_gap_mean", "fanout", "window", "approx", "seed"):
+        for k in ("spectral_gap", "spectral_gap_mean", "fanout", "fanout_asked", "window",
+                  "approx", "seed"):
             summary[k] = st.get(k)
         summary["asap_form"] = st.get("form")
         summary["schedule"] = st.get("schedule")

@@ -215,7 +215,9 @@ def add_distributed_options(p, command=None):
     g.add_argument("--partition", action=Given, choices=("range", "hash"), default="range",
                    help="how vertices are assigned to processes")
     g.add_argument("--fanout", action=Given, type=small_int, default=2, metavar="F",
-                   help="asap: fan-out of the stochastic reduction")
+                   help="asap: fan-out of the stochastic reduction (peers a round "
+                        "flushes to; beyond 8 ranks raised to ceil((K-1)/4), so every "
+                        "peer is served within 8 rounds; --json: fanout, fanout_asked)")
     g.add_argument("--window", action=Given, type=small_int, default=1, metavar="W",
                    help="asap: un-ACKed messages allowed per peer (NOTIFY-ACK flow control)")
     g.add_argument("--approx", action=Given, type=nonneg_float, default=0.0, metavar="EPS",

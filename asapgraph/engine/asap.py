@@ -68,8 +68,9 @@ those of the float64 engine (measured figures: :mod:`.exchange`).
 *Stochastic reduce* (:mod:`.reduce`).  In round ``t`` a rank flushes only to its
 ``fanout`` out-neighbours on the seeded rotating circulant expander of
 :class:`.reduce.Schedule` (every peer served within ``2 ceil((K-1)/fanout)`` rounds; its
-spectral gap is reported).  A push-sum pair ``(s, w)`` rides on the data messages and
-estimates the global residual (used by the approximation knob).
+spectral gap is reported); beyond 8 ranks the fanout is raised so that every peer is
+served within 8 rounds (:func:`wide_fanout`).  A push-sum pair ``(s, w)`` rides on the
+data messages and estimates the global residual (used by the approximation knob).
 
 *Exact termination* (:mod:`.termination`: counting waves, Mattern 1987).  A rank
 contributes ``(sent, received, busy, dirty, capped)`` and its residual mass and ``sum x``
@@ -268,6 +269,43 @@ EXACT_ON_HOST = True
 DRIFT_TOL = 1e-5
 
 
+#: Beyond :data:`WIDE_FANOUT_K` ranks a round flushes to enough expander neighbours that
+#: every peer is served within :data:`WIDE_PERIOD` rounds (:func:`wide_fanout`:
+#: ``ceil((K - 1) / 4)``, whatever the asked ``fanout``), the period fanout 2 gives on 8
+#: ranks.  The expander serves every peer within ``2 ceil((K - 1) / fanout)`` rounds and a
+#: rank runs only a few rounds per sweep (the sweep's, plus those that apply what arrived),
+#: so with fanout 2 a sweep's output reached each of K - 1 peers only every ~(K - 1) / 4
+#: sweeps and the peers swept stale input.  Measured (virtual clock, model compute, rank 1
+#: 3x, 1 ms / 1 Gbit/s, seed 0; virtual seconds to L1 1e-6): 16 ranks, fanout 2 / 4 / 8 /
+#: 15: rmat:20 0.244 / 0.186 / 0.164 / 0.157, cnr-2000 0.172 / 0.164 / 0.200 / 0.210 (its
+#: messages carry a few slots each, so beyond 4 the extra messages cost more than the
+#: fresher input saves); 64 ranks, fanout 2 / 8 / 16: rmat:20 0.445 / 0.329 / 0.305,
+#: cnr-2000 1.148 / 0.762 / 0.702, with fewer messages in all (the runs end sooner; a
+#: buffer combines what it gathers while its window is full, so a wider round sends
+#: larger messages, not more per sweep).  benchmarks/REPORT.md, eighteenth session.
+#: Env ``ASAPGRAPH_ASAP_WIDE_FANOUT_K``: the rank count beyond which it applies,
+#: ``ASAPGRAPH_ASAP_WIDE_PERIOD``: the period; ``ASAPGRAPH_ASAP_WIDE_FANOUT=0``: off (the
+#: asked fanout at every K).  ``--json`` reports the fanout used (``fanout``) and the
+#: asked one (``fanout_asked``).
+WIDE_PERIOD = 8
+#: up to this many ranks the asked fanout stays (:data:`WIDE_PERIOD`)
+WIDE_FANOUT_K = 8
+
+
+def wide_fanout(K, fanout):
+    """The expander's fanout of a round on ``K`` ranks: the asked ``fanout``, raised
+    beyond :data:`WIDE_FANOUT_K` ranks to the least that serves every peer within
+    :data:`WIDE_PERIOD` rounds, ``ceil((K - 1) / (WIDE_PERIOD / 2))`` (env
+    ``ASAPGRAPH_ASAP_WIDE_FANOUT_K``, ``ASAPGRAPH_ASAP_WIDE_PERIOD``;
+    ``ASAPGRAPH_ASAP_WIDE_FANOUT=0``: never raised)."""
+    fanout = int(fanout)
+    above = int(os.environ.get("ASAPGRAPH_ASAP_WIDE_FANOUT_K", str(WIDE_FANOUT_K)))
+    if K <= max(above, 1) or os.environ.get("ASAPGRAPH_ASAP_WIDE_FANOUT", "1") == "0":
+        return fanout
+    half = max(int(os.environ.get("ASAPGRAPH_ASAP_WIDE_PERIOD", str(WIDE_PERIOD))) // 2, 1)
+    return max(fanout, -(-(K - 1) // half))
+
+
 def push_prefetch(lg):
     """The jacobi sweep's prefetch distance on ``lg``'s rows: when ``acc`` outgrows L2
     (env ``ASAPGRAPH_ASAP_PREFETCH``: the distance, 0 off)."""
@@ -371,7 +409,8 @@ class _Solver:
         self.window = max(1, int(window))
         self.approx = float(approx)
         self.debug_mass = debug_mass
-        self.sched = Schedule(self.K, fanout, seed)
+        self.sched = Schedule(self.K, wide_fanout(self.K, fanout), seed)
+        self.fanout_asked = int(fanout)
         self.mass_checks = 0
         self.gamma = float(os.environ.get("ASAPGRAPH_ASAP_GAMMA", "1.0"))
         self.prio = float(os.environ.get("ASAPGRAPH_ASAP_PRIO", "0.0"))

@@ -72,7 +72,8 @@ def normalised(comm, emu, y):
 
 def solver_figures(sol, debug_mass, checks, worst):
     """The ``extra`` figures of an ASAP PageRank run on :class:`_Solver` ``sol``."""
-    extra = {**sol.sched.figures(), "window": sol.window, "approx": sol.approx,
+    extra = {**sol.sched.figures(), "fanout_asked": sol.fanout_asked,
+             "window": sol.window, "approx": sol.approx,
              "form": sol.form, "schedule": sol.schedule}
     if debug_mass:
         extra["mass_checks"] = checks
