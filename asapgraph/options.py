@@ -227,6 +227,17 @@ def read_vertex_values(path, text_ids=False):
     if not keep:
         raise InputError(path, None, "no entries found (expected lines 'node value')")
     lines = np.fromiter((i for i, _ in keep), dtype=np.int64, count=len(keep))
+    if "," in text:   # '7<TAB>0,5': a decimal comma, read as value 0 (a wrong answer)
+        import re
+
+        dec = re.compile(r"[^\S\n]*[^\s,]+[^\S\n,]+([+-]?[0-9]+,[0-9]+)")
+        for no, ln in keep:
+            m = dec.match(ln) if "," in ln else None
+            if m is not None:
+                t = m.group(1)
+                raise InputError(path, no, f"expected a number for the value, got {t!r} (a "
+                                 f"decimal comma? write it with a point, "
+                                 f"{t.replace(',', '.')!r})")
     fields = [ln.replace(",", " ").split() for _, ln in keep]
     short = [k for k, fl in enumerate(fields) if len(fl) < 2]
     if short:  # extra columns are ignored, as in edge lists
