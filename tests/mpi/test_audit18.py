@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.mpi, pytest.mark.timeout(600)]
 CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"]]
 
 
-def _cli(args, cwd, timeout=180):
+def _cli(args, cwd, timeout=240):
     return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -68,3 +68,22 @@ def test_decimal_comma_personalization_refused(tmp_path):
     line = _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt"])
     assert line == ("p.txt:2: expected a number for the value, got '0,5' (a decimal comma? "
                     "write it with a point, '0.5')")
+
+
+def test_fifo_input_refused(tmp_path):
+    """A named pipe as INPUT (``<(zcat g.gz)``, a piped ``/dev/stdin``): the input is
+    opened more than once, and the second open of the drained pipe waited for a writer
+    forever (1 and K ranks hung).  Now one line before anything opens it."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    for args in (["pagerank"], ["wcc", "--labels"]):
+        line = _refused_alike(tmp_path, [args[0], "pipe", *args[1:]])
+        assert line.startswith("pipe: a pipe, not a regular file"), line
+    r = _cli(["info", "pipe"], tmp_path, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("pipe: a pipe, not a regular file")
+    from asapgraph.errors import InputError
+    import asapgraph
+
+    with pytest.raises(InputError, match="a pipe, not a regular file"):
+        asapgraph.load_graph(str(tmp_path / "pipe"))

@@ -161,8 +161,30 @@ def display_name(path):
 
 
 # ---------------------------------------------------------------------- opening
+#: a named pipe / socket as INPUT (``<(zcat g.gz)``, ``/dev/stdin`` fed by a pipe): the
+#: input is opened more than once (format sniffing, then the read; K ranks each open it),
+#: and the second open of a drained FIFO waited for a writer forever
+PIPE_REFUSAL = ("a pipe, not a regular file: asapgraph opens its input more than once; "
+                "save it to a file, or give it as standard input '-' (one process)")
+
+
+def refuse_pipe(path):
+    """Raise InputError when ``path`` (not ``'-'``) is a FIFO or a socket."""
+    import stat
+
+    if path == "-" or not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return   # the opener's own message
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        raise InputError(display_name(path), None, PIPE_REFUSAL)
+
+
 def sniff(path):
     """First 16 bytes of ``path`` (raises InputError for OS errors)."""
+    refuse_pipe(path)
     try:
         with open(path, "rb") as f:
             return f.read(16)
@@ -302,6 +324,7 @@ def open_binary(path):
         if kind in ("bz2", "xz"):
             return _strict(peek, kind), kind, None
         return peek, None, None
+    refuse_pipe(path)
     try:
         f = open(path, "rb", buffering=0)
     except OSError as exc:
