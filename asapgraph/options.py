@@ -209,9 +209,18 @@ def read_vertex_values(path, text_ids=False):
     """
     import numpy as np
 
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
+    from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
+
+    try:   # compressed like edge lists (a .gz file was 'FILE:1: not UTF-8 text')
+        stream, kind, _ = open_binary(path) if path != "-" else (open(path, "rb"), None, 0)
+        try:
+            data = stream.read()
+        except _DECOMP_ERRORS + (OSError,) as exc:
+            if kind is None and isinstance(exc, OSError):
+                raise
+            raise InputError(path, None, f"corrupt or truncated {kind} data") from None
+        finally:
+            stream.close()
     except OSError as exc:
         raise InputError(path, None, exc.strerror or str(exc)) from None
     try:

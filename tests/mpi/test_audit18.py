@@ -87,3 +87,27 @@ def test_fifo_input_refused(tmp_path):
 
     with pytest.raises(InputError, match="a pipe, not a regular file"):
         asapgraph.load_graph(str(tmp_path / "pipe"))
+
+
+def test_compressed_personalization_read(tmp_path):
+    """A gzip personalization file was refused as 'FILE:1: not UTF-8 text' (edge lists
+    are read through any compression); now read, the same ranks as the plain file on 1
+    and K ranks; a truncated one is 'corrupt or truncated gzip data'."""
+    import gzip
+
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n3 4\n")
+    (tmp_path / "p.txt").write_text("1 0.25\n4 0.75\n")
+    blob = gzip.compress(b"1 0.25\n4 0.75\n")
+    (tmp_path / "p.txt.gz").write_bytes(blob)
+    (tmp_path / "t.txt.gz").write_bytes(blob[:15])
+    want = None
+    for extra in CONFIGS:
+        for p in ("p.txt", "p.txt.gz"):
+            r = _cli(["pagerank", "g.txt", "--personalization", p, "--tol", "1e-12", "-q",
+                      "-o", "o.csv", *extra], tmp_path)
+            assert r.returncode == 0, (extra, p, r.stderr)
+            got = _scores(tmp_path / "o.csv")
+            want = want or got
+            assert all(abs(got[k] - want[k]) < 1e-9 for k in want), (extra, p, got)
+    line = _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "t.txt.gz"])
+    assert line == "t.txt.gz: corrupt or truncated gzip data"
