@@ -31,6 +31,29 @@ def _ints(text):
     return [int(x) for x in str(text).split(",") if x.strip() != ""]
 
 
+def _positive_ints(text):
+    """Comma-separated integers >= 1 (rank counts; ``--ranks 0`` ran and reported a
+    'K=0' row)."""
+    try:
+        vals = _ints(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}") from None
+    if not vals or min(vals) < 1:
+        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}")
+    return vals
+
+
+def _positive_int(text):
+    """An integer >= 1 (``--repeat 0`` ran each run once)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return v
+
+
 def _strs(text):
     return [x.strip() for x in str(text).split(",")]
 
@@ -55,7 +78,7 @@ def add_arguments(p):
                              "--graphs, --ranks and --schedule apply, the others are refused)")
     g.add_argument("--graphs", default=None, help="generator specs or files / shared "
                    "dataset names (default rmat:16); with --scenario: keep only these")
-    g.add_argument("--ranks", default=None, type=_ints,
+    g.add_argument("--ranks", default=None, type=_positive_ints,
                    help="rank counts (default 4); with --scenario: keep only these")
     g.add_argument("--modes", action=Given, default="bsp,asap", type=_strs)
     g.add_argument("--fanout", action=Given, default="2", type=_ints)
@@ -88,7 +111,8 @@ def add_arguments(p):
                    help="how the emulation charges compute: thread CPU time (cpu) or the "
                         "modelled cost of the edges and vertices a sweep visits (model: "
                         "reproducible; asapgraph.engine.emulation)")
-    p.add_argument("--repeat", type=int, default=None, help="repetitions of every run")
+    p.add_argument("--repeat", type=_positive_int, default=None,
+                   help="repetitions of every run")
     p.add_argument("--seed", action=Given, type=int, default=0,
                    help="seed of the grid's runs (a scenario's runs fix theirs)")
     p.add_argument("--peers", dest="peers", action="store_true", default=None,
@@ -358,7 +382,15 @@ def _plots(records, outdir):
 def _rerender(args):
     from asapgraph.bench.report import write_markdown
 
-    doc = json.loads(Path(args.from_json).read_text())
+    from asapgraph.errors import InputError
+
+    try:
+        doc = json.loads(Path(args.from_json).read_text())
+        if not isinstance(doc, dict) or not isinstance(doc.get("records"), list):
+            raise ValueError("no 'records' list")
+    except (ValueError, UnicodeDecodeError) as exc:   # was 'internal error: JSONDecodeError'
+        raise InputError(args.from_json, None, f"not a JSON file written by asapgraph bench "
+                         f"({exc})") from None
     outdir = Path(args.outdir or Path("benchmarks") / "report")
     md = Path(args.markdown) if args.markdown else (
         Path("benchmarks") / "REPORT.md" if doc.get("name") == "report"
