@@ -31,3 +31,20 @@ def test_from_json_not_a_bench_file(tmp_path, text):
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert lines[0].startswith("x.json: not a JSON file written by asapgraph bench")
+
+
+@pytest.mark.parametrize("opt,val", [
+    ("--tol", "-1"), ("--tol", "nan"), ("--latency", "-1"), ("--bandwidth", "-5"),
+    ("--window", "0"), ("--fanout", "0"), ("--approx", "-1"), ("--partition", "foo"),
+    ("--timeout", "0"), ("--budget", "-1"),
+])
+def test_grid_values_refused(tmp_path, opt, val):
+    """Bad grid values ran (--latency -1 as 'net[-1000ms]', --window/--fanout 0), ended
+    in a rank's traceback (--tol -1, --partition foo: exit 1) or skipped every run
+    (--budget -1, exit 1); now usage errors naming the option, exit 2, nothing run."""
+    r = _bench(["--grid", "--graphs", "rmat:6", "--modes", "bsp", "--ranks", "2", opt, val],
+               tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and f"argument {opt}: expected" in lines[0], \
+        r.stderr[-2000:]
+    assert not (tmp_path / "benchmarks").exists()
