@@ -891,7 +891,7 @@ def check_cli(args, distributed, ranks=None):
     on an input without weights (:func:`_check_weighted_input`), and a bad value of an ASAP
     experiment knob in the environment (:func:`check_env`)."""
     command = getattr(args, "command", None)
-    from asapgraph.graph.io._text import refuse_pipe
+    from asapgraph.errors import refuse_pipe   # (light: the launcher imports no numpy)
 
     refuse_pipe(getattr(args, "input", None))   # before any rank starts (each opens it)
     _check_weighted_input(args)  # info and convert read their input alike
