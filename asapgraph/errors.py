@@ -26,3 +26,25 @@ class InputError(ValueError):
 
 class NotConvergedError(RuntimeError):
     """An iterative algorithm hit ``max_iter`` before reaching ``tol``."""
+
+
+#: a named pipe / socket as INPUT (``<(zcat g.gz)``, ``/dev/stdin`` fed by a pipe): the
+#: input is opened more than once (format sniffing, then the read; K ranks each open it),
+#: and the second open of a drained FIFO waited for a writer forever
+PIPE_REFUSAL = ("a pipe, not a regular file: asapgraph opens its input more than once; "
+                "save it to a file, or give it as standard input '-' (one process)")
+
+
+def refuse_pipe(path):
+    """Raise InputError when ``path`` (not ``'-'``) is a FIFO or a socket."""
+    import os
+    import stat
+
+    if path == "-" or not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return   # the opener's own message
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        raise InputError("<stdin>" if path == "-" else os.fspath(path), None, PIPE_REFUSAL)

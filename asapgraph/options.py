@@ -209,9 +209,18 @@ def read_vertex_values(path, text_ids=False):
     """
     import numpy as np
 
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
+    from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
+
+    try:   # compressed like edge lists (a .gz file was 'FILE:1: not UTF-8 text')
+        stream, kind, _ = open_binary(path) if path != "-" else (open(path, "rb"), None, 0)
+        try:
+            data = stream.read()
+        except _DECOMP_ERRORS + (OSError,) as exc:
+            if kind is None and isinstance(exc, OSError):
+                raise
+            raise InputError(path, None, f"corrupt or truncated {kind} data") from None
+        finally:
+            stream.close()
     except OSError as exc:
         raise InputError(path, None, exc.strerror or str(exc)) from None
     try:
@@ -227,6 +236,17 @@ def read_vertex_values(path, text_ids=False):
     if not keep:
         raise InputError(path, None, "no entries found (expected lines 'node value')")
     lines = np.fromiter((i for i, _ in keep), dtype=np.int64, count=len(keep))
+    if "," in text:   # '7<TAB>0,5': a decimal comma, read as value 0 (a wrong answer)
+        import re
+
+        dec = re.compile(r"[^\S\n]*[^\s,]+[^\S\n,]+([+-]?[0-9]+,[0-9]+)")
+        for no, ln in keep:
+            m = dec.match(ln) if "," in ln else None
+            if m is not None:
+                t = m.group(1)
+                raise InputError(path, no, f"expected a number for the value, got {t!r} (a "
+                                 f"decimal comma? write it with a point, "
+                                 f"{t.replace(',', '.')!r})")
     fields = [ln.replace(",", " ").split() for _, ln in keep]
     short = [k for k, fl in enumerate(fields) if len(fl) < 2]
     if short:  # extra columns are ignored, as in edge lists
@@ -872,6 +892,9 @@ def check_cli(args, distributed, ranks=None):
     on an input without weights (:func:`_check_weighted_input`), and a bad value of an ASAP
     experiment knob in the environment (:func:`check_env`)."""
     command = getattr(args, "command", None)
+    from asapgraph.errors import refuse_pipe   # (light: the launcher imports no numpy)
+
+    refuse_pipe(getattr(args, "input", None))   # before any rank starts (each opens it)
     _check_weighted_input(args)  # info and convert read their input alike
     _check_konect_header(args)
     if command not in RUN_COMMANDS:

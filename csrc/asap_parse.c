@@ -259,6 +259,12 @@ int asap_parse_weight(const char *tc, int64_t len, double *out)
     }
 }
 
+/* whether a comma separates columns on the line [ls, t) (before the weight token) */
+static inline int comma_before(const unsigned char *ls, const unsigned char *t)
+{
+    return memchr(ls, ',', (size_t)(t - ls)) != NULL;
+}
+
 #define FAIL(c, col_, tk, tl)                                                        \
     do {                                                                             \
         err->code = (c);                                                             \
@@ -293,6 +299,7 @@ int64_t asap_parse_piece(const char *buf, int64_t len, const asap_parse_opts *o,
         int col;
         int64_t sv = 0, dv = 0;
         double wv = 1.0;
+        const unsigned char *ls = p;
         line++;
         while (p < end && is_blank(*p))
             p++;
@@ -355,6 +362,16 @@ int64_t asap_parse_piece(const char *buf, int64_t len, const asap_parse_opts *o,
                 rc = asap_parse_weight((const char *)t, (int64_t)(p - t), &wv);
                 if (rc != ASAP_PARSE_OK)
                     FAIL(rc, col, t, p - t);
+                if (p + 1 < end && *p == ',' && (unsigned)(p[1] - '0') <= 9 && p > t &&
+                    (unsigned)(p[-1] - '0') <= 9 && !comma_before(ls, t)) {
+                    /* '1<TAB>2<TAB>0,5': a decimal comma (the line separates its columns
+                     * by blanks, so this comma is not a separator); read as 0 it was a
+                     * wrong answer.  The token named is '0,5'. */
+                    const unsigned char *q = p + 1;
+                    while (q < end && is_tok(*q))
+                        q++;
+                    FAIL(ASAP_PARSE_BAD_WEIGHT, col, t, q - t);
+                }
             } else {
                 while (p < end && is_tok(*p))
                     p++;

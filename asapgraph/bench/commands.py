@@ -31,6 +31,72 @@ def _ints(text):
     return [int(x) for x in str(text).split(",") if x.strip() != ""]
 
 
+def _positive_ints(text):
+    """Comma-separated integers >= 1 (rank counts; ``--ranks 0`` ran and reported a
+    'K=0' row)."""
+    try:
+        vals = _ints(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}") from None
+    if not vals or min(vals) < 1:
+        raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}")
+    return vals
+
+
+def _positive_int(text):
+    """An integer >= 1 (``--repeat 0`` ran each run once)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return v
+
+
+def _each(conv, ok, what):
+    """An argparse type: a comma-separated list whose every item ``conv(item)`` satisfies
+    ``ok`` (a usage error otherwise: ``--latency -1`` ran with a negative latency,
+    ``--window 0`` / ``--fanout 0`` ran, ``--tol -1`` and ``--partition foo`` ended in a
+    rank's traceback, exit 1)."""
+    def parse(text):
+        try:
+            vals = [conv(x.strip()) for x in str(text).split(",") if x.strip() != ""]
+        except ValueError:
+            vals = None
+        if not vals or not all(ok(v) for v in vals):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return vals
+    return parse
+
+
+_FINITE_NONNEG = _each(float, lambda v: 0.0 <= v < float("inf"), "finite numbers >= 0")
+_POSITIVE = _each(int, lambda v: 1 <= v <= 2**31 - 1, "integers >= 1")
+_PARTITIONS = _each(str, lambda v: v in ("range", "hash"), "range and/or hash")
+
+
+def _nonneg_seconds(text):
+    """``--budget``: 0 plans every run and skips it (tests use it), a negative budget
+    was the same in disguise."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0.0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return v
+
+
+def _positive_seconds(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = 0.0
+    if not 0.0 < v < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
+    return v
+
+
 def _strs(text):
     return [x.strip() for x in str(text).split(",")]
 
@@ -55,21 +121,21 @@ def add_arguments(p):
                              "--graphs, --ranks and --schedule apply, the others are refused)")
     g.add_argument("--graphs", default=None, help="generator specs or files / shared "
                    "dataset names (default rmat:16); with --scenario: keep only these")
-    g.add_argument("--ranks", default=None, type=_ints,
+    g.add_argument("--ranks", default=None, type=_positive_ints,
                    help="rank counts (default 4); with --scenario: keep only these")
     g.add_argument("--modes", action=Given, default="bsp,asap", type=_strs)
-    g.add_argument("--fanout", action=Given, default="2", type=_ints)
-    g.add_argument("--window", action=Given, default="1", type=_ints)
-    g.add_argument("--approx", action=Given, default="0", type=_floats)
-    g.add_argument("--latency", action=Given, default="0", type=_floats,
+    g.add_argument("--fanout", action=Given, default="2", type=_POSITIVE)
+    g.add_argument("--window", action=Given, default="1", type=_POSITIVE)
+    g.add_argument("--approx", action=Given, default="0", type=_FINITE_NONNEG)
+    g.add_argument("--latency", action=Given, default="0", type=_FINITE_NONNEG,
                    help="seconds per message")
-    g.add_argument("--bandwidth", action=Given, default="0", type=_floats,
+    g.add_argument("--bandwidth", action=Given, default="0", type=_FINITE_NONNEG,
                    help="bytes/s per link (0: infinite)")
     g.add_argument("--straggler", default=[], action=GivenAppend,
                    help="RANK:FACTOR[,RANK:FACTOR] (repeat the option for several settings; "
                         "'none' for no straggler)")
-    g.add_argument("--tol", action=Given, default="1e-6", type=_floats)
-    g.add_argument("--partition", action=Given, default="range", type=_strs)
+    g.add_argument("--tol", action=Given, default="1e-6", type=_FINITE_NONNEG)
+    g.add_argument("--partition", action=Given, default="range", type=_PARTITIONS)
     g.add_argument("--schedule", default="", type=_strs,
                    help="ASAP schedules, e.g. sweep,priority (default: the engine's); with "
                         "--scenario: every ASAP run of the engine's default schedule runs "
@@ -88,15 +154,16 @@ def add_arguments(p):
                    help="how the emulation charges compute: thread CPU time (cpu) or the "
                         "modelled cost of the edges and vertices a sweep visits (model: "
                         "reproducible; asapgraph.engine.emulation)")
-    p.add_argument("--repeat", type=int, default=None, help="repetitions of every run")
+    p.add_argument("--repeat", type=_positive_int, default=None,
+                   help="repetitions of every run")
     p.add_argument("--seed", action=Given, type=int, default=0,
                    help="seed of the grid's runs (a scenario's runs fix theirs)")
     p.add_argument("--peers", dest="peers", action="store_true", default=None,
                    help="also time single-machine peers (default: on for --report/--quick)")
     p.add_argument("--no-peers", dest="peers", action="store_false")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=_positive_seconds, default=None,
                    help="seconds without a finished run before a job is killed")
-    p.add_argument("--budget", type=float, default=None,
+    p.add_argument("--budget", type=_nonneg_seconds, default=None,
                    help="seconds; runs not started by then are skipped")
     p.add_argument("--json-out", default=None, help="JSON file (default "
                    "benchmarks/results/<name>.json)")
@@ -358,7 +425,15 @@ def _plots(records, outdir):
 def _rerender(args):
     from asapgraph.bench.report import write_markdown
 
-    doc = json.loads(Path(args.from_json).read_text())
+    from asapgraph.errors import InputError
+
+    try:
+        doc = json.loads(Path(args.from_json).read_text())
+        if not isinstance(doc, dict) or not isinstance(doc.get("records"), list):
+            raise ValueError("no 'records' list")
+    except (ValueError, UnicodeDecodeError) as exc:   # was 'internal error: JSONDecodeError'
+        raise InputError(args.from_json, None, f"not a JSON file written by asapgraph bench "
+                         f"({exc})") from None
     outdir = Path(args.outdir or Path("benchmarks") / "report")
     md = Path(args.markdown) if args.markdown else (
         Path("benchmarks") / "REPORT.md" if doc.get("name") == "report"

@@ -46,11 +46,20 @@ def require(module):
                           ) from None
 
 
+def _real_weights(w):
+    """float64 weights; complex ones are refused (numpy kept the real part, with only a
+    ComplexWarning: ``1j`` became weight 0, a wrong answer)."""
+    if np.iscomplexobj(w):
+        raise ValueError("edge weights are complex numbers; asapgraph needs real weights "
+                         "(take .real or abs() first)")
+    return np.asarray(w, dtype=np.float64)
+
+
 def _weights_or_none(w, weighted):
     """float64 weights, or None when ``weighted`` is False (or None and all are 1)."""
     if w is None or weighted is False:
         return None
-    w = np.asarray(w, dtype=np.float64)
+    w = _real_weights(w)
     if weighted is None and (w.size == 0 or bool(np.all(w == 1.0))):
         return None
     return w
@@ -142,11 +151,14 @@ def from_labels(src, dst, weights=None, *, undirected=False, source=None):
     if src.shape != dst.shape:
         raise ValueError(f"source and target have different lengths ({src.shape[0]} and "
                          f"{dst.shape[0]})")
-    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    w = None if weights is None else _real_weights(weights)
     if w is not None and np.isnan(w).any():
         raise ValueError("edge weights contain NaN (missing values); fill them first")
     if (src.dtype.kind in "iu" and dst.dtype.kind in "iu"
-            and (src.size == 0 or (src.min() >= 0 and dst.min() >= 0))):
+            and (src.size == 0 or (src.min() >= 0 and dst.min() >= 0
+                                   and max(int(src.max()), int(dst.max())) < 2**63))):
+        # (uint64 ids past int64: labels, as networkx keys past int64 are; they were
+        # cast to negative int64 and refused as 'vertex ids must be >= 0, got -92...')
         return Graph.from_original_ids(src, dst, weights=w, undirected=undirected,
                                        source=source)
     labels, s, d = factorize_pair(src, dst)
@@ -255,6 +267,8 @@ def from_edge_array(a, *, weighted=None, undirected=False, source="<ndarray>"):
     if a.ndim != 2 or a.shape[1] not in (2, 3):
         raise ValueError(f"an edge array must have shape (m, 2) or (m, 3), got {a.shape}; "
                          "for an adjacency matrix use Graph.from_scipy(scipy.sparse.csr_array(a))")
+    if np.iscomplexobj(a):
+        raise ValueError("edge array: complex numbers; vertex ids and weights must be real")
     w = None
     if a.shape[1] == 3 and weighted is not False:
         w = a[:, 2].astype(np.float64)
@@ -262,6 +276,11 @@ def from_edge_array(a, *, weighted=None, undirected=False, source="<ndarray>"):
     if a.dtype.kind == "f":
         if not (np.all(s == np.floor(s)) and np.all(d == np.floor(d))):
             raise ValueError("edge array: vertex ids in the first two columns must be integers")
+        big = np.flatnonzero((np.abs(s) >= 2.0**63) | (np.abs(d) >= 2.0**63))
+        if big.size:   # astype(int64) made them -2^63, another vertex (a wrong answer)
+            i = int(big[0])
+            v = s[i] if abs(s[i]) >= 2.0**63 else d[i]
+            raise ValueError(f"edge array: vertex id {float(v)!r} (row {i}) does not fit in int64")
         s, d = s.astype(np.int64), d.astype(np.int64)
     return from_labels(np.ascontiguousarray(s), np.ascontiguousarray(d), w,
                        undirected=undirected, source=source)

@@ -33,6 +33,8 @@ from asapgraph.kernels import _nxread
 __all__ = ["LabelledCSR", "read_networkx", "nodes_are_range"]
 
 _VALUES = methodcaller("values")
+#: edge attribute values networkx adds up as integers (shortest-path lengths stay ints)
+_INTEGER_TYPES = (int, np.integer)
 
 
 def _get(mapping, key, default):
@@ -66,6 +68,9 @@ class LabelledCSR:
         self._index = None
         self._node_array = None
         self._graphs = {}
+        #: ``{attribute: every value an integer}`` (set by :func:`read_networkx`; an
+        #: attribute not listed is taken as integral)
+        self.edge_integral = {}
 
     def is_directed(self):
         return self._directed
@@ -202,23 +207,30 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
     if edge_attrs is True:
         edge_attrs = dict.fromkeys(_edge_attr_names(datadicts()), default)
     data = {}
+    integral = {}   # attribute -> every value an integer (networkx then sums ints)
     # one cheap pass first (fused into the id pass on flat graphs): most graphs carry no
     # edge data at all, and then no attribute pass runs
     bare = bool(edge_attrs) and not (some_data if flat else any(map(len, datadicts())))
     for attr, dflt in edge_attrs.items():
         if bare:
             data[attr] = None if dflt in (None, 1) else np.full(m, float(dflt))
+            integral[attr] = True
             continue
         fill = np.nan if dflt is None else dflt
         try:
             if flat:
                 w = np.empty(m)
-                _nxread.edge_attribute(nbrs, attr, float(fill), w)
+                integral[attr] = _nxread.edge_attribute(nbrs, attr, float(fill), w,
+                                                        _INTEGER_TYPES)[1]
             else:
                 get = dict.get if values is dict.values else _get
                 w = np.fromiter(map(get, datadicts(), repeat(attr), repeat(fill)),
                                 dtype=np.float64, count=m)
+                kinds = set(map(type, map(get, datadicts(), repeat(attr), repeat(0))))
+                integral[attr] = all(issubclass(t, _INTEGER_TYPES) for t in kinds)
         except (TypeError, ValueError):
             raise NotImplementedError(f"edge attribute {attr!r} is not numeric") from None
         data[attr] = None if bool(np.all(w == 1.0)) else w
-    return cls(nodes, indptr, ids, data, directed, multi, getattr(G, "graph", None))
+    out = cls(nodes, indptr, ids, data, directed, multi, getattr(G, "graph", None))
+    out.edge_integral = integral
+    return out

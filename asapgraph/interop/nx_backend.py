@@ -451,11 +451,14 @@ def node_connected_component(G, n):
 
 
 # ---------------------------------------------------------------------- shortest paths
-def _by_distance(G, dist, keep, as_int=False):
+def _by_distance(G, dist, keep, as_int=False, source=None):
     idx = np.flatnonzero(keep)
     idx = idx[np.argsort(dist[idx], kind="stable")]
     d = dist[idx].astype(np.int64) if as_int else dist[idx]
-    return dict(zip(G.node_array()[idx].tolist(), d.tolist()))
+    out = dict(zip(G.node_array()[idx].tolist(), d.tolist()))
+    if source is not None:   # networkx starts from the int 0, whatever the weights
+        out[source] = 0
+    return out
 
 
 @_implements
@@ -487,9 +490,11 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
     keep = np.isfinite(d)
     if cutoff is not None:
         keep &= d <= cutoff
-    # integral weights: integer distances, as networkx gives for int attributes
-    integral = g.weights is None or bool(np.all(g.weights == np.round(g.weights)))
-    return _by_distance(G, d, keep, as_int=integral)
+        keep[s] = True    # networkx lists the source whatever the cutoff (-1 too)
+    # int weights (the values' type, as networkx adds them up): int distances; float
+    # weights (2.0 too): floats
+    integral = g.weights is None or G.edge_integral.get(weight, True)
+    return _by_distance(G, d, keep, as_int=integral, source=source)
 
 
 # ---------------------------------------------------------------------- the interface

@@ -22,7 +22,7 @@ path); a key that is not a node raises ``KeyError``; a value that is not a numbe
 """
 from cpython.dict cimport PyDict_Next, PyDict_GetItem, PyDict_Size
 from cpython.ref cimport PyObject
-from cpython.long cimport PyLong_AsLongLong
+from cpython.long cimport PyLong_AsLongLong, PyLong_Check
 
 from asapgraph.kernels._typedefs cimport int64_t, vid_t
 
@@ -72,14 +72,19 @@ def adjacency_ids(list dicts, object index, vid_t[::1] out, bint check_data=Fals
     return k, data
 
 
-def edge_attribute(list dicts, object attr, double default, double[::1] out):
+def edge_attribute(list dicts, object attr, double default, double[::1] out,
+                   object integer_types=None):
     """``out[e]`` = edge ``e``'s attribute ``attr`` as a float (``default`` when absent),
-    edges in the order of :func:`adjacency_ids`.  Returns the number written."""
+    edges in the order of :func:`adjacency_ids`.  Returns the number written, or with
+    ``integer_types`` (a tuple of types) ``(number written, every value present is an
+    instance of integer_types)``: networkx sums the values as they are, so shortest-path
+    lengths are ints only when every weight is one."""
     cdef Py_ssize_t i, pos, k = 0, cap = out.shape[0]
     cdef PyObject *key
     cdef PyObject *val
     cdef PyObject *hit
     cdef dict d
+    cdef bint check = integer_types is not None, integral = True
     for i in range(len(dicts)):
         d = <dict?>dicts[i]
         if k + PyDict_Size(d) > cap:
@@ -87,6 +92,13 @@ def edge_attribute(list dicts, object attr, double default, double[::1] out):
         pos = 0
         while PyDict_Next(d, &pos, &key, &val):
             hit = PyDict_GetItem(<dict?><object>val, attr)
-            out[k] = default if hit == NULL else float(<object>hit)
+            if hit == NULL:
+                out[k] = default
+            else:
+                out[k] = float(<object>hit)
+                if check and integral and not PyLong_Check(<object>hit):
+                    integral = isinstance(<object>hit, integer_types)
             k += 1
+    if check:
+        return k, integral
     return k

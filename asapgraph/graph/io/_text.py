@@ -11,12 +11,13 @@ import gzip
 import io
 import lzma
 import os
+import re
 import sys
 import zlib
 
 import numpy as np
 
-from asapgraph.errors import InputError
+from asapgraph.errors import InputError, refuse_pipe
 from asapgraph.progress import get as _get_progress
 from asapgraph.kernels import _graph, _parse
 
@@ -74,6 +75,10 @@ def _plural(k, word):
     return f"{k} {word}" if k == 1 else f"{k} {word}s"
 
 
+#: a weight written with a decimal comma ('0,5', '-1,25'): refused, never read as 0
+_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
+
+
 def error_message(err, line0=1):
     """``(line, message)`` for an ``EdgeAccumulator.error`` tuple of a buffer whose first
     line is line ``line0`` of the file."""
@@ -102,7 +107,9 @@ def error_message(err, line0=1):
     if code == _parse.MISSING_COL:
         return line, f"missing column {col} (line has {_plural(ncols, 'column')})"
     if code == _parse.BAD_WEIGHT:
-        return line, f"expected a number for the weight in column {col}, got {t!r}"
+        hint = (" (a decimal comma? write the weight with a point, "
+                f"{t.replace(',', '.')!r})") if _DECIMAL_COMMA.fullmatch(t) else ""
+        return line, f"expected a number for the weight in column {col}, got {t!r}{hint}"
     if code == _parse.NONFINITE:
         return line, f"weight {t!r} is not a finite number"
     if code == _parse.BINARY:
@@ -156,6 +163,7 @@ def display_name(path):
 # ---------------------------------------------------------------------- opening
 def sniff(path):
     """First 16 bytes of ``path`` (raises InputError for OS errors)."""
+    refuse_pipe(path)
     try:
         with open(path, "rb") as f:
             return f.read(16)
@@ -295,6 +303,7 @@ def open_binary(path):
         if kind in ("bz2", "xz"):
             return _strict(peek, kind), kind, None
         return peek, None, None
+    refuse_pipe(path)
     try:
         f = open(path, "rb", buffering=0)
     except OSError as exc:

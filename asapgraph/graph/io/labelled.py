@@ -68,6 +68,8 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
     if b"\x00" in data:  # as the integer reader: NUL bytes mean a binary file
         raise InputError(name, data[:data.index(b"\x00")].count(b"\n") + 1,
                          "binary data, not a text edge list")
+    if weight_col and b"," in data:
+        _refuse_decimal_comma(data, weight_col, name)
     lines = data.replace(b",", b" ").splitlines()
     keep = [i for i, ln in enumerate(lines) if ln.strip() and ln.lstrip()[:1] not in (b"#", b"%")] \
         if (b"#" in data or b"%" in data or b"\n\n" in data) else None
@@ -102,6 +104,22 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
     if weight_col:
         w = _weights(tok[:, weight_col - 1], weight_col, name, line_of)
     return src, dst, w
+
+
+def _refuse_decimal_comma(data, weight_col, name):
+    """Refuse a weight written with a decimal comma (``a<TAB>b<TAB>0,5``: no comma before
+    it on the line, so the comma is not a column separator) at its line, as the integer
+    reader does; turning commas into blanks read it as weight 0 (a wrong answer)."""
+    import re
+
+    m = re.search(rb"^[ \t\v\f\r]*(?![#%])(?:[^\s,]+[ \t\v\f\r]+){" +
+                  str(weight_col - 1).encode() + rb"}([+-]?[0-9]+,[0-9]+)", data, re.MULTILINE)
+    if m is not None:
+        t = m.group(1).decode()
+        raise InputError(name, data[:m.start()].count(b"\n") + 1,
+                         f"expected a number for the weight in column {weight_col}, got {t!r} "
+                         f"(a decimal comma? write the weight with a point, "
+                         f"{t.replace(',', '.')!r})")
 
 
 def _weights(col, weight_col, name, line_of):
