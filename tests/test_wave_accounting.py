@@ -122,3 +122,63 @@ def test_track_error_records_when_the_state_began():
     st.track_error(lambda: np.array([1.0, 1.0]), 0.5, since=0.02)
     st.track_error(lambda: np.array([1.0, 1.0]), 0.5)
     assert [r[3] for r in st.err_trace] == [0.02, 0.03]
+
+
+class _Waves2(_Waves):
+    """A wave in flight that has completed: test() returns it once, then idle."""
+
+    def __init__(self, log):
+        super().__init__(log)
+        self.idle = False
+        self.done = [np.zeros(3)]
+
+    def test(self):
+        if self.done:
+            self.idle = True
+            self.log.append(("result",))
+            return self.done.pop()
+        return None
+
+
+def _busy(log, nloc=4):
+    s = _solve(nloc=nloc)
+    s.d.acc[4:9] = 0.5  # a sweep's output, not flushed yet
+    s.d.acc[9:12] = 1e-3  # a flush's remainders
+    s.remm[1] = 3e-3
+    s.dirty[0] = s.dirty[2] = True
+    s.d.wave_sums = lambda rl=None, slots=None: (rl + slots, 1.0, 0.0)
+    s.wv = _Waves2(log)
+    s.mm, s.prog, s.jac, s.bal, s.over = None, False, True, None, False
+    s.last_contrib, s.last_sweep_len, s.rl, s.passes = -1.0, 0.0, 0.25, 0
+    s.na = types.SimpleNamespace(n_sent=0, n_recv=0,
+                                 charge=lambda: log.append(("charge", s.passes)))
+    s.wave_events = 0
+    s._on_wave = lambda res: log.append(("acted",)) and False
+    return s
+
+
+def test_a_wave_that_completed_is_acted_on_before_the_next_contribution():
+    log = []
+    s = _busy(log)
+    s.passive = lambda out_work: True
+    s._out_of_work = lambda: True
+    assert not s._wave(False, 1.0)
+    assert [e[0] for e in log] == ["result", "acted", "charge", "stamp"]
+    assert s.contributed and s.wave_events == 2
+
+
+def test_sweep_end_contribution_does_not_sum_the_sweeps_output():
+    # right after a sweep: the wave that completed during it first, then a busy
+    # contribution whose slots are the flushes' remainders only (the pushed mass is
+    # leaving the rank, like mass in flight); no slot pass to charge
+    log = []
+    s = _busy(log)
+    assert not s.sweep_wave(1.0)
+    assert log == [("result",), ("acted",), ("charge", 0.0), ("stamp", True, 0.25 + 3e-3)]
+    # at a round's end (after the flush) the unflushed segments are summed
+    log2 = []
+    s2 = _busy(log2)
+    s2.passive = lambda out_work: False
+    s2._out_of_work = lambda: False
+    assert not s2._wave(False, 1.0)
+    assert log2[-2:] == [("charge", 13 / 4), ("stamp", True, 0.25 + 3e-3 + 2.5)]
