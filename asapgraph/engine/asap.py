@@ -89,9 +89,11 @@ not converged (so a limit never leaves a message in flight).
 per message each way (:func:`._local.encode_segment`: the segment's mass, the form and
 the payload straight into the send buffer; :func:`._local.decode_message`: the
 scatter-add, returning the change of ``sum |acc|``), so the rank's residual sum ``rl``
-is updated by its messages, not recounted (:meth:`_Solve.arrived`); a busy rank's wave
-contribution reuses its kept sums (a passive one recounts in one fused pass,
-:func:`._local.wave_sums`).  What remains is Python per message (header fields, the
+is updated by its messages, not recounted (:meth:`_Solve.arrived`); a busy rank
+contributes to a wave at each sweep's end (:meth:`_Solve.sweep_wave`) with its kept sums
+and the remainders its flushes left, summing only the slot segments changed since their
+flush (:meth:`_Solve._slot_mass`, charged); a passive one recounts in one fused pass,
+:func:`._local.wave_sums`.  What remains is Python per message (header fields, the
 ACK, the ``Isend``: ~10-20 us) and per round (~10 us); measured in ``--json``
 (``per_rank[].compute_calibration.round`` on the virtual clock) and in
 benchmarks/REPORT.md.
