@@ -291,7 +291,8 @@ def test_the_true_error_instrument_is_not_timed(monkeypatch):
         return np.array([0.25, 0.75])
 
     st.track_error(result, 2.0)
-    assert st.err_trace == [(1.0, 1.0, 0)]  # stamped before the pass; |2x - ref| summed
+    # stamped before the pass; |2x - ref| summed; the state began now (no `since`)
+    assert st.err_trace == [(1.0, 1.0, 0, 1.0)]
     clock[0] += 0.5
     assert st.now() == 1.5 and st.untimed_wall == 4.0
     st.clock = lambda: 7.0  # the virtual clock

@@ -14,7 +14,9 @@ Rationale
   ``k`` supersteps' worth of bytes (BSP sends the same messages every superstep).  For
   ASAP every rank records the L1 error of its part of ``x / sum(x)`` whenever a
   termination wave completes (``error_reference`` of :func:`asapgraph.engine.api`);
-  their sum is the true error at that event.  ``time_to_error[L]`` is the first event
+  their sum is the true error at that event, dated by rank 0's record or, when a rank's
+  part is the state of a sweep that ended later, by that sweep's end (a rank in a sweep
+  reads its part after it).  ``time_to_error[L]`` is the first event
   from which it stays ``<= L`` (ranks record at slightly different moments, hence
   "stays") and ``bytes_to_error[L]`` the bytes sent by then.
   ``time_to_bound[L]`` is the same for the certified bound of the waves (what the

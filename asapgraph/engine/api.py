@@ -429,16 +429,24 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
 
 
 def _sum_traces(comm, trace):
-    """Rank 0: ``([(seconds of rank 0, summed error, summed bytes), ...], [[error of rank
-    0's part, ..., of rank K-1's], ...])``, one row per termination wave (collective; other
-    ranks: ``(None, None)``).  The per-rank rows tell which rank's part holds the error
-    (benchmarks/REPORT.md: with heterogeneous speeds the slowest rank's)."""
+    """Rank 0: ``([(seconds, summed error, summed bytes), ...], [[error of rank 0's part,
+    ..., of rank K-1's], ...])``, one row per termination wave (collective; other ranks:
+    ``(None, None)``).  The per-rank rows tell which rank's part holds the error
+    (benchmarks/REPORT.md: with heterogeneous speeds the slowest rank's).
+
+    Each rank reads its part when it sees the wave's result (a rank in a sweep, after the
+    sweep).  A row is dated at rank 0's reading, or later when another rank's part is a
+    state that began later (a sweep that ended after rank 0's reading): never before every
+    part read existed.  (Until the eighteenth session always at rank 0's reading: a part
+    read after a later sweep was dated before that sweep ended.  A rank that reads late
+    without sweeping -- paused, or in its round's coding -- reads the state it had.)"""
     traces = comm.gather(trace, root=0)
     if comm.Get_rank() != 0:
         return None, None
     k = min(len(t) for t in traces)
     ranks = [[float(t[i][1]) for t in traces] for i in range(k)]
-    return [(traces[0][i][0], float(sum(row)), int(sum(t[i][2] for t in traces)))
+    return [(max([traces[0][i][0]] + [t[i][3] for t in traces if len(t[i]) > 3]),
+             float(sum(row)), int(sum(t[i][2] for t in traces)))
             for i, row in enumerate(ranks)], ranks
 
 

@@ -470,18 +470,20 @@ class DeltaState:
         the numerator of the error bound."""
         return self.wave_sums()[0]
 
-    def wave_sums(self, rl=None):
+    def wave_sums(self, rl=None, slots=None):
         """``(pending mass, sum x, sum r + buffered)`` in one compiled pass
         (:func:`._local.wave_sums`): what a termination wave needs of this rank.
 
         ``rl`` (``jacobi`` PageRank, a busy rank): the rank's kept ``sum |r| + |pools|``;
         then only the slot buffers are summed and ``sum x`` is the kept one (a busy rank's
         wave never ends the run, so its figures steer thresholds and traces only; the
-        waves whose bound can end the run have every rank passive, and recount)."""
+        waves whose bound can end the run have every rank passive, and recount).
+        ``slots``: with ``rl``, the slot buffers' ``sum |.|`` as the caller knows it
+        (:meth:`.asap._Solve._slot_mass`), else summed here."""
         if rl is not None and self.jac and not self.prog:
-            nloc = self.nloc
-            return (rl + _local.abs_sum(self.acc, nloc, len(self.acc))
-                    + float(np.abs(self.dbuf).sum()), self.sx, 0.0)
+            if slots is None:
+                slots = _local.abs_sum(self.acc, self.nloc, len(self.acc))
+            return rl + slots + float(np.abs(self.dbuf).sum()), self.sx, 0.0
         sx, sa, signed = _local.wave_sums(self.x, self.acc)
         self.sx = sx
         if self.jac:

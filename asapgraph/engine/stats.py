@@ -61,9 +61,10 @@ class RankStats:
             self.progress.iteration(len(self.trace), float(bound), what=self.progress_what,
                                     sent=f"{self.bytes_sent / 1e6:,.1f} MB from rank 0")
 
-    def track_error(self, result, scale):
-        """Record ``(seconds, sum |x * scale - ref|, bytes sent)`` for this rank's vertices,
-        ``x = result()``; returns the CPU seconds it took.
+    def track_error(self, result, scale, since=None):
+        """Record ``(seconds, sum |x * scale - ref|, bytes sent, since)`` for this rank's
+        vertices, ``x = result()``, ``since``: when this state came to be (the end of the
+        rank's last sweep; default: now); returns the CPU seconds it took.
 
         Benchmarks only (``ref`` set): the L1 error is additive over ranks, so the sum of
         the ranks' records at the same protocol event (termination waves complete in the
@@ -80,7 +81,7 @@ class RankStats:
         c0, w0 = time.thread_time(), time.perf_counter()
         t = self.now()
         self.err_trace.append((t, _local.l1_diff_scaled(result(), scale, self.ref),
-                               self.bytes_sent))
+                               self.bytes_sent, t if since is None else min(since, t)))
         self.untimed_wall += time.perf_counter() - w0
         return time.thread_time() - c0
 

@@ -332,6 +332,7 @@ def run_solve(s, wave_interval):
         nonlocal sent
         charge.round()
         s.rounds += 1
+        s.wave_events = 0
         links.pull()
         ev = links.deliver(emu.vt)
         res = wv.test()
@@ -345,10 +346,14 @@ def run_solve(s, wave_interval):
         pushed = s._work(ev, time.perf_counter(), emu.vt)
         if emu.compute_vs > charged:  # a sweep ran: its virtual length
             s.last_sweep_len = emu.vt - v0
+            if s.sweep_wave(emu.vt):  # (the wave completed during it; the next one)
+                return True, False
         sent, out_work = s.send_step(ev or pushed or sent)  # (as on the host clock)
         passive = s.passive(out_work)
         charge()
-        contributed = s._contribute(passive, emu.vt)
+        if s._wave(passive, emu.vt):  # (a wave completed during the round; the next)
+            return True, False
+        contributed = s.wave_events > 0
         charge()
         if _DEBUG and s.rounds % 50 == 0:
             print(f"r{s.me} round {s.rounds} vt {emu.vt:.5f} rl {s.rl:.3e} tgt "
