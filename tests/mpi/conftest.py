@@ -62,17 +62,20 @@ def refused():
 
 @pytest.fixture
 def refused_alike(cli):
-    """``refused_alike(cwd, args, *words, configs=...)``: on every configuration (extra
-    arguments such as ``["--np", "2", "--mode", "asap"]``), ``args -q`` exits 2 with one
-    stderr line naming ``words``, and that line is the same everywhere; returns it."""
+    """``refused_alike(cwd, args, *words, configs=..., output=None)``: on every
+    configuration (extra arguments such as ``["--np", "2", "--mode", "asap"]``), ``args
+    -q`` exits 2 with one stderr line naming ``words``, and that line is the same
+    everywhere; returns it.  ``output``: also ``-o output``, which must not be written."""
 
-    def check(cwd, args, *words, configs):
+    def check(cwd, args, *words, configs, output=None):
         seen = set()
+        out = None if output is None else Path(cwd) / output
         for extra in configs:
-            r = cli([*args, "-q", *extra], cwd, timeout=180)
+            r = cli([*args, "-q", *(["-o", out] if out else []), *extra], cwd, timeout=180)
             lines = r.stderr.strip().splitlines()
             assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
             assert all(w in lines[0] for w in words), (extra, lines)
+            assert out is None or not out.exists(), extra
             seen.add(lines[0])
         assert len(seen) == 1, seen
         return seen.pop()

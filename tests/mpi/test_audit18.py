@@ -22,30 +22,16 @@ def _scores(path):
     return {r[0]: float(r[1]) for r in rows[1:]}
 
 
-def _refused_alike(tmp_path, args, *words, configs=CONFIGS):
-    """The same single stderr line, exit 2, no output file, on every configuration."""
-    seen = set()
-    for extra in configs:
-        out = tmp_path / "refused.csv"
-        r = _cli([*args, "-q", "-o", out, *extra], tmp_path)
-        lines = r.stderr.strip().splitlines()
-        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
-        assert all(w in lines[0] for w in words), (extra, lines)
-        assert not out.exists(), extra
-        seen.add(lines[0])
-    assert len(seen) == 1, seen
-    return seen.pop()
-
-
 @pytest.mark.parametrize("labels", [[], ["--labels"]])
 @pytest.mark.parametrize("cmd", [["pagerank", "--weighted"], ["sssp", "--weighted",
                                                               "--source", "1"]])
-def test_decimal_comma_weight_refused(tmp_path, labels, cmd):
+def test_decimal_comma_weight_refused(tmp_path, labels, cmd, refused_alike):
     """``1<TAB>2<TAB>0,5`` read --weighted: the comma split the weight into columns '0'
     and '5', so the edge had weight 0 (exit 0, a wrong answer); now refused at its line,
     the same on 1 and K ranks, with and without --labels."""
     (tmp_path / "g.tsv").write_text("1\t2\t1.5\n2\t3\t0,5\n3\t1\t2\n")
-    line = _refused_alike(tmp_path, [cmd[0], "g.tsv", *cmd[1:], *labels])
+    line = refused_alike(tmp_path, [cmd[0], "g.tsv", *cmd[1:], *labels],
+                         configs=CONFIGS, output="refused.csv")
     assert line == ("g.tsv:2: expected a number for the weight in column 3, got '0,5' "
                     "(a decimal comma? write the weight with a point, '0.5')")
 
@@ -60,17 +46,18 @@ def test_comma_separated_columns_still_read(tmp_path):
         assert len(_scores(tmp_path / "o.csv")) == 3
 
 
-def test_decimal_comma_personalization_refused(tmp_path):
+def test_decimal_comma_personalization_refused(tmp_path, refused_alike):
     """A personalization file ``7<TAB>0,5`` gave vertex 7 the value 0 (the comma read as a
     separator); refused at its line."""
     (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n")
     (tmp_path / "p.txt").write_text("1\t0.5\n2\t0,5\n")
-    line = _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt"])
+    line = refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "p.txt"],
+                         configs=CONFIGS, output="refused.csv")
     assert line == ("p.txt:2: expected a number for the value, got '0,5' (a decimal comma? "
                     "write it with a point, '0.5')")
 
 
-def test_fifo_input_refused(tmp_path):
+def test_fifo_input_refused(tmp_path, refused_alike):
     """A named pipe as INPUT (``<(zcat g.gz)``, a piped ``/dev/stdin``): the input is
     opened more than once, and the second open of the drained pipe waited for a writer
     forever (1 and K ranks hung).  Now one line before anything opens it."""
@@ -78,7 +65,8 @@ def test_fifo_input_refused(tmp_path):
 
     os.mkfifo(tmp_path / "pipe")
     for args in (["pagerank"], ["wcc", "--labels"]):
-        line = _refused_alike(tmp_path, [args[0], "pipe", *args[1:]])
+        line = refused_alike(tmp_path, [args[0], "pipe", *args[1:]],
+                             configs=CONFIGS, output="refused.csv")
         assert line.startswith("pipe: a pipe, not a regular file"), line
     r = _cli(["info", "pipe"], tmp_path, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("pipe: a pipe, not a regular file")
@@ -89,7 +77,7 @@ def test_fifo_input_refused(tmp_path):
         asapgraph.load_graph(str(tmp_path / "pipe"))
 
 
-def test_compressed_personalization_read(tmp_path):
+def test_compressed_personalization_read(tmp_path, refused_alike):
     """A gzip personalization file was refused as 'FILE:1: not UTF-8 text' (edge lists
     are read through any compression); now read, the same ranks as the plain file on 1
     and K ranks; a truncated one is 'corrupt or truncated gzip data'."""
@@ -109,5 +97,6 @@ def test_compressed_personalization_read(tmp_path):
             got = _scores(tmp_path / "o.csv")
             want = want or got
             assert all(abs(got[k] - want[k]) < 1e-9 for k in want), (extra, p, got)
-    line = _refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "t.txt.gz"])
+    line = refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "t.txt.gz"],
+                         configs=CONFIGS, output="refused.csv")
     assert line == "t.txt.gz: corrupt or truncated gzip data"
