@@ -47,4 +47,4 @@ def refuse_pipe(path):
     except (OSError, ValueError):
         return   # the opener's own message
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        raise InputError("<stdin>" if path == "-" else os.fspath(path), None, PIPE_REFUSAL)
+        raise InputError(os.fspath(path), None, PIPE_REFUSAL)

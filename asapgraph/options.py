@@ -239,14 +239,15 @@ def read_vertex_values(path, text_ids=False):
     if "," in text:   # '7<TAB>0,5': a decimal comma, read as value 0 (a wrong answer)
         import re
 
-        dec = re.compile(r"[^\S\n]*[^\s,]+[^\S\n,]+([+-]?[0-9]+,[0-9]+)")
+        from asapgraph.graph.io._text import DECIMAL_COMMA, decimal_comma_hint
+
+        dec = re.compile(r"[^\S\n]*[^\s,]+[^\S\n,]+(" + DECIMAL_COMMA + ")")
         for no, ln in keep:
             m = dec.match(ln) if "," in ln else None
             if m is not None:
                 t = m.group(1)
-                raise InputError(path, no, f"expected a number for the value, got {t!r} (a "
-                                 f"decimal comma? write it with a point, "
-                                 f"{t.replace(',', '.')!r})")
+                raise InputError(path, no, f"expected a number for the value, got {t!r}"
+                                 f"{decimal_comma_hint(t, 'it')}")
     fields = [ln.replace(",", " ").split() for _, ln in keep]
     short = [k for k, fl in enumerate(fields) if len(fl) < 2]
     if short:  # extra columns are ignored, as in edge lists

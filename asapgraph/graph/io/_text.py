@@ -75,8 +75,16 @@ def _plural(k, word):
     return f"{k} {word}" if k == 1 else f"{k} {word}s"
 
 
-#: a weight written with a decimal comma ('0,5', '-1,25'): refused, never read as 0
-_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
+#: a number written with a decimal comma ('0,5', '-1,25'): refused, never read as 0
+DECIMAL_COMMA = r"[+-]?[0-9]+,[0-9]+"
+_DECIMAL_COMMA = re.compile(DECIMAL_COMMA)
+
+
+def decimal_comma_hint(token, what="the weight"):
+    """The refusal's hint for a ``token`` written with a decimal comma, else ``""``."""
+    if not _DECIMAL_COMMA.fullmatch(token):
+        return ""
+    return f" (a decimal comma? write {what} with a point, {token.replace(',', '.')!r})"
 
 
 def error_message(err, line0=1):
@@ -107,9 +115,8 @@ def error_message(err, line0=1):
     if code == _parse.MISSING_COL:
         return line, f"missing column {col} (line has {_plural(ncols, 'column')})"
     if code == _parse.BAD_WEIGHT:
-        hint = (" (a decimal comma? write the weight with a point, "
-                f"{t.replace(',', '.')!r})") if _DECIMAL_COMMA.fullmatch(t) else ""
-        return line, f"expected a number for the weight in column {col}, got {t!r}{hint}"
+        return line, (f"expected a number for the weight in column {col}, got {t!r}"
+                      f"{decimal_comma_hint(t)}")
     if code == _parse.NONFINITE:
         return line, f"weight {t!r} is not a finite number"
     if code == _parse.BINARY:

@@ -112,14 +112,16 @@ def _refuse_decimal_comma(data, weight_col, name):
     reader does; turning commas into blanks read it as weight 0 (a wrong answer)."""
     import re
 
+    from asapgraph.graph.io._text import DECIMAL_COMMA, decimal_comma_hint
+
     m = re.search(rb"^[ \t\v\f\r]*(?![#%])(?:[^\s,]+[ \t\v\f\r]+){" +
-                  str(weight_col - 1).encode() + rb"}([+-]?[0-9]+,[0-9]+)", data, re.MULTILINE)
+                  str(weight_col - 1).encode() + rb"}(" + DECIMAL_COMMA.encode() + rb")", data,
+                  re.MULTILINE)
     if m is not None:
         t = m.group(1).decode()
         raise InputError(name, data[:m.start()].count(b"\n") + 1,
-                         f"expected a number for the weight in column {weight_col}, got {t!r} "
-                         f"(a decimal comma? write the weight with a point, "
-                         f"{t.replace(',', '.')!r})")
+                         f"expected a number for the weight in column {weight_col}, got {t!r}"
+                         f"{decimal_comma_hint(t)}")
 
 
 def _weights(col, weight_col, name, line_of):
