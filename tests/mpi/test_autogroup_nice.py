@@ -25,9 +25,11 @@ def _autogroups_on():
 
 needs_autogroup = pytest.mark.skipif(not _autogroups_on(), reason="no autogroup scheduling")
 
-SHOW = ("from asapgraph.comm.mpi import mpi; MPI = mpi(); "
-        "print(MPI.COMM_WORLD.Get_rank(), open('/proc/self/autogroup').read().strip(), "
-        "os.getpriority(os.PRIO_PROCESS, 0), flush=True)")
+#: each rank writes its line to a file of its own: the ranks' stdout lines, forwarded by
+#: mpiexec, can interleave on a busy host ("01 /autogroup-1 nice 19 /autogroup-2 ...")
+SHOW = ("from asapgraph.comm.mpi import mpi; MPI = mpi(); r = MPI.COMM_WORLD.Get_rank(); "
+        "open(f'rank{r}.txt', 'w').write(' '.join(map(str, (r, "
+        "open('/proc/self/autogroup').read().strip(), os.getpriority(os.PRIO_PROCESS, 0)))))")
 
 
 @needs_autogroup
@@ -94,7 +96,7 @@ def test_ranks_of_a_niced_mpiexec_run_at_its_nice(tmp_path):
                         "import os; " + SHOW], capture_output=True, text=True, timeout=600,
                        cwd=tmp_path, start_new_session=True)
     assert r.returncode == 0, r.stderr
-    lines = sorted(ln.split() for ln in r.stdout.strip().splitlines())
+    lines = sorted((tmp_path / f).read_text().split() for f in ("rank0.txt", "rank1.txt"))
     assert [ln[0] for ln in lines] == ["0", "1"], r.stdout
     for ln in lines:
         assert ln[-1] == "19" and ln[-2] == "19" and ln[-3] == "nice", r.stdout
