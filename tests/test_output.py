@@ -309,3 +309,21 @@ def test_atomic_write_killed_leaves_no_temp(tmp_path, signame):
         p.wait()
     assert (tmp_path / "out.csv").read_text() == "old\n"
     assert sorted(os.listdir(tmp_path)) == ["out.csv"]
+
+
+def test_top_order_ties_as_printed():
+    """Values equal to the printed precision are ties, broken by the smaller id: a
+    PageRank on a cycle gives every vertex 1/n up to the last bits, which differ between
+    modes and rank counts (the 4-rank ASAP run listed a 3-cycle as 2, 1, 0 and BSP as
+    0, 1, 2).  Values that print differently keep their order."""
+    from asapgraph.graph.io.tables import top_order
+
+    ids = np.array([2, 1, 0, 5, 6])
+    v = np.array([1 / 3 + 1e-16, 1 / 3, 1 / 3 - 5e-17, 0.1, 0.3333333334])
+    assert ids[top_order(ids, v, 5)].tolist() == [6, 0, 1, 2, 5]
+    # the k-th value's ties at the boundary are all candidates, the smaller ids win
+    assert ids[top_order(ids, v, 2)].tolist() == [6, 0]
+    assert ids[top_order(ids, v[::-1].copy(), 3)].tolist() == [2, 0, 5]
+    # non-finite and zero values keep their places
+    w = np.array([0.0, -np.inf, np.nan, 1e-300, -1e-300])
+    assert top_order(np.arange(5), w, 5).tolist() == [3, 0, 4, 1, 2]

@@ -25,10 +25,29 @@ def _tie_keys(ids):
     return ids if ids.dtype.kind in "iuUS" else np.arange(ids.shape[0])
 
 
+#: significant digits of the printed values (``%.10g``): values that print alike are ties
+PRINTED_DIGITS = 10
+
+
+def _as_printed(values):
+    """``values`` rounded to :data:`PRINTED_DIGITS` significant digits (non-finite kept)."""
+    v = np.asarray(values, dtype=np.float64)
+    out = v.copy()
+    ok = np.isfinite(v) & (v != 0)
+    if ok.any():
+        scale = 10.0 ** (np.floor(np.log10(np.abs(v[ok]))) - (PRINTED_DIGITS - 1))
+        out[ok] = np.round(v[ok] / scale) * scale
+    return out
+
+
 def top_order(ids, values, k):
     """Indices of the ``k`` largest ``values``, best first, ties broken by smaller id.
 
-    Uses ``argpartition`` (O(n)) and sorts only the candidates.
+    Values that agree to the printed precision (:data:`PRINTED_DIGITS` significant
+    digits) are ties: results equal in exact arithmetic differ in their last bits between
+    modes and rank counts (a PageRank on a cycle gives every vertex 1/n up to rounding),
+    and the order must not depend on those bits.  Uses ``argpartition`` (O(n)) and sorts
+    only the candidates.
     """
     ids = _tie_keys(ids)
     values = np.asarray(values, dtype=np.float64)
@@ -39,10 +58,13 @@ def top_order(ids, values, k):
     if k < n:
         cand = np.argpartition(-values, k - 1)[:k]
         kth = values[cand].min()
-        cand = np.flatnonzero(values >= kth)  # every tie at the boundary, then sort
+        # every value that may print like the k-th (rounding moves a value by less than
+        # 1e-8 of itself), then sort
+        cand = np.flatnonzero(values >= kth - abs(kth) * 1e-8) if np.isfinite(kth) \
+            else np.flatnonzero(values >= kth)
     else:
         cand = np.arange(n)
-    return cand[np.lexsort((ids[cand], -values[cand]))][:k]
+    return cand[np.lexsort((ids[cand], -_as_printed(values[cand])))][:k]
 
 
 def format_top(ids, values, k, name="rank"):
