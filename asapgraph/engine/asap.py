@@ -35,8 +35,8 @@ its own part further down.
 a rank, a sweep pushes first the blocks of largest residual per unit of work, the fewest
 that hold ``rho`` (0.8, env ``ASAPGRAPH_ASAP_RHO``) of the mass above the skip threshold
 (log-bucket histogram in :func:`._local.jacobi_push`); across ranks, a rank sweeps only
-while its residual per owned vertex ``rl / n_r`` is at least ``rank_prio`` (0.8, env
-``ASAPGRAPH_ASAP_RANK_PRIO``, at most 1) x the ranks' mean ``sum(rl) / n`` of the last
+while its residual per owned vertex ``rl / n_r`` is at least ``rank_prio`` (0.5, env
+``ASAPGRAPH_ASAP_RANK_PRIO``, at most 1; in ``--json``) x the ranks' mean ``sum(rl) / n`` of the last
 wave, so the ranks that are behind work and the others wait for mass instead of sweeping
 their part far below the global error on partial input (the edge work ASAP used to add
 over BSP).  ``rl`` is recounted exactly (``sum |r| + |pools|``) whenever a message
@@ -214,6 +214,12 @@ SKIP_GAMMA = (0.2, 0.1)
 #: ``ASAPGRAPH_ASAP_IDLE_PRIO`` (0: off).  Livelock-free as the rank gate: some rank
 #: always holds at least its share of the summed ``rl`` and stays open.
 IDLE_PRIO = 0.1
+
+#: The priority schedule's rank gate: a rank sweeps while its residual per owned vertex is
+#: at least this x the ranks' mean of the last wave (``ASAPGRAPH_ASAP_RANK_PRIO``, at most
+#: 1; reported as ``rank_prio`` in ``--json``; see ``_Solver.__init__`` for the measurements)
+RANK_PRIO = 0.5
+
 #: The ``jacobi`` PageRank form's *stall guard*: a rank that has swept this many times
 #: since the certified bound last halved (or the threshold was last lowered) switches to
 #: sweeping at most once per input or per completed wave (:meth:`_Solve._waits_for_input`)
@@ -390,10 +396,17 @@ class _Solver:
         # ... and across ranks: a rank sweeps only while its residual per owned vertex is
         # at least `rank_prio` x the ranks' mean of the last wave (the ranks that are
         # behind -- a straggler -- work, the others wait for mass instead of solving
-        # their own part far below the global error).  0.8: rmat:20 on 2 ranks, tol 1e-10,
-        # 5.1e8 edges (BSP 4.7e8) against 1.07-1.09e9 with 0.5; above 1 the gate could
-        # close on every rank (see `_Solve._gated`), so it is capped at 1
-        self.rank_prio = (min(float(os.environ.get("ASAPGRAPH_ASAP_RANK_PRIO", "0.8")), 1.0)
+        # their own part far below the global error).  0.5 (nineteenth session; 0.8
+        # before): with 0.8 a rank idled whenever its residual density fell below 0.8x
+        # the mean, which on 2 ranks is most of the time, and on a graph with a small cut
+        # (cnr-2000) the mass it waited for never came: 2 ranks unemulated, tol 1e-10,
+        # 0.255 s against 0.471 s, the same edges; the emulated straggler cells (virtual
+        # clock) 1.13-1.9x sooner; rmat:20, 2 ranks, tol 1e-10: 3.04e8 edges against
+        # 3.09e8 (BSP 4.7e8; the 1.07e9 that 0.5 once cost came before the Gauss-Seidel
+        # sweeps and the drift fix).  Above 1 the gate could close on every rank (see
+        # `_Solve._gated`), so it is capped at 1
+        self.rank_prio = (min(float(os.environ.get("ASAPGRAPH_ASAP_RANK_PRIO",
+                                                   str(RANK_PRIO))), 1.0)
                           if schedule == "priority" else 0.0)
         # the sweep schedule's input wait (IDLE_PRIO)
         self.idle_prio = (float(os.environ.get("ASAPGRAPH_ASAP_IDLE_PRIO", str(IDLE_PRIO)))
@@ -1218,6 +1231,7 @@ class _Solve:
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
+        st.extra["rank_prio"] = sol.rank_prio  # the priority schedule's rank gate (0: off)
         if self.jac and not self.prog and self.mm is None:  # Gauss-Seidel sweeps (GAUSS_SEIDEL)
             st.extra["gauss_seidel"] = sol.gauss_seidel
         if self.jac and not self.prog and self.mm is None:
