@@ -718,7 +718,9 @@ class _Solve:
         st.compute_s += tc
         c0 = time.thread_time() - c0
         # (a sweep scans the rank's vertices and visits the edges of those it pushes)
-        slept = self.emu.after_compute(c0, st.edges_visited - e0, self.nloc, self.kernel)
+        slept = self.emu.after_compute(c0, st.edges_visited - e0, self.nloc, self.kernel,
+                                       snapshot=mm is not None or not self.jac
+                                       or self.d.wrote_rs)
         if self.bal is not None:  # measured: the compute charged (CPU time, or the compute
             # model's) plus what the emulated host added
             self.bal.record(st.edges_visited - e0, self.emu.last_charged + slept)

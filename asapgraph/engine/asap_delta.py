@@ -286,6 +286,7 @@ class DeltaState:
         self.bq_dk = _uniform(self.bq_d) if self.two else self.bq_pk
         self.bshare = np.array([Bq[q] for q in out_peers]).reshape(nout, 2)
         self.rs = np.zeros(nloc) if jac else None
+        self.wrote_rs = True  # (the last sweep wrote rs: see sweep)
         # the sweep kernel's signed sums of acc before/after and their error bounds
         self.mass = np.zeros(4)
         self.plain_sums = self.sums_over_tol = 0
@@ -324,7 +325,7 @@ class DeltaState:
             # `sweeps` are the rounds')
             self.sweep(0.0, full=True, gs=False)
             sol.emu.after_compute(time.thread_time() - c0, self.st.edges_visited - e0, nloc,
-                                  "push_r" if P is not None else "push")
+                                  "push_r" if P is not None else "push", snapshot=True)
             acc[:nloc] -= self.x
             self._recentre(0.0)  # this rank's r sums to 0 (its x0 is now in x)
             self.warm = True
@@ -352,14 +353,17 @@ class DeltaState:
                 acc[:nloc] *= s_
                 theta = 0.0
         indptr, tgt, coef, vcoef, dangling, pf = self.rows
+        gs = gs and getattr(self.sol, "gauss_seidel", False) and not self.prog
+        # whether the kernel writes its snapshot array rs (a Gauss-Seidel sweep of the
+        # uniform schedule does not: _local.jacobi_push); what the compute model charges
+        self.wrote_rs = not (gs and not 0.0 < rho < 1.0)
         nedge, dm, tot, _, left = _local.jacobi_push(
             indptr, tgt, coef, vcoef, self.x, acc, self.rs, self.act, self.bsum,
             dangling, self.alpha, pend[0], self.bq_pk, pend[1], self.bq_dk, theta,
             self.sol.block, rho, pf, None if self.prog else self.mass, mass_tol,
             # the sum before in the snapshot pass when the last sweep's sum after, with
             # 4x room, stayed within mass_tol (messages since rarely grow |acc| 4x)
-            0.0 < self.mass[3] <= 0.25 * mass_tol,
-            gs and getattr(self.sol, "gauss_seidel", False) and not self.prog)
+            0.0 < self.mass[3] <= 0.25 * mass_tol, gs)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:

@@ -164,7 +164,13 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     ``gauss_seidel``: a pushed vertex also pushes what reached it earlier in this sweep
     (its ``acc``, zeroed when its block was chosen), so local mass moves on a sweep sooner
     (Gauss-Seidel order within the rank; the same edges, the same fixed point: pushes
-    only move mass).
+    only move mass).  On the uniform sweep (``rho`` off) a Gauss-Seidel sweep neither
+    writes ``rs`` nor zeroes a chosen block in the snapshot: the residual stays in
+    ``acc`` (with the pools added), later pushes of the sweep add to it there, and the
+    push of ``u`` takes ``acc[u]`` whole (one write of ``n`` doubles fewer a sweep:
+    rmat:20, 2 ranks, replayed, see benchmarks/REPORT.md, nineteenth session).  The
+    residual pushed is the same sum in another order of its additions (it may differ in
+    the last bits); ``rs`` is then neither read nor written.
 
     Skipping works on *blocks* of ``block`` consecutive vertices: a block whose mean
     ``|r|`` is at most ``min(theta, max block mean / 2)`` is not pushed -- its residuals
@@ -239,12 +245,15 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
     # only when the cap lowers theta does a loop over the blocks (not the vertices) add
     # the blocks between, so the sweep makes no separate pass over the vertices to choose
     cdef bint early
+    # Gauss-Seidel on the uniform sweep: no snapshot array (see the docstring)
+    cdef bint nors
     cdef int64_t nedge = 0
     cdef double ru, s, dp = 0.0, pushed = 0.0, pushed_abs = 0.0, left = 0.0, rmax = 0.0
     cdef bint per_edge = coef is not None
     cdef bint pools = pend_p != 0.0 or pend_d != 0.0
     cdef bint prio = 0.0 < rho < 1.0
     early = not prio
+    nors = early and gauss_seidel
     cdef double kmax = 0.0, key, htot = 0.0, cum
     cdef double hist[PRIO_NB]
     cdef int kb = PRIO_NB - 1, bin_
@@ -280,7 +289,8 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                     ru = a + (cp if up else pend_p * bq_p[u])
                     if used:
                         ru = ru + (cd if ud else pend_d * bq_d[u])
-                    rs[u] = ru
+                    if not nors:
+                        rs[u] = ru
                     s += fabs(ru)
                     acc[u] = ru  # a block that waits keeps its residuals (pools in) in acc
                     if fuse:
@@ -289,7 +299,8 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
             else:
                 for u in range(lo, hi):
                     ru = acc[u]
-                    rs[u] = ru
+                    if not nors:
+                        rs[u] = ru
                     s += fabs(ru)
                     if fuse:
                         ms += ru
@@ -311,8 +322,9 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
             if early and s > theta * (hi - lo):  # pushed whatever the cap (see above)
                 act[k] = <int32_t>b
                 k += 1
-                for u in range(lo, hi):
-                    acc[u] = 0.0
+                if not nors:
+                    for u in range(lo, hi):
+                        acc[u] = 0.0
             if prio:  # the block's work kept in act[b] (the choice reads no indptr)
                 wk = indptr[hi] - indptr[lo] + hi - lo
                 act[b] = <int32_t>(wk if wk < 2147483647 else 2147483647)
@@ -361,7 +373,8 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
                 if bsum[b] > theta * (hi - lo):
                     act[k] = <int32_t>b
                     k += 1
-                    if bsum[b] <= theta0 * (hi - lo):  # (not zeroed in the snapshot)
+                    if not nors and bsum[b] <= theta0 * (hi - lo):  # (not zeroed in
+                        # the snapshot)
                         for u in range(lo, hi):
                             acc[u] = 0.0
         for b in range(nb if not early else 0):  # choose the blocks (k <= b: act[b]
@@ -378,11 +391,10 @@ def jacobi_push(const int64_t[::1] indptr, const vid_t[::1] tgt, const double[::
             lo = act[i] * block
             hi = lo + block if lo + block < n else n
             for u in range(lo, hi):
-                if gauss_seidel:  # and what reached u earlier in this sweep
-                    if early:
-                        ru = rs[u] + acc[u]
-                    else:  # (acc[u] = rs[u] + what reached u: not zeroed at the choice)
-                        ru = acc[u]
+                if gauss_seidel:  # acc[u]: the residual (pools in) and what reached u
+                    # earlier in this sweep -- a chosen block is zeroed neither in the
+                    # snapshot (``nors``) nor at the choice (priority)
+                    ru = acc[u]
                     acc[u] = 0.0
                 else:
                     ru = rs[u]
