@@ -55,11 +55,24 @@ def detect_format(path):
         return "binary"
     if head.startswith(_NPY_MAGIC):
         return "npy"
-    if head.startswith(b"%%MatrixMarket") or _strip_comp(os.fspath(path)).endswith(".mtx"):
+    if head.startswith(_BOM):   # a byte order mark (Windows editors) before the banner
+        head = sniff_n(path, len(_BOM) + 14)
+    if _mtx_banner(head) or _strip_comp(os.fspath(path)).endswith(".mtx"):
         return "mtx"
-    if compression_of(head) is not None and _decompressed_head(path).startswith(b"%%MatrixMarket"):
+    if compression_of(head) is not None and _mtx_banner(_decompressed_head(path, 17)):
         return "mtx"   # g.gz holding a Matrix Market file: its size line is not an edge
     return "text"
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _mtx_banner(head):
+    """Whether ``head`` starts with the Matrix Market banner, after an optional UTF-8 byte
+    order mark (a BOM'd file named .txt was read as an edge list: its size line '3 3 2'
+    became an edge 3 -> 3, a wrong answer)."""
+    return (head[len(_BOM):] if head.startswith(_BOM) else head).startswith(b"%%MatrixMarket")
+
 
 
 _KONECT = re.compile(rb"\A(?:\xef\xbb\xbf)?%[ \t]*(sym|asym|bip)\b[^\n]*")
@@ -284,6 +297,8 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
                                        inplace=True)
     if fmt == "mtx":
+        if undirected:
+            _refuse_undirected_symmetric_mtx(path, name)
         s, d, w, n = read_mtx(path, weighted=bool(wc), progress=progress,
                               chunk_bytes=chunk_bytes)
         prog.stage("building CSR")
@@ -294,6 +309,22 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     prog.stage(f"building CSR ({s.size:,} edges)")
     return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
                                    inplace=True, max_id=info["max_id"], _consume=True)
+
+
+def _refuse_undirected_symmetric_mtx(path, name):
+    """``--undirected`` on a symmetric (or skew-symmetric) Matrix Market file: its entries
+    already stand for both directions, and the mirrored arcs came twice while the diagonal
+    came once -- a different graph from networkx's undirected one (a wrong answer)."""
+    from asapgraph.graph.io._formats import mtx_info
+
+    if path == "-":
+        return
+    sym = mtx_info(path)["symmetry"]
+    if sym != "general":
+        raise InputError(name, 1, f"a {sym} Matrix Market matrix is read in both directions "
+                         "already (every off-diagonal entry gives its mirror): --undirected "
+                         "would count each edge twice; drop --undirected (Python: "
+                         "undirected=False)")
 
 
 def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
