@@ -161,3 +161,16 @@ def test_matrix_market_with_bom(tmp_path, name):
     s, d, _ = g.edges()
     ids = g.original_ids()
     assert sorted(zip(ids[s].tolist(), ids[d].tolist())) == [(1, 2), (2, 3)]
+
+
+def test_weight_col_on_one_weight_formats_python(tmp_path):
+    from asapgraph import load_graph, save_binary
+
+    p = tmp_path / "g.mtx"
+    p.write_text("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 0.5\n2 1 2\n")
+    with pytest.raises(InputError, match="a Matrix Market file has one weight per edge"):
+        load_graph(str(p), weight_col=4)
+    assert load_graph(str(p), weight_col=3).weights is not None
+    save_binary(load_graph(str(p), weighted=True), str(tmp_path / "g.asg"))
+    with pytest.raises(InputError, match="a binary graph has one weight per edge"):
+        load_graph(str(tmp_path / "g.asg"), weight_col=5)

@@ -171,3 +171,32 @@ def test_matrix_market_with_bom_refused_on_ranks(tmp_path, refused_alike):
     line = refused_alike(tmp_path, ["pagerank", "g.txt"], configs=CONFIGS[1:],
                          output="refused.csv")
     assert line.startswith("g.txt: Matrix Market input is not split across ranks"), line
+
+
+@pytest.mark.parametrize("fmt", ["mtx", "asg"])
+def test_weight_col_on_one_weight_formats_refused_alike(tmp_path, fmt, refused_alike):
+    """``--weight-col 4`` on a Matrix Market file or a binary graph (one weight per edge)
+    read the one weight anyway and --json said ``"weight_col": 4`` (an option reported,
+    not applied); now refused on every configuration.  ``--weight-col 3`` still reads it."""
+    (tmp_path / "g.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 4\n"
+                                    "1 2 0.5\n2 3 1.5\n3 1 1\n1 3 2\n")
+    if fmt == "asg":
+        r = _cli(["convert", "g.mtx", "g.asg", "--weighted", "-q"], tmp_path)
+        assert r.returncode == 0, r.stderr
+    kind = "Matrix Market file" if fmt == "mtx" else "binary graph"
+    line = refused_alike(tmp_path, ["pagerank", f"g.{fmt}", "--weight-col", "4"],
+                         configs=CONFIGS, output="refused.csv")
+    assert line == (f"g.{fmt}: a {kind} has one weight per edge: --weight-col 4 does not "
+                    "apply (use --weighted; Python: weighted=True)")
+    configs = CONFIGS if fmt == "asg" else CONFIGS[:1]
+    got = []
+    for extra in configs:
+        r = _cli(["pagerank", f"g.{fmt}", "--weight-col", "3", "-q", "-o", "o.csv", *extra],
+                 tmp_path)
+        assert r.returncode == 0, r.stderr
+        got.append(_scores(tmp_path / "o.csv"))
+    w = _cli(["pagerank", f"g.{fmt}", "--weighted", "-q", "-o", "w.csv"], tmp_path)
+    assert w.returncode == 0
+    want = _scores(tmp_path / "w.csv")
+    for g in got:
+        assert all(abs(g[k] - want[k]) < 1e-8 for k in want), (g, want)

@@ -137,6 +137,16 @@ def _weight_col(weighted, weight_col):
     return wc
 
 
+def refuse_weight_col(name, kind, weight_col):
+    """A binary graph or a Matrix Market file has one weight per edge: a ``weight_col``
+    (1-based) other than 3 is refused (``--weight-col 4`` read the one weight anyway and
+    ``--json`` said ``"weight_col": 4``: an option reported but not applied)."""
+    if weight_col is not None and int(weight_col) != 3:
+        raise InputError(name, None, f"a {kind} has one weight per edge: --weight-col "
+                         f"{int(weight_col)} does not apply (use --weighted; Python: "
+                         "weighted=True)")
+
+
 #: the largest column number the parser takes (a C int)
 MAX_COLUMN = 2**31 - 1
 
@@ -186,6 +196,7 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
     fmt = detect_format(path)
     name = display_name(path)
     if fmt == "binary":
+        refuse_weight_col(name, "binary graph", weight_col)
         g = load_binary(path)
         s, d, w = g.edges()
         ids = g.original_ids()
@@ -194,6 +205,7 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
         s, d, w = read_npy(path, weighted=bool(wc), weight_col=weight_col)
         return EdgeList(s, d, w, name)
     if fmt == "mtx":
+        refuse_weight_col(name, "Matrix Market file", weight_col)
         s, d, w, _ = read_mtx(path, weighted=bool(wc), progress=progress,
                               chunk_bytes=chunk_bytes)
         return EdgeList(as_int64(s) + 1, as_int64(d) + 1, w, name)
@@ -278,6 +290,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         return from_labels(s, d, w, undirected=undirected, source=name)
     fmt = detect_format(path)
     if fmt == "binary":
+        refuse_weight_col(name, "binary graph", weight_col)
         prog.stage(f"mapping {name}")
         g = load_binary(path)
         if wc:
@@ -297,6 +310,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
                                        inplace=True)
     if fmt == "mtx":
+        refuse_weight_col(name, "Matrix Market file", weight_col)
         if undirected:
             _refuse_undirected_symmetric_mtx(path, name)
         s, d, w, n = read_mtx(path, weighted=bool(wc), progress=progress,
