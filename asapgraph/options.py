@@ -239,9 +239,9 @@ def read_vertex_values(path, text_ids=False):
     if "," in text:   # '7<TAB>0,5': a decimal comma, read as value 0 (a wrong answer)
         import re
 
-        from asapgraph.graph.io._text import DECIMAL_COMMA, decimal_comma_hint
+        from asapgraph.graph.io._text import DECIMAL_COMMA, NOT_CSV_SEP, decimal_comma_hint
 
-        dec = re.compile(r"[^\S\n]*[^\s,]+[^\S\n,]+(" + DECIMAL_COMMA + ")")
+        dec = re.compile(r"[^\S\n,]*[^\s,]+" + NOT_CSV_SEP + "(" + DECIMAL_COMMA + ")")
         for no, ln in keep:
             m = dec.match(ln) if "," in ln else None
             if m is not None:
@@ -413,11 +413,59 @@ def negative_weights_error(source, path=None, weight_col=None, what=None):
         found = first_negative_weight(path, weight_col)
     what = what or ("PageRank needs non-negative edge weights (use it unweighted, or "
                     "transform the weights)")
+    if found is None and path is not None:
+        row = _first_negative_npy_row(path, weight_col)
+        if row is not None:   # a .npy edge array: its row, as its other refusals name it
+            return InputError(source if source is not None else "<graph>", None,
+                              f"row {row[0]}: negative edge weight {row[1]}: {what}")
     if found is None:
+        if path is not None and _skew_symmetric_mtx(path):  # the negative weights are mirrors
+            return InputError(source if source is not None else "<graph>", 1,
+                              "a skew-symmetric Matrix Market matrix has negative edge weights "
+                              f"(the mirror of each entry is its negation): {what}")
         return InputError(source if source is not None else "<graph>", None, what)
     line, tok = found
     return InputError(source if source is not None else "<graph>", line,
                       f"negative edge weight {tok!r}: {what}")
+
+
+def _first_negative_npy_row(path, weight_col):
+    """``(row, value)`` of the first negative weight of a ``.npy`` edge array (0-based
+    row, as :func:`asapgraph.graph.io._formats.npy_edges` counts), else None (error paths
+    only)."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or path == "-" or not os.path.isfile(path):
+        return None
+    try:
+        import numpy as np
+
+        from asapgraph.graph.io import detect_format
+        from asapgraph.graph.io._formats import _plain
+
+        if detect_format(path) != "npy":
+            return None
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+        col = np.asarray(a[:, (weight_col or 3) - 1])
+        neg = np.flatnonzero(col < 0)
+        return (int(neg[0]), _plain(col[neg[0]])) if neg.size else None
+    except Exception:  # noqa: BLE001 - an error message is being built: no second error
+        return None
+
+
+def _skew_symmetric_mtx(path):
+    """Whether ``path`` is a readable skew-symmetric Matrix Market file (error paths only)."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or path == "-" or not os.path.isfile(path):
+        return False
+    try:
+        from asapgraph.graph.io import detect_format
+        from asapgraph.graph.io._formats import mtx_info
+
+        return detect_format(path) == "mtx" and mtx_info(path)["symmetry"] == "skew-symmetric"
+    except Exception:  # noqa: BLE001 - an error message is being built: no second error
+        return False
 
 
 # ----------------------------------------------------------------------------- tol

@@ -259,10 +259,19 @@ int asap_parse_weight(const char *tc, int64_t len, double *out)
     }
 }
 
-/* whether a comma separates columns on the line [ls, t) (before the weight token) */
-static inline int comma_before(const unsigned char *ls, const unsigned char *t)
+/* The separator just before the token at t (line start ls) is made of commas only, as in
+ * a comma CSV ('1,2,0,5': the comma after '0' separates columns too).  Any other separator
+ * ('1<TAB>2<TAB>0,5', '1,2<TAB>0,5', '1, 2, 0,5') makes a comma inside the weight a
+ * decimal comma. */
+static inline int csv_sep_before(const unsigned char *ls, const unsigned char *t)
 {
-    return memchr(ls, ',', (size_t)(t - ls)) != NULL;
+    const unsigned char *q = t;
+    while (q > ls && is_blank(q[-1])) {
+        if (q[-1] != ',')
+            return 0;
+        q--;
+    }
+    return q < t && q > ls;
 }
 
 #define FAIL(c, col_, tk, tl)                                                        \
@@ -363,10 +372,11 @@ int64_t asap_parse_piece(const char *buf, int64_t len, const asap_parse_opts *o,
                 if (rc != ASAP_PARSE_OK)
                     FAIL(rc, col, t, p - t);
                 if (p + 1 < end && *p == ',' && (unsigned)(p[1] - '0') <= 9 && p > t &&
-                    (unsigned)(p[-1] - '0') <= 9 && !comma_before(ls, t)) {
-                    /* '1<TAB>2<TAB>0,5': a decimal comma (the line separates its columns
-                     * by blanks, so this comma is not a separator); read as 0 it was a
-                     * wrong answer.  The token named is '0,5'. */
+                    (unsigned)(p[-1] - '0') <= 9 && !csv_sep_before(ls, t)) {
+                    /* '1<TAB>2<TAB>0,5', '1,2<TAB>0,5': a decimal comma (the weight's
+                     * column is not separated by a comma, so this comma is not a
+                     * separator); read as 0 it was a wrong answer.  The token named is
+                     * '0,5'. */
                     const unsigned char *q = p + 1;
                     while (q < end && is_tok(*q))
                         q++;

@@ -12,6 +12,7 @@ from asapgraph.comm.launch import mpi_rank_from_env, mpi_world_size_from_env
 __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_INTERRUPTED",
            "EXIT_PIPE", "peak_rss_bytes", "mpi_world_size_from_env", "mpi_rank_from_env",
            "wants_distributed", "progress_for", "load_input", "check_output_path",
+           "matrix_market_rank_refusal",
            "read_vertex_values", "dense_vector", "err", "quiet_stdout", "write_stdout",
            "flush_stdout"]
 
@@ -52,6 +53,40 @@ def load_input(args, progress=None):
     if weighted and hasattr(g, "indptr"):  # where a refusal finds the weights' line
         g.weight_col = args.weight_col
     return g, time.perf_counter() - t0
+
+
+def matrix_market_rank_refusal(args):
+    """The refusal of a Matrix Market input on MPI ranks (they do not split it), or None
+    when ``args.input`` is not one.  First the checks one process makes on the same
+    command line, so that a bad file reads the same on 1 and K ranks: the reader's (banner,
+    size line, entries), then PageRank's and sssp's refusal of negative weights (a
+    skew-symmetric matrix with --weighted said "not split across ranks" on K ranks).
+    Loads the whole file: call it on one rank (:func:`asapgraph.cli.distributed.
+    refuse_matrix_market_agreed`)."""
+    path = getattr(args, "input", None)
+    if not isinstance(path, str) or path == "-" or getattr(args, "labels", False):
+        return None
+    try:
+        from asapgraph.graph.io import detect_format
+
+        if not os.path.isfile(path) or detect_format(path) != "mtx":
+            return None
+    except Exception:  # noqa: BLE001 - the ranks' own reading reports it
+        return None
+    graph, _ = load_input(args)
+    weighted = graph.weights is not None and graph.m > 0
+    if args.command == "pagerank" and weighted and graph.weights.min() < 0:
+        from asapgraph.options import negative_weights_error
+
+        raise negative_weights_error(graph.source, args.input, args.weight_col)
+    if args.command == "sssp":
+        from asapgraph.programs._util import dense_id
+        from asapgraph.programs.sssp import check_sssp_weights
+
+        dense_id(graph, args.source)
+        check_sssp_weights(graph)
+    return InputError(path, None, "Matrix Market input is not split across ranks; "
+                                  "convert it first (asapgraph convert IN OUT.asg)")
 
 
 def check_output_path(path, args=None):

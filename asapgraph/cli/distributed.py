@@ -19,7 +19,8 @@ import os
 import sys
 import time
 
-__all__ = ["run_distributed", "emulation_from_args", "emit_agreed", "check_output_agreed"]
+__all__ = ["run_distributed", "emulation_from_args", "emit_agreed", "check_output_agreed",
+           "refuse_matrix_market_agreed"]
 
 
 def emulation_from_args(args):
@@ -138,6 +139,8 @@ def _failure_line(exc, rank):
         return str(exc), True
     if getattr(exc, "one_line", False):  # already worded (asapgraph run: X raised ...)
         return str(exc), False
+    if isinstance(exc, MemoryError):  # as one process words it (rmat:40: 'error on rank 0:
+        return "asapgraph: out of memory", False  # MemoryError: Unable to allocate 64.0 TiB')
     return f"error on rank {rank}: {type(exc).__name__}: {exc}", False
 
 
@@ -154,6 +157,21 @@ def _agree_failure(comm, line, input_error, wait=None):
     return comm.bcast((line, input_error), root=0)
 
 
+def refuse_matrix_market_agreed(comm, args):
+    """Refuse a Matrix Market input on every rank with the line one process would give
+    (:func:`asapgraph.cli.common.matrix_market_rank_refusal`, on rank 0); collective."""
+    from asapgraph.cli.common import matrix_market_rank_refusal
+    from asapgraph.comm.mpi import agree
+
+    err = None
+    if comm.Get_rank() == 0:
+        try:
+            err = matrix_market_rank_refusal(args)
+        except Exception as e:  # noqa: BLE001 - agreed: one line from rank 0
+            err = e
+    agree(comm, err)
+
+
 def _run(args, comm):
     from asapgraph.cli.emit import emit_results
     from asapgraph.engine.api import pagerank
@@ -162,6 +180,7 @@ def _run(args, comm):
 
     me = comm.Get_rank()
     check_output_agreed(comm, args)
+    refuse_matrix_market_agreed(comm, args)
     weighted = bool(args.weighted or getattr(args, "weight_col", None) is not None)
     emu = emulation_from_args(args)
     if me == 0 and not args.quiet:

@@ -125,6 +125,9 @@ def register_convert(sub):
 
 
 def cmd_convert(args):
+    from asapgraph.graph.io.atomic import refuse_directory
+
+    refuse_directory(args.out, "out.asg")
     if not args.out.lower().endswith(".asg"):
         raise InputError(args.out, None, "the binary format needs the extension .asg")
     if getattr(args, "labels", False):  # (it wrote dense numbers and dropped the names)
@@ -225,7 +228,10 @@ def cmd_generate(args):
     from asapgraph.graph import io as _io
     from asapgraph.graph.core import Graph
 
+    from asapgraph.graph.io.atomic import refuse_directory
+
     out = args.output
+    refuse_directory(out, "out.txt")
     low = out.lower()
     base = low
     for ext in _COMPRESS:

@@ -98,11 +98,13 @@ def _cli_program(args, g):
 
 
 def _cli_run(args, comm):
-    from asapgraph.cli.distributed import check_output_agreed, emit_agreed
+    from asapgraph.cli.distributed import (check_output_agreed, emit_agreed,
+                                           refuse_matrix_market_agreed)
     from asapgraph.cli.emit import emit_program, named_groups, result_columns
 
     me = comm.Get_rank()
     check_output_agreed(comm, args)
+    refuse_matrix_market_agreed(comm, args)
     weighted = bool(getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None)
     wc = getattr(args, "weight_col", None)  # 1-based, as on one process
     t0 = time.perf_counter()
@@ -164,13 +166,15 @@ def _cli_run(args, comm):
     if me != 0:
         agree(comm, None)  # rank 0 writes the results
         return 0
+    from asapgraph.cli.programs import summary_tol
+
     cols = result_columns(algo, res)
     if names is not None and algo.top == "groups":  # a group's vertex, by name
         cols = named_groups(names, cols)
     st = res.stats
     summary = {
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
-        "weighted": g.weighted, "tol": tol if tol is not None else getattr(prog, "default_tol", None),
+        "weighted": g.weighted, "tol": summary_tol(args, prog),
         "max_iter": getattr(args, "max_iter", None),
         "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
         "error_bound": st.get("error_bound"), "load_seconds": load_s,

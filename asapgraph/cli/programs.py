@@ -143,7 +143,7 @@ def _run_program_command(args, algo):
     summary = {
         "command": args.command, "input": args.input, "vertices": graph.n, "edges": graph.m,
         "weighted": graph.weights is not None,
-        "tol": getattr(args, "tol", None), "max_iter": max_iter,
+        "tol": summary_tol(args, getattr(args, "_program_obj", None)), "max_iter": max_iter,
         "iterations": res.iterations, "converged": res.converged,
         "residual": res.stats.get("residual"), "error_bound": res.stats.get("error_bound"),
         "load_seconds": load_s,
@@ -198,6 +198,17 @@ def _reach_summary(max_key):
         mx = v[ok].max().item() if ok.any() else None
         return {"source": args.source, "reachable": int(np.count_nonzero(ok)), max_key: mx}
     return f
+
+
+def summary_tol(args, program=None):
+    """The ``tol`` of a run for ``--json``, alike on 1 and K ranks: the ``--tol`` given (or
+    the command's default); ``run`` without ``--tol``: the program's ``default_tol``, which
+    the engines apply; commands that take no ``--tol`` (``wcc``, ``sssp``, ``bfs``,
+    ``labelprop``): null (K ranks said 1e-10 and 0.0, one process null)."""
+    tol = getattr(args, "tol", None)
+    if tol is None and args.command == "run" and program is not None:
+        tol = getattr(program, "default_tol", None)
+    return tol
 
 
 def _max_iter_or_none(args):

@@ -412,6 +412,9 @@ def agree(comm, exc=None):
             payload = (str(exc), True, False, None, None)
         elif isinstance(exc, BrokenPipeError):
             payload = ("standard output closed", False, True, None, None)
+        elif isinstance(exc, MemoryError):  # worded as one process words it
+            debug_traceback(exc)
+            payload = ("asapgraph: out of memory", False, False, "MemoryError", str(exc))
         else:
             debug_traceback(exc)
             payload = (f"error on rank {me}: {type(exc).__name__}: {exc}", False, False,

@@ -288,6 +288,11 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
                          f"{', '.join(HITS_METHODS)}, not {method!r}")
     if max_iter <= 0:
         raise nx.PowerIterationFailedConvergence(max_iter)
+    if "weight" in G.edge_data:  # a negative weight: the max-normalised iteration divided
+        # by sums of mixed signs and returned inf and NaN scores; networkx's code decides
+        w = G.engine_graph("weight").weights
+        if w is not None and not _nonneg_finite(w):
+            raise NotImplementedError("hits: negative or non-finite edge weights")
     if nstart is not None:
         _check_nstart_keys(G, nstart)
     if method != "svds":

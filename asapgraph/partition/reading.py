@@ -415,7 +415,10 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col):
         m = a.shape[0]
         return _narrow(npy_edges(path, a, m * me // K, m * (me + 1) // K, wc))
     from asapgraph.graph.io import load_binary
+    from asapgraph.graph.io._readers import refuse_weight_col
 
+    if weighted and weight_col is not None:  # (0-based here)
+        refuse_weight_col(path, "binary graph", int(weight_col) + 1)
     g = load_binary(path, mmap=True)
     indeg = np.diff(g.indptr)
     if g.n and np.any((indeg == 0) & (np.asarray(g.out_degree) == 0)):

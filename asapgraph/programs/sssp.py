@@ -39,6 +39,25 @@ __all__ = ["SSSPProgram", "BFSProgram", "sssp", "bfs"]
 _INT_INF = np.iinfo(np.int64).max
 
 
+def check_sssp_weights(graph):
+    """Refuse a negative (the line of the first, in a text file) or NaN edge weight of
+    ``graph`` (one process's graph, or a rank's local graph)."""
+    w = graph.weights
+    if w is not None and w.size and float(w.min()) < 0:
+        from asapgraph.options import negative_weights_error
+
+        src = graph.source
+        e = negative_weights_error(src, src, getattr(graph, "weight_col", None),
+                                   "sssp needs non-negative edge weights")
+        if e.line is None and not e.message.startswith("row "):  # not a text file or
+            # .npy array (their line or row named): the value, as a plain number
+            e = InputError(src, None, f"sssp needs non-negative edge weights (found "
+                                      f"{float(w.min()):g})")
+        raise e
+    if w is not None and np.isnan(w).any():
+        raise InputError(graph.source, None, "sssp: an edge weight is NaN")
+
+
 class SSSPProgram(VertexProgram):
     """Shortest-path distances from dense vertex ``source`` (float64; inf unreachable)."""
 
@@ -55,19 +74,7 @@ class SSSPProgram(VertexProgram):
         self.source = int(source)
 
     def setup(self, ctx):
-        w = ctx.graph.weights
-        if w is not None and w.size and float(w.min()) < 0:
-            from asapgraph.options import negative_weights_error
-
-            src = ctx.graph.source
-            e = negative_weights_error(src, src, getattr(ctx.graph, "weight_col", None),
-                                       "sssp needs non-negative edge weights")
-            if e.line is None:  # not a text file: the value, as a plain number
-                e = InputError(src, None, f"sssp needs non-negative edge weights (found "
-                                          f"{float(w.min()):g})")
-            raise e
-        if w is not None and np.isnan(w).any():
-            raise InputError(ctx.graph.source, None, "sssp: an edge weight is NaN")
+        check_sssp_weights(ctx.graph)
 
     def init(self, ctx):
         d = np.full(ctx.n_local, np.inf)

@@ -42,6 +42,8 @@ def _mtx_header(stream, name):
         else:
             line, data = data[:nl], data[nl + 1:]
         lines += 1
+        if banner is None and line.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+            line = line[3:]
         text = line.decode("ascii", "replace").strip()
         if banner is None:
             parts = text.lower().split()
@@ -91,10 +93,17 @@ class _Prefixed:
 def mtx_field(path):
     """The field of a Matrix Market file's banner (``'real'``, ``'integer'``,
     ``'pattern'``), read through its compression; an error as :func:`read_mtx` has it."""
+    return mtx_info(path)["field"]
+
+
+def mtx_info(path):
+    """The banner and size line of a Matrix Market file (``field``, ``symmetry``,
+    ``rows``, ``cols``, ``nnz``), read through its compression; an error as
+    :func:`read_mtx` has it."""
     name = display_name(path)
     stream, kind, _ = open_binary(path)
     try:
-        return _mtx_header(stream, name)[0]["field"]
+        return _mtx_header(stream, name)[0]
     except (EOFError, OSError) as exc:
         if isinstance(exc, InputError):
             raise

@@ -55,11 +55,24 @@ def detect_format(path):
         return "binary"
     if head.startswith(_NPY_MAGIC):
         return "npy"
-    if head.startswith(b"%%MatrixMarket") or _strip_comp(os.fspath(path)).endswith(".mtx"):
+    if head.startswith(_BOM):   # a byte order mark (Windows editors) before the banner
+        head = sniff_n(path, len(_BOM) + 14)
+    if _mtx_banner(head) or _strip_comp(os.fspath(path)).endswith(".mtx"):
         return "mtx"
-    if compression_of(head) is not None and _decompressed_head(path).startswith(b"%%MatrixMarket"):
+    if compression_of(head) is not None and _mtx_banner(_decompressed_head(path, 17)):
         return "mtx"   # g.gz holding a Matrix Market file: its size line is not an edge
     return "text"
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _mtx_banner(head):
+    """Whether ``head`` starts with the Matrix Market banner, after an optional UTF-8 byte
+    order mark (a BOM'd file named .txt was read as an edge list: its size line '3 3 2'
+    became an edge 3 -> 3, a wrong answer)."""
+    return (head[len(_BOM):] if head.startswith(_BOM) else head).startswith(b"%%MatrixMarket")
+
 
 
 _KONECT = re.compile(rb"\A(?:\xef\xbb\xbf)?%[ \t]*(sym|asym|bip)\b[^\n]*")
@@ -124,6 +137,16 @@ def _weight_col(weighted, weight_col):
     return wc
 
 
+def refuse_weight_col(name, kind, weight_col):
+    """A binary graph or a Matrix Market file has one weight per edge: a ``weight_col``
+    (1-based) other than 3 is refused (``--weight-col 4`` read the one weight anyway and
+    ``--json`` said ``"weight_col": 4``: an option reported but not applied)."""
+    if weight_col is not None and int(weight_col) != 3:
+        raise InputError(name, None, f"a {kind} has one weight per edge: --weight-col "
+                         f"{int(weight_col)} does not apply (use --weighted; Python: "
+                         "weighted=True)")
+
+
 #: the largest column number the parser takes (a C int)
 MAX_COLUMN = 2**31 - 1
 
@@ -173,6 +196,7 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
     fmt = detect_format(path)
     name = display_name(path)
     if fmt == "binary":
+        refuse_weight_col(name, "binary graph", weight_col)
         g = load_binary(path)
         s, d, w = g.edges()
         ids = g.original_ids()
@@ -181,6 +205,7 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
         s, d, w = read_npy(path, weighted=bool(wc), weight_col=weight_col)
         return EdgeList(s, d, w, name)
     if fmt == "mtx":
+        refuse_weight_col(name, "Matrix Market file", weight_col)
         s, d, w, _ = read_mtx(path, weighted=bool(wc), progress=progress,
                               chunk_bytes=chunk_bytes)
         return EdgeList(as_int64(s) + 1, as_int64(d) + 1, w, name)
@@ -265,6 +290,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         return from_labels(s, d, w, undirected=undirected, source=name)
     fmt = detect_format(path)
     if fmt == "binary":
+        refuse_weight_col(name, "binary graph", weight_col)
         prog.stage(f"mapping {name}")
         g = load_binary(path)
         if wc:
@@ -284,6 +310,9 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
                                        inplace=True)
     if fmt == "mtx":
+        refuse_weight_col(name, "Matrix Market file", weight_col)
+        if undirected:
+            _refuse_undirected_symmetric_mtx(path, name)
         s, d, w, n = read_mtx(path, weighted=bool(wc), progress=progress,
                               chunk_bytes=chunk_bytes)
         prog.stage("building CSR")
@@ -294,6 +323,22 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     prog.stage(f"building CSR ({s.size:,} edges)")
     return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
                                    inplace=True, max_id=info["max_id"], _consume=True)
+
+
+def _refuse_undirected_symmetric_mtx(path, name):
+    """``--undirected`` on a symmetric (or skew-symmetric) Matrix Market file: its entries
+    already stand for both directions, and the mirrored arcs came twice while the diagonal
+    came once -- a different graph from networkx's undirected one (a wrong answer)."""
+    from asapgraph.graph.io._formats import mtx_info
+
+    if path == "-":
+        return
+    sym = mtx_info(path)["symmetry"]
+    if sym != "general":
+        raise InputError(name, 1, f"a {sym} Matrix Market matrix is read in both directions "
+                         "already (every off-diagonal entry gives its mirror): --undirected "
+                         "would count each edge twice; drop --undirected (Python: "
+                         "undirected=False)")
 
 
 def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):

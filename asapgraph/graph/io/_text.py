@@ -77,6 +77,10 @@ def _plural(k, word):
 
 #: a number written with a decimal comma ('0,5', '-1,25'): refused, never read as 0
 DECIMAL_COMMA = r"[+-]?[0-9]+,[0-9]+"
+#: a column separator that is not made of commas only ('<TAB>', ' ', ', '): a comma in the
+#: number after it is a decimal comma (asap_parse.c's csv_sep_before: '1,2<TAB>0,5' and
+#: '1<TAB>2<TAB>0,5' are refused, the comma CSV '1,2,0,5' reads the weight 0)
+NOT_CSV_SEP = r"[ \t\v\f\r,]*[ \t\v\f\r][ \t\v\f\r,]*"
 _DECIMAL_COMMA = re.compile(DECIMAL_COMMA)
 
 

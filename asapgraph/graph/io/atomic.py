@@ -19,7 +19,7 @@ import tempfile
 
 from asapgraph.errors import InputError
 
-__all__ = ["atomic_write", "check_output_dir", "output_format", "FORMATS"]
+__all__ = ["atomic_write", "check_output_dir", "output_format", "refuse_directory", "FORMATS"]
 
 #: Output formats chosen by extension (a trailing ``.gz`` means gzip for text formats).
 FORMATS = (".csv", ".tsv", ".npy", ".parquet")
@@ -34,6 +34,7 @@ def output_format(path):
         For an unknown extension, or ``.parquet`` without pyarrow.
     """
     p = os.fspath(path)
+    refuse_directory(p)
     low = p.lower()
     gz = low.endswith(".gz")
     if gz:
@@ -52,6 +53,18 @@ def output_format(path):
             raise InputError(p, None, "writing .parquet needs pyarrow (pip install pyarrow); "
                              "use .csv, .tsv or .npy instead") from None
     return ext[1:], gz
+
+
+def refuse_directory(path, example="out.csv"):
+    """``-o /tmp`` (or ``out/``): a directory, not an output file; refused before the
+    extension is looked at (it read "unknown output format '(no extension)'", and
+    ``convert``/``generate`` "needs the extension .asg" / "unknown output format")."""
+    path = os.fspath(path)
+    if os.path.isdir(path) or path.endswith(("/", os.sep)):
+        what = "is a directory" if os.path.isdir(path) else "names a directory"
+        example = os.path.join(path, example)
+        raise InputError(path, None, f"{what}, not an output file: give a file name, such "
+                                     f"as {example}")
 
 
 def _temp_in(path):
@@ -85,8 +98,7 @@ def check_output_dir(path):
         ``PATH: reason``, the same text as :func:`atomic_write` would give.
     """
     path = os.fspath(path)
-    if os.path.isdir(path):
-        raise InputError(path, None, "is a directory")
+    refuse_directory(path)
     fd, tmp = _temp_in(path)
     os.close(fd)
     with contextlib.suppress(OSError):

@@ -107,16 +107,17 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
 
 
 def _refuse_decimal_comma(data, weight_col, name):
-    """Refuse a weight written with a decimal comma (``a<TAB>b<TAB>0,5``: no comma before
-    it on the line, so the comma is not a column separator) at its line, as the integer
-    reader does; turning commas into blanks read it as weight 0 (a wrong answer)."""
+    """Refuse a weight written with a decimal comma (``a<TAB>b<TAB>0,5``, ``a,b<TAB>0,5``:
+    the separator before it is not a bare comma, so its comma is not a column separator)
+    at its line, as the integer reader does; turning commas into blanks read it as weight
+    0 (a wrong answer)."""
     import re
 
-    from asapgraph.graph.io._text import DECIMAL_COMMA, decimal_comma_hint
+    from asapgraph.graph.io._text import DECIMAL_COMMA, NOT_CSV_SEP, decimal_comma_hint
 
-    m = re.search(rb"^[ \t\v\f\r]*(?![#%])(?:[^\s,]+[ \t\v\f\r]+){" +
-                  str(weight_col - 1).encode() + rb"}(" + DECIMAL_COMMA.encode() + rb")", data,
-                  re.MULTILINE)
+    m = re.search(rb"^[ \t\v\f\r,]*(?![#%])(?:[^\s,]+[ \t\v\f\r,]+){" +
+                  str(weight_col - 2).encode() + rb"}[^\s,]+" + NOT_CSV_SEP.encode() +
+                  rb"(" + DECIMAL_COMMA.encode() + rb")", data, re.MULTILINE)
     if m is not None:
         t = m.group(1).decode()
         raise InputError(name, data[:m.start()].count(b"\n") + 1,
