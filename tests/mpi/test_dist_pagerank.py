@@ -9,7 +9,11 @@ import sys
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.mpi
+# a launch runs up to 60 solves on K ranks: ~90 s at load 20 on 2 cores, and it once went
+# past 300 s (test_equals_reference[4], load 19-21, beside benchmark grids); the limits
+# are for a hang, not for speed
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(1500)]
+LAUNCH_TIMEOUT = 1200
 
 TOL = 1e-8  # conftest.L1_TOL["pagerank"]
 RUNS = ([{"mode": m, "partition": p, "tol": t, "max_iter": 2000}
@@ -87,7 +91,7 @@ def _check(recs, ncases):
 def test_equals_reference(k, run_cases, tmp_path, rng, optional_shared):
     f = _files(tmp_path, rng)
     cases = _cases(f, optional_shared)
-    recs = _check_and_return(run_cases(k, cases, timeout=300), len(cases))
+    recs = _check_and_return(run_cases(k, cases, timeout=LAUNCH_TIMEOUT), len(cases))
     if k == 4:  # the degenerate layouts really happened
         tiny = [r for r in recs if r["case"] == "tiny"]
         assert any(0 in r["vertices_per_rank"] for r in tiny)
@@ -118,7 +122,7 @@ def test_asap_relabelled_push_layout_equals_reference(k, reorder, run_cases, tmp
               "personalization": f["pers"], "dangling": f["dang"], "runs": runs},
              {"name": "tiny", "source": f["tiny"], "runs": runs},
              {"name": "rmat11", "source": "rmat:11:16:4", "runs": runs}]
-    recs = run_cases(k, cases, timeout=300,
+    recs = run_cases(k, cases, timeout=LAUNCH_TIMEOUT,
                      env={"ASAPGRAPH_ASAP_REORDER": reorder, "ASAPGRAPH_ASAP_PREFETCH": "3"})
     assert len(recs) == len(cases) * len(runs)
     for r in recs:
@@ -149,7 +153,7 @@ def test_asap_emulated_delays_stragglers(seed, run_cases, shared, tmp_path, rng)
     ]
     cases = [{"name": "mixed-w", "source": f["mixed"], "weighted": True,
               "personalization": f["pers"], "runs": runs}]
-    recs = run_cases(3, cases, timeout=300)
+    recs = run_cases(3, cases, timeout=LAUNCH_TIMEOUT)
     assert len(recs) == len(runs)
     for r in recs:
         assert r["same_ids"] and r["l1"] <= TOL, r
