@@ -57,6 +57,13 @@ same emulated machine.
   ``ceil(log2 K) x latency + bytes / bandwidth``.  Real MPI carries the real messages;
   only time is virtual, so the host's scheduling does not enter the figures.
 
+* *Host waits.*  On the host's clock every emulated wait (a held message, a collective's
+  modelled cost, a straggler's extra, ASAP's idle polls) goes through :meth:`Emulator.wait`:
+  where every rank has a core of its own (:meth:`Emulator.hold_cores`) it spins, as a
+  modelled rank busy-polls or computes, instead of sleeping -- a sleep gives the core away
+  and ended 40-45 us late on this host, milliseconds when anything else was runnable
+  (benchmarks/REPORT.md, nineteenth session); ranks that share cores sleep.
+
 The real numbers are reported too: time spent holding messages (``emulated_delay_s``) and
 sleeping as a straggler (``straggler_sleep_s``) are accounted separately from the real
 compute and communication time.
