@@ -1211,7 +1211,7 @@ class _Solve:
                     if nd < np.inf:
                         dt = max(0.0, min(dt, nd - now()))
                     _ev("Z", dt)
-                    emu.wait(dt)  # (sleeps, or spins where it holds the core: Emulator.hold_cores)
+                    emu.wait(dt)  # (a sleep, or a spin where it holds the core)
                     _ev("z", dt)
                     st.wait_s += dt
             else:
