@@ -1211,7 +1211,10 @@ class _Solve:
                     if nd < np.inf:
                         dt = max(0.0, min(dt, nd - now()))
                     _ev("Z", dt)
-                    emu.wait(dt)  # (a sleep, or a spin where it holds the core)
+                    # (a sleep even where the emulator holds the core for its waits: an
+                    # idle rank that spun slowed its peer's sweeps 5-10 % on the quiet
+                    # host, cnr-2000, 2 ranks; benchmarks/REPORT.md, nineteenth session)
+                    time.sleep(dt)
                     _ev("z", dt)
                     st.wait_s += dt
             else:

@@ -57,12 +57,13 @@ same emulated machine.
   ``ceil(log2 K) x latency + bytes / bandwidth``.  Real MPI carries the real messages;
   only time is virtual, so the host's scheduling does not enter the figures.
 
-* *Host waits.*  On the host's clock every emulated wait (a held message, a collective's
-  modelled cost, a straggler's extra, ASAP's idle polls) goes through :meth:`Emulator.wait`:
+* *Host waits.*  On the host's clock the emulated waits (a held message of BSP's exchange,
+  a collective's modelled cost, a straggler's extra) go through :meth:`Emulator.wait`:
   where every rank has a core of its own (:meth:`Emulator.hold_cores`) it spins, as a
   modelled rank busy-polls or computes, instead of sleeping -- a sleep gives the core away
   and ended 40-45 us late on this host, milliseconds when anything else was runnable
-  (benchmarks/REPORT.md, nineteenth session); ranks that share cores sleep.
+  (benchmarks/REPORT.md, nineteenth session); ranks that share cores sleep.  ASAP's idle
+  rank still sleeps between its polls: spinning there slowed its peer's sweeps.
 
 The real numbers are reported too: time spent holding messages (``emulated_delay_s``) and
 sleeping as a straggler (``straggler_sleep_s``) are accounted separately from the real
@@ -378,9 +379,10 @@ class Emulator:
     # ------------------------------------------------------------------ host waits
     def hold_cores(self, comm):
         """Host clock with emulation, every rank on a core of its own (collective; env
-        ``ASAPGRAPH_SPIN_WAITS=0``: off): the emulated waits -- a held message, a
-        collective's modelled cost, a straggler's extra, ASAP's idle polls -- keep the
-        core (:meth:`wait`) instead of sleeping.  Returns whether they do.
+        ``ASAPGRAPH_SPIN_WAITS=0``: off): the emulated waits -- BSP's held messages, a
+        collective's modelled cost, a straggler's extra -- keep the core (:meth:`wait`)
+        instead of sleeping.  Returns whether they do.  (ASAP's idle rank still sleeps
+        between polls: an idle rank spinning slowed its peer's sweeps on a quiet host.)
 
         Why: a rank that sleeps gives its core away, and where anything else is runnable
         (another session's niced job, the MPI launcher) it gets it back only when the
