@@ -10,6 +10,7 @@ import numpy as np
 from asapgraph import options as _options
 from asapgraph.errors import InputError
 from asapgraph.comm.mpi import agree, gatherv, mpi
+from asapgraph.engine import evtrace
 from asapgraph.engine.emulation import Emulator
 from asapgraph.engine.stats import virtual_figures
 
@@ -277,6 +278,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         raise ValueError(why)
     prog = progress if me == 0 else None  # lines from rank 0 only
     emu = Emulator(emulation, me, K)
+    emu.hold_cores(comm)  # (host clock, a core per rank: the emulated waits spin)
     probe = None
     if isinstance(source, LoadedGraph):  # loaded once by load(): partition/weighted fixed
         lg, part, idmap, t_load = source.lg, source.part, source.idmap, source.load_seconds
@@ -310,6 +312,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         p = np.full(lg.nloc, 1.0 / n)
     dvec = _local_vector(comm, dangling, lg.orig, "dangling", where)
     st = RankStats(me)
+    st.extra["spin_waits"] = emu.spin  # (Emulator.hold_cores)
     if layout_before_clock and (rebalance == "off" or (rebalance == "start"
                                                        and probe is not None)):
         t_lay = time.perf_counter()
@@ -348,6 +351,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     # the traces' origin on the host's clock: here, as the virtual clock's (it was the
     # stats' creation, before the imports above and the barrier)
     t0 = st.t0 = time.perf_counter()
+    evtrace.ev("T0")  # (diagnostic: the clocks' origin in the ranks' event traces)
     emu.start()
     if emu.virtual:
         st.clock = lambda: emu.vt

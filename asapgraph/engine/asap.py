@@ -637,8 +637,14 @@ class _Solve:
         # a settled wave's residual sum is within the global target (:meth:`within_target`)
         self.global_ok = False
         self.no_progress = 0  # consecutive waves without progress (NO_PROGRESS_WAVES)
+        c_na = time.thread_time()  # (no blocking collective from here: Emulator.setup)
         self.na = ex.NotifyAck(comm, out_peers, sizes, in_peers, [len(mp) for mp in self.in_maps],
                                sol.window, self.emu, st, self._deliver)
+        # the state's and the message buffers' setup, before the first sweep: charged
+        # like compute (the virtual clock left it out: issue 15, K = 2, cnr-2000 ASAP
+        # started its first sweep ~4 ms of CPU early)
+        self.emu.setup(d.setup_cpu + time.thread_time() - c_na)
+        _ev("I1")
 
     # ------------------------------------------------------------------ local work
     def _gate_wait(self):
@@ -1055,6 +1061,7 @@ class _Solve:
                           more=None if self.bal is None else self.bal.more())
             d.flow[:] = 0.0
             self.last_contrib = tn
+            _ev("C", float(passive), float(sweep_end))
             return True
         return False
 
@@ -1102,6 +1109,7 @@ class _Solve:
         else:
             cur = (2.0 * res[_R] / beta / sx if sx > 0 else np.inf) if self.relative \
                 else res[_R] / beta
+        _ev("W", wv.waves, cur)
         if self.me == 0:
             st.sample(cur)
         if sx != 0 and st.ref is not None:  # the bench's instrument: neither charged
@@ -1218,10 +1226,15 @@ class _Solve:
                     if nd < np.inf:
                         dt = max(0.0, min(dt, nd - now()))
                     _ev("Z", dt)
+                    # (a sleep even where the emulator holds the core for its waits: an
+                    # idle rank that spun slowed its peer's sweeps 5-10 % on the quiet
+                    # host, cnr-2000, 2 ranks; benchmarks/REPORT.md, nineteenth session)
                     time.sleep(dt)
+                    _ev("z", dt)
                     st.wait_s += dt
             else:
                 idle = 0
+        _ev("E")
         evtrace.dump(self.me, t_ev, patience=sol.patience, gate_shared=sol.gate_shared,
                      idle_cap=sol.idle_cap)
         na.close()  # cancel the posted receives, complete every send, barrier

@@ -259,6 +259,7 @@ class DeltaState:
         # only state()/result() and the solver's incoming slot maps translate.  The rows'
         # prefetch (the solver's distance) applies to either layout
         P = self.P = sol.push_layout() if jac and delta0 is None and active else None
+        c_setup, warm_cpu = time.thread_time(), 0.0  # (this setup's CPU: Emulator.setup)
         if P is not None:
             two = bdang is not b
             b = _relabelled(P, b)
@@ -324,8 +325,12 @@ class DeltaState:
             # (a Jacobi sweep: r = G x0 - x0 below needs x = x0; its edges are counted,
             # `sweeps` are the rounds')
             self.sweep(0.0, full=True, gs=False)
-            sol.emu.after_compute(time.thread_time() - c0, self.st.edges_visited - e0, nloc,
+            c1 = time.thread_time()
+            sol.emu.after_compute(c1 - c0, self.st.edges_visited - e0, nloc,
                                   "push_r" if P is not None else "push", snapshot=True)
+            # (the sweep is charged as a sweep; a straggler's wait after it, which may
+            # spin on the host's clock, is not setup either)
+            warm_cpu = time.thread_time() - c0
             acc[:nloc] -= self.x
             self._recentre(0.0)  # this rank's r sums to 0 (its x0 is now in x)
             self.warm = True
@@ -334,6 +339,10 @@ class DeltaState:
         # sum(x), kept up to date by the sweeps (each adds the mass it pushed): what the
         # waves of a busy rank report; a passive rank's waves recount it (wave_sums)
         self.sx = float(self.x.sum())
+        # the rest of this setup (allocating and initialising the state: first touch of
+        # its pages, the passes above) is the solve's work before its first sweep, as
+        # on a host (Emulator.setup)
+        self.setup_cpu = time.thread_time() - c_setup - warm_cpu
 
     def sweep(self, theta, full=False, mass_tol=0.0, gs=True):
         """One Jacobi sweep; its pools go to ``pend``/``dbuf``; returns the local ``sum |r|``.

@@ -56,7 +56,9 @@ import time
 import numpy as np
 
 from asapgraph.comm.mpi import TAG_DATA, MeteredComm, mpi
+from asapgraph.engine import evtrace
 from asapgraph.engine.emulation import HEADER
+from asapgraph.engine.evtrace import ev as _ev
 from asapgraph.engine.pull import pull_graph
 from asapgraph.kernels import _pagerank as _k
 from asapgraph.kernels import _pull
@@ -98,10 +100,14 @@ class _Exchange:
             st.messages_sent += 1
             st.bytes_sent += b.nbytes
         t2 = time.perf_counter()
+        _ev("x1", emu.vt)
         MPI.Request.Waitall(reqs)
+        _ev("x2", emu.vt)
         latest = max((c[lo] for lo, _ in pg.recv_seg), default=0.0)
         if emu.cfg.network and latest:
             emu.wait_until(latest)
+        if evtrace.DIR:  # (how late the wait ended: the host's sleeps overshoot)
+            _ev("x3", emu.vt, latest - (emu.vt if emu.virtual else time.time()))
         st.messages_received += len(reqs)
         MPI.Request.Waitall(sreqs)
         st.comm_s += t2 - t1
@@ -159,6 +165,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1, x0=None, b
     while it < max_iter:
         it += 1
         t0, c0 = perf(), cpu()
+        _ev("s0", emu.vt)
         _k.sweep(pg.indptr, pg.indices, pg.w, pg.inv_out, x, c, c2, P, D, alpha, dmass,
                  pg.bounds, stats, pg.prefetch, lg.n)
         e = pg.m
@@ -181,8 +188,11 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1, x0=None, b
             balancer.record(e, emu.last_charged + slept, 1.0)
             red[2:] = balancer.vector()
         t6 = perf()
+        _ev("a0", emu.vt)
         comm.Allreduce(red, out, op=MPI.SUM)
+        _ev("a1", emu.vt)
         emu.collective(comm, red.nbytes)
+        _ev("a2", emu.vt)
         st.wait_s += perf() - t6
         l1, dmass = float(out[0]), float(out[1])
         c, c2 = c2, c
@@ -195,6 +205,7 @@ def run_bsp(comm, lg, p, d, alpha, tol, max_iter, emu, st, threads=1, x0=None, b
             break  # migrate now (.rebalance): x is the whole state
         if it < max_iter:
             exchange(c)
+    evtrace.dump(comm.Get_rank(), 0.0)
     st.extra.update(pg.layout())
     st.extra["pull_setup_seconds"] = pg.setup_seconds if built else 0.0
     st.extra["threads"] = len(pg.bounds) - 1
