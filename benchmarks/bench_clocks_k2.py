@@ -13,6 +13,8 @@ Usage::
 the figures: on a loaded host the wall times are not the model's subject.
 """
 import json, os, statistics, subprocess, sys
+if len(sys.argv) not in (3, 4):
+    sys.exit("usage: python benchmarks/bench_clocks_k2.py TREE OUTPREFIX [REPEAT]")
 tree, out = sys.argv[1], sys.argv[2]
 rep = sys.argv[3] if len(sys.argv) > 3 else "5"
 env = dict(os.environ, PYTHONPATH=tree, ASAPGRAPH_SHARED_DATASETS="/work/shared/datasets")

@@ -26,6 +26,8 @@ LOCK = "/tmp/wallclock.lock"
 
 
 def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: python benchmarks/bench_clocks_k2_paired.py TREE OUT.json [PAIRS]")
     tree, out = sys.argv[1], sys.argv[2]
     pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     if os.environ.get("_K2_PAIRED_LOCKED") != "1":  # hold the lock for the whole grid
