@@ -1,4 +1,5 @@
 """Helpers for the MPI tests: launch ``mpiexec -n K`` subprocesses with a timeout."""
+import csv
 import json
 import os
 import shutil
@@ -46,6 +47,18 @@ def cli():
                               capture_output=True, text=True, timeout=timeout, env=env)
 
     return run
+
+
+@pytest.fixture
+def scores():
+    """``scores(path)``: a ``node,value`` result file as ``{node: value}`` (node as text)."""
+
+    def read(path):
+        with open(path) as f:
+            rows = list(csv.reader(f))
+        return {r[0]: float(r[1]) for r in rows[1:]}
+
+    return read
 
 
 @pytest.fixture

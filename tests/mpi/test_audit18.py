@@ -1,25 +1,10 @@
 """Audit 18: regressions of defects found by a user-level audit, each checked alike on
 one process and on K ranks in both modes where the defect could differ."""
-import csv
-import subprocess
-import sys
-
 import pytest
 
 pytestmark = [pytest.mark.mpi, pytest.mark.timeout(600)]
 
 CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"]]
-
-
-def _cli(args, cwd, timeout=240):
-    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _scores(path):
-    with open(path) as f:
-        rows = list(csv.reader(f))
-    return {r[0]: float(r[1]) for r in rows[1:]}
 
 
 @pytest.mark.parametrize("labels", [[], ["--labels"]])
@@ -36,14 +21,14 @@ def test_decimal_comma_weight_refused(tmp_path, labels, cmd, refused_alike):
                     "(a decimal comma? write the weight with a point, '0.5')")
 
 
-def test_comma_separated_columns_still_read(tmp_path):
+def test_comma_separated_columns_still_read(tmp_path, cli, scores):
     """A comma CSV with a fourth column ('1,2,0,5'): commas separate every column of the
     line, so the weight is column 3 (0) as before -- not a decimal comma."""
     (tmp_path / "g.csv").write_text("1,2,3,5\n2,3,1,7\n3,1,1,0\n")
     for extra in CONFIGS[:2]:
-        r = _cli(["pagerank", "g.csv", "--weighted", "-q", "-o", "o.csv", *extra], tmp_path)
+        r = cli(["pagerank", "g.csv", "--weighted", "-q", "-o", "o.csv", *extra], tmp_path)
         assert r.returncode == 0, r.stderr
-        assert len(_scores(tmp_path / "o.csv")) == 3
+        assert len(scores(tmp_path / "o.csv")) == 3
 
 
 def test_decimal_comma_personalization_refused(tmp_path, refused_alike):
@@ -57,7 +42,7 @@ def test_decimal_comma_personalization_refused(tmp_path, refused_alike):
                     "write it with a point, '0.5')")
 
 
-def test_fifo_input_refused(tmp_path, refused_alike):
+def test_fifo_input_refused(tmp_path, refused_alike, cli):
     """A named pipe as INPUT (``<(zcat g.gz)``, a piped ``/dev/stdin``): the input is
     opened more than once, and the second open of the drained pipe waited for a writer
     forever (1 and K ranks hung).  Now one line before anything opens it."""
@@ -68,7 +53,7 @@ def test_fifo_input_refused(tmp_path, refused_alike):
         line = refused_alike(tmp_path, [args[0], "pipe", *args[1:]],
                              configs=CONFIGS, output="refused.csv")
         assert line.startswith("pipe: a pipe, not a regular file"), line
-    r = _cli(["info", "pipe"], tmp_path, timeout=120)
+    r = cli(["info", "pipe"], tmp_path, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("pipe: a pipe, not a regular file")
     from asapgraph.errors import InputError
     import asapgraph
@@ -77,7 +62,7 @@ def test_fifo_input_refused(tmp_path, refused_alike):
         asapgraph.load_graph(str(tmp_path / "pipe"))
 
 
-def test_compressed_personalization_read(tmp_path, refused_alike):
+def test_compressed_personalization_read(tmp_path, refused_alike, cli, scores):
     """A gzip personalization file was refused as 'FILE:1: not UTF-8 text' (edge lists
     are read through any compression); now read, the same ranks as the plain file on 1
     and K ranks; a truncated one is 'corrupt or truncated gzip data'."""
@@ -91,10 +76,10 @@ def test_compressed_personalization_read(tmp_path, refused_alike):
     want = None
     for extra in CONFIGS:
         for p in ("p.txt", "p.txt.gz"):
-            r = _cli(["pagerank", "g.txt", "--personalization", p, "--tol", "1e-12", "-q",
+            r = cli(["pagerank", "g.txt", "--personalization", p, "--tol", "1e-12", "-q",
                       "-o", "o.csv", *extra], tmp_path)
             assert r.returncode == 0, (extra, p, r.stderr)
-            got = _scores(tmp_path / "o.csv")
+            got = scores(tmp_path / "o.csv")
             want = want or got
             assert all(abs(got[k] - want[k]) < 1e-9 for k in want), (extra, p, got)
     line = refused_alike(tmp_path, ["pagerank", "g.txt", "--personalization", "t.txt.gz"],

@@ -1,25 +1,10 @@
 """Audit 19: regressions of defects found by a user-level audit, each checked alike on
 one process and on K ranks in both modes where the defect could differ."""
-import csv
-import subprocess
-import sys
-
 import pytest
 
 pytestmark = [pytest.mark.mpi, pytest.mark.timeout(600)]
 
 CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"]]
-
-
-def _cli(args, cwd, timeout=240):
-    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def _scores(path):
-    with open(path) as f:
-        rows = list(csv.reader(f))
-    return {r[0]: float(r[1]) for r in rows[1:]}
 
 
 SKEW = ("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n"
@@ -41,7 +26,7 @@ def test_skew_symmetric_weighted_refused_alike(tmp_path, cmd, what, refused_alik
                            "weights (the mirror of each entry is its negation): " + what), line
 
 
-def test_bad_matrix_market_refused_alike(tmp_path, refused_alike):
+def test_bad_matrix_market_refused_alike(tmp_path, refused_alike, cli):
     """A .mtx that one process refuses (a negative weight at its line, an entry out of
     range, a wrong entry count) was refused on K ranks only as 'not split across ranks';
     now the same line as one process everywhere.  A good .mtx still gets the ranks'
@@ -61,7 +46,7 @@ def test_bad_matrix_market_refused_alike(tmp_path, refused_alike):
     (tmp_path / "ok.mtx").write_text("%%MatrixMarket matrix coordinate pattern general\n"
                                      "3 3 2\n1 2\n2 3\n")
     for extra in CONFIGS[1:]:
-        r = _cli(["pagerank", "ok.mtx", "-q", *extra], tmp_path)
+        r = cli(["pagerank", "ok.mtx", "-q", *extra], tmp_path)
         assert r.returncode == 2 and "not split across ranks" in r.stderr, r.stderr
 
 
@@ -78,17 +63,17 @@ def test_decimal_comma_after_comma_ids_refused(tmp_path, text, labels, refused_a
                     "(a decimal comma? write the weight with a point, '0.5')")
 
 
-def test_comma_csv_with_fourth_column_still_read(tmp_path):
+def test_comma_csv_with_fourth_column_still_read(tmp_path, cli, scores):
     """The comma CSV ``1,2,0,5`` keeps its reading (weight 0, a fourth column 5) on every
     configuration, with and without --labels."""
     (tmp_path / "g.csv").write_text("1,2,3,5\n2,3,1,7\n3,1,1,0\n")
     want = None
     for labels in ([], ["--labels"]):
         for extra in CONFIGS:
-            r = _cli(["pagerank", "g.csv", "--weighted", "-q", "-o", "o.csv", *labels, *extra],
+            r = cli(["pagerank", "g.csv", "--weighted", "-q", "-o", "o.csv", *labels, *extra],
                      tmp_path)
             assert r.returncode == 0, r.stderr
-            got = _scores(tmp_path / "o.csv")
+            got = scores(tmp_path / "o.csv")
             want = want or got
             assert got.keys() == want.keys()
             assert all(abs(got[k] - want[k]) < 1e-9 for k in want), (extra, got, want)
@@ -109,7 +94,7 @@ def test_output_directory_refused_alike(tmp_path, refused_alike):
 @pytest.mark.parametrize("args", [["wcc", "g.txt"], ["bfs", "g.txt", "--source", "1"],
                                   ["sssp", "g.txt", "--source", "1"], ["labelprop", "g.txt"],
                                   ["run", "asapgraph.programs:WCCProgram", "g.txt"]])
-def test_json_tol_alike(tmp_path, args):
+def test_json_tol_alike(tmp_path, args, cli):
     """``--json``'s ``tol`` for commands without --tol (wcc, bfs, sssp, labelprop) was null
     on one process and 1e-10 (labelprop 0.0) on K ranks; ``run`` without --tol said null on
     one process and the program's default_tol on ranks.  Now the same everywhere: null, or
@@ -119,19 +104,19 @@ def test_json_tol_alike(tmp_path, args):
     (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n")
     seen = set()
     for extra in [[], ["--np", "2"], ["--np", "3", "--mode", "bsp"]]:
-        r = _cli([*args, "-q", "--json", *extra], tmp_path)
+        r = cli([*args, "-q", "--json", *extra], tmp_path)
         assert r.returncode == 0, (extra, r.stderr)
         seen.add(json.loads(r.stdout)["tol"])
     assert seen == ({1e-10} if args[0] == "run" else {None}), seen
 
 
 @pytest.mark.parametrize("cmd", ["pagerank", "wcc", "katz"])
-def test_out_of_memory_alike(tmp_path, cmd):
+def test_out_of_memory_alike(tmp_path, cmd, cli):
     """A generated graph far too big for memory (rmat:40:64, 2^46 edges): one process said
     'asapgraph: out of memory', K ranks 'error on rank 0: MemoryError: Unable to allocate
     ...'.  Now the same line (exit 1) everywhere."""
     for extra in CONFIGS:
-        r = _cli([cmd, "rmat:40:64", "-q", *extra], tmp_path)
+        r = cli([cmd, "rmat:40:64", "-q", *extra], tmp_path)
         assert r.returncode == 1, (extra, r.stderr)
         assert r.stderr.strip().splitlines() == ["asapgraph: out of memory"], (extra, r.stderr)
 
@@ -174,14 +159,14 @@ def test_matrix_market_with_bom_refused_on_ranks(tmp_path, refused_alike):
 
 
 @pytest.mark.parametrize("fmt", ["mtx", "asg"])
-def test_weight_col_on_one_weight_formats_refused_alike(tmp_path, fmt, refused_alike):
+def test_weight_col_on_one_weight_formats_refused_alike(tmp_path, fmt, refused_alike, cli, scores):
     """``--weight-col 4`` on a Matrix Market file or a binary graph (one weight per edge)
     read the one weight anyway and --json said ``"weight_col": 4`` (an option reported,
     not applied); now refused on every configuration.  ``--weight-col 3`` still reads it."""
     (tmp_path / "g.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 4\n"
                                     "1 2 0.5\n2 3 1.5\n3 1 1\n1 3 2\n")
     if fmt == "asg":
-        r = _cli(["convert", "g.mtx", "g.asg", "--weighted", "-q"], tmp_path)
+        r = cli(["convert", "g.mtx", "g.asg", "--weighted", "-q"], tmp_path)
         assert r.returncode == 0, r.stderr
     kind = "Matrix Market file" if fmt == "mtx" else "binary graph"
     line = refused_alike(tmp_path, ["pagerank", f"g.{fmt}", "--weight-col", "4"],
@@ -191,12 +176,12 @@ def test_weight_col_on_one_weight_formats_refused_alike(tmp_path, fmt, refused_a
     configs = CONFIGS if fmt == "asg" else CONFIGS[:1]
     got = []
     for extra in configs:
-        r = _cli(["pagerank", f"g.{fmt}", "--weight-col", "3", "-q", "-o", "o.csv", *extra],
+        r = cli(["pagerank", f"g.{fmt}", "--weight-col", "3", "-q", "-o", "o.csv", *extra],
                  tmp_path)
         assert r.returncode == 0, r.stderr
-        got.append(_scores(tmp_path / "o.csv"))
-    w = _cli(["pagerank", f"g.{fmt}", "--weighted", "-q", "-o", "w.csv"], tmp_path)
+        got.append(scores(tmp_path / "o.csv"))
+    w = cli(["pagerank", f"g.{fmt}", "--weighted", "-q", "-o", "w.csv"], tmp_path)
     assert w.returncode == 0
-    want = _scores(tmp_path / "w.csv")
+    want = scores(tmp_path / "w.csv")
     for g in got:
         assert all(abs(g[k] - want[k]) < 1e-8 for k in want), (g, want)
