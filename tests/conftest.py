@@ -79,3 +79,19 @@ def seed():
 @pytest.fixture
 def rng(seed):
     return np.random.default_rng(seed)
+
+
+@pytest.fixture
+def push_rows(rng):
+    """``push_rows(n, nslots, m)``: random rows for :func:`asapgraph.kernels._local.jacobi_push`
+    (``m`` edges from ``n`` owned vertices to owned vertices and ``nslots`` remote slots):
+    ``(indptr, tgt, dangling, vcoef)``, ``vcoef`` = 1 / out-degree."""
+
+    def make(n, nslots, m):
+        src = np.sort(rng.integers(0, n, m))
+        tgt = rng.integers(0, n + nslots, m).astype(np.int32)
+        indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
+        deg = np.diff(indptr)
+        return indptr, tgt, (deg == 0).astype(np.uint8), 1.0 / np.maximum(deg, 1)
+
+    return make

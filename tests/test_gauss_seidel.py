@@ -11,14 +11,6 @@ from asapgraph.kernels import _local
 ALPHA = 0.85
 
 
-def _rows(rng, n, nslots, m):
-    src = np.sort(rng.integers(0, n, m))
-    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
-    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
-    deg = np.diff(indptr)
-    return indptr, tgt, (deg == 0).astype(np.uint8), 1.0 / np.maximum(deg, 1)
-
-
 def _sweep(rows, x, acc, pend, gs, theta=0.0, block=16, rho=0.0):
     indptr, tgt, dangling, vcoef = rows
     n = len(x)
@@ -51,11 +43,11 @@ def test_a_later_vertex_pushes_what_an_earlier_one_sent_it():
 
 
 @pytest.mark.parametrize("theta,rho", [(0.0, 0.0), (1e-3, 0.0), (1e-3, 0.8)])
-def test_mass_is_conserved(rng, theta, rho):
+def test_mass_is_conserved(rng, theta, rho, push_rows):
     """One sweep moves signed mass only: what left the owned residuals is in ``x``, the
     slots, the owned residuals again (alpha) and the pools ((1 - alpha) + dangling)."""
     n, nslots, m = 400, 60, 3000
-    rows = _rows(rng, n, nslots, m)
+    rows = push_rows(n, nslots, m)
     acc = rng.standard_normal(n + nslots)
     before = acc.sum() + 0.3  # (the teleport pool spread in the sweep)
     x = np.zeros(n)
@@ -66,12 +58,12 @@ def test_mass_is_conserved(rng, theta, rho):
     assert left == pytest.approx(np.abs(acc[:n]).sum(), rel=1e-12)
 
 
-def test_same_fixed_point_in_fewer_sweeps(rng):
+def test_same_fixed_point_in_fewer_sweeps(rng, push_rows):
     """Repeated sweeps (pools re-spread uniformly) from ``x = 1/n, r = G x - x`` with
     everything local: both orders reach the PageRank vector; Gauss-Seidel in fewer where
     edges run forward in the sweep's order (here: to one of the next 200 vertices)."""
     n, m = 2000, 16000
-    indptr, tgt, dangling, vcoef = _rows(rng, n, 0, m)
+    indptr, tgt, dangling, vcoef = push_rows(n, 0, m)
     src = np.repeat(np.arange(n), np.diff(indptr))
     tgt = ((src + rng.integers(1, 200, m)) % n).astype(np.int32)
     rows = (indptr, tgt, dangling, vcoef)

@@ -13,14 +13,6 @@ from asapgraph.kernels import _local
 ALPHA = 0.85
 
 
-def _rows(rng, n, nslots, m):
-    src = np.sort(rng.integers(0, n, m))
-    tgt = rng.integers(0, n + nslots, m).astype(np.int32)
-    indptr = np.searchsorted(src, np.arange(n + 1)).astype(np.int64)
-    deg = np.diff(indptr)
-    return indptr, tgt, (deg == 0).astype(np.uint8), 1.0 / np.maximum(deg, 1)
-
-
 def _sweep(rows, x, acc, rs, pend, gs, theta=0.0, rho=0.0, mass=None, block=16):
     indptr, tgt, dangling, vcoef = rows
     nb = -(-len(x) // block)
@@ -63,12 +55,12 @@ def _reference(rows, x, acc, pend, theta, block=16):
 
 
 @pytest.mark.parametrize("theta", [0.0, 2e-3, 1e9])
-def test_gauss_seidel_sweep_leaves_rs_alone(rng, theta):
+def test_gauss_seidel_sweep_leaves_rs_alone(rng, theta, push_rows):
     """rs full of NaN: a Gauss-Seidel uniform sweep neither reads nor writes it (the
     snapshotting kernel wrote every entry, so the NaN were gone and, read, would have
     poisoned x); the result matches the snapshotting sweep's to rounding."""
     n, nslots, m = 500, 80, 4000
-    rows = _rows(rng, n, nslots, m)
+    rows = push_rows(n, nslots, m)
     acc0 = rng.standard_normal(n + nslots) * rng.random(n + nslots) ** 4
     x, acc, rs = np.zeros(n), acc0.copy(), np.full(n, np.nan)
     mass = np.zeros(4)
@@ -87,10 +79,10 @@ def test_gauss_seidel_sweep_leaves_rs_alone(rng, theta):
 
 
 @pytest.mark.parametrize("gs,rho", [(False, 0.0), (True, 0.8)])
-def test_jacobi_and_priority_sweeps_still_snapshot(rng, gs, rho):
+def test_jacobi_and_priority_sweeps_still_snapshot(rng, gs, rho, push_rows):
     """A Jacobi sweep (the warm start) and the priority schedule keep writing rs."""
     n, nslots, m = 300, 40, 2000
-    rows = _rows(rng, n, nslots, m)
+    rows = push_rows(n, nslots, m)
     x, acc, rs = np.zeros(n), rng.standard_normal(n + nslots), np.full(n, np.nan)
     _sweep(rows, x, acc, rs, 0.0, gs, 1e-3, rho)
     assert not np.isnan(rs).any()
