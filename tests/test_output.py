@@ -327,3 +327,6 @@ def test_top_order_ties_as_printed():
     # non-finite and zero values keep their places
     w = np.array([0.0, -np.inf, np.nan, 1e-300, -1e-300])
     assert top_order(np.arange(5), w, 5).tolist() == [3, 0, 4, 1, 2]
+    # fewer numbers than k: every number, then the NaN (an empty list before)
+    assert top_order(np.arange(3), np.array([np.nan, np.nan, 1.0]), 2).tolist() == [2, 0]
+    assert top_order(np.arange(4), np.array([np.nan, 0.5, np.nan, 1.0]), 3).tolist() == [3, 1, 0]

@@ -59,9 +59,11 @@ def top_order(ids, values, k):
         cand = np.argpartition(-values, k - 1)[:k]
         kth = values[cand].min()
         # every value that may print like the k-th (rounding moves a value by less than
-        # 1e-8 of itself), then sort
-        cand = np.flatnonzero(values >= kth - abs(kth) * 1e-8) if np.isfinite(kth) \
-            else np.flatnonzero(values >= kth)
+        # 1e-8 of itself), then sort; a NaN among the k best (fewer than k numbers): all,
+        # the NaN last
+        cand = (np.arange(n) if np.isnan(kth)
+                else np.flatnonzero(values >= kth - abs(kth) * 1e-8) if np.isfinite(kth)
+                else np.flatnonzero(values >= kth))
     else:
         cand = np.arange(n)
     return cand[np.lexsort((ids[cand], -_as_printed(values[cand])))][:k]
