@@ -433,18 +433,13 @@ def _first_negative_npy_row(path, weight_col):
     """``(row, value)`` of the first negative weight of a ``.npy`` edge array (0-based
     row, as :func:`asapgraph.graph.io._formats.npy_edges` counts), else None (error paths
     only)."""
-    import os
-
-    if not isinstance(path, (str, os.PathLike)) or path == "-" or not os.path.isfile(path):
+    if _file_format(path) != "npy":
         return None
     try:
         import numpy as np
 
-        from asapgraph.graph.io import detect_format
         from asapgraph.graph.io._formats import _plain
 
-        if detect_format(path) != "npy":
-            return None
         a = np.load(path, mmap_mode="r", allow_pickle=False)
         col = np.asarray(a[:, (weight_col or 3) - 1])
         neg = np.flatnonzero(col < 0)
@@ -455,17 +450,29 @@ def _first_negative_npy_row(path, weight_col):
 
 def _skew_symmetric_mtx(path):
     """Whether ``path`` is a readable skew-symmetric Matrix Market file (error paths only)."""
+    if _file_format(path) != "mtx":
+        return False
+    try:
+        from asapgraph.graph.io._formats import mtx_info
+
+        return mtx_info(path)["symmetry"] == "skew-symmetric"
+    except Exception:  # noqa: BLE001 - an error message is being built: no second error
+        return False
+
+
+def _file_format(path):
+    """:func:`asapgraph.graph.io.detect_format` of a regular file ``path``, else None (an
+    in-memory graph, standard input, a missing or unreadable file: error paths only)."""
     import os
 
     if not isinstance(path, (str, os.PathLike)) or path == "-" or not os.path.isfile(path):
-        return False
+        return None
     try:
         from asapgraph.graph.io import detect_format
-        from asapgraph.graph.io._formats import mtx_info
 
-        return detect_format(path) == "mtx" and mtx_info(path)["symmetry"] == "skew-symmetric"
+        return detect_format(path)
     except Exception:  # noqa: BLE001 - an error message is being built: no second error
-        return False
+        return None
 
 
 # ----------------------------------------------------------------------------- tol

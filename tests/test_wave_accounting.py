@@ -63,17 +63,23 @@ class _Waves:
         self.log.append(("stamp", busy, extra[0]))
 
 
+def _stub_round(s, waves, log):
+    """A busy jacobi rank's round state around ``_contribute``: ``waves`` as its wave
+    protocol, the slot mass added to ``rl`` as its wave sums, charges logged."""
+    s.d.wave_sums = lambda rl=None, slots=None: (rl + slots, 1.0, 0.0)
+    s.wv = waves
+    s.mm, s.prog, s.jac, s.bal, s.over = None, False, True, None, False
+    s.last_contrib, s.last_sweep_len, s.rl, s.passes = -1.0, 0.0, 0.25, 0
+    s.na = types.SimpleNamespace(n_sent=0, n_recv=0,
+                                 charge=lambda: log.append(("charge", s.passes)))
+
+
 def test_busy_contribution_charges_its_slot_pass_before_the_stamp():
     s = _solve(nloc=4)
     log = []
     s.d.acc[4:9] = 0.5
     s.dirty[0] = True
-    s.d.wave_sums = lambda rl=None, slots=None: (rl + slots, 1.0, 0.0)
-    s.wv = _Waves(log)
-    s.mm, s.prog, s.jac, s.bal, s.over = None, False, True, None, False
-    s.last_contrib, s.last_sweep_len, s.rl, s.passes = -1.0, 0.0, 0.25, 0
-    s.na = types.SimpleNamespace(n_sent=0, n_recv=0,
-                                 charge=lambda: log.append(("charge", s.passes)))
+    _stub_round(s, _Waves(log), log)
     assert s._contribute(False, 1.0)
     # the 5 slots of the changed segment, in units of the rank's 4 vertices, charged
     # before the wave's stamp; the mass it reports: rl + the slots
@@ -146,12 +152,7 @@ def _busy(log, nloc=4):
     s.d.acc[9:12] = 1e-3  # a flush's remainders
     s.remm[1] = 3e-3
     s.dirty[0] = s.dirty[2] = True
-    s.d.wave_sums = lambda rl=None, slots=None: (rl + slots, 1.0, 0.0)
-    s.wv = _Waves2(log)
-    s.mm, s.prog, s.jac, s.bal, s.over = None, False, True, None, False
-    s.last_contrib, s.last_sweep_len, s.rl, s.passes = -1.0, 0.0, 0.25, 0
-    s.na = types.SimpleNamespace(n_sent=0, n_recv=0,
-                                 charge=lambda: log.append(("charge", s.passes)))
+    _stub_round(s, _Waves2(log), log)
     s.wave_events = 0
     s._on_wave = lambda res: log.append(("acted",)) and False
     return s

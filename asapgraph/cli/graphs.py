@@ -227,7 +227,6 @@ def cmd_generate(args):
     from asapgraph.graph import generators
     from asapgraph.graph import io as _io
     from asapgraph.graph.core import Graph
-
     from asapgraph.graph.io.atomic import refuse_directory
 
     out = args.output

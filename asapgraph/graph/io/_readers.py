@@ -74,7 +74,6 @@ def _mtx_banner(head):
     return (head[len(_BOM):] if head.startswith(_BOM) else head).startswith(b"%%MatrixMarket")
 
 
-
 _KONECT = re.compile(rb"\A(?:\xef\xbb\xbf)?%[ \t]*(sym|asym|bip)\b[^\n]*")
 
 
