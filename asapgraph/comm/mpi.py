@@ -23,6 +23,7 @@ TAG_EXCHANGE = 103  # alltoallv's point-to-point path (counts beyond int)
 TAG_DATA = 201
 TAG_ACK = 202
 TAG_GOSSIP = 203
+TAG_SLOTS = 204  # a push layout's slot order, to the peer that decodes it (setup)
 
 #: Largest element count one MPI call may carry (``int`` counts and displacements).
 #: :func:`alltoallv` switches to point-to-point messages beyond it (tests lower it).

@@ -323,7 +323,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         else:
             from asapgraph.engine.asap import cut_edges, push_rows
 
-            push_rows(comm, lg, asap_form)
+            push_rows(comm, lg, asap_form, virtual=emu.virtual)
             cut_edges(lg)
         st.extra["layout_seconds"] = time.perf_counter() - t_lay
     st.progress = prog

@@ -121,7 +121,8 @@ from asapgraph.kernels.tuning import PREFETCH_MIN_BYTES
 from asapgraph.comm.mpi import mpi, oversubscribed, same_host_ranks
 from asapgraph.engine import evtrace
 from asapgraph.engine import exchange as ex
-from asapgraph.engine.asap_delta import PUSH_PF_DIST, DeltaState, pool_peers, push_layout
+from asapgraph.engine.asap_delta import (PUSH_PF_DIST, SLOT_ORDER, DeltaState,
+                                         exchange_slot_orders, pool_peers, push_layout)
 from asapgraph.engine.emulation import now
 from asapgraph.engine.evtrace import ev as _ev
 # the single-process relabelling policy, shared with BSP's pull layout (imported with the
@@ -336,20 +337,31 @@ def push_relabels(comm, lg, form):
     return rel
 
 
-def push_rows(comm, lg, form, prefetch=None, st=None, emu=None):
+def push_rows(comm, lg, form, prefetch=None, st=None, emu=None, virtual=None):
     """The jacobi sweep's relabelled rows of ``lg`` (:func:`.asap_delta.push_layout`),
     built when missing and kept on the graph; None when the sweep does not relabel.
     ``st``: the run's stats (the build's time and the layout are recorded); ``emu``: the
     build is charged like compute (virtual clock; a straggler's sleep on the host's) --
     None when it is built before the clocks start (:func:`asapgraph.engine.api.pagerank`,
-    ``layout_before_clock``)."""
+    ``layout_before_clock``; then ``virtual`` says which clock the run is on).
+
+    Each out-peer's slots are ordered by this rank's edges into them
+    (:func:`.asap_delta.push_layout`'s ``slot_order``) on the host's clock only, where a
+    sweep's time is the host's: the virtual clock's compute model charges a sweep by its
+    edges and vertices, so the order cannot pay there, and the setup message that tells
+    each receiver the order (:func:`.asap_delta.exchange_slot_orders`) is not charged; so
+    the emulated cells keep their numbers to the bit.  Env ``ASAPGRAPH_ASAP_SLOT_ORDER=0/1``
+    decides on either clock."""
     if not push_relabels(comm, lg, form):
         return None
     prefetch = push_prefetch(lg) if prefetch is None else prefetch
+    virtual = emu.virtual if emu is not None else bool(virtual)
+    senv = os.environ.get("ASAPGRAPH_ASAP_SLOT_ORDER")
+    slot_order = (senv != "0") if senv is not None else (SLOT_ORDER and not virtual)
     P = getattr(lg, "_push_layout", None)
-    if P is None or P.prefetch != prefetch:
+    if P is None or P.prefetch != prefetch or P.slot_ordered != slot_order:
         c0 = time.thread_time()
-        P = lg._push_layout = push_layout(lg, prefetch)
+        P = lg._push_layout = push_layout(lg, prefetch, slot_order)
         if st is not None:
             st.extra["push_relabel_seconds"] = P.seconds
         if emu is not None:
@@ -357,6 +369,7 @@ def push_rows(comm, lg, form, prefetch=None, st=None, emu=None):
     if st is not None:
         st.extra["push_relabelled"] = True
         st.extra["push_prefetch"] = P.prefetch
+        st.extra["push_slot_order"] = P.slot_ordered  # (SLOT_ORDER)
     return P
 
 
@@ -573,7 +586,11 @@ class _Solve:
         # values, residuals and slot buffers, pools (.asap_delta); jacobi: warm start
         d = self.d = DeltaState(sol, b, bdang, Bq, out_peers, delta0, mm is None, resume)
         self.kernel = "push_r" if d.P is not None else "push"  # what the compute model charges
-        if d.P is not None:  # the sweep's relabelled owned vertices: where each slot lands
+        if d.P is not None and d.P.slot_ordered:  # the sweep's relabelled owned vertices:
+            # where each slot lands, each in-peer's slots in its layout's order (one
+            # setup message per peer pair; every rank's layout decided alike, push_rows)
+            self.in_maps = exchange_slot_orders(comm, lg, d.P, self.in_maps)
+        elif d.P is not None:
             self.in_maps = [d.P.old2new[mp] for mp in self.in_maps]
         if d.warm:
             self.dirty[:self.ngraph] = True

@@ -82,7 +82,10 @@ the test of :mod:`.pull`; env ``ASAPGRAPH_ASAP_REORDER=0/1``), with the rows' so
 prefetch when ``acc`` outgrows :data:`~asapgraph.kernels.tuning.PREFETCH_MIN_BYTES`
 (``ASAPGRAPH_ASAP_PREFETCH``: the distance; also on the given order).  ``x``, ``r``, ``rs`` and the pool shares are
 then in the new order; :meth:`DeltaState.state`, :meth:`DeltaState.result` and the
-solver's incoming slot maps translate, slots keep their indices.  Measured (issue 14,
+solver's incoming slot maps translate.  On the host's clock each out-peer's slots are
+relabelled too, by this rank's edges into them (``slot_order``: the hot remote targets
+compact like the owned ones; twentieth session, below), and each receiver reorders its
+map of the sender's slots to match (:func:`exchange_slot_orders`).  Measured (issue 14,
 unemulated, interleaved with the tree before, medians of 8, on a shared 2-core host):
 rmat:20 on 2 ranks, sweep CPU per edge 2.06 -> 1.22 ns (tol 1e-6) and 1.83 -> 1.15
 (1e-10; BSP's pull 1.03-1.12), compute 0.401 -> 0.342 s and 0.531 -> 0.446 s (BSP
@@ -111,14 +114,15 @@ References: Zhang, Gao, Gao, Wang, "Maiter", IEEE TPDS 25(8), 2014 (delta form).
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
 
-from asapgraph.comm.mpi import mpi
+from asapgraph.comm.mpi import TAG_SLOTS, mpi
 from asapgraph.kernels import _local
 
-__all__ = ["DeltaState", "PushLayout", "pool_peers", "push_layout"]
+__all__ = ["DeltaState", "PushLayout", "exchange_slot_orders", "pool_peers", "push_layout"]
 
 #: zero targets after the last edge of a relabelled layout (>= the prefetch distance)
 PUSH_PAD = 64
@@ -127,6 +131,8 @@ PUSH_PAD = 64
 #: ns/edge (given order), 1.05 -> 0.93 (relabelled); cnr-2000 2.05 -> 1.82 and 2.27 ->
 #: 1.91; 64 slightly ahead of 32
 PUSH_PF_DIST = 64
+#: relabel each out-peer's slots by this rank's edges into them (:func:`push_layout`)
+SLOT_ORDER = True
 
 
 class PushLayout:
@@ -137,7 +143,8 @@ class PushLayout:
     ``old2new``: its inverse (int64, ``nloc``).  ``indptr``, ``tgt`` (``PUSH_PAD`` zero
     entries past the last edge), ``coef`` (weighted; else None), ``vcoef``, ``dangling``:
     the :class:`~asapgraph.partition.local_graph.LocalGraph` arrays in the new order; slot
-    targets (``>= nloc``) are unchanged.  ``prefetch``: the sweep's prefetch distance (0:
+    targets (``>= nloc``) stay in their peer's segment, reordered within it when
+    ``slot_new2old`` (int64, ``nslots``: the ``lg`` slot of each new slot) is not None.  ``prefetch``: the sweep's prefetch distance (0:
     none).  ``seconds``: what building it cost.
     """
 
@@ -150,24 +157,41 @@ class PushLayout:
         return np.ascontiguousarray(np.asarray(v)[self.old2new])
 
 
-def push_layout(lg, prefetch):
+def push_layout(lg, prefetch, slot_order=None):
     """Relabel a rank's owned vertices by decreasing degree -- in-degree from the rank's
     own rows plus out-degree, log2 buckets, stable (:func:`._pagerank.degree_order`) -- so
     the targets most edges add into form one compact, cache-resident block of ``acc``;
     rows follow their vertex (:func:`._pagerank.permute_csr`, one pass over the edges).
-    Same edges, same coefficients, same slots; only which index an owned vertex has, and
-    so the order in which a sweep adds into a target, change.  Key measured on replayed
-    rmat:20 sweeps (ns/edge, no prefetch / prefetch): in-degree 1.21 / 1.10, out-degree
-    1.10 / 0.96, their sum 1.05 / 0.93.  ``prefetch``: the distance to store."""
+    Same edges, same coefficients; only which index an owned vertex (and, with
+    ``slot_order``, a slot within its peer's segment) has, and so the order in which a
+    sweep adds into a target, change.  Key measured on replayed rmat:20 sweeps (ns/edge,
+    no prefetch / prefetch): in-degree 1.21 / 1.10, out-degree 1.10 / 0.96, their sum
+    1.05 / 0.93.  ``prefetch``: the distance to store.
+
+    ``slot_order`` (default :data:`SLOT_ORDER`, env ``ASAPGRAPH_ASAP_SLOT_ORDER=0/1``):
+    the slots of each out-peer's segment are relabelled too, by decreasing count of this
+    rank's edges into them (log2 buckets, stable), so that the hot remote targets of a
+    sweep are compact like the owned ones (before, they lay in the loader's order, which
+    for the sweep is a random one: ~half of rmat:20's edges on 2 ranks end in a slot).
+    Replayed rmat:20 sweeps, 2 ranks (CPU, min of 15): 12.2 -> 10.7 ms each rank, the
+    same as an exact sort by count; a random slot order costs what the loader's did.
+    ``P.slot_new2old[s]``: the slot (``lg`` order) that slot ``s`` of the layout stands
+    for; a segment's messages are laid out in the new order, so each receiver reorders
+    its map of this rank's slots (:func:`exchange_slot_orders`, every solve)."""
     import time
 
     from asapgraph.kernels import _pagerank
 
     t0 = time.perf_counter()
     nloc, N, m = lg.nloc, lg.nloc + lg.nslots, len(lg.tgt)
+    if slot_order is None:
+        slot_order = os.environ.get("ASAPGRAPH_ASAP_SLOT_ORDER", "1" if SLOT_ORDER else "0") != "0"
+    slot_order = bool(slot_order)
     tdt = lg.tgt.dtype
     P = PushLayout()
-    key = _pagerank.owned_degree_key(lg.indptr, lg.tgt, np.empty(nloc, dtype=np.int64))
+    scnt = np.empty(lg.nslots if slot_order else 0, dtype=np.int64)
+    key = _pagerank.owned_degree_key(lg.indptr, lg.tgt, np.empty(nloc, dtype=np.int64),
+                                     scnt if slot_order else None)
     new2old = np.empty(nloc, dtype=tdt)
     _pagerank.degree_order(key, new2old)
     del key
@@ -179,6 +203,16 @@ def push_layout(lg, prefetch):
     _pagerank.relabel_maps(new2old, old2new, P.new2old, P.old2new,
                            np.ascontiguousarray(lg.vcoef, dtype=np.float64), P.vcoef,
                            np.ascontiguousarray(lg.dangling, dtype=np.uint8), P.dangling)
+    P.slot_new2old = P.slot_key = None  # (None: slots keep their index)
+    P.slot_ordered = slot_order  # (the decision: alike on every rank; no slots, no keys)
+    if slot_order and lg.nslots:  # each out-peer's segment by decreasing edge count
+        P.slot_key = np.empty(lg.nslots, dtype=np.uint8)
+        _pagerank.log2_keys(scnt, P.slot_key)
+        P.slot_new2old = np.empty(lg.nslots, dtype=np.int64)
+        _pagerank.slot_order(P.slot_key, np.asarray(lg.out_off, dtype=np.int64),
+                             P.slot_new2old)
+        _pagerank.inverse_into(P.slot_new2old, old2new, nloc)
+    del scnt
     P.indptr = np.empty(nloc + 1, dtype=np.int64)
     P.tgt = np.empty(m + PUSH_PAD, dtype=tdt)
     w = lg.coef if lg.coef is not None else np.zeros(0)
@@ -188,6 +222,53 @@ def push_layout(lg, prefetch):
     P.prefetch = int(prefetch)
     P.seconds = time.perf_counter() - t0
     return P
+
+
+def slot_orders(key, off):
+    """``new2old`` of the slots: within each segment ``off[j]:off[j+1]``, by decreasing
+    ``key`` (:func:`._pagerank.log2_keys` of the edge counts), ties in slot order
+    (:func:`._pagerank.slot_order`: what :func:`push_layout` lays out, rebuilt by a
+    receiver from the keys its peer sent)."""
+    from asapgraph.kernels import _pagerank
+
+    out = np.empty(len(key), dtype=np.int64)
+    _pagerank.slot_order(np.ascontiguousarray(key, dtype=np.uint8),
+                         np.asarray(off, dtype=np.int64), out)
+    return out
+
+
+def exchange_slot_orders(comm, lg, P, in_maps):
+    """The maps of this rank's in-peers' slots to the sweep's labels (``P.old2new``),
+    each graph in-peer's in its layout's slot order (:func:`push_layout`'s
+    ``slot_order``): every rank sends each graph out-peer the bucket keys of its
+    segment's slots (one byte a slot; all 0: the loader's order) and orders ``in_maps[i]``
+    (``lg``'s map of graph in-peer ``i``) as :func:`slot_orders` does with what that
+    peer sent (:func:`._pagerank.slot_map`, fused with the relabelling).  Collective among
+    the graph's peers; called by every rank of a solve whose ranks sweep relabelled rows
+    (``P`` not None on every rank, :func:`.asap.push_relabels`).  Pool-only peers past
+    the graph's: their maps relabelled."""
+    from asapgraph.kernels import _pagerank
+
+    MPI = mpi()
+    off = np.asarray(lg.out_off, dtype=np.int64)
+    key = P.slot_key if P.slot_key is not None else np.zeros(lg.nslots, dtype=np.uint8)
+    nin = len(lg.in_peers)
+    got = [np.empty(len(in_maps[i]), dtype=np.uint8) for i in range(nin)]
+    reqs = [comm.Irecv([got[i], MPI.UNSIGNED_CHAR], source=int(q), tag=TAG_SLOTS)
+            for i, q in enumerate(lg.in_peers)]
+    reqs += [comm.Isend([key[int(off[j]):int(off[j + 1])], MPI.UNSIGNED_CHAR], dest=int(q),
+                        tag=TAG_SLOTS) for j, q in enumerate(lg.out_peers)]
+    MPI.Request.Waitall(reqs)
+    out = []
+    for i, mp in enumerate(in_maps):
+        mp = np.ascontiguousarray(mp, dtype=np.int64)
+        if i < nin:
+            m = np.empty(len(mp), dtype=np.int64)
+            _pagerank.slot_map(got[i], mp, P.old2new, m)
+            out.append(m)
+        else:
+            out.append(P.old2new[mp])
+    return out
 
 
 def pool_peers(comm, lg, form, b, bdang):

@@ -61,7 +61,7 @@ References
 """
 from cython.parallel cimport prange
 from libc.math cimport fabs
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 
 import numpy as np
@@ -321,30 +321,124 @@ def permute_csr(const int64_t[::1] indptr, const vid_t[::1] indices, const doubl
                 _permute_row(indptr, indices, w, old2new, nptr, nind, nw, o, hasW)
 
 
-def owned_degree_key(const int64_t[::1] indptr, const vid_t[::1] tgt, int64_t[::1] key):
+def owned_degree_key(const int64_t[::1] indptr, const vid_t[::1] tgt, int64_t[::1] key,
+                     int64_t[::1] slots=None):
     """``key[v] = (out-degree of v) + (edges of these rows into v)`` for ``v < nloc =
     len(key)``; targets ``>= nloc`` (a rank's slots) are not counted.  One pass over the
     edges, counting into ``nloc + 1`` int64 counters (a target past the owned ones goes to
     the spare one: no branch) with the counter of the edge 32 ahead prefetched; then the
     out-degrees are added.  The key of :func:`asapgraph.engine.asap_delta.push_layout`
     (what ``count_ids`` over every target, a slice and ``np.diff`` computed in three
-    passes and two temporaries)."""
-    cdef int64_t nloc = key.shape[0], m = tgt.shape[0], e, t, v
+    passes and two temporaries).  ``slots`` (``nslots`` entries): also the edges into
+    each slot ``s`` (target ``nloc + s``), in the same pass (every target has a counter
+    then; a target past ``nloc + nslots`` raises)."""
+    cdef int64_t nloc = key.shape[0], m = tgt.shape[0], e, t, v, ns = 0, top
     if indptr.shape[0] != nloc + 1 or indptr[nloc] > m:
         raise ValueError("owned_degree_key: indptr must have len(key) + 1 entries")
-    cnt_ = np.zeros(nloc + 1, dtype=np.int64)
+    if slots is not None:
+        ns = slots.shape[0]
+    cnt_ = np.zeros(nloc + ns + 1, dtype=np.int64)
     cdef int64_t[::1] cnt = cnt_
+    top = nloc + ns  # the spare counter: targets past the ones counted
     m = indptr[nloc]
     with nogil:
         for e in range(m):
             if e + 32 < m:
                 t = tgt[e + 32]
-                asap_prefetch_r(&cnt[t if t < nloc else nloc])
+                asap_prefetch_r(&cnt[t if t < top else top])
             t = tgt[e]
-            cnt[t if t < nloc else nloc] += 1
+            cnt[t if t < top else top] += 1
         for v in range(nloc):
             key[v] = cnt[v] + indptr[v + 1] - indptr[v]
+        for v in range(ns):
+            slots[v] = cnt[nloc + v]
+    if ns and cnt[top]:
+        raise ValueError("owned_degree_key: a target past nloc + len(slots)")
     return key
+
+
+def log2_keys(const int64_t[::1] deg, uint8_t[::1] out):
+    """``out[v] = floor(log2(deg[v] + 1))`` (the bucket :func:`degree_order` sorts by;
+    ``(1 << out[v]) - 1`` falls in the same bucket)."""
+    cdef int64_t n = deg.shape[0], v
+    if out.shape[0] != n:
+        raise ValueError("log2_keys: out must have len(deg) entries")
+    with nogil:
+        for v in range(n):
+            out[v] = <uint8_t>(63 - _asap_clz64(<unsigned long long>(deg[v] + 1)))
+    return out
+
+
+def slot_order(const uint8_t[::1] key, const int64_t[::1] off, int64_t[::1] new2old):
+    """Within each segment ``off[j]:off[j+1]`` of ``key``, the positions by decreasing
+    ``key`` (a :func:`log2_keys` bucket), ties in position order: ``new2old[i]`` is the
+    position (in ``0..len(key)``) that new position ``i`` holds -- the stable counting
+    sort of :func:`degree_order`, on the keys alone."""
+    cdef int64_t n = key.shape[0], J = off.shape[0] - 1, j, a, b, i, k
+    cdef int64_t cnt[257]
+    if new2old.shape[0] != n:
+        raise ValueError("slot_order: new2old must have len(key) entries")
+    for j in range(J):
+        if off[j] < 0 or off[j + 1] < off[j] or off[j + 1] > n:
+            raise ValueError("slot_order: bad segment offsets")
+    with nogil:
+        for j in range(J):
+            a = off[j]
+            b = off[j + 1]
+            for k in range(257):
+                cnt[k] = 0
+            for i in range(a, b):  # bucket 255 - key: decreasing key first
+                cnt[256 - key[i]] += 1
+            cnt[0] = a
+            for k in range(1, 257):
+                cnt[k] += cnt[k - 1]
+            for i in range(a, b):
+                k = 255 - key[i]
+                new2old[cnt[k]] = i
+                cnt[k] += 1
+    return new2old
+
+
+def slot_map(const uint8_t[::1] key, const int64_t[::1] mp, const int64_t[::1] o2n,
+             int64_t[::1] out):
+    """A receiver's map of one in-peer's slots in that peer's slot order: ``out[i] =
+    o2n[mp[new2old[i]]]`` with ``new2old`` the :func:`slot_order` of ``key`` (one
+    segment).  One pass in the loader's slot order (``mp`` ascending there, so ``o2n`` is
+    read in order), the writes in one stream per key."""
+    cdef int64_t n = key.shape[0], i, k, no = o2n.shape[0]
+    cdef int64_t cnt[257]
+    if mp.shape[0] != n or out.shape[0] != n:
+        raise ValueError("slot_map: sizes do not match")
+    for i in range(n):
+        if mp[i] < 0 or mp[i] >= no:
+            raise ValueError("slot_map: a map entry out of range")
+    with nogil:
+        for k in range(257):
+            cnt[k] = 0
+        for i in range(n):
+            cnt[256 - key[i]] += 1
+        cnt[0] = 0
+        for k in range(1, 257):
+            cnt[k] += cnt[k - 1]
+        for i in range(n):
+            k = 255 - key[i]
+            out[cnt[k]] = o2n[mp[i]]
+            cnt[k] += 1
+    return out
+
+
+def inverse_into(const int64_t[::1] new2old, vid_t[::1] old2new, int64_t base):
+    """``old2new[base + new2old[i]] = base + i`` (a permutation's inverse, shifted)."""
+    cdef int64_t n = new2old.shape[0], i
+    if old2new.shape[0] < base + n or base < 0:
+        raise ValueError("inverse_into: old2new too short")
+    for i in range(n):
+        if new2old[i] < 0 or new2old[i] >= n:
+            raise ValueError("inverse_into: new2old is not a permutation of 0..n-1")
+    with nogil:
+        for i in range(n):
+            old2new[base + new2old[i]] = <vid_t>(base + i)
+    return old2new
 
 
 def relabel_maps(const vid_t[::1] new2old, vid_t[::1] old2new, int64_t[::1] n2o,
