@@ -566,8 +566,8 @@ def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
     acc = _parse.EdgeAccumulator(src_col, dst_col, weight_col, id32)
     if counts and kind is None and total and not weight_col and id32:
         # the fused build needs N <= m / 4 and a line holds at least 4 bytes ("0 1\n"):
-        # no id of a file the build applies to reaches total / 16
-        acc.enable_counts(int(total) // 16 + 64)
+        # no id of a file the build applies to reaches total / 16 (nor 2^31 - 1)
+        acc.enable_counts(min(int(total) // 16 + 64, 2**31 - 2))
     try:
         prog = _get_progress(progress)
         prog.stage(f"reading {display_name(path)}")
