@@ -380,6 +380,59 @@ def _fused_build(src, dst, weights, max_id, source, consume=False):
     return Graph(indptr, indices, wout, outdeg, outw, ids, source)
 
 
+def counted_build(src, dst, counts, max_id, source):
+    """The Graph of the parser's original-id edges (int32) from the degree counts it took
+    while parsing (``counts``: :meth:`asapgraph.kernels._parse.EdgeAccumulator.take_counts`,
+    consumed), or None when the fused build would not apply (then ``src``/``dst`` are
+    intact; the caller builds without the counts).  The same Graph as
+    :func:`_fused_build` (same dense ids, indptr, stable edge order): the steps are
+    :func:`asapgraph.kernels._graph.counted_scan`, ``counted_blocks`` and
+    ``counted_place`` -- no counting pass over the edges, the id scan on every thread,
+    blocks of original ids.  ``src``/``dst`` are destroyed when a Graph is returned
+    (their pages handed back as the placement reads them, as ``remap_build(release=True)``).
+    """
+    from asapgraph.kernels import _graph
+
+    m = src.shape[0]
+    N = int(max_id) + 1
+    odeg, bits = counts
+    counts = None
+    if (m == 0 or src.dtype != np.int32 or dst.dtype != np.int32 or dst.shape != src.shape
+            or N >= 2**31 - 1 or 4 * N > m or odeg.shape[1] < N):
+        return None
+    avail = max(1, int(_graph.max_threads()))
+    T = max(1, min(avail, 64, m // (4 * N), m // 65536 + 1))
+    if T == 1 and avail > 1 and m > (1 << 20):
+        return None
+    span = block_span(m, N, BLOCK_EDGES_SMALL_PAGES)
+    if not span:
+        return None
+    bcount = _graph.counted_blocks(dst, N, span, T)
+    brun = np.zeros(bcount.shape[1], dtype=np.int64)
+    np.cumsum(bcount.sum(axis=0)[:-1], out=brun[1:])
+    if T * int(np.diff(brun).max(initial=0)) > max(m // 8, T * BLOCK_EDGES_SMALL_PAGES):
+        return None
+    W = (N + 63) // 64
+    pres = np.empty(W, dtype=np.uint64)
+    rank = np.empty(W + 1, dtype=np.int32)
+    # written in order, the first n (+1) entries only: 4 KB pages (only those are touched)
+    indptr = _graph.small_page_empty(N + 1, EID)
+    outdeg = _graph.small_page_empty(N, np.int64)
+    ids = _graph.small_page_empty(N, np.int64)
+    n = _graph.counted_scan(odeg, bits, N, pres, rank, outdeg, ids)
+    del odeg, bits  # 4 N bytes a thread, unmapped before the placement touches new pages
+    indices = _graph.small_page_empty(m, np.int32)
+    _graph.counted_place(src, dst, pres, rank, bcount, brun, indptr, indices, N, span,
+                         release_step=RELEASE_EDGES)
+    indptr[n] = m
+    if n == N:
+        ids = None
+    else:
+        shrink = _graph.small_page_shrink
+        indptr, outdeg, ids = shrink(indptr, n + 1), shrink(outdeg, n), shrink(ids, n)
+    return Graph(indptr, indices, None, outdeg, None, ids, source)
+
+
 #: Use the dense lookup when ``max_id + 1 <= DENSE_FACTOR * (number of endpoints)``
 #: or below DENSE_MIN (5 bytes per slot).
 DENSE_FACTOR = 4

@@ -880,3 +880,236 @@ def local_targets(const vid_t[::1] d, int64_t lo, int64_t hi, const int32_t[::1]
                 out[i] = <out_t>(x - lo)
             else:
                 out[i] = <out_t>(nloc + lookup[x])
+
+
+# ---------------------------------------------------------------------------------------
+# The CSR build from degree counts taken while parsing (load_graph of a text file):
+# counted_scan, counted_blocks, counted_place.  Same arrays as remap_count + remap_scan +
+# remap_place_blocked, without the counting pass over the edges, with the scan on every
+# thread, and with the blocks cut in original-id space (dense ids are increasing in
+# original ids, so a block of original ids is a run of dense ids) so that the placement
+# looks up one id per edge, in a rank directory of N / 5 bytes, instead of two in an
+# N-entry lookup.
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <sys/mman.h>
+    #include <unistd.h>
+    #define ASAPG_RANK(pres, rank, v) \\
+        ((rank)[(v) >> 6] + (int32_t)__builtin_popcountll((pres)[(v) >> 6] & ((1ull << ((v) & 63)) - 1)))
+    #define ASAPG_PLACE_BODY                                                                  \\
+        int64_t e;                                                                            \\
+        for (e = lo; e < hi; e++) {                                                           \\
+            int64_t d = dst[e], s = src[e], k;                                                \\
+            if (release && e - *rel >= release) {                                             \\
+                *rs = asapg_release_run(src, *rs, e);                                         \\
+                *rd = asapg_release_run(dst, *rd, e);                                         \\
+                *rel = e;                                                                     \\
+            }                                                                                 \\
+            k = pos[d >> shift]++;                                                            \\
+            indices[k] = ASAPG_RANK(pres, rank, s);                                           \\
+            low[k] = (uint16_t)(d & mask);                                                    \\
+        }
+    static int64_t asapg_page_size = 0;
+    static int64_t asapg_release_run(const int32_t *base, int64_t a, int64_t b)
+    {
+        /* MADV_DONTNEED on the whole pages of items [a, b); returns where it stopped */
+        uintptr_t p0 = (uintptr_t)base, s, e, pg;
+        if (asapg_page_size == 0)
+            asapg_page_size = (int64_t)sysconf(_SC_PAGESIZE);
+        pg = (uintptr_t)asapg_page_size;
+        s = (p0 + (uintptr_t)a * 4 + pg - 1) & ~(pg - 1);
+        e = (p0 + (uintptr_t)b * 4) & ~(pg - 1);
+        if (e <= s)
+            return a;
+        madvise((void *)s, e - s, MADV_DONTNEED);
+        return (int64_t)((e - p0) / 4);
+    }
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    __attribute__((target("popcnt")))
+    static void asapg_place_hw(const int32_t *src, const int32_t *dst, int64_t lo, int64_t hi,
+                               const uint64_t *pres, const int32_t *rank, int64_t *pos,
+                               int32_t *indices, uint16_t *low, int shift, int64_t mask,
+                               int64_t release, int64_t *rel, int64_t *rs, int64_t *rd)
+    { ASAPG_PLACE_BODY }
+    #else
+    static void asapg_place_hw(const int32_t *src, const int32_t *dst, int64_t lo, int64_t hi,
+                               const uint64_t *pres, const int32_t *rank, int64_t *pos,
+                               int32_t *indices, uint16_t *low, int shift, int64_t mask,
+                               int64_t release, int64_t *rel, int64_t *rs, int64_t *rd)
+    { (void)src; }
+    #endif
+    static void asapg_place_sw(const int32_t *src, const int32_t *dst, int64_t lo, int64_t hi,
+                               const uint64_t *pres, const int32_t *rank, int64_t *pos,
+                               int32_t *indices, uint16_t *low, int shift, int64_t mask,
+                               int64_t release, int64_t *rel, int64_t *rs, int64_t *rd)
+    { ASAPG_PLACE_BODY }
+    """
+    void asapg_place_hw(const int32_t *src, const int32_t *dst, int64_t lo, int64_t hi,
+                        const uint64_t *pres, const int32_t *rank, int64_t *pos,
+                        int32_t *indices, uint16_t *low, int shift, int64_t mask,
+                        int64_t release, int64_t *rel, int64_t *rs, int64_t *rd) nogil
+    void asapg_place_sw(const int32_t *src, const int32_t *dst, int64_t lo, int64_t hi,
+                        const uint64_t *pres, const int32_t *rank, int64_t *pos,
+                        int32_t *indices, uint16_t *low, int shift, int64_t mask,
+                        int64_t release, int64_t *rel, int64_t *rs, int64_t *rd) nogil
+    int64_t asapg_release_run(const int32_t *base, int64_t a, int64_t b) nogil
+
+
+def counted_scan(int32_t[:, ::1] odeg, const uint64_t[:, ::1] bits, int64_t N,
+                 uint64_t[::1] pres, int32_t[::1] rank, int64_t[::1] outdeg,
+                 int64_t[::1] ids):
+    """Step 1 of the counted build: the parser's count rows (``odeg``: out-degree of
+    every original id per thread, ``bits``: the ids seen as destinations per thread;
+    :meth:`asapgraph.kernels._parse.EdgeAccumulator.take_counts`) -> the present ids
+    (degree > 0) numbered in increasing original id, as :func:`remap_scan`: ``pres`` (a
+    bit per id, ``ceil(N / 64)`` words) and ``rank`` (dense ids before each word, one
+    more entry: ``n``) form the lookup; ``outdeg``/``ids`` (length >= N) get the first
+    ``n`` entries.  Row 0 of ``odeg`` is overwritten by the sums.  In parallel over id
+    ranges (two passes over the ``N`` ids).  Returns ``n``."""
+    cdef int64_t W = (N + 63) // 64, R = odeg.shape[0], T, t, w, j, r, v, lo, hi, c
+    cdef int64_t od
+    cdef uint64_t x
+    cdef int64_t cnt[65]
+    if bits.shape[0] != R or odeg.shape[1] < N or bits.shape[1] < W or pres.shape[0] < W or \
+            rank.shape[0] < W + 1 or outdeg.shape[0] < N or ids.shape[0] < N:
+        raise ValueError("counted_scan: inconsistent array shapes")
+    T = min(<int64_t>omp_get_max_threads(), 64, max(<int64_t>1, W // 1024))
+    with nogil:
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = W * t // T
+            hi = W * (t + 1) // T
+            c = 0
+            for w in range(lo, hi):
+                x = 0
+                for r in range(R):
+                    x = x | bits[r, w]
+                for j in range(64):
+                    v = w * 64 + j
+                    if v >= N:
+                        break
+                    od = odeg[0, v]
+                    for r in range(1, R):
+                        od = od + odeg[r, v]
+                    odeg[0, v] = <int32_t>od
+                    if od > 0:
+                        x = x | ((<uint64_t>1) << j)
+                pres[w] = x
+                c = c + _popc64(x)
+            cnt[t] = c
+        c = 0
+        for t in range(T):
+            od = cnt[t]
+            cnt[t] = c
+            c = c + od
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = W * t // T
+            hi = W * (t + 1) // T
+            r = cnt[t]
+            for w in range(lo, hi):
+                rank[w] = <int32_t>r
+                x = pres[w]
+                while x != 0:
+                    j = _ctz64(x)
+                    v = w * 64 + j
+                    ids[r] = v
+                    outdeg[r] = odeg[0, v]
+                    r = r + 1
+                    x = x & (x - 1)
+        rank[W] = <int32_t>c
+    return c
+
+
+def counted_blocks(const int32_t[::1] dst, int64_t N, int64_t block_span, int64_t T):
+    """Step 2: ``bcount[t, b]``: thread ``t``'s edges (range ``[m t / T, m (t+1) / T)``)
+    into original ids ``[b span, (b + 1) span)`` (a sequential pass over ``dst``, the
+    counters in L1)."""
+    cdef int shift = _log2_span(block_span)
+    cdef int64_t m = dst.shape[0], nbk = (N + block_span - 1) >> shift, t, e, lo, hi
+    if block_span < 1:
+        raise ValueError("counted_blocks: block_span must be >= 1")
+    bcount_arr = np.zeros((T, nbk + 1), dtype=np.int64)
+    cdef int64_t[:, ::1] bcount = bcount_arr
+    with nogil:
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = m * t // T
+            hi = m * (t + 1) // T
+            for e in range(lo, hi):
+                bcount[t, dst[e] >> shift] += 1
+    return bcount_arr
+
+
+def counted_place(const int32_t[::1] src, const int32_t[::1] dst, const uint64_t[::1] pres,
+                  const int32_t[::1] rank, int64_t[:, ::1] bcount, const int64_t[::1] brun,
+                  int64_t[::1] indptr, int32_t[::1] indices, int64_t N, int64_t block_span,
+                  int64_t release_step=0):
+    """Step 3 (the blocked placement of :func:`remap_place_blocked`, blocks of original
+    ids): 3a. each thread appends its edges, in input order, to their destination's
+    block (the dense source, looked up in ``pres``/``rank``, into ``indices``; the
+    destination's offset in its block into ``low``), handing back the pages of
+    ``src``/``dst`` every ``release_step`` edges when > 0 (the parser's arrays of
+    ``load_graph``; ``low`` and the caller's ``indices`` in 4 KB pages take them over);
+    3b. each block (in parallel) counts its destinations' in-degrees, writes their
+    ``indptr`` entries (present ids only) and is counting-sorted by ``low`` (stable).
+    ``bcount`` (from :func:`counted_blocks`) becomes the write cursors; ``brun[b]`` is
+    block ``b``'s first slot.  ``indptr[n]`` is left to the caller."""
+    cdef int64_t m = src.shape[0], T = bcount.shape[0]
+    cdef int shift = _log2_span(block_span)
+    cdef int64_t nbk = (N + block_span - 1) >> shift, b, k, x, t, maxb = 0, span = block_span
+    cdef int64_t lo, hi, rel, rs, rd, tid, s0, s1, d0, dn, l, j, v, c, p
+    cdef int64_t mask = span - 1
+    cdef bint hw = _HW_POPCNT
+    cdef uint16_t[::1] low
+    cdef int32_t[:, ::1] buf
+    cdef int64_t[:, ::1] cur
+    if block_span < 1 or bcount.shape[1] < nbk or indices.shape[0] != m or \
+            dst.shape[0] != m or brun.shape[0] < nbk + 1 or pres.shape[0] < (N + 63) // 64:
+        raise ValueError("counted_place: inconsistent array shapes")
+    for b in range(nbk):
+        maxb = max(maxb, brun[b + 1] - brun[b])
+    for b in range(nbk):  # counts -> each thread's write cursor in each block
+        x = brun[b]
+        for t in range(T):
+            k = bcount[t, b]
+            bcount[t, b] = x
+            x = x + k
+    low = small_page_empty(m, np.uint16)
+    buf = np.empty((T, max(maxb, 1)), dtype=np.int32)
+    cur = np.empty((T, span), dtype=np.int64)
+    with nogil:
+        for t in prange(T, schedule="static", num_threads=T):
+            lo = m * t // T
+            hi = m * (t + 1) // T
+            rel = lo
+            rs = lo
+            rd = lo
+            if hw:
+                asapg_place_hw(&src[0], &dst[0], lo, hi, &pres[0], &rank[0], &bcount[t, 0],
+                               &indices[0], &low[0], shift, mask, release_step, &rel, &rs, &rd)
+            else:
+                asapg_place_sw(&src[0], &dst[0], lo, hi, &pres[0], &rank[0], &bcount[t, 0],
+                               &indices[0], &low[0], shift, mask, release_step, &rel, &rs, &rd)
+            if release_step > 0 and hi > lo:
+                asapg_release_run(&src[0], rs, hi)
+                asapg_release_run(&dst[0], rd, hi)
+        for b in prange(nbk, schedule="dynamic", num_threads=T):
+            tid = threadid()
+            s0 = brun[b]
+            s1 = brun[b + 1]
+            d0 = b << shift
+            dn = min(span, N - d0)
+            for l in range(dn):
+                cur[tid, l] = 0
+            for j in range(s0, s1):
+                cur[tid, low[j]] += 1
+            p = s0
+            for l in range(dn):
+                v = d0 + l
+                c = cur[tid, l]
+                if (pres[v >> 6] >> (v & 63)) & 1:
+                    indptr[rank[v >> 6] + _popc64(pres[v >> 6] & (((<uint64_t>1) << (v & 63)) - 1))] = p
+                cur[tid, l] = p
+                p = p + c
+            if s1 - s0 > 1:
+                sort_block(&indices[0], s0, s1, &low[0], &cur[tid, 0], &buf[tid, 0])

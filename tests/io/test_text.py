@@ -461,11 +461,11 @@ def test_load_graph_releasing_build_equals_read_edges(tmp_path, rng, monkeypatch
     from asapgraph.kernels import _graph
 
     calls = []
-    real = _graph.remap_place_blocked
-    monkeypatch.setattr(_graph, "remap_place_blocked",
-                        lambda *a, **k: calls.append(k.get("release")) or real(*a, **k))
+    real = _graph.counted_place
+    monkeypatch.setattr(_graph, "counted_place",
+                        lambda *a, **k: calls.append(k.get("release_step")) or real(*a, **k))
     g = load_graph(p)
-    assert calls == [True]
+    assert calls == [3000]  # the build from the parser's counts, releasing
     assert isinstance(g.indices.base, type(_graph.small_page_empty(1, np.int32).base))
     assert g.ids is not None
     for a, b in ((g.indptr, ref.indptr), (g.indices, ref.indices),
@@ -474,3 +474,130 @@ def test_load_graph_releasing_build_equals_read_edges(tmp_path, rng, monkeypatch
     gw = load_graph(p, weighted=True)
     refw = Graph.from_original_ids(el.src, el.dst, weights=w.astype(float))
     assert np.array_equal(gw.indices, refw.indices) and np.array_equal(gw.weights, refw.weights)
+
+
+def _graph_arrays(g):
+    return [g.indptr, g.indices, g.out_degree, g.ids, g.weights, g.out_weight]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("chunk", [1 << 12, 1 << 16, 32 << 20])
+def test_load_graph_counted_build_equals_read_edges(tmp_path, rng, monkeypatch, threads,
+                                                    chunk):
+    """``load_graph`` of a plain text file builds the CSR from the degree counts the
+    parser took block by block (:meth:`EdgeAccumulator.enable_counts`,
+    ``core.counted_build``): the same Graph as the build from ``read_edges`` for any
+    thread count and block size (many blocks, pieces of unequal size, comment and blank
+    lines, self-loops, duplicates, absent ids, ids only seen as sources or only as
+    destinations, a heavy destination spread over the threads)."""
+    from asapgraph.graph import core
+    from asapgraph.graph.core import Graph
+    from asapgraph.kernels import _graph
+
+    monkeypatch.setattr(core, "BLOCKED_MIN_EDGES", 1000)
+    monkeypatch.setattr(core, "BLOCK_EDGES_SMALL_PAGES", 4096)
+    monkeypatch.setattr(core, "RELEASE_EDGES", 2500)
+    m, N = 120000, 20000
+    src = rng.integers(0, N, m)
+    dst = rng.integers(0, N, m)
+    dst[::50] = 777  # heavy in-row
+    src[src % 97 == 3] = 5  # absent ids ...
+    dst[dst % 97 == 3] = 6
+    dst[src % 89 == 11] = 8  # ... ids seen only as sources
+    src[src % 83 == 13] = 12  # ... only as destinations (some)
+    dst[::17] = src[::17]
+    lines = [f"{a} {b}" for a, b in zip(src, dst)]
+    lines.insert(0, "% header")
+    lines.insert(999, "")
+    lines.insert(40000, "# comment")
+    p = tmp_path / "g.txt"
+    p.write_text("\n".join(lines) + "\n")
+    el = read_edges(p)
+    ref = Graph.from_original_ids(el.src, el.dst)
+    calls = []
+    real = _graph.counted_place
+    monkeypatch.setattr(_graph, "counted_place",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    old = _graph.set_max_threads(threads)
+    try:
+        g = load_graph(p, chunk_bytes=chunk)
+    finally:
+        _graph.set_max_threads(old)
+    assert calls == [1]
+    assert g.n == ref.n and g.m == ref.m and g.ids is not None
+    for a, b in zip(_graph_arrays(g), _graph_arrays(ref)):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert np.array_equal(a, b) and a.dtype == b.dtype
+
+
+def test_load_graph_counted_build_all_ids_present(tmp_path, monkeypatch):
+    """Every id 0..N-1 present: the counted build leaves ``ids`` None, as the others."""
+    from asapgraph.graph import core
+    from asapgraph.graph.core import Graph
+
+    monkeypatch.setattr(core, "BLOCKED_MIN_EDGES", 1000)
+    N = 3000
+    src = np.arange(4 * N * 4) % N
+    dst = (src * 7 + 3) % N
+    p = tmp_path / "g.txt"
+    p.write_text("".join(f"{a}\t{b}\n" for a, b in zip(src, dst)))
+    g = load_graph(p)
+    ref = Graph.from_original_ids(src, dst)
+    assert g.ids is None and ref.ids is None
+    for a, b in zip(_graph_arrays(g), _graph_arrays(ref)):
+        assert (a is None and b is None) or (np.array_equal(a, b) and a.dtype == b.dtype)
+
+
+@pytest.mark.parametrize("big", [10**6, 2**31 + 5])
+def test_load_graph_counts_dropped(tmp_path, monkeypatch, big):
+    """An id past the counters' capacity (the file's size / 16: the fused build cannot
+    apply) or past int32 (the ids widen) drops the parser's counts; the Graph is the
+    one of ``read_edges``, built without them."""
+    from asapgraph.graph.core import Graph
+    from asapgraph.graph.io import _text
+    from asapgraph.kernels import _graph
+
+    rng = np.random.default_rng(5)
+    src = rng.integers(0, 50, 3000)
+    dst = rng.integers(0, 50, 3000)
+    dst[2000] = big
+    p = tmp_path / "g.txt"
+    p.write_text("".join(f"{a} {b}\n" for a, b in zip(src, dst)))
+    s, d, w, info = _text.read_text(p, counts=True, chunk_bytes=4096)
+    assert info["counts"] is None
+    called = []
+    real = _graph.counted_place
+    monkeypatch.setattr(_graph, "counted_place",
+                        lambda *a, **k: called.append(1) or real(*a, **k))
+    g = load_graph(p)
+    assert not called
+    ref = Graph.from_original_ids(src, dst)
+    for a, b in zip(_graph_arrays(g), _graph_arrays(ref)):
+        assert (a is None and b is None) or (np.array_equal(a, b) and a.dtype == b.dtype)
+
+
+def test_parser_counts(tmp_path):
+    """:meth:`EdgeAccumulator.take_counts`: per-thread out-degree rows and destination bit
+    maps that sum / or to the counts of the edges parsed."""
+    from asapgraph.kernels import _parse
+
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, 1000, 50000)
+    dst = rng.integers(0, 1000, 50000)
+    data = "".join(f"{a} {b}\n" for a, b in zip(src, dst)).encode()
+    acc = _parse.EdgeAccumulator(1, 2, 0, True)
+    assert acc.enable_counts(len(data) // 16 + 64) and acc.counting
+    pos = 0
+    while pos < len(data):
+        end = min(len(data), pos + 7000)
+        pos += acc.feed(data[pos:end], end == len(data))
+    odeg, bits = acc.take_counts()
+    assert not acc.counting and acc.take_counts() is None
+    assert np.array_equal(odeg.sum(axis=0)[:1000], np.bincount(src, minlength=1000))
+    assert not odeg[:, 1000:].any()
+    seen = np.unpackbits(np.bitwise_or.reduce(bits, axis=0).view(np.uint8),
+                         bitorder="little")
+    assert np.array_equal(np.flatnonzero(seen), np.unique(dst))
+    weighted = _parse.EdgeAccumulator(1, 2, 3, True)
+    assert not weighted.enable_counts(1000) and not weighted.counting

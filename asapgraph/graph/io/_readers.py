@@ -318,8 +318,16 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         return Graph.from_edges(s, d, n=n, weights=w, ids=np.arange(1, n + 1, dtype=np.int64),
                                 source=name, undirected=undirected)
     s, d, w, info = read_text(path, weight_col=wc, src_col=src_col, dst_col=dst_col,
-                              progress=progress, chunk_bytes=chunk_bytes, id32=True)
+                              progress=progress, chunk_bytes=chunk_bytes, id32=True,
+                              counts=not (wc or undirected))
     prog.stage(f"building CSR ({s.size:,} edges)")
+    if info.get("counts") is not None:
+        from asapgraph.graph.core import counted_build
+
+        g = counted_build(s, d, info.pop("counts"), info["max_id"], name)
+        if g is not None:
+            return g
+    info.pop("counts", None)
     return Graph.from_original_ids(s, d, weights=w, undirected=undirected, source=name,
                                    inplace=True, max_id=info["max_id"], _consume=True)
 

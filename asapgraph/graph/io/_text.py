@@ -548,10 +548,14 @@ def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, be
 
 
 def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
-              chunk_bytes=CHUNK_BYTES, id32=True):
+              chunk_bytes=CHUNK_BYTES, id32=True, counts=False):
     """Parse a whole text edge list; returns ``(src, dst, weights, info)``.
 
-    ``info`` holds ``lines`` (physical lines read) and ``max_id`` (largest id).
+    ``info`` holds ``lines`` (physical lines read) and ``max_id`` (largest id); with
+    ``counts`` (``load_graph``: unweighted, uncompressed file) also ``counts``, the degree
+    counts the parser took as it went (:meth:`~asapgraph.kernels._parse.EdgeAccumulator.
+    enable_counts`; None when they were dropped) for :func:`asapgraph.graph.core.
+    counted_build`.
 
     Ids come back as int32 when all fit (``id32``), else int64.  An uncompressed file
     is parsed from a memory map (:func:`parse_mapped`), anything else streamed.
@@ -560,6 +564,10 @@ def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
     if kind is not None and _graph.max_threads() > 1:  # one thread: decompress inline
         stream = ReadAhead(stream)
     acc = _parse.EdgeAccumulator(src_col, dst_col, weight_col, id32)
+    if counts and kind is None and total and not weight_col and id32:
+        # the fused build needs N <= m / 4 and a line holds at least 4 bytes ("0 1\n"):
+        # no id of a file the build applies to reaches total / 16 (nor 2^31 - 1)
+        acc.enable_counts(min(int(total) // 16 + 64, 2**31 - 2))
     try:
         prog = _get_progress(progress)
         prog.stage(f"reading {display_name(path)}")
@@ -572,6 +580,8 @@ def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
     if acc.m == 0:
         raise InputError(display_name(path), None, "no edges found")
     info = {"lines": acc.lines, "max_id": acc.max_id}
+    if counts:
+        info["counts"] = acc.take_counts()
     src, dst, w = acc.take()
     return src, dst, w, info
 
