@@ -490,6 +490,10 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
     g = G.engine_graph(weight)
     if g.weights is not None and not _nonneg_finite(g.weights):
         raise NotImplementedError("single_source_dijkstra_path_length: negative weights")
+    if weight in getattr(G, "edge_mixed", ()):  # which distances are ints follows the paths
+        raise NotImplementedError("single_source_dijkstra_path_length: int and float weights "
+                                  "mixed (networkx's distances mix ints and floats along "
+                                  "its paths)")
     s = G.index[source]
     d = np.asarray(sssp(g, s, threads=_threads()).values)
     keep = np.isfinite(d)
@@ -498,7 +502,7 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
         keep[s] = True    # networkx lists the source whatever the cutoff (-1 too)
     # int weights (the values' type, as networkx adds them up): int distances; float
     # weights (2.0 too): floats
-    integral = g.weights is None or G.edge_integral.get(weight, True)
+    integral = G.edge_integral.get(weight, True)   # all 1.0: floats too
     return _by_distance(G, d, keep, as_int=integral, source=source)
 
 
