@@ -1,0 +1,52 @@
+"""Audit 20: regressions of defects found by a user-level audit, each checked alike on
+one process and on K ranks in both modes where the defect could differ."""
+import pytest
+
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(600)]
+
+CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"]]
+
+DENSE_MTX = ("%%MatrixMarket matrix coordinate pattern general\n3 3 6\n"
+             "1 2\n2 3\n3 1\n2 1\n3 2\n1 3\n")
+
+BOOM = '''
+from asapgraph.programs import WCCProgram
+class Boom(WCCProgram):
+    def setup(self, ctx):
+        raise RuntimeError("boom in setup")
+'''
+
+
+@pytest.mark.parametrize("args,want", [
+    (["katz", "d.mtx", "--alpha", "0.9"], "d.mtx: Katz alpha 0.9 is not below 1/B = 0.5"),
+    (["run", "asapgraph.programs:KatzProgram", "d.mtx", "--param", "alpha=0.9"],
+     "d.mtx: Katz alpha 0.9 is not below 1/B = 0.5"),
+    (["bfs", "d.mtx", "--source", "7"], "d.mtx: source vertex 7 is not in the graph"),
+    (["sssp", "d.mtx", "--source", "7"], "d.mtx: source vertex 7 is not in the graph"),
+    (["pagerank", "d.mtx", "--personalization", "p9.txt"],
+     "p9.txt:1: node 9 is not a vertex of the graph"),
+    (["pagerank", "d.mtx", "--dangling", "p9.txt"],
+     "p9.txt:1: node 9 is not a vertex of the graph"),
+])
+def test_matrix_market_refused_as_one_process(tmp_path, args, want, refused_alike):
+    """A .mtx that one process refuses (Katz's alpha above 1/B, a --source or a
+    personalization/dangling vertex that is not in the graph) was refused on K ranks with
+    the generic 'Matrix Market input is not split across ranks'; now the one-process line
+    everywhere."""
+    (tmp_path / "d.mtx").write_text(DENSE_MTX)
+    (tmp_path / "p9.txt").write_text("9 1\n")
+    line = refused_alike(tmp_path, args, configs=CONFIGS, output="refused.csv")
+    assert line.startswith(want), line
+
+
+@pytest.mark.parametrize("steps", [[], ["--steps", "2"]])
+def test_matrix_market_user_program_error_as_one_process(tmp_path, steps, cli):
+    """A user program that raises in setup, on a .mtx: K ranks said 'not split across
+    ranks' (or 'error on rank 0: UserProgramError: ...'); now one process's line, exit 1."""
+    (tmp_path / "d.mtx").write_text(DENSE_MTX)
+    (tmp_path / "boom.py").write_text(BOOM)
+    want = ("asapgraph run: ./boom.py:Boom raised RuntimeError: boom in setup "
+            "(ASAPGRAPH_DEBUG=1 for the traceback)")
+    for extra in CONFIGS[:2]:
+        r = cli(["run", "./boom.py:Boom", "d.mtx", "-q", *steps, *extra], tmp_path)
+        assert r.returncode == 1 and r.stderr.strip() == want, (extra, r.stderr)
