@@ -71,8 +71,9 @@ class LabelledCSR:
         #: ``{attribute: every value an integer}`` (set by :func:`read_networkx`; an
         #: attribute not listed is taken as integral)
         self.edge_integral = {}
-        #: attributes with both integer and float values (an absent value is an int)
-        self.edge_mixed = set()
+        #: ``{attribute: bool array over the edges, True where the value is an integer
+        #: (or absent: networkx's int 1)}`` for attributes that mix ints and floats
+        self.edge_mixed = {}
 
     def is_directed(self):
         return self._directed
@@ -210,7 +211,7 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
         edge_attrs = dict.fromkeys(_edge_attr_names(datadicts()), default)
     data = {}
     integral = {}   # attribute -> every value an integer (networkx then sums ints)
-    mixed = set()   # attributes with int and float values (networkx's sums mix them)
+    mixed = {}      # attribute -> which edges hold ints, where others hold floats
     # one cheap pass first (fused into the id pass on flat graphs): most graphs carry no
     # edge data at all, and then no attribute pass runs
     bare = bool(edge_attrs) and not (some_data if flat else any(map(len, datadicts())))
@@ -234,8 +235,10 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
                 some_int = any(issubclass(t, _INTEGER_TYPES) for t in kinds)
         except (TypeError, ValueError):
             raise NotImplementedError(f"edge attribute {attr!r} is not numeric") from None
-        if not integral[attr] and some_int:
-            mixed.add(attr)
+        if not integral[attr] and some_int:   # which edges hold ints (absent: networkx's 1)
+            mixed[attr] = np.fromiter(
+                (isinstance(d.get(attr, 1), _INTEGER_TYPES) for d in datadicts()),
+                dtype=bool, count=m)
         data[attr] = None if bool(np.all(w == 1.0)) else w
     out = cls(nodes, indptr, ids, data, directed, multi, getattr(G, "graph", None))
     out.edge_integral = integral
