@@ -43,3 +43,26 @@ def test_nx_dijkstra_mixed_int_float_weights(cls):
         for got in (nx.single_source_dijkstra_path_length(G, 1, backend="asapgraph"),
                     nx.single_source_dijkstra_path_length(asapgraph.from_networkx(G), 1)):
             assert got == want and _types(got) == _types(want), (edges, got, want)
+
+
+@pytest.mark.parametrize("method", ["auto", "power"])
+def test_nx_hits_nstart_with_zeros_gives_the_principal_vectors(method):
+    """nx.hits with an nstart that has zero entries (here the indicator of vertex 1, an
+    eigenvector of A A^T for a smaller eigenvalue): the backend's power iteration stayed
+    on it and returned hubs {1: 1} and authorities {2: 1} where networkx (ARPACK, whose
+    answer does not depend on nstart) gives hubs {3: 1} and authorities {1: .5, 4: .5}."""
+    nx = pytest.importorskip("networkx")
+
+    warnings.filterwarnings("ignore", message=".*conversions to backend graphs are saved")
+    G = nx.DiGraph([(1, 2), (2, 3), (3, 1), (3, 4)])
+    nstart = {1: 1.0, 2: 0.0, 3: 0.0, 4: 0.0}
+    want_h, want_a = nx.hits(G, nstart=nstart)
+    nx.config.backends.asapgraph.hits_method = method
+    try:
+        h, a = nx.hits(G, nstart=nstart, backend="asapgraph")
+    finally:
+        nx.config.backends.asapgraph.hits_method = "auto"
+    assert all(abs(h[k] - want_h[k]) < 1e-8 and abs(a[k] - want_a[k]) < 1e-8 for k in G), (
+        h, a, want_h, want_a)
+    h2, a2 = nx.hits(G, nstart={k: 1.0 + k for k in G}, backend="asapgraph")  # positive
+    assert all(abs(h2[k] - want_h[k]) < 1e-8 and abs(a2[k] - want_a[k]) < 1e-8 for k in G)

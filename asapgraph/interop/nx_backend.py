@@ -217,8 +217,13 @@ def _hits_power(G, max_iter, tol, nstart, normalized):
     ``< tol``) with the engine's pull kernel for ``A^T h`` and ``A a``."""
     n = len(G)
     A, AT = _adjacency_products(G, "weight" if "weight" in G.edge_data else None)
-    h = np.full(n, 1.0 / n) if nstart is None else G.vector(nstart)
-    if nstart is not None:
+    h = None if nstart is None else G.vector(nstart)
+    if h is None or not bool(np.all(h > 0)):
+        # networkx's answer (its ARPACK call) does not depend on nstart; a start with a
+        # zero entry can be orthogonal to the principal singular vector, where the power
+        # iteration would converge to another one: start uniform (positive) instead
+        h = np.full(n, 1.0 / n)
+    else:
         h /= h.sum()
     a, hn = np.empty(n), np.empty(n)
     for _ in range(max_iter):
