@@ -66,3 +66,20 @@ def test_nx_hits_nstart_with_zeros_gives_the_principal_vectors(method):
         h, a, want_h, want_a)
     h2, a2 = nx.hits(G, nstart={k: 1.0 + k for k in G}, backend="asapgraph")  # positive
     assert all(abs(h2[k] - want_h[k]) < 1e-8 and abs(a2[k] - want_a[k]) < 1e-8 for k in G)
+
+
+@pytest.mark.parametrize("cmd", ["sssp", "bfs"])
+def test_labels_source_is_the_name_as_written(tmp_path, cmd):
+    """``--labels --source 01`` read the source as the int 1 and ran from the vertex
+    named '1' (exit 0, the distances of another source); now the vertex named '01'."""
+    (tmp_path / "g.txt").write_text("alice bob\nbob carol\n01 1\ncarol alice\n1 alice\n")
+    r = _cli([cmd, "g.txt", "--labels", "--source", "01", "-q", "-o", "o.csv", "--json"],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    assert json.loads(r.stdout)["source"] == "01"
+    rows = dict(ln.split(",") for ln in (tmp_path / "o.csv").read_text().split()[1:])
+    assert rows["01"] == "0" and rows["1"] != "0", rows
+    r = _cli([cmd, "g.txt", "--source", "01", "-q"], tmp_path)   # ids: 01 is the id 1
+    assert r.returncode == 2 and "expected an integer vertex id in column 1" in r.stderr

@@ -70,20 +70,22 @@ def parse_param(text):
 
 
 def _vertex_id(text):
-    """An integer id, or the text itself: a vertex name with ``--labels`` (checked in
-    :func:`_check_source`, which knows whether ``--labels`` was given)."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
+    """The text as given: an integer id, or a vertex name with ``--labels``, decided by
+    :func:`_check_source`, which knows whether ``--labels`` was given (``--labels
+    --source 01`` names the vertex '01', not the one named '1')."""
+    return text
 
 
 def _check_source(args):
     src = getattr(args, "source", None)
-    if isinstance(src, str) and not getattr(args, "labels", False):
+    if not isinstance(src, str) or getattr(args, "labels", False):
+        return
+    try:
+        args.source = int(src)
+    except ValueError:
         raise InputError(f"asapgraph {args.command}", None,
                          f"--source: expected an integer vertex id, got {src!r} (vertices "
-                         "named by text need --labels)")
+                         "named by text need --labels)") from None
 
 
 def _program_parser(sub, name, help, description, examples):

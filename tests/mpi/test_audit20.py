@@ -70,3 +70,21 @@ def test_pagerank_program_steps_alike(tmp_path, steps, cli, scores):
         want = want or got
         assert got.keys() == want.keys()
         assert all(abs(got[k] - want[k]) < 1e-12 for k in want), (extra, got, want)
+
+
+def test_labels_source_is_the_name_as_written_alike(tmp_path, cli, scores):
+    """``--labels --source 01``: the run started from the vertex named '1' on every
+    configuration; now from '01', the same distances on 1 and K ranks."""
+    (tmp_path / "g.txt").write_text("alice bob 1\nbob carol 2\n01 1 3\ncarol alice 0.5\n"
+                                    "1 alice 1\n")
+    for extra in CONFIGS:
+        r = cli(["sssp", "g.txt", "--labels", "--weighted", "--source", "01", "-q",
+                 "-o", "o.csv", *extra], tmp_path)
+        assert r.returncode == 0, (extra, r.stderr)
+        assert scores(tmp_path / "o.csv") == {"01": 0.0, "1": 3.0, "alice": 4.0, "bob": 5.0,
+                                              "carol": 7.0}, extra
+    (tmp_path / "ids.txt").write_text("1 2\n2 3\n")
+    for extra in CONFIGS[:2]:   # without --labels the ids are integers: 01 is the id 1
+        r = cli(["bfs", "ids.txt", "--source", "01", "-q", "-o", "o.csv", *extra], tmp_path)
+        assert r.returncode == 0, (extra, r.stderr)
+        assert scores(tmp_path / "o.csv") == {"1": 0.0, "2": 1.0, "3": 2.0}, extra
