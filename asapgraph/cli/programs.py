@@ -88,6 +88,23 @@ def _check_source(args):
                          "named by text need --labels)") from None
 
 
+#: commands whose programs never read an edge weight (use_weights = False)
+_UNWEIGHTED = {"wcc": "components follow the edges whatever their weights",
+               "bfs": "levels count hops (sssp reads the weights)",
+               "labelprop": "a vertex takes its neighbours' most frequent label, each "
+                            "edge counting once"}
+
+
+def _check_weights_used(args):
+    """``--weighted``/``--weight-col`` for a command that ignores weights: refused (it read
+    the weights and reported them in --json, never using them)."""
+    why = _UNWEIGHTED.get(args.command)
+    if why and (getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None):
+        opt = "--weighted" if getattr(args, "weight_col", None) is None else "--weight-col"
+        raise InputError(f"asapgraph {args.command}", None,
+                         f"{opt} does not apply to {args.command}: {why}")
+
+
 def _program_parser(sub, name, help, description, examples):
     """A subcommand parser with the input options and an option group for the algorithm."""
     p = sub.add_parser(name, help=help, formatter_class=Formatter, description=description,
@@ -130,6 +147,7 @@ def _run_program_command(args, algo):
     check_output_path(args.output, args)
     _check_mode(args, algo.accumulative, algo.why_bsp)
     _check_source(args)
+    _check_weights_used(args)
     if wants_distributed(args):
         return _dispatch_distributed(args)
     prog = progress_for(args)

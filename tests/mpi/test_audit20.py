@@ -88,3 +88,15 @@ def test_labels_source_is_the_name_as_written_alike(tmp_path, cli, scores):
         r = cli(["bfs", "ids.txt", "--source", "01", "-q", "-o", "o.csv", *extra], tmp_path)
         assert r.returncode == 0, (extra, r.stderr)
         assert scores(tmp_path / "o.csv") == {"1": 0.0, "2": 1.0, "3": 2.0}, extra
+
+
+@pytest.mark.parametrize("cmd", [["wcc"], ["bfs", "--source", "1"], ["labelprop"]])
+@pytest.mark.parametrize("opt", [["--weighted"], ["--weight-col", "3"]])
+def test_weights_refused_where_never_read(tmp_path, cmd, opt, refused_alike):
+    """wcc, bfs and labelprop with --weighted/--weight-col read the weights, reported
+    ``weighted: true, weight_col: 3`` in --json and never used them (an option reported,
+    not applied); now refused in one line on every configuration."""
+    (tmp_path / "w.txt").write_text("1 2 0.5\n2 3 2\n3 1 1.5\n")
+    line = refused_alike(tmp_path, [cmd[0], "w.txt", *cmd[1:], *opt],
+                         configs=[[], ["--np", "2"]], output="refused.csv")
+    assert line.startswith(f"asapgraph {cmd[0]}: {opt[0]} does not apply to {cmd[0]}: "), line
