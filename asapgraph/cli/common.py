@@ -79,14 +79,51 @@ def matrix_market_rank_refusal(args):
         from asapgraph.options import negative_weights_error
 
         raise negative_weights_error(graph.source, args.input, args.weight_col)
-    if args.command == "sssp":
-        from asapgraph.programs._util import dense_id
-        from asapgraph.programs.sssp import check_sssp_weights
-
-        dense_id(graph, args.source)
-        check_sssp_weights(graph)
+    if args.command == "pagerank":
+        for opt in ("personalization", "dangling"):
+            if getattr(args, opt, None) is not None:
+                dense_vector(graph, getattr(args, opt))
+    else:  # katz's alpha against its bound, sssp's and bfs's --source, a user's program
+        _check_program_run(args, graph)
     return InputError(path, None, "Matrix Market input is not split across ranks; "
                                   "convert it first (asapgraph convert IN OUT.asg)")
+
+
+def _check_program_run(args, graph):
+    """The checks of a program command on one process before its first iteration
+    (:func:`asapgraph.engine.single.check_run`), on the program the command builds."""
+    from asapgraph import programs as P
+    from asapgraph.engine.single import check_run
+    from asapgraph.programs._util import dense_id
+
+    c, mode, max_iter = args.command, getattr(args, "mode", "bsp"), getattr(args, "max_iter", None)
+    tol = getattr(args, "tol", None)
+    if c == "katz":
+        prog = P.KatzProgram(alpha=args.alpha, beta=args.beta, normalized=args.normalized,
+                             weighted=graph.weights is not None)
+    elif c in ("sssp", "bfs"):
+        src = dense_id(graph, args.source)
+        prog = P.SSSPProgram(src) if c == "sssp" else P.BFSProgram(src)
+    elif c == "run":
+        from asapgraph.cli.programs import (UserProgramError, load_user_program,
+                                            user_program_line)
+
+        prog = getattr(args, "_program_obj", None) or load_user_program(args)
+        if getattr(args, "steps", None) is not None:
+            from asapgraph.engine.program import exact_steps
+
+            max_iter, tol = exact_steps(prog, args.steps, mode)
+        try:
+            check_run(prog, graph, mode, max_iter, tol)
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - worded as one process words it
+            raise UserProgramError(user_program_line(args.program, type(exc).__name__,
+                                                     exc)) from None
+        return
+    else:   # wcc, labelprop, hits: nothing is refused before they run
+        return
+    check_run(prog, graph, mode, max_iter, tol)
 
 
 def check_output_path(path, args=None):

@@ -70,20 +70,39 @@ def parse_param(text):
 
 
 def _vertex_id(text):
-    """An integer id, or the text itself: a vertex name with ``--labels`` (checked in
-    :func:`_check_source`, which knows whether ``--labels`` was given)."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
+    """The text as given: an integer id, or a vertex name with ``--labels``, decided by
+    :func:`_check_source`, which knows whether ``--labels`` was given (``--labels
+    --source 01`` names the vertex '01', not the one named '1')."""
+    return text
 
 
 def _check_source(args):
     src = getattr(args, "source", None)
-    if isinstance(src, str) and not getattr(args, "labels", False):
+    if not isinstance(src, str) or getattr(args, "labels", False):
+        return
+    try:
+        args.source = int(src)
+    except ValueError:
         raise InputError(f"asapgraph {args.command}", None,
                          f"--source: expected an integer vertex id, got {src!r} (vertices "
-                         "named by text need --labels)")
+                         "named by text need --labels)") from None
+
+
+#: commands whose programs never read an edge weight (use_weights = False)
+_UNWEIGHTED = {"wcc": "components follow the edges whatever their weights",
+               "bfs": "levels count hops (sssp reads the weights)",
+               "labelprop": "a vertex takes its neighbours' most frequent label, each "
+                            "edge counting once"}
+
+
+def _check_weights_used(args):
+    """``--weighted``/``--weight-col`` for a command that ignores weights: refused (it read
+    the weights and reported them in --json, never using them)."""
+    why = _UNWEIGHTED.get(args.command)
+    if why and (getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None):
+        opt = "--weighted" if getattr(args, "weight_col", None) is None else "--weight-col"
+        raise InputError(f"asapgraph {args.command}", None,
+                         f"{opt} does not apply to {args.command}: {why}")
 
 
 def _program_parser(sub, name, help, description, examples):
@@ -128,6 +147,7 @@ def _run_program_command(args, algo):
     check_output_path(args.output, args)
     _check_mode(args, algo.accumulative, algo.why_bsp)
     _check_source(args)
+    _check_weights_used(args)
     if wants_distributed(args):
         return _dispatch_distributed(args)
     prog = progress_for(args)

@@ -413,6 +413,8 @@ def agree(comm, exc=None):
             payload = (str(exc), True, False, None, None)
         elif isinstance(exc, BrokenPipeError):
             payload = ("standard output closed", False, True, None, None)
+        elif getattr(exc, "one_line", False):  # already worded (asapgraph run: X raised ...)
+            payload = (str(exc), False, False, None, None)
         elif isinstance(exc, MemoryError):  # worded as one process words it
             debug_traceback(exc)
             payload = ("asapgraph: out of memory", False, False, "MemoryError", str(exc))

@@ -233,6 +233,11 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         ctx.allreduce = _virtual_allreduce(ctx, emap.emu, comm)
     extra, bound = {}, None
     kind = engine_kind(program)
+    if (kind == "sum" and (engine_options or {}).get("hop_supersteps")
+            and SP.reason_not_compiled(program) is not None):
+        # exact steps of PageRankProgram: its delta form's supersteps, as on one process
+        # (PageRank's own solvers iterate another form: the same limit, other iterates)
+        kind = "general"
     # exact steps (``run(..., steps=k)``) keep the single-process meaning of a step (one
     # hop): min/max programs then run on the general engine's supersteps
     if kind == "minmax" and not (engine_options or {}).get("hop_supersteps"):

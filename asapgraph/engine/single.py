@@ -47,7 +47,7 @@ from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, better, delta_l
                                         generic_edge_map, minmax_diverged, minmax_growth_flags,
                                         minmax_init_flags, reduce_aggregates, value_form_loop)
 
-__all__ = ["run", "ProgramResult"]
+__all__ = ["run", "ProgramResult", "check_run"]
 
 _PUSH_FRACTION = PUSH_FRACTION   # Ligra's threshold: sparse push when frontier work < m / 20
 REORDER_MIN_EDGES = 1 << 20   # relabel sources of dense pulls from this many edges on
@@ -458,6 +458,21 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
         return _run_single(program, graph, mode, max_iter, tol, comm, progress)
     finally:
         K.set_num_threads(old)
+
+
+def check_run(program, graph, mode="bsp", max_iter=None, tol=None):
+    """What :func:`run` checks on one process before its first iteration (the program's
+    declarations, ``max_iter``, ``tol``, finite weights, ``program.setup``: Katz's bound of
+    the largest eigenvalue, sssp's non-negative weights), without running it: the ranks'
+    refusal of a Matrix Market input first gives the line one process would
+    (:func:`asapgraph.cli.common.matrix_market_rank_refusal`)."""
+    program = validate_program(program, mode)
+    max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
+    tol = _options.check_tol(program.default_tol if tol is None else tol)
+    ctx = Context(graph, mode=mode, tol=tol, max_iter=max_iter, comm=None)
+    check_finite_weights(program, ctx)
+    with np.errstate(over="ignore", invalid="ignore"):
+        program.setup(ctx)
 
 
 def _run_single(program, graph, mode, max_iter, tol, comm, progress):

@@ -71,6 +71,9 @@ class LabelledCSR:
         #: ``{attribute: every value an integer}`` (set by :func:`read_networkx`; an
         #: attribute not listed is taken as integral)
         self.edge_integral = {}
+        #: ``{attribute: bool array over the edges, True where the value is an integer
+        #: (or absent: networkx's int 1)}`` for attributes that mix ints and floats
+        self.edge_mixed = {}
 
     def is_directed(self):
         return self._directed
@@ -208,6 +211,7 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
         edge_attrs = dict.fromkeys(_edge_attr_names(datadicts()), default)
     data = {}
     integral = {}   # attribute -> every value an integer (networkx then sums ints)
+    mixed = {}      # attribute -> which edges hold ints, where others hold floats
     # one cheap pass first (fused into the id pass on flat graphs): most graphs carry no
     # edge data at all, and then no attribute pass runs
     bare = bool(edge_attrs) and not (some_data if flat else any(map(len, datadicts())))
@@ -220,17 +224,23 @@ def read_networkx(G, weight="weight", *, edge_attrs=None, default=1.0, cls=Label
         try:
             if flat:
                 w = np.empty(m)
-                integral[attr] = _nxread.edge_attribute(nbrs, attr, float(fill), w,
-                                                        _INTEGER_TYPES)[1]
+                _, integral[attr], some_int = _nxread.edge_attribute(
+                    nbrs, attr, float(fill), w, _INTEGER_TYPES)
             else:
                 get = dict.get if values is dict.values else _get
                 w = np.fromiter(map(get, datadicts(), repeat(attr), repeat(fill)),
                                 dtype=np.float64, count=m)
                 kinds = set(map(type, map(get, datadicts(), repeat(attr), repeat(0))))
                 integral[attr] = all(issubclass(t, _INTEGER_TYPES) for t in kinds)
+                some_int = any(issubclass(t, _INTEGER_TYPES) for t in kinds)
         except (TypeError, ValueError):
             raise NotImplementedError(f"edge attribute {attr!r} is not numeric") from None
+        if not integral[attr] and some_int:   # which edges hold ints (absent: networkx's 1)
+            mixed[attr] = np.fromiter(
+                (isinstance(d.get(attr, 1), _INTEGER_TYPES) for d in datadicts()),
+                dtype=bool, count=m)
         data[attr] = None if bool(np.all(w == 1.0)) else w
     out = cls(nodes, indptr, ids, data, directed, multi, getattr(G, "graph", None))
     out.edge_integral = integral
+    out.edge_mixed = mixed
     return out

@@ -217,8 +217,13 @@ def _hits_power(G, max_iter, tol, nstart, normalized):
     ``< tol``) with the engine's pull kernel for ``A^T h`` and ``A a``."""
     n = len(G)
     A, AT = _adjacency_products(G, "weight" if "weight" in G.edge_data else None)
-    h = np.full(n, 1.0 / n) if nstart is None else G.vector(nstart)
-    if nstart is not None:
+    h = None if nstart is None else G.vector(nstart)
+    if h is None or not bool(np.all(h > 0)):
+        # networkx's answer (its ARPACK call) does not depend on nstart; a start with a
+        # zero entry can be orthogonal to the principal singular vector, where the power
+        # iteration would converge to another one: start uniform (positive) instead
+        h = np.full(n, 1.0 / n)
+    else:
         h /= h.sum()
     a, hn = np.empty(n), np.empty(n)
     for _ in range(max_iter):
@@ -459,8 +464,11 @@ def node_connected_component(G, n):
 def _by_distance(G, dist, keep, as_int=False, source=None):
     idx = np.flatnonzero(keep)
     idx = idx[np.argsort(dist[idx], kind="stable")]
-    d = dist[idx].astype(np.int64) if as_int else dist[idx]
-    out = dict(zip(G.node_array()[idx].tolist(), d.tolist()))
+    if isinstance(as_int, np.ndarray):   # per vertex (ints and floats mixed)
+        d = [int(x) if i else x for x, i in zip(dist[idx].tolist(), as_int[idx].tolist())]
+    else:
+        d = (dist[idx].astype(np.int64) if as_int else dist[idx]).tolist()
+    out = dict(zip(G.node_array()[idx].tolist(), d))
     if source is not None:   # networkx starts from the int 0, whatever the weights
         out[source] = 0
     return out
@@ -497,9 +505,30 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
         keep &= d <= cutoff
         keep[s] = True    # networkx lists the source whatever the cutoff (-1 too)
     # int weights (the values' type, as networkx adds them up): int distances; float
-    # weights (2.0 too): floats
-    integral = g.weights is None or G.edge_integral.get(weight, True)
+    # weights (2.0 too, all 1.0 too): floats; both: ints where a path of ints is shortest
+    integral = G.edge_integral.get(weight, True)
+    mixed = getattr(G, "edge_mixed", {}).get(weight)
+    if mixed is not None and not integral:
+        integral = _int_reached(g, s, d, mixed)
     return _by_distance(G, d, keep, as_int=integral, source=source)
+
+
+def _int_reached(g, s, d, int_edges):
+    """Where networkx's distance is an int on a graph mixing int and float weights
+    (``int_edges``): the vertices whose shortest distance a path of int-weighted edges
+    reaches (every float edge made longer than any simple path; ties between an int and a
+    float path of one length are equal either way)."""
+    from asapgraph.graph.core import Graph
+    from asapgraph.programs.sssp import sssp
+
+    w = np.ones(g.m) if g.weights is None else g.weights
+    big = 2.0 * float(w.sum()) + 1.0
+    if not np.isfinite(big):
+        raise NotImplementedError("single_source_dijkstra_path_length: int and float "
+                                  "weights mixed, summing past the largest double")
+    gi = Graph(g.indptr, g.indices, np.where(int_edges, w, big), source="<networkx>")
+    di = np.asarray(sssp(gi, s, threads=_threads()).values)
+    return di == d
 
 
 # ---------------------------------------------------------------------- the interface

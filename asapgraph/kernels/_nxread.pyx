@@ -77,14 +77,15 @@ def edge_attribute(list dicts, object attr, double default, double[::1] out,
     """``out[e]`` = edge ``e``'s attribute ``attr`` as a float (``default`` when absent),
     edges in the order of :func:`adjacency_ids`.  Returns the number written, or with
     ``integer_types`` (a tuple of types) ``(number written, every value present is an
-    instance of integer_types)``: networkx sums the values as they are, so shortest-path
-    lengths are ints only when every weight is one."""
+    instance of integer_types, some edge has an integer value or none)``: networkx sums
+    the values as they are (an absent one is its int 1), so shortest-path lengths are ints
+    only when every weight is one, and mix ints and floats where the weights do."""
     cdef Py_ssize_t i, pos, k = 0, cap = out.shape[0]
     cdef PyObject *key
     cdef PyObject *val
     cdef PyObject *hit
     cdef dict d
-    cdef bint check = integer_types is not None, integral = True
+    cdef bint check = integer_types is not None, integral = True, some_int = False
     for i in range(len(dicts)):
         d = <dict?>dicts[i]
         if k + PyDict_Size(d) > cap:
@@ -94,11 +95,15 @@ def edge_attribute(list dicts, object attr, double default, double[::1] out,
             hit = PyDict_GetItem(<dict?><object>val, attr)
             if hit == NULL:
                 out[k] = default
+                some_int = True
             else:
                 out[k] = float(<object>hit)
-                if check and integral and not PyLong_Check(<object>hit):
-                    integral = isinstance(<object>hit, integer_types)
+                if check and (integral or not some_int):
+                    if PyLong_Check(<object>hit) or isinstance(<object>hit, integer_types):
+                        some_int = True
+                    else:
+                        integral = False
             k += 1
     if check:
-        return k, integral
+        return k, integral, some_int
     return k
