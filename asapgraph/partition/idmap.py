@@ -202,3 +202,16 @@ class SpecIds:
     def original(self, dense):
         return np.asarray(dense, dtype=np.int64)
 
+
+
+class FileIds(SpecIds):
+    """Id map of a binary graph: its dense ids are the file's, ``ids`` its original ids
+    (memory-mapped; None: the dense ids are the original ones)."""
+
+    def __init__(self, n, ids):
+        super().__init__(n)
+        self.ids = ids
+
+    def original(self, dense):
+        dense = np.asarray(dense, dtype=np.int64)
+        return dense if self.ids is None else np.asarray(self.ids[dense], dtype=np.int64)

@@ -85,7 +85,8 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
         mem_mark("map_ids")
         phase(progress, f"mapped ids: {n:,} vertices", t0)
     else:
-        n, idmap = int(n_spec), SpecIds(int(n_spec))
+        n = int(n_spec)
+        idmap = info.get("idmap") or SpecIds(n)  # a binary graph's own ids, else identity
     if n == 0:
         agree(comm, InputError(os.fspath(source) if isinstance(source, (str, os.PathLike))
                                else None, None, "no edges found"))  # as on one process

@@ -266,7 +266,8 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     src, dst : int64 arrays (original ids)
     w : float64 array or None
     n_spec : int or None
-        Vertex count of a generator spec (ids already dense), else None.
+        Vertex count of a generator spec or a binary graph (ids already dense: the
+        binary graph's original ids in ``info["idmap"]``), else None.
     """
     from asapgraph.graph import generators as gen
 
@@ -338,11 +339,11 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     if fmt in ("binary", "npy"):
         out, err = None, None
         try:
-            out = _read_array_slice(path, fmt, K, me, weighted, weight_col)
+            out = _read_array_slice(path, fmt, K, me, weighted, weight_col, info)
         except Exception as e:  # noqa: BLE001
             err = e
         agree(comm, err)
-        return (*out, None)
+        return out
     if comm.bcast(_compression(path) if me == 0 else None, root=0) is not None:
         # compressed (magic bytes, whatever the name): rank 0 decompresses and streams
         return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes), None)
@@ -394,14 +395,16 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     return (*out, None)
 
 
-def _read_array_slice(path, fmt, K, me, weighted, weight_col):
-    """This rank's slice of the edges of a binary ``.asg`` graph or an ``.npy`` edge array.
+def _read_array_slice(path, fmt, K, me, weighted, weight_col, info=None):
+    """This rank's slice of the edges of a binary ``.asg`` graph or an ``.npy`` edge array:
+    ``(src, dst, w, n_spec)``.
 
-    Both are memory-mapped, so a rank reads (pages in) only its own ``m/K`` edges.  Edges
-    come back with original ids, exactly as the text path returns them.  A binary graph
-    with isolated vertices (possible from a Matrix Market file) is refused: the
-    distributed loader knows vertices only through their edges, so the answer would
-    differ from the single-process one.
+    Both are memory-mapped, so a rank reads (pages in) only its own ``m/K`` edges.  An
+    ``.npy`` array's edges come back with original ids (``n_spec`` None), exactly as the
+    text path returns them.  A binary graph already has dense ids ``0..n-1``: its edges
+    come back with them and ``n_spec = n``, so vertices without edges (a Matrix Market
+    file's isolated vertices) keep their place, as in one process, and no id map is
+    built; ``info["idmap"]`` gets the file's original ids (:class:`FileIds`).
     """
     if fmt == "npy":
         try:
@@ -413,30 +416,29 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col):
         wc = (2 if weight_col is None else int(weight_col)) if weighted else None
         check_npy_shape(path, a, wc)  # the one-process checks and lines
         m = a.shape[0]
-        return _narrow(npy_edges(path, a, m * me // K, m * (me + 1) // K, wc))
+        return (*_narrow(npy_edges(path, a, m * me // K, m * (me + 1) // K, wc)), None)
     from asapgraph.graph.io import load_binary
     from asapgraph.graph.io._readers import refuse_weight_col
+    from asapgraph.partition.idmap import FileIds
 
     if weighted and weight_col is not None:  # (0-based here)
         refuse_weight_col(path, "binary graph", int(weight_col) + 1)
     g = load_binary(path, mmap=True)
-    indeg = np.diff(g.indptr)
-    if g.n and np.any((indeg == 0) & (np.asarray(g.out_degree) == 0)):
-        raise InputError(path, None, "the binary graph has isolated vertices, which a "
-                                     "distributed run cannot place; run it with --np 1")
     lo, hi = g.m * me // K, g.m * (me + 1) // K
-    src = np.asarray(g.indices[lo:hi], dtype=np.int64)
+    dt = np.int32 if g.n < 2**31 - 1 else np.int64
+    src = np.asarray(g.indices[lo:hi], dtype=dt)
     # in-CSR: the row of edge k is its destination
-    dst = np.searchsorted(g.indptr, np.arange(lo, hi, dtype=np.int64), side="right") - 1
-    if g.ids is not None:
-        src, dst = np.asarray(g.ids[src]), np.asarray(g.ids[dst])
+    dst = (np.searchsorted(g.indptr, np.arange(lo, hi, dtype=np.int64), side="right")
+           - 1).astype(dt, copy=False)
     w = None
     if weighted:
         w = np.ones(hi - lo) if g.weights is None else np.array(g.weights[lo:hi], dtype=np.float64)
         from asapgraph.graph.io._formats import check_finite_weights
 
         check_finite_weights(path, w)
-    return _narrow((src, dst, w))
+    if info is not None:
+        info["idmap"] = FileIds(g.n, g.ids)
+    return src, dst, w, int(g.n)
 
 
 def _only_rank0_sees(comm, path):

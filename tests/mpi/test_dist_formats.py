@@ -1,6 +1,6 @@
 """Distributed runs read binary .asg graphs and .npy edge arrays by slices, and refuse
-inputs they cannot split (Matrix Market, stdin, binary graphs with isolated vertices)
-with one line and exit 2 instead of a wrong answer."""
+inputs they cannot split (Matrix Market, stdin) with one line and exit 2 instead of a
+wrong answer; a binary graph with isolated vertices keeps them on ranks."""
 import os
 import subprocess
 import sys
@@ -58,11 +58,6 @@ def test_unsplittable_inputs_are_refused(tmp_path):
     r = _cli(["pagerank", str(mtx), "--np", "2", "-q"], tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith(f"{mtx}: Matrix Market input")
-    # vertex 4 of this matrix is isolated: a binary graph made from it cannot be split
-    asg = tmp_path / "g.asg"
-    assert _cli(["convert", str(mtx), str(asg), "-q"], tmp_path).returncode == 0
-    r = _cli(["pagerank", str(asg), "--np", "2", "-q"], tmp_path)
-    assert r.returncode == 2 and "isolated vertices" in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "-", "--np", "2", "-q"],
                        cwd=tmp_path, input="1 2\n2 3\n", capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "standard input" in r.stderr and "Traceback" not in r.stderr
@@ -100,3 +95,33 @@ def test_compression_by_content_not_name(tmp_path, rng):
         assert r.returncode == 2 and "Traceback" not in r.stderr, (extra, r.stderr)
         lines.add(r.stderr.strip().splitlines()[-1])
     assert lines == {f"{tmp_path / 'trunc.gz'}: corrupt or truncated gzip data"}, lines
+
+
+@pytest.mark.parametrize("k,mode", [(2, "bsp"), (3, "asap"), (4, "bsp")])
+def test_binary_graph_with_isolated_vertices_on_ranks(tmp_path, k, mode):
+    """A Matrix Market file's isolated vertices (3 and 7 here) count in n and get their
+    teleport share; the .asg made from it answers on K ranks as the .mtx on one process
+    (it was refused: the distributed loader knew vertices only through their edges)."""
+    mtx = tmp_path / "g.mtx"
+    mtx.write_text("%%MatrixMarket matrix coordinate pattern general\n8 8 9\n1 2\n2 4\n"
+                   "4 1\n5 6\n6 5\n1 5\n8 1\n2 8\n4 4\n")
+    asg = tmp_path / "g.asg"
+    assert _cli(["convert", str(mtx), str(asg), "-q"], tmp_path).returncode == 0
+    nx = pytest.importorskip("networkx")
+    G = nx.DiGraph()
+    G.add_nodes_from(range(1, 9))
+    G.add_edges_from([(1, 2), (2, 4), (4, 1), (5, 6), (6, 5), (1, 5), (8, 1), (2, 8), (4, 4)])
+    ref = nx.pagerank(G, tol=1e-14, max_iter=10000)
+    out = tmp_path / "r.csv"
+    r = _cli(["pagerank", str(asg), "--np", str(k), "--mode", mode, "--tol", "1e-12", "-q",
+              "-o", str(out)], tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    ids, pr = _ranks(out)
+    assert ids.tolist() == list(range(1, 9))
+    assert np.abs(pr - np.array([ref[v] for v in range(1, 9)])).sum() <= 1e-9
+    out = tmp_path / "c.csv"
+    r = _cli(["wcc", str(asg), "--np", str(k), "--mode", mode, "-q", "-o", str(out)], tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    comp = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert comp[:, 0].tolist() == list(range(1, 9))
+    assert comp[:, 1].tolist() == [1, 1, 3, 1, 1, 1, 7, 1]
