@@ -4,7 +4,8 @@ flush (asapgraph.engine.asap.QUANT_OUT_OF_WORK); before, such a buffer went out 
 float64 (8 bytes a slot: on rmat:20's persistent straggler cell one ~560 KB message a run,
 4.5 ms of a 1 Gbit/s link, benchmarks/REPORT.md, twentieth session).  Nothing is lost or
 created: what the messages deliver plus what stays in the slots is the buffer (to the
-last bit of each slot's two additions).  (No MPI: ``_Solve.flush`` runs on a stand-in of the solve's state.)"""
+last bit of each slot's two additions).  (No MPI: ``_Solve.flush`` runs on a stand-in
+of the solve's state.)"""
 import types
 
 import numpy as np

@@ -844,8 +844,8 @@ class _Solve:
         ``force``: the rank is out of work (or gated): exact float64, remainders too,
         except that 16-bit remainders within the rank's passivity budget may stay
         (:meth:`passive`; not in the drain), and new contributions go 16-bit whatever
-        stays, their remainder in a later flush (:data:`QUANT_OUT_OF_WORK`).  ``only``: a mask of the out-peers to flush
-        (default: every one)."""
+        stays, their remainder in a later flush (:data:`QUANT_OUT_OF_WORK`).  ``only``: a
+        mask of the out-peers to flush (default: every one)."""
         sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
         dirty, rem, dbuf, nout, remm = self.dirty, self.rem, self.d.dbuf, self.nout, self.remm
         sent = 0
