@@ -278,6 +278,19 @@ EXACT_ON_HOST = True
 DRIFT_TOL = 1e-5
 
 
+#: Out of work (or gated), a buffer with new contributions goes out 16-bit even where
+#: its remainder would exceed the rank's passivity budget; the remainder then goes in the
+#: next flush as a remainder-only buffer does (re-quantised to a step ~32767x finer, which
+#: fits the budget, or exact), and the rank is not passive until it has.  Before, such a
+#: message went out exact in float64: 8 bytes a slot against ~1.3 (rmat:20, 4 ranks, rank
+#: 1 3x, virtual clock, model compute: the straggler's one such message per run, ~560 KB
+#: to one fast peer at ~120 ms, took 4.5 ms of a 1 Gbit/s link and broke the sweeps'
+#: lockstep just before the run reached L1 1e-6).  The certified bound and the fixed point
+#: are unchanged (remainders are residual counted in the bound; the drain empties every
+#: buffer exactly).  Env ``ASAPGRAPH_ASAP_QUANT_OUT=0``: exact as before.
+#: benchmarks/REPORT.md, twentieth session.
+QUANT_OUT_OF_WORK = True
+
 #: Beyond :data:`WIDE_FANOUT_K` ranks a round flushes to enough expander neighbours that
 #: every peer is served within :data:`WIDE_PERIOD` rounds (:func:`wide_fanout`:
 #: ``ceil((K - 1) / 4)``, whatever the asked ``fanout``), the period fanout 2 gives on 8
@@ -511,6 +524,10 @@ class _Solver:
         # target (counted in the bound) instead of going out exactly in float64
         # (ASAPGRAPH_ASAP_REMAINDERS=0: every out-of-work flush exact, for A/B experiments)
         self.keep_remainders = os.environ.get("ASAPGRAPH_ASAP_REMAINDERS", "1") != "0"
+        # ... and new contributions flushed out of work go 16-bit, their remainder after
+        # (QUANT_OUT_OF_WORK; ASAPGRAPH_ASAP_QUANT_OUT=0: exact when it would exceed that)
+        self.quant_out = (self.keep_remainders and os.environ.get(
+            "ASAPGRAPH_ASAP_QUANT_OUT", "1" if QUANT_OUT_OF_WORK else "0") != "0")
         # a blocked output goes out before the next sweep to peers that wait
         # (:meth:`_Solve.flush_first`; ASAPGRAPH_ASAP_FLUSH_FIRST=0: off, for A/B)
         self.flush_first = os.environ.get("ASAPGRAPH_ASAP_FLUSH_FIRST", "1") != "0"
@@ -843,8 +860,9 @@ class _Solve:
         """Flush the buffers of this round's expander neighbours (window permitting);
         ``force``: the rank is out of work (or gated): exact float64, remainders too,
         except that 16-bit remainders within the rank's passivity budget may stay
-        (:meth:`passive`; not in the drain).  ``only``: a mask of the out-peers to flush
-        (default: every one)."""
+        (:meth:`passive`; not in the drain), and new contributions go 16-bit whatever
+        stays, their remainder in a later flush (:data:`QUANT_OUT_OF_WORK`).  ``only``: a
+        mask of the out-peers to flush (default: every one)."""
         sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
         dirty, rem, dbuf, nout, remm = self.dirty, self.rem, self.d.dbuf, self.nout, self.remm
         sent = 0
@@ -874,7 +892,11 @@ class _Solve:
                 continue
             budget = np.inf
             if allow is not None:
-                budget = allow - (remm.sum() - remm[j])
+                # new contributions go 16-bit whatever stays (QUANT_OUT_OF_WORK): their
+                # remainder follows, re-quantised to a finer step or exact, in the next
+                # flush, and the rank is not passive meanwhile
+                if not (dirty[j] and sol.quant_out):
+                    budget = allow - (remm.sum() - remm[j])
                 if not (dirty[j] or pooled) and remm.sum() <= allow:
                     continue  # remainders within the budget wait
             lo, hi = self.seg_lo[j], self.seg_hi[j]
@@ -896,6 +918,10 @@ class _Solve:
                     continue
                 rem[j] = left > 0.0
                 remm[j] = left
+                if quant and form in (0, 1):  # 16-bit asked, exact float64 went (the
+                    # remainder would have exceeded the budget: QUANT_OUT_OF_WORK)
+                    self.st.extra["exact_fallbacks"] = (
+                        self.st.extra.get("exact_fallbacks", 0) + 1)
             else:
                 nbytes, form = mm.encode(lo, hi, buf)
             dirty[j] = False
