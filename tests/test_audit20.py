@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pytest
 
-from asapgraph.errors import InputError
 
 
 def _cli(args, cwd, **kw):

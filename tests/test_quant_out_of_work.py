@@ -9,7 +9,6 @@ of the solve's state.)"""
 import types
 
 import numpy as np
-import pytest
 
 from asapgraph.engine import asap
 from asapgraph.engine import exchange as ex

@@ -745,6 +745,21 @@ def remap_place(const vid_t[::1] src, const vid_t[::1] dst, cnt_t[:, ::1] cin,
                 outw[cout[0, src[e]]] += weights[e]
 
 
+cdef int64_t _block_cursors(const int64_t[::1] brun, int64_t[:, ::1] bcount, int64_t nbk):
+    """Turn per-thread block counts ``bcount[t, b]`` into each thread's write cursor in
+    each block (block ``b`` starts at ``brun[b]``); returns the largest block's size."""
+    cdef int64_t b, t, k, x, maxb = 0, T = bcount.shape[0]
+    for b in range(nbk):
+        maxb = max(maxb, brun[b + 1] - brun[b])
+    for b in range(nbk):
+        x = brun[b]
+        for t in range(T):
+            k = bcount[t, b]
+            bcount[t, b] = x
+            x = x + k
+    return maxb
+
+
 def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[:, ::1] cout,
                         int32_t[::1] indices, const int64_t[::1] indptr, int64_t n,
                         const int64_t[::1] brun, int64_t[:, ::1] bcount, int64_t block_span,
@@ -783,14 +798,7 @@ def remap_place_blocked(const vid_t[::1] src, const vid_t[::1] dst, const cnt_t[
     if block_span < 1 or bcount.shape[1] < nbk or indices.shape[0] != m or \
             dst.shape[0] != m or indptr.shape[0] < n + 1 or brun.shape[0] != nbk + 1:
         raise ValueError("remap_place_blocked: inconsistent array shapes")
-    for b in range(nbk):
-        maxb = max(maxb, brun[b + 1] - brun[b])
-    for b in range(nbk):  # counts -> each thread's write cursor in each block
-        x = brun[b]
-        for t in range(T):
-            k = bcount[t, b]
-            bcount[t, b] = x
-            x = x + k
+    maxb = _block_cursors(brun, bcount, nbk)
     low = small_page_empty(m, np.uint16) if small_pages else np.empty(m, dtype=np.uint16)
     buf = np.empty((T, max(maxb, 1)), dtype=np.int32)
     cur = np.empty((T, block_span), dtype=np.int64)
@@ -1066,14 +1074,7 @@ def counted_place(const int32_t[::1] src, const int32_t[::1] dst, const uint64_t
     if block_span < 1 or bcount.shape[1] < nbk or indices.shape[0] != m or \
             dst.shape[0] != m or brun.shape[0] < nbk + 1 or pres.shape[0] < (N + 63) // 64:
         raise ValueError("counted_place: inconsistent array shapes")
-    for b in range(nbk):
-        maxb = max(maxb, brun[b + 1] - brun[b])
-    for b in range(nbk):  # counts -> each thread's write cursor in each block
-        x = brun[b]
-        for t in range(T):
-            k = bcount[t, b]
-            bcount[t, b] = x
-            x = x + k
+    maxb = _block_cursors(brun, bcount, nbk)
     low = small_page_empty(m, np.uint16)
     buf = np.empty((T, max(maxb, 1)), dtype=np.int32)
     cur = np.empty((T, span), dtype=np.int64)
