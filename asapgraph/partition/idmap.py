@@ -194,22 +194,12 @@ class BitIdMap(IdMap):
 
 
 class SpecIds:
-    """Identity id map of a generator spec (ids are already 0..n-1)."""
+    """Id map of inputs with dense ids ``0..n-1`` already: a generator spec (the dense ids
+    are the original ones) or a binary graph (``ids``: its original ids, memory-mapped;
+    None when they are the dense ones)."""
 
-    def __init__(self, n):
+    def __init__(self, n, ids=None):
         self.n = n
-
-    def original(self, dense):
-        return np.asarray(dense, dtype=np.int64)
-
-
-
-class FileIds(SpecIds):
-    """Id map of a binary graph: its dense ids are the file's, ``ids`` its original ids
-    (memory-mapped; None: the dense ids are the original ones)."""
-
-    def __init__(self, n, ids):
-        super().__init__(n)
         self.ids = ids
 
     def original(self, dense):

@@ -404,7 +404,8 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col, info=None):
     text path returns them.  A binary graph already has dense ids ``0..n-1``: its edges
     come back with them and ``n_spec = n``, so vertices without edges (a Matrix Market
     file's isolated vertices) keep their place, as in one process, and no id map is
-    built; ``info["idmap"]`` gets the file's original ids (:class:`FileIds`).
+    built; ``info["idmap"]`` gets the file's original ids
+    (:class:`~asapgraph.partition.idmap.SpecIds`).
     """
     if fmt == "npy":
         try:
@@ -419,7 +420,7 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col, info=None):
         return (*_narrow(npy_edges(path, a, m * me // K, m * (me + 1) // K, wc)), None)
     from asapgraph.graph.io import load_binary
     from asapgraph.graph.io._readers import refuse_weight_col
-    from asapgraph.partition.idmap import FileIds
+    from asapgraph.partition.idmap import SpecIds
 
     if weighted and weight_col is not None:  # (0-based here)
         refuse_weight_col(path, "binary graph", int(weight_col) + 1)
@@ -437,7 +438,7 @@ def _read_array_slice(path, fmt, K, me, weighted, weight_col, info=None):
 
         check_finite_weights(path, w)
     if info is not None:
-        info["idmap"] = FileIds(g.n, g.ids)
+        info["idmap"] = SpecIds(g.n, g.ids)
     return src, dst, w, int(g.n)
 
 
