@@ -43,6 +43,7 @@ from posix.mman cimport (mmap, munmap, madvise, PROT_READ, PROT_WRITE, MAP_PRIVA
                          MAP_ANONYMOUS, MAP_FAILED, MADV_DONTNEED, MADV_NOHUGEPAGE)
 from posix.unistd cimport sysconf, _SC_PAGESIZE
 from asapgraph.kernels._blocksort cimport sort_block
+from asapgraph.kernels._mapping cimport Mapping
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from cython.parallel cimport prange, threadid
 
@@ -106,17 +107,6 @@ def set_max_threads(int k):
 cdef size_t _PAGE = <size_t>sysconf(_SC_PAGESIZE)
 
 
-cdef class _Mapping:
-    """An anonymous private mapping that numpy arrays view (unmapped with the last view)."""
-    cdef void *ptr
-    cdef size_t length
-
-    def __dealloc__(self):
-        if self.ptr != NULL and self.length:
-            munmap(self.ptr, self.length)
-            self.ptr = NULL
-
-
 def small_page_empty(int64_t count, dtype):
     """An uninitialised 1-d array of ``count`` items in its own anonymous mapping of 4 KB
     pages (``MADV_NOHUGEPAGE``; numpy asks for transparent huge pages from 4 MB on).
@@ -132,11 +122,11 @@ def small_page_empty(int64_t count, dtype):
     cdef void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         -1, 0)
     cdef cnp.npy_intp dims = <cnp.npy_intp>count
-    cdef _Mapping owner
+    cdef Mapping owner
     if p == MAP_FAILED:
         raise MemoryError(f"cannot map {length} bytes")
     madvise(p, length, MADV_NOHUGEPAGE)
-    owner = _Mapping()
+    owner = Mapping()
     owner.ptr = p
     owner.length = length
     arr = cnp.PyArray_SimpleNewFromData(1, &dims, dt.num, p)
@@ -148,13 +138,13 @@ def small_page_shrink(arr, int64_t count):
     """``arr[:count]`` of an array from :func:`small_page_empty`, the mapping's pages past
     it unmapped (no copy; ``arr`` itself must not be used afterwards).  Any other array:
     a copy of ``arr[:count]``."""
-    cdef _Mapping owner
+    cdef Mapping owner
     cdef size_t keep
     base = arr.base
-    if not isinstance(base, _Mapping) or arr.ndim != 1 or count > arr.shape[0] or \
-            <uintptr_t>cnp.PyArray_DATA(arr) != <uintptr_t>(<_Mapping>base).ptr:
+    if not isinstance(base, Mapping) or arr.ndim != 1 or count > arr.shape[0] or \
+            <uintptr_t>cnp.PyArray_DATA(arr) != <uintptr_t>(<Mapping>base).ptr:
         return arr[:count].copy()
-    owner = <_Mapping>base
+    owner = <Mapping>base
     keep = (<size_t>max(count, 1) * <size_t>arr.itemsize + _PAGE - 1) // _PAGE * _PAGE
     if keep < owner.length:
         munmap(<char *>owner.ptr + keep, owner.length - keep)

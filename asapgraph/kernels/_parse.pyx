@@ -43,6 +43,7 @@ W. D. Clinger, "How to read floating point numbers accurately", PLDI 1990
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from posix.mman cimport (mmap, munmap, madvise, PROT_READ, PROT_WRITE, MAP_PRIVATE,
                          MAP_ANONYMOUS, MAP_FAILED, MADV_NOHUGEPAGE)
+from asapgraph.kernels._mapping cimport Mapping
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memmove
@@ -121,17 +122,6 @@ cdef extern from *:
     void asapp_prefetch_w(const void *p) nogil
 
 
-cdef class _Mapped:
-    """Owns an anonymous mapping that numpy arrays view (unmapped with the last view)."""
-    cdef void *ptr
-    cdef size_t length
-
-    def __dealloc__(self):
-        if self.ptr != NULL and self.length:
-            munmap(self.ptr, self.length)
-            self.ptr = NULL
-
-
 cdef void *_map_zeroed(size_t length) noexcept:
     """A zero-filled private anonymous mapping of ``length`` bytes (pages faulted on
     first touch, none reserved; 4 KB pages), or NULL."""
@@ -146,7 +136,7 @@ cdef void *_map_zeroed(size_t length) noexcept:
 cdef object _wrap_mapped(void *ptr, size_t length, int64_t rows, int64_t cols, int typenum):
     """A 2-d ``(rows, cols)`` numpy array viewing (and owning) the mapping ``ptr``."""
     cdef cnp.npy_intp dims[2]
-    cdef _Mapped owner = _Mapped()
+    cdef Mapping owner = Mapping()
     owner.ptr = ptr
     owner.length = length
     dims[0] = <cnp.npy_intp>rows
