@@ -1,8 +1,13 @@
 """Issue 15's K = 2 calibration with the clocks interleaved: the 2-rank grid (rmat:20 and
 cnr-2000, BSP and ASAP, 1 ms / 1 Gbit/s emulated) where each repetition runs once on the
 host's clock and once on the virtual clock charging CPU time, one right after the other
-in the same worker processes.  Prints per cell the medians, the ranges, and the ratio
-virtual / wall of each pair.
+in the same worker processes, the clocks' order alternating pair by pair (wall first in
+even pairs, virtual first in odd ones).  Prints per cell both clocks' median [quartiles;
+range], the ratio of the medians, the median and range of the pairs' ratios, the wall
+runs' run-queue wait (the worse rank's, ms: median / max; each record's ``host``, from
+``/proc/self/task/*/schedstat``, asapgraph.bench.hostcount) and the median ratio over the
+*undisturbed* pairs (neither run's worse rank waited on the run queue for more than 2 % of
+its run).  ``K2_GRAPHS=cnr-2000`` runs one graph; ``--report OUT.json`` re-prints a grid.
 
 Usage::
 
@@ -27,7 +32,8 @@ LOCK = "/tmp/wallclock.lock"
 
 def main():
     if len(sys.argv) not in (3, 4):
-        sys.exit("usage: python benchmarks/bench_clocks_k2_paired.py TREE OUT.json [PAIRS]")
+        sys.exit("usage: python benchmarks/bench_clocks_k2_paired.py TREE OUT.json [PAIRS]\n"
+                 "       python benchmarks/bench_clocks_k2_paired.py --report OUT.json")
     tree, out = sys.argv[1], sys.argv[2]
     pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     if os.environ.get("_K2_PAIRED_LOCKED") != "1":  # hold the lock for the whole grid
@@ -39,26 +45,77 @@ def main():
     from asapgraph.bench.scenarios import RunSpec
 
     graphs, modes = ("rmat:20", "cnr-2000"), ("bsp", "asap")
+    only = os.environ.get("K2_GRAPHS")  # e.g. K2_GRAPHS=cnr-2000 for a short grid
+    if only:
+        graphs = tuple(only.split(","))
+    # the clocks' order alternates pair by pair (wall first, then virtual first): a drift
+    # of the host within a pair then falls on either clock equally often
     specs = [RunSpec(graph=g, ranks=2, mode=m, latency=0.001, bandwidth=125e6, repeat=i,
                      clock=c)
-             for g in graphs for i in range(pairs) for m in modes for c in ("wall", "virtual")]
+             for g in graphs for i in range(pairs) for m in modes
+             for c in (("wall", "virtual") if i % 2 == 0 else ("virtual", "wall"))]
     la = os.getloadavg()
     recs = run_specs(specs, out + "_o")
     json.dump({"records": recs, "load": [la, os.getloadavg()]}, open(out, "w"))
     print(f"load {la[0]:.1f} -> {os.getloadavg()[0]:.1f}", file=sys.stderr)
-    print("graph     mode  wall median [range]   cpu median [range]   cpu/wall  "
-          "pairs (sorted)  within")
+    report(recs, graphs, modes)
+
+
+def _q(v):
+    """median [quartiles; range] of ``v``."""
+    v = sorted(v)
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    return f"{q[1]:.3f} [{q[0]:.3f}-{q[2]:.3f}; {v[0]:.3f}-{v[-1]:.3f}]"
+
+
+def host_of(r):
+    """(max over ranks of the run-queue wait, its share of the run, faults, steal) or None."""
+    h = [x for x in (r.get("host") or []) if x]
+    if not h:
+        return None
+    rq = max(x.get("run_delay_s", 0.0) for x in h)
+    return {"rq": rq, "rq_share": rq / max(r.get("wall") or 1e-9, 1e-9),
+            "minflt": sum(x.get("minflt", 0) for x in h),
+            "steal": max(x.get("steal_s", 0.0) for x in h),
+            "nivcsw": sum(x.get("nivcsw", 0) for x in h)}
+
+
+def report(recs, graphs, modes, disturbed=0.02):
+    """Per cell: both clocks' median [quartiles; range], the ratio of the medians, the
+    median and range of the pairs' ratios, and the host's take from the wall runs
+    (run-queue wait of the worse rank, ms: median and max).  A pair is *disturbed* when
+    either run's worse rank waited on the run queue for more than ``disturbed`` of the
+    run's time; the last column repeats the ratio over the undisturbed pairs."""
+    print("graph     mode  wall median [quartiles; range]       cpu clock median [...]"
+          "              cpu/wall  pairs: median [range]  wall rq ms med/max  "
+          "undisturbed pairs: n, median ratio  within")
     for g in graphs:
         for m in modes:
             rs = [r for r in recs if r["graph"] == g and r["mode"] == m]
-            w = [r["time_to_error"]["1e-06"] for r in rs if r["clock"] == "wall"]
-            c = [r["time_to_error"]["1e-06"] for r in rs if r["clock"] == "virtual"]
+            w = {r["repeat"]: r for r in rs if r["clock"] == "wall"}
+            c = {r["repeat"]: r for r in rs if r["clock"] == "virtual"}
+            keys = sorted(set(w) & set(c))
+            tw = [w[k]["time_to_error"]["1e-06"] for k in keys]
+            tc = [c[k]["time_to_error"]["1e-06"] for k in keys]
             ok = all(r.get("within_tolerance") for r in rs)
-            mw, mc = statistics.median(w), statistics.median(c)
-            print(f"{g:9s} {m:5s} {mw:.3f} [{min(w):.3f}-{max(w):.3f}]  {mc:.3f} "
-                  f"[{min(c):.3f}-{max(c):.3f}]  {mc / mw:.2f}  "
-                  f"{sorted(round(b / a, 2) for a, b in zip(w, c))}  {ok}")
+            ratios = [b / a for a, b in zip(tw, tc)]
+            hw = [host_of(w[k]) for k in keys]
+            hc = [host_of(c[k]) for k in keys]
+            rq = [h["rq"] * 1e3 for h in hw if h]
+            good = [x for x, a, b in zip(ratios, hw, hc)
+                    if a and b and a["rq_share"] <= disturbed and b["rq_share"] <= disturbed]
+            print(f"{g:9s} {m:5s} {_q(tw)}  {_q(tc)}  "
+                  f"{statistics.median(tc) / statistics.median(tw):.2f}  "
+                  f"{statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]  "
+                  + (f"{statistics.median(rq):.1f}/{max(rq):.1f}  " if rq else "n/a  ")
+                  + (f"{len(good)}, {statistics.median(good):.2f}  " if good else "0, -  ")
+                  + f"{ok}")
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--report":  # re-print a saved grid
+        d = json.load(open(sys.argv[2]))
+        gs = tuple(dict.fromkeys(r["graph"] for r in d["records"]))
+        report(d["records"], gs, ("bsp", "asap"))
+    else:
+        main()

@@ -132,6 +132,7 @@ def main(argv=None):
         sys.stderr.write("usage: python -m asapgraph.bench.worker BATCH.json OUT.jsonl\n")
         return 2
     import asapgraph.engine as ad
+    from asapgraph.bench import hostcount
     from asapgraph.comm.mpi import world
 
     comm = world()
@@ -159,6 +160,7 @@ def main(argv=None):
             if kw.get("mode") == "asap" and ref is not None:
                 kw["error_reference"] = ref
             comm.Barrier()
+            h0 = hostcount.snapshot()
             t0 = time.perf_counter()
             try:
                 res = ad.pagerank(batch["source"], comm, **kw)
@@ -169,8 +171,11 @@ def main(argv=None):
                     out.flush()
                 continue
             wall = time.perf_counter() - t0
+            # what the host took from each rank meanwhile (run-queue waits, faults, steal)
+            host = comm.gather(hostcount.delta(h0, hostcount.snapshot()), root=0)
             if me == 0:
                 rec = _record(cfg, res, ref, wall)
+                rec["host"] = host
                 rec["graph_load_seconds"] = load_stats.get("load_seconds", rec.get("load_seconds"))
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
