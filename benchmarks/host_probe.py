@@ -37,7 +37,7 @@ def probe(rounds):
     idx = rng.integers(0, 1 << 20, 1 << 22).astype(np.int32)
     big = np.ones(1 << 25)
     a, b, c = np.ones(1024), np.ones(1024), np.empty(1024)
-    out = np.zeros(1 << 22)  # touched: the gather's own cost only
+    out = np.ones(1 << 22)  # touched: the gather's own cost only
     res = []
     for _ in range(rounds):
         row = {}
