@@ -89,5 +89,16 @@ def test_paired_grid_alternates_the_clocks_order(monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "argv", ["x", ROOT, str(tmp_path / "o.json"), "3"])
     mod.main()
     bsp = [(r, c) for r, m, c in seen if m == "bsp"]
-    assert bsp == [(0, "wall"), (0, "virtual"), (1, "virtual"), (1, "wall"),
-                   (2, "wall"), (2, "virtual")]
+    w = mod.WARMUP
+    assert bsp == [(w, "virtual"), (w, "wall"), (0, "wall"), (0, "virtual"),
+                   (1, "virtual"), (1, "wall"), (2, "wall"), (2, "virtual")]
+
+
+def test_paired_report_leaves_the_warm_up_out(capsys):
+    mod = _paired()
+    recs = [_rec("wall", mod.WARMUP, 5.0, 0.0), _rec("virtual", mod.WARMUP, 0.1, 0.0)]
+    for i in range(3):
+        recs += [_rec("wall", i, 1.0, 0.0), _rec("virtual", i, 0.9, 0.0)]
+    mod.report(recs, ("g",), ("bsp",))
+    line = capsys.readouterr().out.splitlines()[1]
+    assert "0.90 [0.90-0.90]" in line and "3, 0.90" in line
