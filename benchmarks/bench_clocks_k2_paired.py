@@ -7,7 +7,9 @@ range], the ratio of the medians, the median and range of the pairs' ratios, the
 runs' run-queue wait (the worse rank's, ms: median / max; each record's ``host``, from
 ``/proc/self/task/*/schedstat``, asapgraph.bench.hostcount) and the median ratio over the
 *undisturbed* pairs (neither run's worse rank waited on the run queue for more than 2 % of
-its run).  ``K2_GRAPHS=cnr-2000`` runs one graph; ``--report OUT.json`` re-prints a grid.
+its run).  ``K2_GRAPHS=cnr-2000`` runs one graph; ``--report OUT.json [MORE.json ...]`` re-prints
+grids, their pairs pooled.  The pairs' median ratio comes with its distribution-free 95 %
+confidence interval from 6 pairs on (order statistics).
 
 ``K2_RT=1`` runs the job under ``chrt -r 1`` (SCHED_RR): on this shared 2-core VM other
 sessions' processes (a nice-0 one, or nice-19 ones in their autogroups) otherwise take the
@@ -40,7 +42,7 @@ WARMUP = 99  # the warm-up runs' repeat index
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit("usage: python benchmarks/bench_clocks_k2_paired.py TREE OUT.json [PAIRS]\n"
-                 "       python benchmarks/bench_clocks_k2_paired.py --report OUT.json")
+                 "       python benchmarks/bench_clocks_k2_paired.py --report OUT.json ...")
     tree, out = sys.argv[1], sys.argv[2]
     pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     if os.environ.get("_K2_PAIRED_LOCKED") != "1":  # hold the lock for the whole grid
@@ -85,6 +87,21 @@ def _q(v):
     return f"{q[1]:.3f} [{q[0]:.3f}-{q[2]:.3f}; {v[0]:.3f}-{v[-1]:.3f}]"
 
 
+def _ci(v):
+    """`` (95 % CI lo-hi)`` of the median of ``v``, distribution-free (order statistics
+    of a Binomial(n, 1/2)); empty below 6 values, where it would be the range."""
+    n = len(v)
+    if n < 6:
+        return ""
+    from math import comb
+    k, tail = 0, 0.0  # the largest k with P(Bin(n, 1/2) < k) <= 2.5 %
+    while tail + comb(n, k) / 2 ** n <= 0.025:
+        tail += comb(n, k) / 2 ** n
+        k += 1
+    v = sorted(v)
+    return f" (CI {v[k - 1]:.2f}-{v[n - k]:.2f})" if k >= 1 else ""
+
+
 def host_of(r):
     """(max over ranks of the run-queue wait, its share of the run, faults, steal) or None."""
     h = [x for x in (r.get("host") or []) if x]
@@ -110,8 +127,8 @@ def report(recs, graphs, modes, disturbed=0.02):
         for m in modes:
             rs = [r for r in recs if r["graph"] == g and r["mode"] == m
                   and r["repeat"] != WARMUP]
-            w = {r["repeat"]: r for r in rs if r["clock"] == "wall"}
-            c = {r["repeat"]: r for r in rs if r["clock"] == "virtual"}
+            w = {(r.get("_src"), r["repeat"]): r for r in rs if r["clock"] == "wall"}
+            c = {(r.get("_src"), r["repeat"]): r for r in rs if r["clock"] == "virtual"}
             keys = sorted(set(w) & set(c))
             tw = [w[k]["time_to_error"]["1e-06"] for k in keys]
             tc = [c[k]["time_to_error"]["1e-06"] for k in keys]
@@ -124,16 +141,19 @@ def report(recs, graphs, modes, disturbed=0.02):
                     if a and b and a["rq_share"] <= disturbed and b["rq_share"] <= disturbed]
             print(f"{g:9s} {m:5s} {_q(tw)}  {_q(tc)}  "
                   f"{statistics.median(tc) / statistics.median(tw):.2f}  "
-                  f"{statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]  "
+                  f"{statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]"
+                  f"{_ci(ratios)}  "
                   + (f"{statistics.median(rq):.1f}/{max(rq):.1f}  " if rq else "n/a  ")
                   + (f"{len(good)}, {statistics.median(good):.2f}  " if good else "0, -  ")
                   + f"{ok}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--report":  # re-print a saved grid
-        d = json.load(open(sys.argv[2]))
-        gs = tuple(dict.fromkeys(r["graph"] for r in d["records"]))
-        report(d["records"], gs, ("bsp", "asap"))
+    if len(sys.argv) >= 3 and sys.argv[1] == "--report":  # re-print saved grids, pooled
+        recs = []
+        for i, f in enumerate(sys.argv[2:]):
+            recs += [dict(r, _src=i) for r in json.load(open(f))["records"]]
+        gs = tuple(dict.fromkeys(r["graph"] for r in recs))
+        report(recs, gs, ("bsp", "asap"))
     else:
         main()
