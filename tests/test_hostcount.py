@@ -72,6 +72,16 @@ def test_paired_report_flags_disturbed_pairs(capsys):
     assert line.rstrip().endswith("True")
 
 
+def test_paired_report_ignores_the_cpu_clock_runs_run_queue(capsys):
+    # a CPU-clock run descheduled by the host keeps its virtual times: not a disturbance
+    mod = _paired()
+    recs = []
+    for i in range(3):
+        recs += [_rec("wall", i, 1.0, 0.0), _rec("virtual", i, 0.9, 0.5)]
+    mod.report(recs, ("g",), ("bsp",))
+    assert "3, 0.90" in capsys.readouterr().out.splitlines()[1]
+
+
 def test_paired_grid_alternates_the_clocks_order(monkeypatch, tmp_path):
     mod = _paired()
     seen = []
