@@ -5,6 +5,7 @@ import importlib.util
 import os
 import sys
 import time
+import types
 
 import pytest
 
@@ -112,3 +113,33 @@ def test_paired_report_leaves_the_warm_up_out(capsys):
     mod.report(recs, ("g",), ("bsp",))
     line = capsys.readouterr().out.splitlines()[1]
     assert "0.90 [0.90-0.90]" in line and "3, 0.90" in line
+
+
+@pytest.mark.parametrize("rt", [False, True])
+def test_paired_script_takes_the_lock_and_with_k2_rt_a_real_time_policy(monkeypatch, rt):
+    mod = _paired()
+    seen = {}
+
+    def fake_run(cmd, env=None, **kw):
+        seen["cmd"], seen["env"] = cmd, env
+        return types.SimpleNamespace(returncode=0)
+
+    monkeypatch.setattr(mod.subprocess, "run", fake_run)
+    monkeypatch.delenv("_K2_PAIRED_LOCKED", raising=False)
+    monkeypatch.delenv("ASAPGRAPH_BENCH_GAP", raising=False)
+    if rt:
+        monkeypatch.setenv("K2_RT", "1")
+    else:
+        monkeypatch.delenv("K2_RT", raising=False)
+    monkeypatch.setattr(sys, "argv", ["x", "TREE", "o.json", "3"])
+    with pytest.raises(SystemExit):
+        mod.main()
+    cmd = seen["cmd"]
+    i = cmd.index("flock")
+    assert cmd[i + 1] == mod.LOCK
+    assert seen["env"]["_K2_PAIRED_LOCKED"] == "1" and seen["env"]["PYTHONPATH"] == "TREE"
+    if rt:  # SCHED_RR for the whole job, and the pause against real-time throttling
+        assert cmd[:3] == ["chrt", "-r", "1"] and i == 3
+        assert seen["env"]["ASAPGRAPH_BENCH_GAP"] == "0.4"
+    else:
+        assert i == 0 and "ASAPGRAPH_BENCH_GAP" not in seen["env"]
