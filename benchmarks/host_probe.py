@@ -16,6 +16,12 @@ Usage::
 ``--both`` runs a second copy pinned to the other CPU at the same time (the two ranks of a
 K = 2 run share L3 and memory).  Prints one line per round: ns per element (wall) and
 the run-queue wait in ms.
+
+``--touch-gaps 0,3,10``: instead, for each gap, allocate and touch 1 GB, free it, wait the
+gap (seconds), allocate and touch 1 GB again; prints us per 4 KB page (wall and CPU) of
+both touches.  On this VM (virtio balloon with free page reporting) memory freed more than
+~2 s before costs 5-12 us a page to touch again, memory freed just before 0.6 us
+(benchmarks/REPORT.md, twenty-first session).
 """
 import os
 import subprocess
@@ -57,7 +63,27 @@ def probe(rounds):
     return res
 
 
+def touch_gaps(gaps):
+    def touch():
+        t, c = time.perf_counter(), time.thread_time()
+        a = np.empty(1 << 27)  # 1 GB
+        a.fill(1.0)
+        return a, (time.perf_counter() - t) / (1 << 18) * 1e6, \
+            (time.thread_time() - c) / (1 << 18) * 1e6
+    for gap in gaps:
+        a, w, c = touch()
+        del a
+        time.sleep(gap)
+        a, w2, c2 = touch()
+        del a
+        print(f"gap {gap:g} s: first touch {w:.2f} us a page (CPU {c:.2f}), "
+              f"again {w2:.2f} (CPU {c2:.2f})", flush=True)
+
+
 def main():
+    if "--touch-gaps" in sys.argv:
+        touch_gaps([float(x) for x in sys.argv[sys.argv.index("--touch-gaps") + 1].split(",")])
+        return
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     rounds = int(args[0]) if args else 5
     other = None
