@@ -100,3 +100,34 @@ def test_ranks_of_a_niced_mpiexec_run_at_its_nice(tmp_path):
     assert [ln[0] for ln in lines] == ["0", "1"], r.stdout
     for ln in lines:
         assert ln[-1] == "19" and ln[-2] == "19" and ln[-3] == "nice", r.stdout
+
+
+@needs_autogroup
+def test_ranks_of_the_np_launcher_run_at_its_nice(tmp_path):
+    """``nice -n 19 asapgraph ... --np K``: hydra starts each rank's supervisor
+    (:mod:`asapgraph.comm.watchdog`) in a session of its own and the rank is its child,
+    so the rank cannot renice the session's autogroup; the supervisor does, before it
+    forks.  Here a niced process in a new session with the launcher's variables set calls
+    ``supervise()``; the rank (its child) reports its autogroup."""
+    from asapgraph.comm import watchdog
+
+    top = os.path.dirname(os.path.dirname(os.path.abspath(watchdog.__file__)))
+    status = watchdog.StatusSocket()
+    if status.address is None:
+        pytest.skip("no abstract-namespace socket")
+    code = ("import os, sys; os.nice(19 - os.getpriority(os.PRIO_PROCESS, 0)); "
+            f"sys.path.insert(0, {os.path.dirname(top)!r}); "
+            "from asapgraph.comm import watchdog; me = os.getpid(); watchdog.supervise(); "
+            "print(os.getpid() != me, os.getsid(0) != os.getpid(), "
+            "open('/proc/self/autogroup').read().strip(), flush=True)")
+    env = dict(os.environ, **{watchdog.ENV_STATUS: status.address,
+                              watchdog.ENV_LAUNCHER: watchdog.process_identity()})
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           start_new_session=True, timeout=60, cwd=tmp_path, env=env)
+    finally:
+        status.close()
+    assert r.returncode == 0, r.stderr
+    forked, not_leader, *group = r.stdout.split()
+    assert forked == "True" and not_leader == "True", r.stdout  # the rank, under a supervisor
+    assert group[-2:] == ["nice", "19"], r.stdout
