@@ -89,3 +89,62 @@ def test_same_fixed_point_in_fewer_sweeps(rng, push_rows):
         assert abs(acc.sum() + pend) < 1e-12  # sum r stays 0
         sweeps[gs] = k
     assert sweeps[True] < 0.8 * sweeps[False], sweeps
+
+
+def _sweep_om(rows, x, acc, pend, gs, omega, nslots=0):
+    indptr, tgt, dangling, vcoef = rows
+    n = len(x)
+    nb = -(-n // 16)
+    rs, act, bsum = np.zeros(n), np.zeros(nb, np.int32), np.zeros(nb)
+    bq = np.full(1, 1.0 / n)
+    return _local.jacobi_push(indptr, tgt, None, vcoef, x, acc, rs, act, bsum, dangling,
+                              ALPHA, pend, bq, 0.0, bq, 0.0, 16, 0.0, 0, None, 0.0,
+                              False, gs, omega)
+
+
+@pytest.mark.parametrize("gs", [False, True])
+def test_over_relaxation_pushes_omega_r_and_keeps_the_rest(gs):
+    # 0 -> 1 -> 2 (2 dangling): 0 pushes omega, keeps 1 - omega; Gauss-Seidel: 1 pushes
+    # omega of what 0 sent it in the same sweep, 2 omega of what 1 sent
+    indptr = np.array([0, 1, 2, 2], dtype=np.int64)
+    rows = (indptr, np.array([1, 2], dtype=np.int32), np.array([0, 0, 1], np.uint8),
+            np.ones(3))
+    w = 1.25
+    x, acc = np.zeros(3), np.array([1.0, 0.0, 0.0])
+    _sweep_om(rows, x, acc, 0.0, gs, w)
+    a = ALPHA * w
+    if gs:
+        want_x = [w, w * a, w * a * a]
+        want_acc = [1 - w, (1 - w) * a, (1 - w) * a * a]
+    else:
+        want_x, want_acc = [w, 0.0, 0.0], [1 - w, a, 0.0]
+    np.testing.assert_allclose(x, want_x, rtol=1e-14)
+    np.testing.assert_allclose(acc, want_acc, rtol=1e-14, atol=1e-15)
+
+
+@pytest.mark.parametrize("gs", [False, True])
+def test_over_relaxation_one_is_the_sweep_to_the_bit(rng, push_rows, gs):
+    n, nslots, m = 400, 60, 3000
+    rows = push_rows(n, nslots, m)
+    acc0 = rng.standard_normal(n + nslots)
+    out = []
+    for om in (None, 1.0):
+        x, acc = np.zeros(n), acc0.copy()
+        r = (_sweep(rows, x, acc, 0.3, gs) if om is None
+             else _sweep_om(rows, x, acc, 0.3, gs, om))
+        out.append((r, x, acc))
+    assert out[0][0] == out[1][0]
+    assert np.array_equal(out[0][1], out[1][1]) and np.array_equal(out[0][2], out[1][2])
+
+
+@pytest.mark.parametrize("omega", [0.8, 1.15, 1.5])
+def test_over_relaxation_conserves_mass(rng, push_rows, omega):
+    n, nslots, m = 400, 60, 3000
+    rows = push_rows(n, nslots, m)
+    acc = rng.standard_normal(n + nslots)
+    before = acc.sum() + 0.3
+    x = np.zeros(n)
+    nedge, dp, tot, tabs, left = _sweep_om(rows, x, acc, 0.3, True, omega)
+    assert x.sum() == pytest.approx(tot, abs=1e-12)
+    assert acc.sum() + (1 - ALPHA) * tot + dp == pytest.approx(before, abs=1e-11)
+    assert left == pytest.approx(np.abs(acc[:n]).sum(), rel=1e-12)

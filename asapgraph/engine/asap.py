@@ -221,6 +221,26 @@ IDLE_PRIO = 0.1
 #: 1; reported as ``rank_prio`` in ``--json``; see ``_Solver.__init__`` for the measurements)
 RANK_PRIO = 0.5
 
+#: Over-relaxation of the ``jacobi`` PageRank Gauss-Seidel sweep (SOR, twenty-first
+#: session): a pushed vertex moves ``omega r`` into ``x`` and its out-edges and keeps
+#: ``(1 - omega) r`` (:func:`._local.jacobi_push`'s ``omega``).  Pushes only move mass, so
+#: any ``omega`` keeps the fixed point, the certified bound and the termination; it only
+#: changes how fast the residual shrinks.  Used with :data:`SOR_OMEGA` where measured to
+#: pay: the host's clock with nothing emulated and the sweep on relabelled rows (a big
+#: graph whose given order has no locality: rmat-like).  rmat:20, virtual clock, model
+#: compute, 0.2 ms (the sweeps of an unemulated run in lockstep; the edges are what
+#: counts): 2 ranks, sweeps to tol 1e-6 / 1e-10 16 / 25 (omega 1) -> 14 / - (1.05),
+#: 13 / 21 (1.1), **12 / 19** (1.15), 13 / 21 (1.2), 17 / - (1.3); 4 ranks 18 / 26 ->
+#: 16 / 23 (1.15).  Elsewhere (the virtual clock, emulated networks or stragglers,
+#: graphs swept in their given order) 1: not measured there, and the emulated cells keep
+#: their numbers to the bit.  A solve whose bound stops halving turns it off
+#: (:meth:`_Solve._sor_guard`).  Env ``ASAPGRAPH_ASAP_OMEGA`` sets it on either clock
+#: (1: off).  The sweep schedule only (a priority sweep pushes as before).
+SOR_OMEGA = 1.15
+#: the SOR guard: omega goes back to 1 for the rest of the solve when a wave's bound is
+#: above half the bound this many waves earlier
+SOR_GUARD_WAVES = 4
+
 #: The ``jacobi`` PageRank form's *stall guard*: a rank that has swept this many times
 #: since the certified bound last halved (or the threshold was last lowered) switches to
 #: sweeping at most once per input or per completed wave (:meth:`_Solve._waits_for_input`)
@@ -670,6 +690,19 @@ class _Solve:
         self.best_bound, self.best_sweeps, self.swept_wave, self.lazy = np.inf, 0, -1, False
         # a settled wave's residual sum is within the global target (:meth:`within_target`)
         self.global_ok = False
+        # over-relaxation of the Gauss-Seidel sweep (SOR_OMEGA): host clock, nothing
+        # emulated, relabelled rows; every rank decides alike (the layout decision is
+        # collective, the emulation the same everywhere)
+        oenv = os.environ.get("ASAPGRAPH_ASAP_OMEGA")
+        if oenv is not None:
+            omega = float(oenv)
+        else:
+            omega = (SOR_OMEGA if (d.P is not None and not self.emu.virtual
+                                   and not self.emu.cfg.active) else 1.0)
+        d.omega = omega if (jac and not prog and mm is None and sol.rho == 0.0
+                            and sol.gauss_seidel) else 1.0
+        st.extra["sor_omega"] = d.omega
+        self.sor_bounds = []  # the waves' bounds while SOR is on (_sor_guard)
         self.no_progress = 0  # consecutive waves without progress (NO_PROGRESS_WAVES)
         c_na = time.thread_time()  # (no blocking collective from here: Emulator.setup)
         self.na = ex.NotifyAck(comm, out_peers, sizes, in_peers, [len(mp) for mp in self.in_maps],
@@ -1181,6 +1214,8 @@ class _Solve:
         # (every rank decides the same: the wave's sums and the same target)
         self.global_ok = bool(mm is None and res[SENT] == res[RECV] and res[DIRTY] == 0
                               and res[_R] <= self.target)
+        if d.omega != 1.0 and not done:
+            self._sor_guard(cur)
         if prog and not done and res[_F0] != 0.0:  # every rank decides the same
             lam = res[_F1] / res[_F0]
             d.relax = self.extra_ex.wave_factor(wv.waves, lam, res[_SG], res[_R])
@@ -1194,6 +1229,18 @@ class _Solve:
             self.na.settle()  # debug: a blocking consistent snapshot
             d.check_mass(self.comm)
         return done
+
+    def _sor_guard(self, cur):
+        """Over-relaxation off (omega 1 for the rest of the solve) once a wave's bound
+        is above half the bound :data:`SOR_GUARD_WAVES` waves earlier: SOR's rate is not
+        guaranteed on every graph (the classical bound for these matrices is omega <
+        2 / (1 + alpha)), and a solve that stops halving is better off without it.
+        Every rank decides alike (the same global bound)."""
+        h = self.sor_bounds
+        h.append(cur)
+        if len(h) > SOR_GUARD_WAVES and h[-1] > 0.5 * h[-1 - SOR_GUARD_WAVES]:
+            self.d.omega = 1.0
+            self.st.extra["sor_off_wave"] = self.wv.waves
 
     def _stall_guard(self, cur):
         """Turn the stall guard on when this rank has swept :data:`STALL_SWEEPS` times

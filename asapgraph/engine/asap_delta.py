@@ -388,6 +388,7 @@ class DeltaState:
             self.scale = np.maximum(deg, 1.0) / mean_deg if sol.degree_rule else np.ones(nloc)
         self.rmax_c = None
         self.warm = False
+        self.omega = 1.0  # over-relaxation of the Gauss-Seidel sweeps (set by .asap)
         self.sx = 0.0  # (the warm start's sweep adds to it; set below)
         if resume is not None:  # after a migration (.rebalance): the drained state
             self.x[:] = resume[0]
@@ -453,7 +454,10 @@ class DeltaState:
             self.sol.block, rho, pf, None if self.prog else self.mass, mass_tol,
             # the sum before in the snapshot pass when the last sweep's sum after, with
             # 4x room, stayed within mass_tol (messages since rarely grow |acc| 4x)
-            0.0 < self.mass[3] <= 0.25 * mass_tol, gs)
+            0.0 < self.mass[3] <= 0.25 * mass_tol, gs,
+            # over-relaxation (.asap.SOR_OMEGA): Gauss-Seidel sweeps of the uniform
+            # schedule, not the end game's full sweeps
+            self.omega if (gs and not full and rho == 0.0) else 1.0)
         self.sx += tot
         if self.prog:
             if s_ != 1.0:
