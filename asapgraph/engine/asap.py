@@ -225,17 +225,18 @@ RANK_PRIO = 0.5
 #: session): a pushed vertex moves ``omega r`` into ``x`` and its out-edges and keeps
 #: ``(1 - omega) r`` (:func:`._local.jacobi_push`'s ``omega``).  Pushes only move mass, so
 #: any ``omega`` keeps the fixed point, the certified bound and the termination; it only
-#: changes how fast the residual shrinks.  Used with :data:`SOR_OMEGA` where measured to
-#: pay: the host's clock with nothing emulated and the sweep on relabelled rows (a big
-#: graph whose given order has no locality: rmat-like).  rmat:20, virtual clock, model
+#: changes how fast the residual shrinks.  Used on relabelled rows (a big graph whose
+#: given order has no locality: rmat-like), on either clock, emulated or not: the
+#: emulation must run the algorithm a real cluster would.  rmat:20, virtual clock, model
 #: compute, 0.2 ms (the sweeps of an unemulated run in lockstep; the edges are what
 #: counts): 2 ranks, sweeps to tol 1e-6 / 1e-10 16 / 25 (omega 1) -> 14 / - (1.05),
 #: 13 / 21 (1.1), **12 / 19** (1.15), 13 / 21 (1.2), 17 / - (1.3); 4 ranks 18 / 26 ->
-#: 16 / 23 (1.15).  Elsewhere (the virtual clock, emulated networks or stragglers,
-#: graphs swept in their given order) 1: not measured there, and the emulated cells keep
-#: their numbers to the bit.  A solve whose bound stops halving turns it off
-#: (:meth:`_Solve._sor_guard`).  Env ``ASAPGRAPH_ASAP_OMEGA`` sets it on either clock
-#: (1: off).  The sweep schedule only (a priority sweep pushes as before).
+#: 16 / 23 (1.15).  Issue 14's emulated cells (4 ranks, 1 ms, 1 Gbit/s, model; seeds
+#: 1-2): persistent 3x straggler 2.54x -> 3.09x static BSP, heterogeneous 2.06x -> 2.56x
+#: (benchmarks/REPORT.md, twenty-first session, the lead).  Graphs swept in their given
+#: order keep 1 (not measured to pay there).  A solve whose bound stops halving turns it
+#: off (:meth:`_Solve._sor_guard`).  Env ``ASAPGRAPH_ASAP_OMEGA`` sets it (1: off).  The
+#: sweep schedule only (a priority sweep pushes as before).
 SOR_OMEGA = 1.15
 #: the SOR guard: omega goes back to 1 for the rest of the solve when a wave's bound is
 #: above half the bound this many waves earlier
@@ -690,15 +691,13 @@ class _Solve:
         self.best_bound, self.best_sweeps, self.swept_wave, self.lazy = np.inf, 0, -1, False
         # a settled wave's residual sum is within the global target (:meth:`within_target`)
         self.global_ok = False
-        # over-relaxation of the Gauss-Seidel sweep (SOR_OMEGA): host clock, nothing
-        # emulated, relabelled rows; every rank decides alike (the layout decision is
-        # collective, the emulation the same everywhere)
+        # over-relaxation of the Gauss-Seidel sweep (SOR_OMEGA) on relabelled rows;
+        # every rank decides alike (the layout decision is collective)
         oenv = os.environ.get("ASAPGRAPH_ASAP_OMEGA")
         if oenv is not None:
             omega = float(oenv)
         else:
-            omega = (SOR_OMEGA if (d.P is not None and not self.emu.virtual
-                                   and not self.emu.cfg.active) else 1.0)
+            omega = SOR_OMEGA if d.P is not None else 1.0
         d.omega = omega if (jac and not prog and mm is None and sol.rho == 0.0
                             and sol.gauss_seidel) else 1.0
         st.extra["sor_omega"] = d.omega
