@@ -28,3 +28,15 @@ def test_run_steps_refused_as_a_usage_error(tmp_path, steps, why):
     assert not (tmp_path / "out.csv").exists()
     r = _cli(["run", PR, "g.txt", "--steps", "0", "--json", "-q"], tmp_path)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("args", [["pagerank", "g.txt", "-o", ""], ["pagerank", ""],
+                                  ["convert", "g.txt", ""], ["wcc", "g.txt", "-o", ""]])
+def test_empty_path_named(tmp_path, args):
+    """An empty path (``-o ''``, an unset shell variable) was refused with a line that
+    began with ': ' -- no file named; now "'' (an empty path): ..." , exit 2."""
+    (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n")
+    r = _cli([*args, "-q"], tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("'' (an empty path): "), lines
