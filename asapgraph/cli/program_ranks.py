@@ -112,6 +112,18 @@ def _cli_run(args, comm):
     from asapgraph.cli.distributed import labelled_input, named
     from asapgraph.progress import Progress
 
+    if args.command == "run":  # the program and its options checked before any work,
+        err = None             # as on one process (cmd_run)
+        try:
+            from asapgraph.cli import programs as commands
+
+            args._program_obj = (getattr(args, "_program_obj", None)
+                                 or commands.load_user_program(args))
+            commands.check_steps(args)
+            _refuse_engine_options(args, args._program_obj)
+        except Exception as e:  # noqa: BLE001
+            err = e
+        agree(comm, err)
     # rank 0 reports as one process does: the loading phases, the iterations, the end
     progress = Progress(quiet=getattr(args, "quiet", False)) if me == 0 else None
     mode = args.mode if args.command not in ("labelprop", "hits") else "bsp"
@@ -134,8 +146,6 @@ def _cli_run(args, comm):
     err, algo, prog = None, None, None
     try:
         algo, prog = _cli_program(args, g)
-        if args.command == "run":
-            _refuse_engine_options(args, prog)
     except Exception as e:  # noqa: BLE001
         err = e
     agree(comm, err)

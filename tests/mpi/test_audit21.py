@@ -33,3 +33,22 @@ def test_program_progress_on_ranks_as_one_process(tmp_path, cmd, cli):
         q = cli([*name, "g.txt", *rest, "--np", k, "-q", "-o", f"q{k}.csv"], tmp_path,
                 timeout=240)
         assert q.returncode == 0 and q.stderr == "", q.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "asapgraph.programs.components:WCCProgram", "g.txt", "--mode", "asap",
+     "--schedule", "sweep"],
+    ["run", "nomod:X", "g.txt"],
+    ["run", "asapgraph.programs:PageRankProgram", "g.txt", "--steps", "2", "--tol", "1e-3"]])
+def test_run_refused_before_loading_on_ranks(tmp_path, args, cli):
+    """``run`` on K ranks checks its program and the options it refuses (an engine option
+    the program's engine does not use, a module that does not load, --steps with --tol)
+    before loading the graph, as one process does: without --quiet the refusal is the one
+    stderr line, no loading progress before it (found with the progress fix above, which
+    would otherwise print the loading phases first)."""
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n2 0\n2 3\n")
+    for extra in (["--np", "2"], ["--np", "3"]):
+        r = cli([*args, *extra, "-o", "x.csv"], tmp_path, timeout=240)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.stderr)
+        assert not (tmp_path / "x.csv").exists()
