@@ -18,7 +18,7 @@ class InputError(ValueError):
         super().__init__(str(self))
 
     def __str__(self):
-        where = self.path if self.path is not None else "<input>"
+        where = (self.path or "'' (an empty path)") if self.path is not None else "<input>"
         if self.line is not None:
             where = f"{where}:{self.line}"
         return f"{where}: {self.message}"

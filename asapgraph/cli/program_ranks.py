@@ -110,11 +110,32 @@ def _cli_run(args, comm):
     t0 = time.perf_counter()
     g = None
     from asapgraph.cli.distributed import labelled_input, named
+    from asapgraph.progress import Progress
 
+    if args.command == "run":  # the program and its options checked before any work,
+        err = None             # as on one process (cmd_run)
+        try:
+            from asapgraph.cli import programs as commands
+
+            args._program_obj = (getattr(args, "_program_obj", None)
+                                 or commands.load_user_program(args))
+            commands.check_steps(args)
+            _refuse_engine_options(args, args._program_obj)
+        except Exception as e:  # noqa: BLE001
+            err = e
+        agree(comm, err)
+    # rank 0 reports as one process does: the loading phases, the iterations, the end
+    progress = Progress(quiet=getattr(args, "quiet", False)) if me == 0 else None
+    mode = args.mode if args.command not in ("labelprop", "hits") else "bsp"
+    if progress is not None:
+        progress.stage(f"distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
+                       f"partition {getattr(args, 'partition', 'range')}")
+        progress.stage(f"loading {args.input} on {comm.Get_size()} ranks")
     source, names = labelled_input(args, comm, weighted)
     try:
         g = load(source, comm, partition=getattr(args, "partition", "range"), weighted=weighted,
-                 undirected=bool(getattr(args, "undirected", False)), weight_col=wc)
+                 undirected=bool(getattr(args, "undirected", False)), weight_col=wc,
+                 progress=progress)
         err = None
     except Exception as e:  # noqa: BLE001
         err = e
@@ -125,18 +146,12 @@ def _cli_run(args, comm):
     err, algo, prog = None, None, None
     try:
         algo, prog = _cli_program(args, g)
-        if args.command == "run":
-            _refuse_engine_options(args, prog)
     except Exception as e:  # noqa: BLE001
         err = e
     agree(comm, err)
-    mode = args.mode if args.command not in ("labelprop", "hits") else "bsp"
     tol = getattr(args, "tol", None)
     if args.command == "labelprop":
         tol = 0.0
-    if me == 0 and not getattr(args, "quiet", False):
-        _err(f"asapgraph: distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
-             f"partition {g.part.kind}")
     from asapgraph.cli.distributed import emulation_from_args
 
     eopts = {"fanout": getattr(args, "fanout", 2), "window": getattr(args, "window", 1),
@@ -147,7 +162,8 @@ def _cli_run(args, comm):
     per = getattr(prog, "supersteps_per_iteration", 1)   # hits: --max-iter counts HITS iterations
     try:
         res = run(prog, g, comm, mode=mode, max_iter=None if max_iter is None else per * max_iter,
-                  tol=tol, engine_options=eopts, steps=getattr(args, "steps", None))
+                  tol=tol, progress=progress, engine_options=eopts,
+                  steps=getattr(args, "steps", None))
     except Exception as exc:  # noqa: BLE001 - worded as on one process, then re-raised
         worded = _as_on_one_process(args, exc)
         if worded is exc:

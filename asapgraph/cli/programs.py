@@ -10,7 +10,7 @@ from asapgraph.cli.common import (EXIT_INTERNAL, EXIT_OK, check_output_path, err
 from asapgraph.cli.emit import emit_program, named_groups, result_columns
 from asapgraph.cli.options import (Formatter, add_distributed_options, add_input_options,
                                    add_iteration_options, add_output_options, nonneg_float,
-                                   positive_float)
+                                   nonneg_int, positive_float)
 from asapgraph.errors import InputError, NotConvergedError
 
 __all__ = ["Algo", "KATZ", "WCC", "SSSP", "BFS", "LABELPROP", "HITS", "parse_param",
@@ -570,7 +570,7 @@ def register_run(sub):
                    metavar="NAME=VALUE",
                    help="keyword argument of the program's constructor (repeatable); VALUE "
                         "is read as an int, float, true/false, None or else a string")
-    g.add_argument("--steps", type=int, default=None, metavar="K",
+    g.add_argument("--steps", type=nonneg_int, default=None, metavar="K",
                    help="run at most K supersteps (BSP), whatever the residual, and exit 0: "
                         "K unless the run reaches a fixpoint first (no active vertex, no "
                         "pending delta, a residual of 0), where more would change nothing "

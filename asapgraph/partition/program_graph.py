@@ -185,7 +185,7 @@ def _build(comm, src, dst, w, n, partition, idmap_original, source):
 
 
 def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=None,
-         chunk_bytes=1 << 21, seed=None):
+         chunk_bytes=1 << 21, seed=None, progress=None):
     """Read and partition a graph for :func:`run` (collective; reusable by several runs).
 
     Parameters
@@ -197,6 +197,8 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
     comm : mpi4py communicator (default COMM_WORLD)
     partition : {"range", "hash"}
     weighted, undirected, weight_col, chunk_bytes, seed : as :func:`asapgraph.engine.load`.
+    progress : asapgraph.progress.Progress, optional
+        Rank 0's progress (None on the other ranks): a line per loading phase.
 
     Returns
     -------
@@ -217,7 +219,7 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
                       partition, lambda v: ids[v], getattr(source, "source", None))
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected,
                                              _options.weight_col_index(weight_col), chunk_bytes,
-                                             seed)
+                                             seed, progress)
     g = _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
                idmap.original, source if isinstance(source, str) else None)
     g.weight_col = weight_col  # where a refusal finds the weights' line
