@@ -62,6 +62,26 @@ def scores():
 
 
 @pytest.fixture
+def pagerank_run(cli, scores):
+    """``pagerank_run(tmp_path, name, args, env=None, graph="rmat:12")``: ``(--json, the
+    ranks by vertex id)`` of ``asapgraph pagerank GRAPH ARGS --json -q -o NAME.csv`` with
+    ``env`` added to this process's environment; fails on a non-zero exit."""
+    import numpy as np
+
+    def run(tmp_path, name, args, env=None, graph="rmat:12"):
+        out = tmp_path / f"{name}.csv"
+        e = dict(os.environ)
+        e.update(env or {})
+        r = cli(["pagerank", graph, *args, "--json", "-q", "-o", out], tmp_path,
+                timeout=300, env=e)
+        assert r.returncode == 0, r.stderr
+        x = scores(out)
+        return json.loads(r.stdout), np.array([x[str(v)] for v in range(len(x))])
+
+    return run
+
+
+@pytest.fixture
 def refused():
     """``refused(result, *words)``: the one-line refusal (exit 2) naming ``words``."""
 

@@ -10,8 +10,6 @@ within tol of one process, and ``--json`` says which layout ran.  On the virtual
 the order is off (the compute model cannot see it) and the run is the one without it, to
 the bit.
 """
-import json
-import os
 
 import numpy as np
 import pytest
@@ -22,22 +20,12 @@ TOL = 1e-9
 
 
 @pytest.fixture
-def run_pr(cli, scores):
+def run_pr(pagerank_run):
     """``run_pr(tmp_path, name, args, env)``: ``(--json, the ranks by vertex id)`` of an
     rmat:12 PageRank with relabelled rows forced."""
-    return lambda *a, **kw: _pagerank(cli, scores, *a, **kw)
-
-
-def _pagerank(cli, scores, tmp_path, name, args, env=None):
-    out = tmp_path / f"{name}.csv"
-    e = dict(os.environ)
-    e.update({"ASAPGRAPH_ASAP_REORDER": "1", "ASAPGRAPH_ASAP_PREFETCH": "3"})
-    e.update(env or {})
-    r = cli(["pagerank", "rmat:12", *args, "--json", "-q", "-o", out], tmp_path, timeout=300,
-            env=e)
-    assert r.returncode == 0, r.stderr
-    x = scores(out)
-    return json.loads(r.stdout), np.array([x[str(v)] for v in range(len(x))])
+    return lambda tmp_path, name, args, env=None: pagerank_run(
+        tmp_path, name, args,
+        {"ASAPGRAPH_ASAP_REORDER": "1", "ASAPGRAPH_ASAP_PREFETCH": "3", **(env or {})})
 
 
 @pytest.mark.parametrize("k", [2, 3])

@@ -8,8 +8,6 @@ relabelled rows, on either clock, and 1 with ``ASAPGRAPH_ASAP_OMEGA=1`` or rows 
 given order.  An ``omega`` too large for the graph is switched off by the guard and the
 run still converges.
 """
-import json
-import os
 
 import numpy as np
 import pytest
@@ -20,20 +18,11 @@ TOL = 1e-9
 
 
 @pytest.fixture
-def run_pr(cli, scores):
-    return lambda *a, **kw: _pagerank(cli, scores, *a, **kw)
-
-
-def _pagerank(cli, scores, tmp_path, name, args, env=None, graph="rmat:12"):
-    out = tmp_path / f"{name}.csv"
-    e = dict(os.environ)
-    e.update({"ASAPGRAPH_ASAP_REORDER": "1"})
-    e.update(env or {})
-    r = cli(["pagerank", graph, *args, "--json", "-q", "-o", out], tmp_path, timeout=300,
-            env=e)
-    assert r.returncode == 0, r.stderr
-    x = scores(out)
-    return json.loads(r.stdout), np.array([x[str(v)] for v in range(len(x))])
+def run_pr(pagerank_run):
+    """``run_pr(tmp_path, name, args, env)``: :func:`pagerank_run` of rmat:12 with
+    relabelled rows forced."""
+    return lambda tmp_path, name, args, env=None: pagerank_run(
+        tmp_path, name, args, {"ASAPGRAPH_ASAP_REORDER": "1", **(env or {})})
 
 
 @pytest.mark.parametrize("k", [2, 3])
