@@ -2,6 +2,7 @@
 script's report of them (``benchmarks/bench_clocks_k2_paired.py``): a wall run whose ranks
 waited on the run queue measured the host's load, and the report says which pairs did."""
 import importlib.util
+import mmap
 import os
 import sys
 import time
@@ -34,7 +35,9 @@ def test_snapshot_sees_this_process_compute_and_fault():
     t = time.thread_time()
     while time.thread_time() - t < 0.05:  # 50 ms of CPU
         pass
-    buf = bytearray(8 << 20)  # 8 MB, touched: page faults
+    # 8 MB of a fresh anonymous mapping, touched: page faults (a bytearray may reuse heap
+    # pages this process faulted in already, e.g. after the suite freed large arrays)
+    buf = mmap.mmap(-1, 8 << 20)
     for i in range(0, len(buf), 4096):
         buf[i] = 1
     d = hostcount.delta(a, hostcount.snapshot())
@@ -42,6 +45,7 @@ def test_snapshot_sees_this_process_compute_and_fault():
     assert d["run_delay_s"] >= 0.0
     assert d["minflt"] >= 1
     assert d["nivcsw"] >= 0 and d.get("steal_s", 0.0) >= 0.0
+    buf.close()
 
 
 def _paired():
