@@ -60,22 +60,9 @@ def keep_autogroup_nice(path="/proc/self/autogroup"):
     lower nice than the autogroup has would need ``CAP_SYS_NICE`` and is not attempted), and
     only in a process that leads its session (a rank started by hydra is one): the autogroup
     is the session's, so a command run from a shell never renices the shell's session."""
-    import os
+    from asapgraph.comm.watchdog import keep_autogroup_nice as keep
 
-    try:
-        if os.getsid(0) != os.getpid():
-            return None
-        mine = os.getpriority(os.PRIO_PROCESS, 0)
-        with open(path) as f:
-            group = int(f.read().rsplit("nice", 1)[1])
-        if mine > group:
-            with open(path, "w") as f:
-                f.write(str(mine))
-            with open(path) as f:
-                group = int(f.read().rsplit("nice", 1)[1])
-        return group
-    except (OSError, ValueError, IndexError, AttributeError):
-        return None
+    return keep(path)
 
 
 def world():

@@ -314,7 +314,7 @@ def supervise(environ=None):
     prctl = _prctl()
     proxy = os.getppid()
     me = os.getpid()
-    _keep_autogroup_nice()  # before the fork: the rank shares this session's autogroup
+    keep_autogroup_nice()  # before the fork: the rank shares this session's autogroup
     child = os.fork()
     if child == 0:  # the rank: it ends with its supervisor
         if prctl is not None:
@@ -326,25 +326,26 @@ def supervise(environ=None):
     _supervisor(child, send, launcher, proxy)  # never returns
 
 
-def _keep_autogroup_nice():
-    """Hydra starts this process (the supervisor) in a session of its own, whose
-    autogroup begins at nice 0, and the rank is its child, not the session's leader, so
-    the rank's :func:`asapgraph.comm.mpi.keep_autogroup_nice` changes nothing: give the
-    session's autogroup this process's nice when that is higher (stdlib only, the same
-    rule).  Without it ``bg19 asapgraph ... --np K`` (nice 19 in a nice-19 autogroup)
-    ran its ranks in nice-0 autogroups, at normal priority against every other session
-    -- wall-clock measurements included (benchmarks/REPORT.md, twenty-first session).
-    Only in a process that leads its session; only ever lowers the priority."""
+def keep_autogroup_nice(path="/proc/self/autogroup"):
+    """The rule of :func:`asapgraph.comm.mpi.keep_autogroup_nice` (its docstring says why),
+    here so that it stays stdlib-only for this module: give this process's autogroup the
+    process's nice when that is higher, only in a process that leads its session; returns
+    the autogroup's nice after, or None.  Hydra starts this process (the supervisor) in a
+    session of its own and the rank is its child, not the session's leader, so the rank's
+    own call changes nothing: :func:`supervise` calls this before it forks the rank.
+    Without it ``bg19 asapgraph ... --np K`` (nice 19 in a nice-19 autogroup) ran its
+    ranks in nice-0 autogroups, at normal priority against every other session -- wall-clock
+    measurements included (benchmarks/REPORT.md, twenty-first session)."""
     try:
         if os.getsid(0) != os.getpid():
             return None
         mine = os.getpriority(os.PRIO_PROCESS, 0)
-        with open("/proc/self/autogroup") as f:
+        with open(path) as f:
             group = int(f.read().rsplit("nice", 1)[1])
         if mine > group:
-            with open("/proc/self/autogroup", "w") as f:
+            with open(path, "w") as f:
                 f.write(str(mine))
-            with open("/proc/self/autogroup") as f:
+            with open(path) as f:
                 group = int(f.read().rsplit("nice", 1)[1])
         return group
     except (OSError, ValueError, IndexError, AttributeError):
