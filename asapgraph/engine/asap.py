@@ -260,35 +260,6 @@ SOR_GUARD_WAVES = 4
 #: ``ASAPGRAPH_ASAP_STALL_SWEEPS`` (0: off); ``--json`` per rank ``stall_sweeps`` (the
 #: setting) and ``stall_guard_wave`` (the wave after which it fired; absent: it did not).
 STALL_SWEEPS = 32
-#: The ``jacobi`` PageRank form's *staleness bound* (transient stragglers, issue 14;
-#: :meth:`_Solve._stale`): where the sweep gate runs (a sweep's input comes mostly from
-#: peers), a rank does not sweep more than this many times in a row without a message from
-#: an in-peer, counted in that peer's sweeps (``x max(1, its sweep / this rank's)``, so a
-#: persistently slower peer is not waited for), unless a termination wave completed
-#: meanwhile (every rank contributed since, so none is paused; this also keeps it free of
-#: deadlock: a waiting rank still contributes to waves).  Why: a silent in-peer is paused
-#: (garbage collection, a noisy neighbour), and sweeps without its input do not pay --
-#: they solve this rank's part against the paused rank's stale values, and the correction
-#: that its output brings when it resumes excited a slowly decaying mode: rmat:20, 4
-#: ranks, 1 ms, 1 Gbit/s, pauses 20-100 ms every ~250 ms, virtual clock, model compute,
-#: seed 6: one 25 ms pause at the start, during which the three other ranks swept 4
-#: times more, made the run 0.199 s against 0.102 s without pauses (true L1 error 0.79
-#: -> 1.3 when the paused rank's input arrived, then ~2x per sweep instead of ~3.5x);
-#: seed 2: 16 sweeps of three ranks during an 82 ms pause moved the error 0.41 -> 0.30
-#: (benchmarks/REPORT.md, twenty-second session).  Env ``ASAPGRAPH_ASAP_STALE`` (0: off);
-#: ``--json`` per rank ``stale_sweeps`` (the setting) and ``stale_waits`` (rounds held).
-STALE_SWEEPS = 1
-#: The sweep gate's *current input* rule (with :data:`STALE_SWEEPS`): a message from an
-#: in-peer that sweeps about as fast as this rank (its sweep at most 1.25x this rank's)
-#: opens the gate only when it answers this rank's last-but-one sweep: the sweep that
-#: produced it had seen this rank's output of that sweep (headers carry the sender's sweep
-#: count and the receiver's count its last sweep had seen).  Why: after a pause the ranks
-#: fell out of phase, and a message of an older generation, arriving during this rank's
-#: sweep, opened the gate at the sweep's end; the newer one arrived just after, and every
-#: sweep then worked on input one generation older than in step (rmat:20, 4 ranks, seed 6:
-#: two of three in-peers' messages a generation late on every sweep; the error shrank
-#: ~1.8x per sweep against ~3.5x in step).  Env ``ASAPGRAPH_ASAP_CURRENT=0``: off.
-CURRENT_INPUT = True
 #: :meth:`_Solve.flush_first` sends a held output early only to waiting peers whose sweeps
 #: take at least this fraction of this rank's: a peer's gate waits at most ``patience`` x
 #: the shorter of its own sweep and its slowest in-peer's, so a much faster peer loses
@@ -493,11 +464,6 @@ class _Solver:
         # the jacobi PageRank form's stall guard (STALL_SWEEPS; 0: off)
         self.stall_sweeps = int(os.environ.get("ASAPGRAPH_ASAP_STALL_SWEEPS",
                                                str(STALL_SWEEPS)))
-        # the jacobi PageRank form's staleness bound (STALE_SWEEPS; 0: off)
-        self.stale_sweeps = float(os.environ.get("ASAPGRAPH_ASAP_STALE", str(STALE_SWEEPS)))
-        # ... and the gate's current-input rule (CURRENT_INPUT; env ASAPGRAPH_ASAP_CURRENT)
-        self.current_input = os.environ.get("ASAPGRAPH_ASAP_CURRENT",
-                                            "1" if CURRENT_INPUT else "0") != "0"
         self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter is not None else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
@@ -723,20 +689,6 @@ class _Solve:
         # then, the wave of its last sweep, and whether the guard is on
         self.guardable = jac and not prog and mm is None and sol.stall_sweeps > 0
         self.best_bound, self.best_sweeps, self.swept_wave, self.lazy = np.inf, 0, -1, False
-        # the staleness bound (STALE_SWEEPS): where the sweep gate runs; this rank's sweeps
-        # since each in-peer's last message or the last completed wave
-        self.staleable = (jac and not prog and mm is None and sol.stale_sweeps > 0
-                          and sol.patience > 0 and nin > 0)
-        self.silent = np.zeros(nin)
-        # the gate's generations (CURRENT_INPUT): this rank's sweeps, the latest sweep count
-        # each in-peer sent, their values at this rank's last sweep start, and the latest
-        # count of this rank's sweeps each in-peer's output had seen
-        self.nsweeps = 0
-        self.in_gen = np.zeros(nin)
-        self.seen_sweep = np.zeros(nin)
-        self.peer_seen = np.zeros(nin)
-        self.gen_gate = (jac and not prog and mm is None and sol.current_input
-                         and sol.patience > 0 and nin > 0)
         # a settled wave's residual sum is within the global target (:meth:`within_target`)
         self.global_ok = False
         # over-relaxation of the Gauss-Seidel sweep (SOR_OMEGA) on relabelled rows;
@@ -773,17 +725,6 @@ class _Solve:
             pat = GATE_DELAYED[1]
         return max(pat * ref, 2e-4)
 
-    def _fresh_all(self):
-        """The gate's input is complete: every in-peer delivered since the last sweep and,
-        under :data:`CURRENT_INPUT`, each that sweeps about as fast as this rank answered
-        this rank's last-but-one sweep."""
-        if not self.fresh.all():
-            return False
-        if not self.gen_gate:
-            return True
-        peers = self.peer_len <= 1.25 * max(self.last_sweep_len, 1e-9)
-        return bool((self.peer_seen[peers] >= self.nsweeps - 1).all())
-
     def within_target(self):
         """Out of work by the residual: this rank's ``rl`` is within its share of the
         target, or the last settled wave (nothing in flight) measured the ranks' summed
@@ -799,9 +740,9 @@ class _Solve:
 
     def gate_due(self):
         """When the sweep gate opens by patience (inf: it is open or no sweep is due)."""
-        if (self.sol.patience <= 0 or (self.jac and not self.nin) or self._fresh_all()
-                or self.within_target() or self._stale()):
-            return np.inf  # (stale: the next arrival or wave wakes it)
+        if (self.sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
+                or self.within_target()):
+            return np.inf
         return self.last_sweep_end + self._gate_wait()
 
     def _work(self, ev, t1, vnow=None):
@@ -813,7 +754,7 @@ class _Solve:
         # for), so a sweep works on combined input; the wait is counted in sweeps of
         # this rank or of its slowest in-peer, whichever are shorter: a straggler
         # waits no longer than its peers take to answer
-        ready = sol.patience <= 0 or (self.jac and not self.nin) or self._fresh_all()
+        ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
         if not ready:
             ready = (t1 if vnow is None else vnow) - self.last_sweep_end >= self._gate_wait()
         if self.within_target() or not ready or self.wv.draining or self.over:
@@ -826,12 +767,7 @@ class _Solve:
         if self._waits_for_input():
             st.extra["input_waits"] = st.extra.get("input_waits", 0) + 1
             return 0  # sweep schedule: nothing new, and far below its share
-        if self._stale():
-            st.extra["stale_waits"] = st.extra.get("stale_waits", 0) + 1
-            _ev("H", float(np.argmax(self.silent)))
-            return 0  # an in-peer is silent (paused): wait for it or for the next wave
         c0, e0 = time.thread_time(), st.edges_visited
-        self.seen_sweep[:] = self.in_gen  # (what this sweep has seen of each in-peer)
         if evtrace.DIR:
             _ev("S0", float(self.fresh.sum()), evtrace.now() - self.last_sweep_end)
         if self.nout and (self.dirty & self._waiting_peers() & ~self.na.full_mask()).any():
@@ -861,8 +797,6 @@ class _Solve:
             # model's) plus what the emulated host added
             self.bal.record(st.edges_visited - e0, self.emu.last_charged + slept)
         self.fresh[:] = False
-        self.silent += 1.0
-        self.nsweeps += 1
         self.waited_for[:] = self.waiting_for
         self.waiting_for[:] = False
         _ev("S1", st.edges_visited - e0, slept)
@@ -918,17 +852,6 @@ class _Solve:
         return (sol.idle_prio > 0 and not self._endgame()
                 and self.rl < sol.idle_prio * self.rl_global * self.share)
 
-    def _stale(self):
-        """The staleness bound (:data:`STALE_SWEEPS`): some in-peer has sent nothing for
-        ``stale_sweeps`` of its sweeps (at least as many of this rank's), counted from its
-        last message or the last completed wave; this rank waits for it (or the next
-        wave) instead of sweeping on its stale input.  Only where the sweep gate runs."""
-        if not self.staleable:
-            return False
-        own = max(self.last_sweep_len, 1e-9)
-        allow = self.sol.stale_sweeps * np.maximum(self.peer_len / own, 1.0)
-        return bool((self.silent >= allow).any())
-
     def _endgame(self):
         """Within 10x of the passivity target the priority schedule is off (full sweeps,
         no gate).  Added when partial pushes near the end moved mass between the ranks
@@ -958,9 +881,6 @@ class _Solve:
         self.gs += f[ex.GOSSIP_S]
         self.gw += f[ex.GOSSIP_W]
         self.fresh[j] = True
-        self.silent[j] = 0.0
-        self.in_gen[j] = max(self.in_gen[j], f[ex.GEN])
-        self.peer_seen[j] = max(self.peer_seen[j], f[ex.SEEN])
         # (negative: the sender's sweep gate waited for this rank's output before that sweep)
         self.peer_len[j] = abs(f[ex.SWEEP_LEN])
         k = self.peer_index.get(int(self.na.in_peers[j]))
@@ -1044,9 +964,6 @@ class _Solve:
             i = self.in_index.get(int(q))  # negative: this rank's gate waited for q's output
             f[ex.SWEEP_LEN] = (-self.last_sweep_len if i is not None and self.waited_for[i]
                                else self.last_sweep_len)
-            # (this rank's sweeps; of q's, how many its last sweep had seen: CURRENT_INPUT)
-            f[ex.GEN] = self.nsweeps
-            f[ex.SEEN] = self.seen_sweep[i] if i is not None else 0.0
             dbuf[j] = 0.0
             na.send(j, buf, nbytes, form)
             sent += 1
@@ -1276,7 +1193,6 @@ class _Solve:
             self.untimed += st.track_error(d.result, 1.0 / sx, self.swept_at)
         last = wv.prev
         done = wv.decide(res, cur)
-        self.silent[:] = 0.0  # (every rank contributed since: none is paused)
         if self.guardable and not self.lazy:
             self._stall_guard(cur)
         if self.bal is not None:  # every rank decides the same on the wave's sums
@@ -1426,7 +1342,6 @@ class _Solve:
             st.extra["gauss_seidel"] = sol.gauss_seidel
         if self.jac and not self.prog and self.mm is None:
             st.extra["stall_sweeps"] = sol.stall_sweeps  # the stall guard's (0: off)
-            st.extra["stale_sweeps"] = sol.stale_sweeps if self.staleable else 0
         st.extra["rtt_min_seconds"] = na.rtt_floor or None  # (None: no ACK arrived)
         # the message payloads (env ASAPGRAPH_ASAP_QUANT, ASAPGRAPH_ASAP_REMAINDERS)
         st.extra["message_quant"] = sol.qmode

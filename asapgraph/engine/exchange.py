@@ -6,10 +6,8 @@ Rationale
 the general program engine; BSP and ASAP) is one byte buffer ``[header | payload]``.  The header is
 ``HEADER`` float64 fields: emulated delivery time (:mod:`.emulation`), payload form,
 the push-sum pair ``(s, w)`` of the stochastic reduce (:mod:`.reduce`), the teleport and
-dangling pool shares owed to the receiver (ASAP ``jacobi`` form), the sender's last
-sweep duration (the receiver's sweep gate), the sender's sweep count and the receiver's
-sweep count that the sender's last sweep had seen (the receiver's sweep gate: which
-generation of its output the message answers); fields a message does not use are 0.  The
+dangling pool shares owed to the receiver (ASAP ``jacobi`` form), and the sender's last
+sweep duration (the receiver's sweep gate); fields a message does not use are 0.  The
 payload forms (header field ``FORM``):
 
 ====  ==========================================================  =======================
@@ -153,13 +151,13 @@ from asapgraph.engine.evtrace import ev as _ev
 from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
-           "SWEEP_LEN", "GEN", "SEEN", "DENSE_EXACT", "SPARSE_EXACT", "CODED", "QUANT", "header",
+           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "CODED", "QUANT", "header",
            "message_buffer", "encode", "decode", "coded_values", "encode_exact",
            "decode_exact", "NotifyAck", "Channel"]
 
 #: float64 header fields of every engine message
-HEADER = 9
-DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN, GEN, SEEN = range(HEADER)
+HEADER = 7
+DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN = range(HEADER)
 #: payload forms of min/max offers (after the six of :func:`encode`), and :func:`encode`'s
 #: coded 16-bit form
 DENSE_EXACT, SPARSE_EXACT, CODED, BYTE_CODED = 6, 7, 8, 9
