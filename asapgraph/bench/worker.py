@@ -30,7 +30,7 @@ PER_RANK_KEYS = ("rank", "messages_sent", "bytes_sent", "acks_sent", "rounds", "
                  "virtual_compute_seconds", "virtual_windows", "compute_calibration",
                  "pauses", "pause_seconds", "sweep_patience", "skip_gamma",
                  "idle_prio", "input_waits", "rtt_min_seconds", "stall_sweeps",
-                 "stall_guard_wave", "layout_seconds")
+                 "stall_guard_wave", "layout_seconds", "sor_omega", "sor_off_wave")
 
 #: totals copied from the engine's stats
 TOTAL_KEYS = ("seconds", "rounds", "messages_sent", "data_messages_sent", "bytes_sent",

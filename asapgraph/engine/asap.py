@@ -1137,6 +1137,7 @@ class _Solve:
             d.flow[:] = 0.0
             self.last_contrib = tn
             _ev("C", float(passive), float(sweep_end))
+            _ev("M", float(racc), float(signed))
             return True
         return False
 
@@ -1240,6 +1241,7 @@ class _Solve:
         if len(h) > SOR_GUARD_WAVES and h[-1] > 0.5 * h[-1 - SOR_GUARD_WAVES]:
             self.d.omega = 1.0
             self.st.extra["sor_off_wave"] = self.wv.waves
+            _ev("O", self.wv.waves, cur)
 
     def _stall_guard(self, cur):
         """Turn the stall guard on when this rank has swept :data:`STALL_SWEEPS` times

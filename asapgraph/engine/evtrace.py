@@ -15,7 +15,10 @@ index, b = bytes); ``R`` one is received from MPI (a = peer index, b = its deliv
 stamp); ``D`` one is applied; ``A`` an ACK is applied; ``z`` an idle wait ended; ``T0`` the
 run's clocks start (:func:`asapgraph.engine.api.pagerank`); ``I1`` the solve's setup
 ended (the warm sweep's included); ``C`` a wave contribution (a = passive, b = at a sweep's
-end); ``W`` a wave result (a = its number, b = the bound); ``E`` the round loop ended.
+end); ``W`` a wave result (a = its number, b = the bound); ``M`` the sums a
+contribution carried (a = the rank's residual mass, b = its signed residual: 0 in a busy
+``jacobi`` PageRank rank's, which keeps it unsummed); ``O`` over-relaxation turned off by
+its guard (a = the wave, b = its bound); ``E`` the round loop ended.
 BSP: ``s0`` a sweep starts, ``a0``/``a1``/``a2`` the superstep's ``Allreduce`` starts /
 returns / its modelled cost has passed, ``x1``/``x2``/``x3`` the exchange's sends are
 posted / its receives done / its emulated delivery waited for (b = how late that wait
