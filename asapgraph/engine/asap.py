@@ -166,7 +166,9 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 GATE_MIN_CUT = 0.45
 #: ``(share, patience)``: where a link's delay (half its smallest round trip so far,
 #: NOTIFY to ACK, :attr:`.exchange.NotifyAck.rtt_floor`) is at least ``share`` of the
-#: sweep the gate counts in, the gate waits at most ``patience`` sweeps.  A rank locked
+#: sweep the gate counts in, the gate waits at most ``patience`` sweeps plus the link's
+#: round trip (``rtt_floor``: a peer's output leaves after its sweep and arrives a delay
+#: later, so a wait of a fraction of a sweep opened the gate before it came).  A rank locked
 #: into taking turns with its peers waits a peer's sweep plus the delay each time; a wait
 #: shorter than one sweep cannot sustain that.  Measured (rmat:20, 4 ranks, 1 ms,
 #: 1 Gbit/s, virtual clock, model compute, seeds 1-5, with the byte-coded messages; the
@@ -181,7 +183,15 @@ GATE_MIN_CUT = 0.45
 #: 4 ranks on 2 cores, rmat:20 unemulated, ASAP visited 1.9x BSP's edges with the cap).
 #: On a real cluster the same measurement applies.  benchmarks/REPORT.md, thirteenth
 #: session.
-GATE_DELAYED = (0.1, 0.8)
+#: Twenty-second session: ``patience`` 0.8 sweeps without the round trip before.  On
+#: 2 ranks whose start or a pause put them out of step, the gate opened on stale input
+#: and the sweep recomputed what the last one had (rmat:14, 2 ranks, 1 ms, model compute:
+#: 88 of 114 sweeps a rank, 0.0656 -> 0.0446 virtual s, 23 sweeps, with the round trip;
+#: rmat:20, CPU-time compute: 12-21 sweeps to 12-15).  Issue 14's transient stragglers
+#: (rmat:20, 4 ranks, seeds 1-15): 12 -> 15 of 15 seeds >= 1.5x BSP, median 2.01 -> 2.17x;
+#: the persistent and heterogeneous cells (``--rebalance start``) did not change
+#: (benchmarks/REPORT.md, twenty-second session, the lead).
+GATE_DELAYED = (0.1, 1.0)
 #: The ``jacobi`` sweep skips the 16-vertex blocks whose mean ``|r|`` is at most ``gamma x
 #: R / n`` (``R`` the global residual of the last wave): ``(gamma without the sweep gate,
 #: gamma with it)``.  Without the gate a rank sweeps again as soon as its last sweep ends,
@@ -720,10 +730,13 @@ class _Solve:
             ref = min(ref, float(self.peer_len.max()))
         pat = self.sol.patience
         floor = self.na.rtt_floor
+        link = 0.0
         if (pat > GATE_DELAYED[1] and floor > 0.0 and not self.sol.gate_shared
                 and 0.5 * floor >= GATE_DELAYED[0] * ref):
-            pat = GATE_DELAYED[1]
-        return max(pat * ref, 2e-4)
+            # a delayed link: one sweep, plus the round trip the output takes to come
+            # (GATE_DELAYED)
+            pat, link = GATE_DELAYED[1], floor
+        return max(pat * ref + link, 2e-4)
 
     def within_target(self):
         """Out of work by the residual: this rank's ``rl`` is within its share of the
@@ -770,6 +783,9 @@ class _Solve:
         c0, e0 = time.thread_time(), st.edges_visited
         if evtrace.DIR:
             _ev("S0", float(self.fresh.sum()), evtrace.now() - self.last_sweep_end)
+        if sol.patience > 0 and self.nin and not self.fresh.all():
+            # the gate opened by its patience: an in-peer's output had not arrived
+            st.extra["gate_timeouts"] = st.extra.get("gate_timeouts", 0) + 1
         if self.nout and (self.dirty & self._waiting_peers() & ~self.na.full_mask()).any():
             # an output a waiting peer could have now goes after this sweep (flush_first)
             st.extra["held_for_waiting"] = st.extra.get("held_for_waiting", 0) + 1
