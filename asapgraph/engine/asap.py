@@ -16,7 +16,8 @@ against BSP: :mod:`.asap_delta`.)
 
 *Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
 since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
-share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
+share of edges that cross ranks, within [0.5, 3]; both x the ranks per core where they
+time-share cores, :data:`OVERSUB_PATIENCE`), so it works on combined input; on
 dedicated cores, and on the virtual clock (a core per rank), it does so only when more
 than 45 % of the in-edges cross ranks (``GATE_MIN_CUT``; graphs without locality: a
 sweep of stale ghosts would largely recompute unchanged values) and otherwise runs at once
@@ -118,7 +119,7 @@ import numpy as np
 from asapgraph import options as _options
 from asapgraph.kernels import _local
 from asapgraph.kernels.tuning import PREFETCH_MIN_BYTES
-from asapgraph.comm.mpi import mpi, oversubscribed, same_host_ranks
+from asapgraph.comm.mpi import mpi, oversubscribed, oversubscription, same_host_ranks
 from asapgraph.engine import evtrace
 from asapgraph.engine import exchange as ex
 from asapgraph.engine.asap_delta import (PUSH_PF_DIST, SLOT_ORDER, DeltaState,
@@ -164,6 +165,20 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 #: with it (cnr-2000: 0.016 on 4 ranks; 0.41 on 64, where the gate cost 3.6 %: 1.744 vs
 #: 1.684 virtual s, model compute, rank 1 3x).
 GATE_MIN_CUT = 0.45
+#: Where ranks time-share cores on the host's clock (``r`` ranks per core on the most
+#: crowded host, :func:`asapgraph.comm.mpi.oversubscription`), the sweep gate's patience
+#: is ``4 x cut share x r`` within ``[0.5, 3 r]`` (``r = 1``: the rule before): a rank
+#: waiting for a peer frees its core, and that peer may be ``r`` of this rank's sweeps
+#: from its turn; sweeping on partial input before then takes the core from the peer the
+#: sweep needed.  Graphs with locality keep the floor 0.5 (cnr-2000, cut 0.016: patience
+#: 1 instead was within the noise, 1.65x / 1.44x BSP in two sets).  Measured (rmat:20,
+#: 4 ranks on 2 cores, unemulated, patience 3 -> 6, interleaved runs at load 17-22):
+#: edges to 1e-10 402 -> 338 M median (BSP 470 M), kernel CPU -17 %; see
+#: benchmarks/REPORT.md, twenty-second session.  Dedicated cores (``r = 1``) and the
+#: virtual clock: unchanged.  Env ``ASAPGRAPH_ASAP_OVERSUB_PATIENCE=0``: off;
+#: ``ASAPGRAPH_ASAP_PATIENCE`` still sets the patience outright; ``--json`` per rank
+#: ``ranks_per_core`` (``r``, where above 1).
+OVERSUB_PATIENCE = True
 #: ``(share, patience)``: where a link's delay (half its smallest round trip so far,
 #: NOTIFY to ACK, :attr:`.exchange.NotifyAck.rtt_floor`) is at least ``share`` of the
 #: sweep the gate counts in, the gate waits at most ``patience`` sweeps.  A rank locked
@@ -241,6 +256,27 @@ SOR_OMEGA = 1.15
 #: the SOR guard: omega goes back to 1 for the rest of the solve when a wave's bound is
 #: above half the bound this many waves earlier
 SOR_GUARD_WAVES = 4
+
+#: The ``jacobi`` PageRank form's passivity target follows the measured scale: after each
+#: wave it is ``tfac x c x tol x beta x min(1, |S|)`` with ``S = sum(x)`` of that wave
+#: (every rank the same) and ``c`` this constant: the residual mass at which the certified
+#: bound ``R / (beta |S|)`` is ``c x tol`` once every rank is passive -- not ``tol x beta /
+#: 2``, which assumed ``|S| = 1``.  Where the unnormalised ``x`` sums to far less (many
+#: dangling vertices: rmat:20's ``S`` settles at 0.123, cnr-2000's near 0.5), every rank
+#: turned passive with the bound at ~4x ``tol``; the settled wave then *stalled*, the
+#: target fell 10x at once (``threshold_factor`` 0.1 in every rmat:20 run), and the ranks
+#: swept on to ~1/5 of ``tol`` (bound 1.4-3.5e-7 at tol 1e-6) after an idle gap of a few
+#: waves.  ``c = 1``: a settled wave with every rank passive certifies; ``c = 0.5`` cost a
+#: sweep more (rmat:20, 2 ranks, 12 -> 13 sweeps).  Virtual clock, model compute, 0.2 ms,
+#: 5 GB/s (the unemulated runs in lockstep): rmat:20 4 ranks 284.7 -> 251.2 M edges
+#: (1e-6), 402.2 -> 385.4 M (1e-10); 2 ranks and cnr-2000 unchanged to within a sweep
+#: (benchmarks/REPORT.md, twenty-second session).  ``|S|`` is capped at 1 and floored at
+#: :data:`SCALE_FLOOR` (a transient ``S`` near 0 on a small graph under jitter must not
+#: make the target 0).  Env ``ASAPGRAPH_ASAP_SCALED_TARGET`` sets ``c`` (0: off, the
+#: target before).  The termination rule and the certified bound are unchanged; ``--json``
+#: per rank ``target_scale`` (the last ``min(1, |S|)`` used).
+SCALED_TARGET = 1.0
+SCALE_FLOOR = 1e-3
 
 #: The ``jacobi`` PageRank form's *stall guard*: a rank that has swept this many times
 #: since the certified bound last halved (or the threshold was last lowered) switches to
@@ -464,6 +500,9 @@ class _Solver:
         # the jacobi PageRank form's stall guard (STALL_SWEEPS; 0: off)
         self.stall_sweeps = int(os.environ.get("ASAPGRAPH_ASAP_STALL_SWEEPS",
                                                str(STALL_SWEEPS)))
+        # the jacobi form's passivity target scaled by the measured sum(x) (SCALED_TARGET)
+        self.scaled_target = float(os.environ.get("ASAPGRAPH_ASAP_SCALED_TARGET",
+                                                  str(SCALED_TARGET)))
         self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter is not None else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
@@ -495,6 +534,10 @@ class _Solver:
         # ranks that share cores (collective): the gate below, and how long an idle rank
         # sleeps before it polls again (:meth:`_Solve.run`)
         self.shares_cores = oversubscribed(comm) if comm.Get_size() > 1 else False
+        self.oversub_patience = (os.environ.get("ASAPGRAPH_ASAP_OVERSUB_PATIENCE",
+                                                "1" if OVERSUB_PATIENCE else "0") != "0")
+        # ranks per core on the most crowded host (>= 1; the same on every rank)
+        self.oversub = oversubscription(comm) if self.shares_cores else 1.0
         self.idle_cap = float(os.environ.get("ASAPGRAPH_ASAP_IDLE_CAP",
                                              "1e-3" if self.shares_cores else "1e-4"))
         if debug_mass and emu.virtual:
@@ -518,7 +561,10 @@ class _Solver:
             share = cut[0] / max(cut[1], 1.0)
             shared = not emu.virtual and self.shares_cores  # the modelled cluster has a
             # core per rank (see above)
-            self.patience = (float(np.clip(4.0 * share, 0.5, 3.0))
+            # ranks taking turns on the cores: a peer's output can be r of this rank's
+            # sweeps away (OVERSUB_PATIENCE; r = 1 on cores of their own)
+            r = self.oversub if shared and self.oversub_patience else 1.0
+            self.patience = (float(np.clip(4.0 * share * r, 0.5, 3.0 * r))
                              if shared or share > GATE_MIN_CUT else 0.0)
         else:
             self.patience = 0.0
@@ -1170,6 +1216,13 @@ class _Solve:
             # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
             # half of tol for the current S instead of the worst case S = beta
             self.target = max(self.target, self.tfac * 0.25 * tol * beta * float(sx))
+        elif (jac and not prog and mm is None and self.sol.scaled_target > 0 and sx != 0
+              and np.isfinite(sx)):
+            # the bound is R / (beta |S|): c x tol at R = c tol beta |S| (SCALED_TARGET)
+            scale = min(1.0, max(abs(float(sx)), SCALE_FLOOR))
+            self.target = min(self.tfac * self.sol.scaled_target * tol * beta * scale,
+                              _FLT_MAX)
+            st.extra["target_scale"] = scale  # (--json: the last wave's min(1, |S|))
         if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
             cur = res[_R]
         elif jac:  # E / |sum(x)| bounds the error of x / sum(x), whatever the sign of
@@ -1333,6 +1386,8 @@ class _Solve:
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
+        if sol.oversub > 1.0:  # ranks per core where they time-share (OVERSUB_PATIENCE)
+            st.extra["ranks_per_core"] = sol.oversub
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         st.extra["rank_prio"] = sol.rank_prio  # the priority schedule's rank gate (0: off)
