@@ -118,15 +118,6 @@ def oversubscribed(comm, threads=1, agree=True):
     return bool(comm.allreduce(over, op=mpi().LOR)) if agree else over
 
 
-def oversubscription(comm, threads=1):
-    """How many threads of ``comm``'s ranks (``threads`` each) share a core on the most
-    crowded host, at least 1.0 (collective; the same on every rank): ranks on the host x
-    threads / the cores this process may run on (:func:`oversubscribed` is this > 1)."""
-    local, cores = _host_ranks_and_cores(comm)
-    mine = max(1.0, local * max(int(threads), 1) / max(cores, 1))
-    return float(comm.allreduce(mine, op=mpi().MAX))
-
-
 def same_host_ranks(comm):
     """The ranks of ``comm`` that share this rank's host, itself included (collective:
     the shared-memory split of MPI, its group translated to ``comm``'s ranks)."""

@@ -16,8 +16,7 @@ against BSP: :mod:`.asap_delta`.)
 
 *Sweep gate.*  Where ranks share cores, a sweep waits until every in-peer has delivered
 since the last sweep or ``patience`` x the last sweep's duration has passed (4 x the
-share of edges that cross ranks, within [0.5, 3]; both x the ranks per core where they
-time-share cores, :data:`OVERSUB_PATIENCE`), so it works on combined input; on
+share of edges that cross ranks, within [0.5, 3]), so it works on combined input; on
 dedicated cores, and on the virtual clock (a core per rank), it does so only when more
 than 45 % of the in-edges cross ranks (``GATE_MIN_CUT``; graphs without locality: a
 sweep of stale ghosts would largely recompute unchanged values) and otherwise runs at once
@@ -119,7 +118,7 @@ import numpy as np
 from asapgraph import options as _options
 from asapgraph.kernels import _local
 from asapgraph.kernels.tuning import PREFETCH_MIN_BYTES
-from asapgraph.comm.mpi import mpi, oversubscribed, oversubscription, same_host_ranks
+from asapgraph.comm.mpi import mpi, oversubscribed, same_host_ranks
 from asapgraph.engine import evtrace
 from asapgraph.engine import exchange as ex
 from asapgraph.engine.asap_delta import (PUSH_PF_DIST, SLOT_ORDER, DeltaState,
@@ -165,20 +164,6 @@ _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (
 #: with it (cnr-2000: 0.016 on 4 ranks; 0.41 on 64, where the gate cost 3.6 %: 1.744 vs
 #: 1.684 virtual s, model compute, rank 1 3x).
 GATE_MIN_CUT = 0.45
-#: Where ranks time-share cores on the host's clock (``r`` ranks per core on the most
-#: crowded host, :func:`asapgraph.comm.mpi.oversubscription`), the sweep gate's patience
-#: is ``4 x cut share x r`` within ``[0.5, 3 r]`` (``r = 1``: the rule before): a rank
-#: waiting for a peer frees its core, and that peer may be ``r`` of this rank's sweeps
-#: from its turn; sweeping on partial input before then takes the core from the peer the
-#: sweep needed.  Graphs with locality keep the floor 0.5 (cnr-2000, cut 0.016: patience
-#: 1 instead was within the noise, 1.65x / 1.44x BSP in two sets).  Measured (rmat:20,
-#: 4 ranks on 2 cores, unemulated, patience 3 -> 6, interleaved runs at load 17-22):
-#: edges to 1e-10 402 -> 338 M median (BSP 470 M), kernel CPU -17 %; see
-#: benchmarks/REPORT.md, twenty-second session.  Dedicated cores (``r = 1``) and the
-#: virtual clock: unchanged.  Env ``ASAPGRAPH_ASAP_OVERSUB_PATIENCE=0``: off;
-#: ``ASAPGRAPH_ASAP_PATIENCE`` still sets the patience outright; ``--json`` per rank
-#: ``ranks_per_core`` (``r``, where above 1).
-OVERSUB_PATIENCE = True
 #: ``(share, patience)``: where a link's delay (half its smallest round trip so far,
 #: NOTIFY to ACK, :attr:`.exchange.NotifyAck.rtt_floor`) is at least ``share`` of the
 #: sweep the gate counts in, the gate waits at most ``patience`` sweeps.  A rank locked
@@ -271,7 +256,9 @@ SOR_GUARD_WAVES = 4
 #: to ``tol beta |S|`` there gave the host's 4-rank runs more edges, 207 against 153 M at
 #: 1e-10, though lockstep runs on the virtual clock did not change).  Virtual clock, model
 #: compute, 0.2 ms, 5 GB/s (the unemulated runs in lockstep): rmat:20 4 ranks 284.7 ->
-#: 251.2 M edges (1e-6), 402.2 -> 385.4 M (1e-10); 2 ranks unchanged (benchmarks/REPORT.md,
+#: 251.2 M edges (1e-6), 402.2 -> 385.4 M (1e-10); 2 ranks unchanged.  Host, 4 ranks on
+#: 2 cores, interleaved with main's target (n = 7, load 12-17): 0.89x -> 1.01x BSP's time
+#: at 1e-6 (266 -> 241 M edges), 1.03x -> 1.10x at 1e-10 (benchmarks/REPORT.md,
 #: twenty-second session).  ``|S|`` is floored at :data:`SCALE_FLOOR` (a transient ``S``
 #: near 0 on a small graph under jitter must not make the target 0).  Env
 #: ``ASAPGRAPH_ASAP_SCALED_TARGET`` sets ``c`` (0: off, the target before).  The
@@ -536,10 +523,6 @@ class _Solver:
         # ranks that share cores (collective): the gate below, and how long an idle rank
         # sleeps before it polls again (:meth:`_Solve.run`)
         self.shares_cores = oversubscribed(comm) if comm.Get_size() > 1 else False
-        self.oversub_patience = (os.environ.get("ASAPGRAPH_ASAP_OVERSUB_PATIENCE",
-                                                "1" if OVERSUB_PATIENCE else "0") != "0")
-        # ranks per core on the most crowded host (>= 1; the same on every rank)
-        self.oversub = oversubscription(comm) if self.shares_cores else 1.0
         self.idle_cap = float(os.environ.get("ASAPGRAPH_ASAP_IDLE_CAP",
                                              "1e-3" if self.shares_cores else "1e-4"))
         if debug_mass and emu.virtual:
@@ -563,10 +546,7 @@ class _Solver:
             share = cut[0] / max(cut[1], 1.0)
             shared = not emu.virtual and self.shares_cores  # the modelled cluster has a
             # core per rank (see above)
-            # ranks taking turns on the cores: a peer's output can be r of this rank's
-            # sweeps away (OVERSUB_PATIENCE; r = 1 on cores of their own)
-            r = self.oversub if shared and self.oversub_patience else 1.0
-            self.patience = (float(np.clip(4.0 * share * r, 0.5, 3.0 * r))
+            self.patience = (float(np.clip(4.0 * share, 0.5, 3.0))
                              if shared or share > GATE_MIN_CUT else 0.0)
         else:
             self.patience = 0.0
@@ -1389,8 +1369,6 @@ class _Solve:
         st.extra["waves"] = st.extra.get("waves", 0) + self.wv.waves
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
-        if sol.oversub > 1.0:  # ranks per core where they time-share (OVERSUB_PATIENCE)
-            st.extra["ranks_per_core"] = sol.oversub
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         st.extra["rank_prio"] = sol.rank_prio  # the priority schedule's rank gate (0: off)

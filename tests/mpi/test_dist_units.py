@@ -508,22 +508,6 @@ def test_oversubscribed_compares_ranks_per_host_with_usable_cores(monkeypatch):
     assert oversubscribed(MPI.COMM_SELF) is True
 
 
-def test_oversubscription_is_ranks_per_usable_core(monkeypatch):
-    """The factor the ASAP sweep gate's patience is multiplied by where ranks share
-    cores (asap.OVERSUB_PATIENCE): ranks x threads per usable core, at least 1."""
-    import os
-
-    MPI = pytest.importorskip("mpi4py.MPI")
-    from asapgraph.comm.mpi import oversubscription
-
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert oversubscription(MPI.COMM_SELF) == 1.0
-    assert oversubscription(MPI.COMM_SELF, threads=4) == 2.0
-    assert oversubscription(MPI.COMM_SELF, threads=3) == 1.5
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert oversubscription(MPI.COMM_SELF, threads=4) == 4.0
-
-
 @pytest.mark.parametrize("dtype", [np.int64, np.float64])
 @pytest.mark.parametrize("density", [0.0, 0.01, 0.5, 1.0])
 def test_exact_offers_roundtrip(dtype, density, rng):
