@@ -36,6 +36,9 @@ def main(argv=None):
     ap.add_argument("--graphs", default="rmat:20,cnr-2000")
     ap.add_argument("--tols", default="1e-6,1e-10")
     ap.add_argument("--exe", default="asapgraph")
+    ap.add_argument("--dump", default=None,
+                    help="append every run's full --json (plus graph, tol, mode) to this "
+                         "JSON-lines file")
     a = ap.parse_args(argv)
     graphs = [(g, source_of(g)) for g in a.graphs.split(",")]
     tols = a.tols.split(",")
@@ -50,6 +53,11 @@ def main(argv=None):
                     if p.returncode:
                         sys.exit(f"{' '.join(argv_)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
                     d = json.loads(p.stdout)
+                    if a.dump:
+                        with open(a.dump, "a") as f:
+                            f.write(json.dumps(dict(d, _graph=name, _tol=t, _mode=mode,
+                                                    _round=r, _k=a.k,
+                                                    _load=os.getloadavg()[0])) + "\n")
                     runs.setdefault((name, t, mode), []).append(
                         (d["compute_seconds"], d["edges_scanned"], d["converged"]))
         print(f"round {r + 1}/{a.repeat} done (load average {os.getloadavg()[0]:.1f})",

@@ -252,6 +252,31 @@ SOR_OMEGA = 1.15
 #: above half the bound this many waves earlier
 SOR_GUARD_WAVES = 4
 
+#: The ``jacobi`` PageRank form's passivity target follows the measured scale: after each
+#: wave it is ``tfac x tol x beta x min(1/2, c |S|)`` with ``S = sum(x)`` of that wave
+#: (every rank the same) and ``c`` this constant.  The certified bound is ``R / (beta
+#: |S|)``; the target before, ``tol x beta / 2``, assumed ``|S| = 1``.  Where the
+#: unnormalised ``x`` sums to far less (many dangling vertices: rmat:20's ``S`` settles at
+#: 0.123), every rank turned passive with the bound at ~4x ``tol``; the settled wave then
+#: *stalled*, the target fell 10x at once (``threshold_factor`` 0.1 in every rmat:20 run),
+#: and the ranks swept on to ~1/5 of ``tol`` (bound 1.4-3.5e-7 at tol 1e-6) after an idle
+#: gap of a few waves.  With ``c = 1`` a settled wave with every rank passive certifies
+#: (``c = 0.5`` cost a sweep more: rmat:20, 2 ranks, 12 -> 13).  The target is only ever
+#: lowered (``|S| >= 1/2``, e.g. cnr-2000's 0.56-0.63, keeps the target before: raising it
+#: to ``tol beta |S|`` there gave the host's 4-rank runs more edges, 207 against 153 M at
+#: 1e-10, though lockstep runs on the virtual clock did not change).  Virtual clock, model
+#: compute, 0.2 ms, 5 GB/s (the unemulated runs in lockstep): rmat:20 4 ranks 284.7 ->
+#: 251.2 M edges (1e-6), 402.2 -> 385.4 M (1e-10); 2 ranks unchanged.  Host, 4 ranks on
+#: 2 cores, interleaved with main's target (n = 7, load 12-17): 0.89x -> 1.01x BSP's time
+#: at 1e-6 (266 -> 241 M edges), 1.03x -> 1.10x at 1e-10 (benchmarks/REPORT.md,
+#: twenty-second session).  ``|S|`` is floored at :data:`SCALE_FLOOR` (a transient ``S``
+#: near 0 on a small graph under jitter must not make the target 0).  Env
+#: ``ASAPGRAPH_ASAP_SCALED_TARGET`` sets ``c`` (0: off, the target before).  The
+#: termination rule and the certified bound are unchanged; ``--json`` per rank
+#: ``target_scale`` (the last ``min(1, |S|)`` seen).
+SCALED_TARGET = 1.0
+SCALE_FLOOR = 1e-3
+
 #: The ``jacobi`` PageRank form's *stall guard*: a rank that has swept this many times
 #: since the certified bound last halved (or the threshold was last lowered) switches to
 #: sweeping at most once per input or per completed wave (:meth:`_Solve._waits_for_input`)
@@ -474,6 +499,9 @@ class _Solver:
         # the jacobi PageRank form's stall guard (STALL_SWEEPS; 0: off)
         self.stall_sweeps = int(os.environ.get("ASAPGRAPH_ASAP_STALL_SWEEPS",
                                                str(STALL_SWEEPS)))
+        # the jacobi form's passivity target scaled by the measured sum(x) (SCALED_TARGET)
+        self.scaled_target = float(os.environ.get("ASAPGRAPH_ASAP_SCALED_TARGET",
+                                                  str(SCALED_TARGET)))
         self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter is not None else np.inf
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
@@ -1187,6 +1215,14 @@ class _Solve:
             # the bound is 2 R / (beta S) with S = sum(x) (never decreasing): aim at
             # half of tol for the current S instead of the worst case S = beta
             self.target = max(self.target, self.tfac * 0.25 * tol * beta * float(sx))
+        elif (jac and not prog and mm is None and self.sol.scaled_target > 0 and sx != 0
+              and np.isfinite(sx)):
+            # the bound is R / (beta |S|): c x tol at R = c tol beta |S|, where that is
+            # below the target before (SCALED_TARGET)
+            scale = min(1.0, max(abs(float(sx)), SCALE_FLOOR))
+            self.target = min(self.tfac * tol * beta
+                              * min(0.5, self.sol.scaled_target * scale), _FLT_MAX)
+            st.extra["target_scale"] = scale  # (--json: the last wave's min(1, |S|))
         if prog or mm is not None:  # pending mass (sums) / pending improvements (min/max)
             cur = res[_R]
         elif jac:  # E / |sum(x)| bounds the error of x / sum(x), whatever the sign of
