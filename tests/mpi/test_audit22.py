@@ -77,3 +77,53 @@ def test_programs_run_steps_on_ranks_through_comm(tmp_path, mpirun):
     assert r.returncode == 0, r.stderr
     it, l1 = r.stdout.split()
     assert it == "3" and float(l1) < 1e-12, r.stdout
+
+
+@pytest.mark.parametrize("omega", ["-1", "2", "abc"])
+def test_asap_omega_out_of_range_refused_alike(tmp_path, omega, mpirun):
+    """``ASAPGRAPH_ASAP_OMEGA`` outside (0, 2) was taken (omega -1 converged only after the
+    SOR guard turned SOR off; 2 and above diverge until then); a word was a ValueError on
+    every rank.  Now one line naming the variable, exit 2, nothing written, on one process,
+    on ``--np 2`` and ``--np 3`` and under the user's own mpiexec alike."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, ASAPGRAPH_ASAP_OMEGA=omega)
+    want = (f"asapgraph: ASAPGRAPH_ASAP_OMEGA={omega!r} is not a number strictly between 0 "
+            "and 2 (the SOR over-relaxation factor)")
+    base = [sys.executable, "-m", "asapgraph", "pagerank", "rmat:6", "--mode", "asap", "-q",
+            "-o", "x.csv"]
+    for cmd in (base, base + ["--np", "2"], base + ["--np", "3"], None):
+        r = (mpirun(2, base, timeout=180, env=env) if cmd is None else   # own mpiexec
+             subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=180))
+        assert r.returncode == 2 and r.stderr.strip() == want, (cmd, r.returncode, r.stderr)
+        assert not (tmp_path / "x.csv").exists()
+
+
+API_OMEGA = """
+from mpi4py import MPI
+import asapgraph.engine as E
+from asapgraph.errors import InputError
+try:
+    E.pagerank("rmat:6", mode="asap")
+    print("ran")
+except InputError as e:
+    print("refused:", e)
+"""
+
+
+def test_asap_omega_refused_by_the_python_api_on_ranks(tmp_path, mpirun):
+    """The Python API on ranks (``asapgraph.engine.pagerank(..., mode="asap")`` under
+    mpiexec) skips the CLI's up-front check: every rank's solver now refuses the value
+    alike (an InputError on every rank, no hang), and a valid value runs."""
+    (tmp_path / "s.py").write_text(API_OMEGA)
+    r = mpirun(2, [sys.executable, str(tmp_path / "s.py")], timeout=180,
+               env={"ASAPGRAPH_ASAP_OMEGA": "-1"})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 2 and all("refused:" in ln and "ASAPGRAPH_ASAP_OMEGA='-1'" in ln
+                                   for ln in lines), r.stdout
+    r = mpirun(2, [sys.executable, str(tmp_path / "s.py")], timeout=180,
+               env={"ASAPGRAPH_ASAP_OMEGA": "1.3"})
+    assert r.returncode == 0 and r.stdout.split() == ["ran", "ran"], (r.stdout, r.stderr)
