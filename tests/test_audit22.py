@@ -105,3 +105,12 @@ def test_info_json_shows_the_input_options(tmp_path):
     j = info()
     assert (j["edges"], j["undirected"], j["weight_col"], j["labels"]) == (4, False, None, False)
     assert info("--labels")["labels"] is True
+
+
+def test_bench_negative_seed_refused(tmp_path):
+    """``--grid --modes asap --seed -1`` reached the ranks, whose expander's random
+    generator refused it: every run failed, exit 1; now a usage error, nothing run."""
+    line = _one_line(_bench(["--grid", "--graphs", "rmat:6", "--ranks", "2", "--modes", "asap",
+                             "--seed", "-1"], tmp_path))
+    assert "argument --seed: expected an integer >= 0, got '-1'" in line, line
+    assert not (tmp_path / "benchmarks").exists()

@@ -54,6 +54,18 @@ def _positive_int(text):
     return v
 
 
+def _seed(text):
+    """``--seed``: an integer >= 0, as every command's ``--seed`` (``-1`` reached the
+    ranks, whose expander's ``default_rng`` refused it: every ASAP run failed, exit 1)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
 def _each(conv, ok, what):
     """An argparse type: a comma-separated list whose every item ``conv(item)`` satisfies
     ``ok`` (a usage error otherwise: ``--latency -1`` ran with a negative latency,
@@ -170,7 +182,7 @@ def add_arguments(p):
                         "reproducible; asapgraph.engine.emulation)")
     p.add_argument("--repeat", type=_positive_int, default=None,
                    help="repetitions of every run")
-    p.add_argument("--seed", action=Given, type=int, default=0,
+    p.add_argument("--seed", action=Given, type=_seed, default=0,
                    help="seed of the grid's runs (a scenario's runs fix theirs)")
     p.add_argument("--peers", dest="peers", action="store_true", default=None,
                    help="also time single-machine peers (default: on for --report/--quick)")
