@@ -549,13 +549,9 @@ def _pagerank_solver(program, ctx, graph, tol, max_iter, progress, threads, t0):
     is another vector with another bound: audit 21), and ~7x fewer supersteps to a
     tolerance.  ``program.setup`` has run (``p``, ``q``: the normalised teleport and
     dangling vectors).  Exact ``steps`` stay on the delta form (one hop per superstep)."""
-    from asapgraph.programs.pagerank import pagerank as _pagerank
-
-    custom = program.personalization is not None or program.dangling is not None
-    r = _pagerank(graph, alpha=program.alpha, personalization=program.p if custom else None,
-                  dangling=program.q if custom else None, tol=tol, max_iter=max_iter,
-                  weighted=bool(ctx.weighted), threads=threads, method="jacobi",
-                  progress=progress)
+    # (the solver is the program's own: the engine layer imports no program module)
+    r = program.single_process_solve(graph, tol, max_iter, bool(ctx.weighted), threads,
+                                     progress)
     seconds = time.perf_counter() - t0
     from asapgraph.engine.sum_program import ENGINE
 

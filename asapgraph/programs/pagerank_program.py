@@ -101,6 +101,21 @@ class PageRankProgram(VertexProgram):
         self.q_scalar = 1.0 / n if (self.dangling is None and self.personalization is None) else None
         self.dangling_idx = np.flatnonzero(self.is_dangling)
 
+    def single_process_solve(self, graph, tol, max_iter, weighted, threads=None,
+                             progress=None):
+        """BSP on one process (called by :func:`asapgraph.engine.single.run` for a plain
+        program, after :meth:`setup`): PageRank's Jacobi solver
+        (:func:`asapgraph.programs.pagerank.pagerank`) from the uniform vector, the
+        iterates MPI ranks compute (:func:`asapgraph.engine.bsp.run_bsp`).  Returns its
+        :class:`~asapgraph.programs.pagerank.PageRankResult`."""
+        from asapgraph.programs.pagerank import pagerank
+
+        custom = self.personalization is not None or self.dangling is not None
+        return pagerank(graph, alpha=self.alpha, personalization=self.p if custom else None,
+                        dangling=self.q if custom else None, tol=tol, max_iter=max_iter,
+                        weighted=weighted, threads=threads, method="jacobi",
+                        progress=progress)
+
     def init_delta(self, ctx):
         return np.zeros(ctx.n_local), (1.0 - self.alpha) * self.p
 
