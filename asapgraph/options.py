@@ -810,17 +810,39 @@ def engine_option_refusal(dest, program_name, engine, combiner="sum"):
     return None
 
 
+class Between:
+    """An :data:`ASAP_ENV` kind: a number strictly between ``lo`` and ``hi`` (``what``
+    names the knob in the refusal)."""
+
+    def __init__(self, lo, hi, what):
+        self.lo, self.hi, self.what = lo, hi, what
+
+    def __call__(self, value):
+        v = float(value)
+        if not self.lo < v < self.hi:   # (NaN included)
+            raise ValueError(value)
+        return v
+
+    def describe(self):
+        return f"a number strictly between {self.lo:g} and {self.hi:g} ({self.what})"
+
+
 #: the ASAP engine's experiment knobs in the environment (parsed by
 #: :class:`asapgraph.engine.asap._Solver` on every rank): checked up front by
 #: :func:`check_env`, so that a bad value is one line and exit status 2, not one error per
-#: rank and an abort.  A kind is ``float``, ``int`` or the tuple of the accepted words.
+#: rank and an abort (and again by every rank's solver, for the Python API).  A kind is
+#: ``float``, ``int``, a :class:`Between` range or the tuple of the accepted words.
+#: ``ASAPGRAPH_ASAP_OMEGA`` (SOR): a pushed vertex keeps ``(1 - omega)`` of its residual,
+#: so omega <= 0 or >= 2 does not converge (omega -1 did only after the SOR guard turned
+#: it off: audit 22).
 ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
             "ASAPGRAPH_ASAP_GAMMA": float, "ASAPGRAPH_ASAP_PRIO": float,
             "ASAPGRAPH_ASAP_BLOCK": int, "ASAPGRAPH_ASAP_PATIENCE": float,
             "ASAPGRAPH_ASAP_IDLE_CAP": float, "ASAPGRAPH_ASAP_JGAMMA": float,
             "ASAPGRAPH_ASAP_PREFETCH": int, "ASAPGRAPH_ASAP_IDLE_PRIO": float,
             "ASAPGRAPH_ASAP_STALL_SWEEPS": int, "ASAPGRAPH_ASAP_WIDE_FANOUT_K": int,
-            "ASAPGRAPH_ASAP_WIDE_PERIOD": int, "ASAPGRAPH_ASAP_OMEGA": float,
+            "ASAPGRAPH_ASAP_WIDE_PERIOD": int,
+            "ASAPGRAPH_ASAP_OMEGA": Between(0.0, 2.0, "the SOR over-relaxation factor"),
             "ASAPGRAPH_ASAP_SCALED_TARGET": float,
             "ASAPGRAPH_ASAP_QUANT": ("q16", "q16b", "q16c", "f32", "off")}
 
@@ -842,7 +864,8 @@ def check_env(environ=None):
         try:
             kind(value)
         except ValueError:
-            what = "an integer" if kind is int else "a number"
+            what = ("an integer" if kind is int else kind.describe()
+                    if isinstance(kind, Between) else "a number")
             raise InputError("asapgraph", None, f"{name}={value!r} is not {what}") from None
 
 

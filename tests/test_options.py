@@ -375,12 +375,21 @@ def test_asap_env_knobs_checked_up_front(monkeypatch):
     check_env({})
     check_env({"ASAPGRAPH_ASAP_RHO": "0.5", "ASAPGRAPH_ASAP_BLOCK": "32",
                "ASAPGRAPH_ASAP_QUANT": "q16c"})
+    check_env({"ASAPGRAPH_ASAP_OMEGA": "1.15"})
+    check_env({"ASAPGRAPH_ASAP_OMEGA": "1.999"})
+    om = "is not a number strictly between 0 and 2 \\(the SOR over-relaxation factor\\)"
     for env, msg in (({"ASAPGRAPH_ASAP_RHO": "x"}, "is not a number"),
                      ({"ASAPGRAPH_ASAP_BLOCK": "1.5"}, "is not an integer"),
-                     ({"ASAPGRAPH_ASAP_QUANT": "bogus"}, "expected one of q16")):
+                     ({"ASAPGRAPH_ASAP_QUANT": "bogus"}, "expected one of q16"),
+                     # SOR's omega outside (0, 2) diverges (audit 22: -1 was taken)
+                     *(({"ASAPGRAPH_ASAP_OMEGA": v}, f"ASAPGRAPH_ASAP_OMEGA='{v}' {om}")
+                       for v in ("-1", "0", "2", "2.5", "nan", "inf", "x", ""))):
         with pytest.raises(InputError, match=msg):
             check_env(env)
     from asapgraph.cli import main
 
     monkeypatch.setenv("ASAPGRAPH_ASAP_PATIENCE", "soon")
     assert main(["pagerank", "rmat:6", "-q"]) == 2
+    monkeypatch.delenv("ASAPGRAPH_ASAP_PATIENCE")
+    monkeypatch.setenv("ASAPGRAPH_ASAP_OMEGA", "-1")
+    assert main(["pagerank", "rmat:6", "--mode", "asap", "-q"]) == 2

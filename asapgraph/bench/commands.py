@@ -54,6 +54,18 @@ def _positive_int(text):
     return v
 
 
+def _seed(text):
+    """``--seed``: an integer >= 0, as every command's ``--seed`` (``-1`` reached the
+    ranks, whose expander's ``default_rng`` refused it: every ASAP run failed, exit 1)."""
+    try:
+        v = int(text)
+    except ValueError:
+        v = -1
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
 def _each(conv, ok, what):
     """An argparse type: a comma-separated list whose every item ``conv(item)`` satisfies
     ``ok`` (a usage error otherwise: ``--latency -1`` ran with a negative latency,
@@ -101,6 +113,20 @@ def _strs(text):
     return [x.strip() for x in str(text).split(",")]
 
 
+def _names(text):
+    """``--graphs``: comma-separated names, none empty (``--graphs ,`` looked up the
+    datasets directory itself: '/work/shared/datasets: is a directory')."""
+    names = _strs(text)
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected comma-separated graph names, got {text!r} "
+                                         "(an empty name)")
+    return names
+
+
+#: the file name of the bench's own refusals (``InputError``)
+BENCH = "asapgraph bench"
+
+
 def add_arguments(p):
     """Add the ``bench`` options to an argparse parser."""
     what = p.add_mutually_exclusive_group()
@@ -119,7 +145,7 @@ def add_arguments(p):
 
     g = p.add_argument_group("grid options (comma-separated lists; with --scenario only "
                              "--graphs, --ranks and --schedule apply, the others are refused)")
-    g.add_argument("--graphs", default=None, help="generator specs or files / shared "
+    g.add_argument("--graphs", default=None, type=_names, help="generator specs or files / shared "
                    "dataset names (default rmat:16); with --scenario: keep only these")
     g.add_argument("--ranks", default=None, type=_positive_ints,
                    help="rank counts (default 4); with --scenario: keep only these")
@@ -156,7 +182,7 @@ def add_arguments(p):
                         "reproducible; asapgraph.engine.emulation)")
     p.add_argument("--repeat", type=_positive_int, default=None,
                    help="repetitions of every run")
-    p.add_argument("--seed", action=Given, type=int, default=0,
+    p.add_argument("--seed", action=Given, type=_seed, default=0,
                    help="seed of the grid's runs (a scenario's runs fix theirs)")
     p.add_argument("--peers", dest="peers", action="store_true", default=None,
                    help="also time single-machine peers (default: on for --report/--quick)")
@@ -173,7 +199,7 @@ def add_arguments(p):
                    "benchmarks/report)")
     p.add_argument("--markdown", default=None, help="Markdown file (default: "
                    "benchmarks/REPORT.md for --report, else <outdir>/<name>.md)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     return p
 
 
@@ -195,16 +221,18 @@ def _plan(args):
         return ("report", scenario("report", args.repeat), ["rmat:20", "cnr-2000"], 120.0,
                 14 * 60)
     if args.scenario:
-        if args.scenario not in SCENARIOS:
-            raise SystemExit(f"asapgraph bench: unknown scenario {args.scenario!r}; known: "
+        if args.scenario not in SCENARIOS:   # (was SystemExit: exit 1, not bad input's 2)
+            from asapgraph.errors import InputError
+
+            raise InputError(BENCH, None, f"unknown scenario {args.scenario!r}; known: "
                              f"{', '.join(SCENARIOS)}")
         specs = scenario(args.scenario, args.repeat)
         if args.graphs:  # keep only these graphs of the scenario
-            keep = set(_strs(args.graphs))
+            keep = set(args.graphs)
             if keep - {s.graph for s in specs}:
                 from asapgraph.errors import InputError
 
-                raise InputError(None, None, f"scenario {args.scenario} has no graph "
+                raise InputError(BENCH, None, f"scenario {args.scenario} has no graph "
                                  f"{sorted(keep - {s.graph for s in specs})[0]!r}")
             specs = [s for s in specs if s.graph in keep]
         if args.ranks:
@@ -222,8 +250,8 @@ def _plan(args):
         except ValueError as e:
             from asapgraph.errors import InputError
 
-            raise InputError(None, None, f"--pauses: {e}") from None
-    specs = grid(_strs(args.graphs or "rmat:16"), args.ranks or [4], args.modes, args.fanout, args.window, args.approx,
+            raise InputError(BENCH, None, f"--pauses: {e}") from None
+    specs = grid(args.graphs or ["rmat:16"], args.ranks or [4], args.modes, args.fanout, args.window, args.approx,
                  args.latency, args.bandwidth, strag, args.tol, args.repeat or 1, args.partition,
                  args.seed, [x for x in args.schedule if x] or [""], pauses,
                  args.rebalance or ["off"])
@@ -248,7 +276,7 @@ def _scenario_schedules(args, specs):
     given = getattr(args, "_given", None) or set()
     for dest in _GRID_ONLY:
         if dest in given:
-            raise InputError(None, None, f"--{dest} does not apply to --scenario (the scenario "
+            raise InputError(BENCH, None, f"--{dest} does not apply to --scenario (the scenario "
                              f"fixes it; use --grid); with --scenario only --graphs, --ranks "
                              f"and --schedule apply")
     want = [x for x in (args.schedule or []) if x]
@@ -257,7 +285,7 @@ def _scenario_schedules(args, specs):
     want = list(dict.fromkeys(want))
     for sch in want:
         if sch not in SCHEDULES:
-            raise InputError(None, None, f"unknown schedule {sch!r} (expected "
+            raise InputError(BENCH, None, f"unknown schedule {sch!r} (expected "
                              f"{' or '.join(SCHEDULES)})")
     out = []
     for s in specs:
@@ -271,9 +299,55 @@ def _scenario_schedules(args, specs):
         elif s.schedule in want:
             out.append(s)
     if not any(s.mode == "asap" for s in out):
-        raise InputError(None, None, f"scenario {args.scenario} has no ASAP run with schedule "
+        raise InputError(BENCH, None, f"scenario {args.scenario} has no ASAP run with schedule "
                          f"{' or '.join(want)}")
     return out
+
+
+#: what applies besides the action itself: a run's options (fixed scenarios), ``--scenario``'s
+#: filters, redrawing; the grid takes every option (its ASAP knobs need an ASAP mode)
+_RUN_OPTS = ("repeat", "clock", "compute", "peers", "timeout", "budget", "json_out",
+             "results_dir", "outdir", "markdown", "quiet")
+_APPLIES = {"list": ("quiet",), "from_json": ("outdir", "markdown", "quiet"), "quick": _RUN_OPTS,
+            "report": _RUN_OPTS,
+            "scenario": _RUN_OPTS + ("graphs", "ranks", "schedule") + _GRID_ONLY}
+_ACTIONS = ("quick", "report", "scenario", "grid", "list", "from_json")
+#: grid options that only ASAP runs read (a BSP run ignores them: ``scenarios.grid``)
+_ASAP_ONLY = ("fanout", "window", "approx", "schedule")
+
+
+def _given_options(args):
+    """The options of ``args`` whose value is not the default (given, and changing
+    something), without the action flags."""
+    defaults = vars(add_arguments(argparse.ArgumentParser(add_help=False)).parse_args([]))
+    return sorted(k for k, v in defaults.items()
+                  if k not in _ACTIONS and getattr(args, k, v) != v)
+
+
+def _check_applies(args, action, default=False):
+    """Refuse (InputError) an option that ``action`` would ignore: ``--graphs`` with
+    ``--quick`` (or with no action: the quick run), ``--modes`` with ``--list``, an
+    output option with ``--list``, ``--fanout`` on a grid of BSP runs only ...  (each
+    ran, or listed, without it: an option is applied or refused, never ignored)."""
+    from asapgraph.errors import InputError
+
+    given = _given_options(args)
+    if action in _APPLIES:
+        for dest in given:
+            if dest not in _APPLIES[action]:
+                what = {"from_json": "--from-json (it redraws an earlier run: only --outdir, "
+                                     "--markdown and --quiet apply)",
+                        "list": "--list (it lists the scenarios)"}.get(
+                    action, f"--{action} (it runs a fixed scenario; use --grid)")
+                if default:
+                    what = "the default --quick run (it runs a fixed scenario; use --grid)"
+                raise InputError(BENCH, None, f"--{dest.replace('_', '-')} does not apply to "
+                                 f"{what}")
+    elif action == "grid" and "asap" not in set(args.modes):
+        for dest in given:
+            if dest in _ASAP_ONLY:
+                raise InputError(BENCH, None, f"--{dest} does not apply to a grid of BSP runs "
+                                 f"only (--modes {','.join(args.modes)}): only ASAP runs read it")
 
 
 def run_command(args):
@@ -285,38 +359,45 @@ def run_command(args):
     from asapgraph.errors import InputError
     from asapgraph.bench.scenarios import SCENARIOS, SCHEDULES
 
+    default = not any(getattr(args, a) for a in _ACTIONS)
+    if default:
+        args.quick = True
+    action = next(a for a in _ACTIONS if getattr(args, a))
+    try:
+        _check_applies(args, action, default)
+    except InputError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
     if args.list:
         for name, (desc, _) in SCENARIOS.items():
             print(f"{name:<10} {desc}")
         return 0
     if args.from_json:
         return _rerender(args)
-    if not (args.quick or args.report or args.scenario or args.grid):
-        args.quick = True
     say = (lambda s: None) if args.quiet else (
         lambda s: (sys.stderr.write(f"asapgraph bench: {s}\n"), sys.stderr.flush()))
     try:
         name, specs, peer_graphs, timeout, budget = _plan(args)
         for m in {s.mode for s in specs} - {"bsp", "asap"}:
-            raise InputError(None, None, f"unknown mode {m!r} (expected bsp or asap)")
+            raise InputError(BENCH, None, f"unknown mode {m!r} (expected bsp or asap)")
         if getattr(args, "clock", "wall") == "virtual":
             bad = [s for s in specs if not (s.latency > 0 and s.ranks > 1)]
             if bad:
-                raise InputError(None, None, f"--clock virtual needs a latency > 0 and more "
+                raise InputError(BENCH, None, f"--clock virtual needs a latency > 0 and more "
                                  f"than one rank in every run ({bad[0].label()} has not)")
             for s in specs:
                 s.clock = "virtual"
         if getattr(args, "compute", "cpu") != "cpu":
             bad = [s for s in specs if not s.emulated]
             if bad:
-                raise InputError(None, None, f"--compute {args.compute} needs an emulated run "
+                raise InputError(BENCH, None, f"--compute {args.compute} needs an emulated run "
                                  f"({bad[0].label()} has no emulation)")
             for s in specs:
                 s.compute = args.compute
         from asapgraph.options import REBALANCE_MODES
 
         for rb in {s.rebalance for s in specs} - set(REBALANCE_MODES):
-            raise InputError(None, None, f"unknown rebalance mode {rb!r} (expected "
+            raise InputError(BENCH, None, f"unknown rebalance mode {rb!r} (expected "
                              f"{', '.join(REBALANCE_MODES)})")
         from asapgraph.engine.emulation import parse_straggler
 
@@ -324,12 +405,12 @@ def run_command(args):
             try:
                 bad = [r for r in parse_straggler(s.straggler) if not 0 <= r < s.ranks]
             except ValueError as e:
-                raise InputError(None, None, f"--straggler: {e}") from None
+                raise InputError(BENCH, None, f"--straggler: {e}") from None
             if bad:
-                raise InputError(None, None, f"--straggler {s.straggler}: rank {bad[0]} is not "
+                raise InputError(BENCH, None, f"--straggler {s.straggler}: rank {bad[0]} is not "
                                  f"one of the {s.ranks} ranks of {s.label()}")
         for sch in {s.schedule for s in specs} - {"", *SCHEDULES}:
-            raise InputError(None, None, f"unknown schedule {sch!r} (expected "
+            raise InputError(BENCH, None, f"unknown schedule {sch!r} (expected "
                              f"{' or '.join(SCHEDULES)})")
         from asapgraph.bench.reference import resolve_graph
 
@@ -345,6 +426,11 @@ def run_command(args):
     json_out = Path(args.json_out or results_dir / f"{name}.json")
     md = Path(args.markdown) if args.markdown else (
         Path("benchmarks") / "REPORT.md" if args.report else outdir / f"{name}.md")
+    try:   # before any run: a bench of minutes must not fail at its last write
+        _check_outputs([json_out, md], [outdir, results_dir])
+    except InputError as e:
+        sys.stderr.write(f"{e}\n")
+        return 2
     do_peers = args.peers if args.peers is not None else bool(peer_graphs)
     if do_peers and not peer_graphs:
         peer_graphs = sorted({s.graph for s in specs})
@@ -422,6 +508,28 @@ def _plots(records, outdir):
     return all_plots(records, outdir)
 
 
+def _check_outputs(files, dirs):
+    """Create the output directories (as the writes would) and refuse, in one line, one
+    where a file cannot be written (read-only, ``/proc``, a file in the way) or an output
+    file that is a directory, before any run: ``--json-out /proc/x.json`` ran every run
+    and then failed at the last write, after the plots and the Markdown were written."""
+    from asapgraph.errors import InputError
+    from asapgraph.graph.io.atomic import check_output_dir
+
+    for d in [*dirs, *(Path(f).parent for f in files)]:
+        try:
+            Path(d).mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise InputError(os.fspath(d), None, "is a file, not a directory") from None
+        except OSError as e:
+            raise InputError(os.fspath(d), None, f"cannot create the directory: "
+                             f"{e.strerror or e}") from None
+    for f in files:
+        check_output_dir(f)
+    for d in dirs:
+        check_output_dir(Path(d) / ".asapgraph-bench-probe")
+
+
 def _rerender(args):
     from asapgraph.bench.report import write_markdown
 
@@ -438,6 +546,7 @@ def _rerender(args):
     md = Path(args.markdown) if args.markdown else (
         Path("benchmarks") / "REPORT.md" if doc.get("name") == "report"
         else outdir / f"{doc.get('name', 'bench')}.md")
+    _check_outputs([md], [outdir])
     plots = _plots(doc["records"], outdir)
     write_markdown(md, doc["records"], doc.get("peers"), plots, doc.get("command", ""),
                    doc.get("elapsed_seconds"))

@@ -7,8 +7,8 @@ import sys
 import time
 
 from asapgraph._version import __version__
-from asapgraph.cli.common import (EXIT_OK, flush_stdout, load_input, progress_for,
-                                  write_stdout)
+from asapgraph.cli.common import (EXIT_OK, flush_stdout, input_summary, load_input,
+                                  progress_for, write_stdout)
 from asapgraph.cli.options import Formatter, add_input_options, nonneg_int, positive_int
 from asapgraph.errors import InputError
 
@@ -85,7 +85,10 @@ def cmd_info(args):
 
     prog = progress_for(args)
     graph, load_s = load_input(args, prog)
-    st = {"input": args.input, **graph_stats(graph), "load_seconds": load_s}
+    # the input options read (--undirected, --weight-col, --labels), as every command's
+    # --json shows them (info's had none: '--undirected' doubled 'edges' unsaid)
+    st = {"input": args.input, **graph_stats(graph),
+          **input_summary(args, graph.weights is not None), "load_seconds": load_s}
     if args.json:
         write_stdout(sys.stdout, json_dumps(st) + "\n")
     else:

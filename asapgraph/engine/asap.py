@@ -462,6 +462,9 @@ class _Solver:
     def __init__(self, comm, lg, alpha, emu, st, fanout, window, approx, seed, debug_mass,
                  form="jacobi", max_iter=None, schedule=None):
         MPI = mpi()
+        # the knobs below, as the CLI checks them up front (the Python API did not): the
+        # same environment on every rank, so every rank refuses alike, before any exchange
+        _options.check_env()
         if form not in FORMS:
             raise ValueError(f"unknown ASAP form {form!r} (expected one of {', '.join(FORMS)})")
         if schedule is None:  # the default of the form (the push form has one schedule)

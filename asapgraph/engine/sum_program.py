@@ -323,7 +323,9 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
     dangling vectors).  ``tol`` means what it means for the built-in distributed PageRank:
     a bound on the L1 error (BSP stops when ``alpha / (1 - alpha)`` times the L1 change of
     a superstep is below it; ASAP on its certified bound).  Returns what
-    :func:`run_sum_program` returns, with the certified bound as ``error_bound``.
+    :func:`run_sum_program` returns, with the certified bound as ``error_bound`` and as the
+    residual the L1 change it bounds (BSP: the last superstep's, as one process reports it;
+    ASAP: the bound over ``alpha / (1 - alpha)``).
     """
     from asapgraph import options as _options
     from asapgraph.engine.emulation import Emulator
@@ -348,6 +350,7 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
                                          _options.pagerank_change_tol(program.alpha, tol),
                                          max_iter, emu, st)
         bound = _options.pagerank_error_bound(program.alpha, change)
+        residual = change
     else:
         from asapgraph.engine.asap_pagerank import run_asap
 
@@ -356,7 +359,9 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
             window=opts.get("window", 1), approx=opts.get("approx", 0.0),
             seed=opts.get("seed", 0), max_iter=max_iter,
             schedule=opts.get("schedule"))
-    return x, int(iters), bool(conv), float(bound), _totals(comm, st, emu, bound, extra)
+        factor = _options.pagerank_error_bound(program.alpha, 1.0)
+        residual = bound / factor if factor > 0 else bound
+    return x, int(iters), bool(conv), float(residual), _totals(comm, st, emu, bound, extra)
 
 
 def _totals(comm, st, emu, bound, extra, engine=ENGINE):

@@ -48,7 +48,9 @@ class PageRankProgram(VertexProgram):
     """
 
     name = "pagerank"
-    #: this exact class (not a subclass) runs on PageRank's own BSP/ASAP solvers on MPI ranks
+    #: this class (and a subclass that redefines none of it) runs on PageRank's own solvers:
+    #: BSP and ASAP on MPI ranks, BSP on one process (one process's ASAP and exact
+    #: ``steps`` run the delta form below)
     engine_solver = "pagerank"
     value_dtype = np.float64
     combiner = "sum"
@@ -99,6 +101,21 @@ class PageRankProgram(VertexProgram):
         self.q_scalar = 1.0 / n if (self.dangling is None and self.personalization is None) else None
         self.dangling_idx = np.flatnonzero(self.is_dangling)
 
+    def single_process_solve(self, graph, tol, max_iter, weighted, threads=None,
+                             progress=None):
+        """BSP on one process (called by :func:`asapgraph.engine.single.run` for a plain
+        program, after :meth:`setup`): PageRank's Jacobi solver
+        (:func:`asapgraph.programs.pagerank.pagerank`) from the uniform vector, the
+        iterates MPI ranks compute (:func:`asapgraph.engine.bsp.run_bsp`).  Returns its
+        :class:`~asapgraph.programs.pagerank.PageRankResult`."""
+        from asapgraph.programs.pagerank import pagerank
+
+        custom = self.personalization is not None or self.dangling is not None
+        return pagerank(graph, alpha=self.alpha, personalization=self.p if custom else None,
+                        dangling=self.q if custom else None, tol=tol, max_iter=max_iter,
+                        weighted=weighted, threads=threads, method="jacobi",
+                        progress=progress)
+
     def init_delta(self, ctx):
         return np.zeros(ctx.n_local), (1.0 - self.alpha) * self.p
 
@@ -130,8 +147,11 @@ def pagerank_program(graph, alpha=0.85, personalization=None, dangling=None, tol
     tol : float
         Bound on the L1 error, as :func:`asapgraph.programs.pagerank.pagerank`.
     max_iter : int
-        Rounds (BSP) or sweeps (ASAP).  The delta form starts from 0, so it needs about
-        ``log(tol) / log(alpha)`` rounds (about 140 at the defaults), hence 1000.
+        Supersteps (BSP) or sweeps (ASAP).  BSP runs PageRank's Jacobi solver from the
+        uniform vector, on one process as on ranks, so ``max_iter=k`` gives the same k-th
+        iterate everywhere; the delta form (one process's ASAP, and exact ``steps``)
+        starts from 0 and needs about ``log(tol) / log(alpha)`` rounds (about 140 at the
+        defaults), hence 1000.
     mode : {"bsp", "asap"}
     threads : int, optional
         Cap on the kernels' OpenMP threads (see :func:`asapgraph.programs.run`).
