@@ -307,7 +307,10 @@ def test_unconverged_exit_code(tmp_path, capsys):
     code, out, err = run_main(capsys, "pagerank", DATASET, "--max-iter", 3, "-q", "-o", out_p,
                               "--allow-unconverged", "--json")
     assert code == 0 and json.loads(out)["converged"] is False and json.loads(out)["iterations"] == 3
+    assert json.loads(out)["allow_unconverged"] is True  # (applied, so in --json)
     assert out_p.exists()
+    code, out, _ = run_main(capsys, "pagerank", DATASET, "-q", "--top", 0, "--json")
+    assert code == 0 and json.loads(out)["allow_unconverged"] is False
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -161,12 +161,13 @@ def read_vertex_values(path):
 def input_summary(args, weighted):
     """The input options of a run, for ``--json`` (an option that applies shows there):
     ``undirected``, ``labels``, ``weight_col`` (the 1-based column read, None unweighted)
-    and, for the commands that take them, the ``personalization`` / ``dangling`` files."""
+    and, for the commands that take them, the ``personalization`` / ``dangling`` files and
+    ``allow_unconverged`` (results written although the run did not converge)."""
     wc = getattr(args, "weight_col", None)
     out = {"undirected": bool(getattr(args, "undirected", False)),
            "labels": bool(getattr(args, "labels", False)),
            "weight_col": (int(wc) if wc is not None else 3) if weighted else None}
-    for k in ("personalization", "dangling"):
+    for k in ("personalization", "dangling", "allow_unconverged"):
         if hasattr(args, k):
             out[k] = getattr(args, k)
     return out
