@@ -3,7 +3,6 @@ one process and on K ranks where the defect could differ."""
 import json
 import sys
 
-import numpy as np
 import pytest
 
 pytestmark = [pytest.mark.mpi, pytest.mark.timeout(600)]
