@@ -43,27 +43,25 @@ def _positive_ints(text):
     return vals
 
 
-def _positive_int(text):
-    """An integer >= 1 (``--repeat 0`` ran each run once)."""
-    try:
-        v = int(text)
-    except ValueError:
-        v = 0
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return v
+def _int_at_least(lo, why):
+    """An argparse type: an integer in ``[lo, 2**63)`` (a usage error otherwise: ``why``)."""
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            v = lo - 1
+        if not lo <= v < 2**63:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {lo}, got {text!r}")
+        return v
+    parse.__doc__ = why
+    return parse
 
 
-def _seed(text):
-    """``--seed``: an integer >= 0, as every command's ``--seed`` (``-1`` reached the
-    ranks, whose expander's ``default_rng`` refused it: every ASAP run failed, exit 1)."""
-    try:
-        v = int(text)
-    except ValueError:
-        v = -1
-    if not 0 <= v < 2**63:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return v
+#: ``--repeat`` (``--repeat 0`` ran each run once)
+_positive_int = _int_at_least(1, "--repeat 0 ran each run once")
+#: ``--seed``, as every command's (``-1`` reached the ranks, whose expander's
+#: ``default_rng`` refused it: every ASAP run failed, exit 1)
+_seed = _int_at_least(0, "--seed -1 failed every ASAP run at the ranks' expander")
 
 
 def _each(conv, ok, what):
