@@ -8,9 +8,11 @@ Usage::
 
 Each run is the user's command in a fresh process, ``asapgraph pagerank G --np K --mode
 bsp|asap --tol T --json -q``; rounds interleave every (graph, tol, mode), so load from
-other processes hits both modes alike.  Prints per cell the medians of ``compute_seconds``
-and ``edges_scanned``, their ratios (BSP / ASAP time: above 1 means ASAP is faster) and
-every run's compute time.  Shared graphs are read from ``../shared/datasets`` (or
+other processes hits both modes alike.  Prints per cell the medians of
+``compute_seconds``, ``edges_scanned`` and the ranks' summed thread CPU
+(``per_rank[].cpu_seconds``: what a mode takes from the cores when ranks time-slice them,
+MPI's busy waits included), their ratios (BSP / ASAP time: above 1 means ASAP is faster)
+and every run's compute time.  Shared graphs are read from ``../shared/datasets`` (or
 ``ASAPGRAPH_SHARED_DATASETS``).
 """
 from __future__ import annotations
@@ -59,7 +61,8 @@ def main(argv=None):
                                                     _round=r, _k=a.k,
                                                     _load=os.getloadavg()[0])) + "\n")
                     runs.setdefault((name, t, mode), []).append(
-                        (d["compute_seconds"], d["edges_scanned"], d["converged"]))
+                        (d["compute_seconds"], d["edges_scanned"], d["converged"],
+                         sum(q.get("cpu_seconds", 0.0) for q in d["per_rank"])))
         print(f"round {r + 1}/{a.repeat} done (load average {os.getloadavg()[0]:.1f})",
               file=sys.stderr)
     med = statistics.median
@@ -68,9 +71,11 @@ def main(argv=None):
             b, s = runs[(name, t, "bsp")], runs[(name, t, "asap")]
             tb, ta = med(x[0] for x in b), med(x[0] for x in s)
             eb, ea = med(x[1] for x in b), med(x[1] for x in s)
+            cb, ca = med(x[3] for x in b), med(x[3] for x in s)
             print(f"{name} K={a.k} tol={t}: BSP {tb:.3f} s, ASAP {ta:.3f} s, BSP/ASAP "
                   f"{tb / ta:.2f}; edges ASAP/BSP {ea / eb:.2f} ({ea / 1e6:.0f}M / "
-                  f"{eb / 1e6:.0f}M); converged {all(x[2] for x in b + s)}; runs BSP "
+                  f"{eb / 1e6:.0f}M); ranks' CPU BSP {cb:.3f} s, ASAP {ca:.3f} s; "
+                  f"converged {all(x[2] for x in b + s)}; runs BSP "
                   f"{[round(x[0], 3) for x in b]} ASAP {[round(x[0], 3) for x in s]}")
 
 

@@ -24,6 +24,7 @@ __all__ = ["main"]
 
 #: per-rank accounting fields kept in the record (the rest is dropped to keep files small)
 PER_RANK_KEYS = ("rank", "messages_sent", "bytes_sent", "acks_sent", "rounds", "compute_seconds",
+                 "cpu_seconds",
                  "comm_seconds", "wait_seconds", "edges_visited", "emulated_delay_seconds",
                  "straggler_sleep_seconds", "peak_rss_mb", "vertices", "edges",
                  "boundary_vertices", "remote_slots", "peers", "sweeps", "virtual_seconds",

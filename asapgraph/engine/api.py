@@ -351,6 +351,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     # the traces' origin on the host's clock: here, as the virtual clock's (it was the
     # stats' creation, before the imports above and the barrier)
     t0 = st.t0 = time.perf_counter()
+    c0 = time.thread_time()
     evtrace.ev("T0")  # (diagnostic: the clocks' origin in the ranks' event traces)
     emu.start()
     if emu.virtual:
@@ -394,6 +395,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                                             schedule=schedule)
         bound = float(res)
     seconds = time.perf_counter() - t0 - st.untimed_wall  # (the bench's instrument)
+    # the rank's thread CPU over the same span (MPI's busy waits included): with ranks
+    # time-slicing cores, what each mode's rank takes from its peers
+    st.extra["cpu_seconds"] = time.thread_time() - c0
     clock = virtual_figures(comm, st, emu)
     if emu.virtual:  # the figures in virtual seconds, the host's beside them
         clock["wall_seconds"], seconds = seconds, clock["virtual_seconds"]
