@@ -167,6 +167,12 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         eo = dict(engine_options or {}, hop_supersteps=True)
         return finish_steps(run(program, source_or_loaded, comm, mode, partition, max_iter, tol,
                                 progress, engine_options=eo, **load_options), steps)
+    if max_iter is not None and mode == "bsp" and engine_kind(program) == "minmax":
+        # a cap the caller gives counts hops, as on one process: the tuned engine's
+        # superstep is a whole local fixed point (``bfs --max-iter 5`` of a 5-level BFS
+        # exited 3 on one process and 0 on 2 ranks, and ``--allow-unconverged`` wrote
+        # other levels on every rank count); the default caps (1 << 30) are never reached
+        engine_options = dict(engine_options or {}, hop_supersteps=True)
     if isinstance(source_or_loaded, ProgramGraph):
         g = source_or_loaded
     elif isinstance(source_or_loaded, (str, os.PathLike, Graph)):
