@@ -25,3 +25,21 @@ def test_bench_creates_missing_output_directories_as_documented(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert (tmp_path / "e/f/x.json").is_file() and (tmp_path / "a/b/plots").is_dir()
     assert (tmp_path / "c/d").is_dir()
+
+
+def test_steps_with_allow_unconverged_refused(tmp_path):
+    """``run --steps K --allow-unconverged`` was accepted and did nothing (a steps run
+    exits 0 whatever its residual; ``--json`` said ``allow_unconverged: true``): refused
+    in one line, exit 2, on one process and with ``--np 2``, like ``--steps`` with
+    ``--tol``/``--max-iter``."""
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n2 0\n")
+    for extra in ([], ["--np", "2"]):
+        r = subprocess.run([sys.executable, "-m", "asapgraph", "run",
+                            "asapgraph.programs:PageRankProgram", "g.txt", "--steps", "3",
+                            "--allow-unconverged", "-o", "o.csv", *extra], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=240)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr)
+        assert lines[0].startswith("asapgraph run: --allow-unconverged does not apply to "
+                                   "--steps K"), lines
+        assert not (tmp_path / "o.csv").exists()
