@@ -43,3 +43,17 @@ def test_steps_with_allow_unconverged_refused(tmp_path):
         assert lines[0].startswith("asapgraph run: --allow-unconverged does not apply to "
                                    "--steps K"), lines
         assert not (tmp_path / "o.csv").exists()
+
+
+def test_info_labels_on_a_generator_spec_refused(tmp_path):
+    """``info rmat:3 --labels`` loaded the spec and then stopped with ``internal error:
+    KeyError: 'label_first'`` (exit 1); every other command refused ``--labels`` on a
+    generator spec in one line, exit 2: info now too (and convert, with the same line)."""
+    for cmd in (["info", "rmat:3"], ["info", "rmat:3", "--json"],
+                ["convert", "rmat:3", "z.asg"], ["pagerank", "rmat:3"]):
+        r = subprocess.run([sys.executable, "-m", "asapgraph", *cmd, "--labels"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (cmd, r.returncode, r.stderr)
+        assert "--labels applies to text edge lists" in lines[0], (cmd, lines)
+        assert r.stdout == "" and not (tmp_path / "z.asg").exists()
