@@ -37,15 +37,17 @@ def test_pagerank_residual_means_the_same_on_asap_ranks(tmp_path, cli, cmd):
                                  ["sssp", "--weighted", "--source", "0"],
                                  ["wcc", "--mode", "bsp"]])
 def test_minmax_max_iter_counts_hops_on_every_rank_count(tmp_path, cli, scores, cmd):
-    """An explicit ``--max-iter K`` of a min/max program (BSP) counts hops on ranks as on
-    one process.  The ranks' tuned engine made a superstep a whole local fixed point, so a
+    """A ``--max-iter K`` below n of a min/max program (BSP) counts hops on ranks as on one
+    process.  The ranks' tuned engine made a superstep a whole local fixed point, so a
     chain of 12 vertices (11 levels; one process: 12 supersteps) converged on 2 ranks
     within ``--max-iter 4`` (exit 0, one process exit 3), and ``--allow-unconverged``
     wrote other levels on every rank count; and the hop engine on ranks missed a fixed
     point reached at the last allowed superstep (``--max-iter 12``: exit 3 on ranks, 0 on
-    one process)."""
-    (tmp_path / "chain.txt").write_text("".join(f"{i} {i + 1} {1 + i % 3}\n" for i in range(11)))
-    for k in ("4", "11", "12"):
+    one process).  A cap of n (14 here) or more keeps the tuned engine: one process never
+    needs more than n supersteps, and both converge to the same values."""
+    (tmp_path / "chain.txt").write_text("".join(f"{i} {i + 1} {1 + i % 3}\n" for i in range(11))
+                                        + "100 101 1\n")
+    for k in ("4", "11", "12", "14"):
         want = None
         for np_ in ("1", "2", "3"):
             base = [*cmd[:1], "chain.txt", *cmd[1:], "--np", np_, "--max-iter", k, "-q"]
@@ -54,7 +56,10 @@ def test_minmax_max_iter_counts_hops_on_every_rank_count(tmp_path, cli, scores, 
             assert u.returncode == 0, (cmd, k, np_, u.stderr)
             j = json.loads(u.stdout)
             got = (r.returncode, j["iterations"], j["converged"], scores(tmp_path / "u.csv"))
+            if k == "14":  # the tuned engine on ranks: its own count (rounds)
+                assert j["engine"] == ("single-process" if np_ == "1" else "tuned-minmax"), j
+                got = (got[0], got[2], got[3])
             if want is None:
                 want = got
-                assert got[0] == (0 if k == "12" else 3), (cmd, k, got)
+                assert got[0] == (3 if k in ("4", "11") else 0), (cmd, k, got)
             assert got == want, (cmd, k, np_, got, want)
