@@ -977,13 +977,14 @@ def check_cli(args, distributed, ranks=None):
     refuse_pipe(getattr(args, "input", None))   # before any rank starts (each opens it)
     _check_weighted_input(args)  # info and convert read their input alike
     _check_konect_header(args)
+    if getattr(args, "labels", False):  # info too (it loaded the spec and then failed with
+        _check_labels_input(getattr(args, "input", None))  # an internal error, exit 1)
     if command not in RUN_COMMANDS:
         return
     check_env()
     given = set(getattr(args, "_given", None) or ())
     if getattr(args, "labels", False):  # a store_true flag: given when set
         given.add("labels")
-        _check_labels_input(getattr(args, "input", None))
     for dest in sorted(given):
         why = refusal(dest, command, getattr(args, "mode", "bsp"), distributed, given, args,
                       ranks)

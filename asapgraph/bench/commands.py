@@ -196,7 +196,10 @@ def add_arguments(p):
     p.add_argument("--outdir", default=None, help="PNG (and Markdown) directory (default "
                    "benchmarks/report)")
     p.add_argument("--markdown", default=None, help="Markdown file (default: "
-                   "benchmarks/REPORT.md for --report, else <outdir>/<name>.md)")
+                   "benchmarks/REPORT.md for --report, else <outdir>/<name>.md). Relative "
+                   "paths, the defaults too, are from the working directory; missing "
+                   "directories (of these four options) are created before any run, and one "
+                   "that cannot be created or written is refused in one line, exit status 2")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     return p
 

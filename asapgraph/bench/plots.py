@@ -107,7 +107,8 @@ def error_vs_bytes(records, outdir, group="rq1"):
         pts = defaultdict(list)
         for r in recs:
             if r["mode"] == "asap" and r.get("final_error") is not None:
-                pts[r["tol"]].append((r["bytes_sent"] / 1e6, r["final_error"], r["residual"]))
+                pts[r["tol"]].append((r["bytes_sent"] / 1e6, r["final_error"],
+                                       r.get("error_bound", r["residual"])))
         if pts:
             tols = sorted(pts, reverse=True)
             xs = [statistics.median(p[0] for p in pts[t]) for t in tols]

@@ -58,7 +58,8 @@ def _load_reference(path):
 def _record(cfg, res, ref, wall):
     st = res.stats
     rec = {"id": cfg["id"], "ok": True, "iterations": int(res.iterations),
-           "converged": bool(res.converged), "residual": float(res.residual), "wall": wall}
+           "converged": bool(res.converged), "residual": float(res.residual),
+           "error_bound": float(res.error_bound), "wall": wall}
     for k in TOTAL_KEYS:
         if k in st:
             v = st[k]

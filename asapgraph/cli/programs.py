@@ -504,12 +504,16 @@ def user_program_line(program, exc_type, text):
 
 
 def check_steps(args):
-    """``--steps K`` replaces ``--tol``/``--max-iter``: refuse both together, and ASAP."""
+    """``--steps K`` replaces ``--tol``/``--max-iter``: refuse both together, ASAP, and
+    ``--allow-unconverged`` (a steps run exits 0 whatever its residual)."""
     if args.steps is None:
         return
     if args.tol is not None or args.max_iter is not None:
         raise InputError("asapgraph run", None, "--steps K sets the supersteps (K, or fewer at a "
                          "fixpoint); it cannot be combined with --tol or --max-iter")
+    if getattr(args, "allow_unconverged", False):   # (was accepted and did nothing)
+        raise InputError("asapgraph run", None, "--allow-unconverged does not apply to --steps "
+                         "K: a run of K supersteps (or fewer at a fixpoint) exits 0 already")
     if args.mode != "bsp":
         raise InputError("asapgraph run", None, "--steps needs --mode bsp (ASAP has no global "
                          "supersteps)")

@@ -177,6 +177,15 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
                         f"(asapgraph.engine.distributed.load), not {type(source_or_loaded).__name__}")
     max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
     tol = _options.check_tol(program.default_tol if tol is None else tol)
+    if mode == "bsp" and max_iter < g.n and engine_kind(program) == "minmax":
+        # a cap that a converging min/max program can reach (one process needs at most n
+        # supersteps: n - 1 hops and the check) counts hops, as on one process: the tuned
+        # engine's superstep is a whole local fixed point (``bfs --max-iter 4`` of an
+        # 11-level chain exited 3 on one process and 0 on 2 ranks, and
+        # ``--allow-unconverged`` wrote other levels on every rank count); caps of n or
+        # more (the built-in programs' default 1 << 30) keep the tuned engine: both
+        # converge to the same fixed point
+        engine_options = dict(engine_options or {}, hop_supersteps=True)
     why = (_options.asap_tol_refusal(tol, pagerank=False)
            if mode == "asap" and engine_kind(program) == "sum" else None)
     if why is not None:

@@ -257,6 +257,11 @@ def delta_loop(program, ctx, values, deltas, coef, emap, on_iteration, *, relabe
                 on_minmax(it + 1, float(np.count_nonzero(sel)))
     else:
         it = ctx.max_iter
+        if comb != "sum" and count_true(ctx, better(comb, deltas, values)) == 0:
+            # the last superstep reached the fixed point: converged, as one process's
+            # kernel (``whole``) reports it (``bfs --max-iter 6`` of a 5-level BFS: exit 0
+            # on one process, 3 on ranks)
+            converged = True
     if comb == "sum":
         values += deltas
     return values, it, converged, residual, it_times
