@@ -321,6 +321,8 @@ STALL_SWEEPS = 32
 #: 16 / 17 / 19 sweeps and 1.16 / 0.92 / 0.69x (RQ5 monotone: 2.14, 1.46, 1.16, 0.92,
 #: 0.69).  Inactive where no rank is 2.5x slower than its in-peers (factors 1 and 2,
 #: issue 14's rebalanced cells, cnr-2000 whose gate is off): those runs are unchanged.
+#: Not where ranks time-share cores on the host's clock (a rank descheduled for a while
+#: is not a slow rank; as :data:`GATE_DELAYED`).
 #: benchmarks/REPORT.md, twenty-third session.  Env ``ASAPGRAPH_ASAP_ANSWER`` (0: off),
 #: ``ASAPGRAPH_ASAP_ANSWER_HOLD=0`` (the sender side off); ``--json`` per rank
 #: ``answer_gate`` (the setting), ``answer_sweeps`` (sweeps under the rule),
@@ -821,7 +823,7 @@ class _Solve:
         """ANSWER_GATE: the in-peers whose answer to this rank's latest output the gate
         waits for (they answer within a fraction of this rank's sweep)."""
         if (not self.sol.answer_gate or self.sol.patience <= 0 or not self.nin
-                or self.prev_sweep_len <= 0):
+                or self.sol.gate_shared or self.prev_sweep_len <= 0):
             return None
         own = min(self.last_sweep_len, self.prev_sweep_len)
         m = (self.peer_len > 0) & (self.peer_len <= self.sol.answer_gate * own)
