@@ -843,7 +843,7 @@ ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
             "ASAPGRAPH_ASAP_STALL_SWEEPS": int, "ASAPGRAPH_ASAP_WIDE_FANOUT_K": int,
             "ASAPGRAPH_ASAP_WIDE_PERIOD": int,
             "ASAPGRAPH_ASAP_OMEGA": Between(0.0, 2.0, "the SOR over-relaxation factor"),
-            "ASAPGRAPH_ASAP_SCALED_TARGET": float,
+            "ASAPGRAPH_ASAP_SCALED_TARGET": float, "ASAPGRAPH_ASAP_ANSWER": float,
             "ASAPGRAPH_ASAP_QUANT": ("q16", "q16b", "q16c", "f32", "off")}
 
 

@@ -369,7 +369,8 @@ def test_asap_env_knobs_checked_up_front(monkeypatch):
     flags = {"ASAPGRAPH_ASAP_DEGREE_RULE", "ASAPGRAPH_ASAP_REMAINDERS",
              "ASAPGRAPH_ASAP_REORDER", "ASAPGRAPH_ASAP_GS",
              "ASAPGRAPH_ASAP_FLUSH_FIRST", "ASAPGRAPH_ASAP_SLOT_ORDER",
-             "ASAPGRAPH_ASAP_WIDE_FANOUT"}  # compared with "0" / "1": any
+             "ASAPGRAPH_ASAP_WIDE_FANOUT",
+             "ASAPGRAPH_ASAP_ANSWER_HOLD"}  # compared with "0" / "1": any
     # value is valid
     assert read - flags == set(ASAP_ENV)
     check_env({})

@@ -20,6 +20,7 @@ NLOC, M = 4, 256
 class _NA:
     def __init__(self):
         self.sent = []
+        self.sent_to, self.recv_from = np.zeros(2, np.int64), np.zeros(2, np.int64)
 
     def full(self, j):
         return False
@@ -34,10 +35,13 @@ class _NA:
 
 class _Solve:
     flush = asap._Solve.flush
+    _answer_mask, _held, _now = (asap._Solve._answer_mask, asap._Solve._held,
+                                 asap._Solve._now)
 
     def __init__(self, quant_out, slots):
         self.sol = types.SimpleNamespace(
             keep_remainders=True, quant=ex.QUANT["q16b"], approx=0.0, quant_out=quant_out,
+            answer_gate=0.0, answer_hold=True,
             sched=types.SimpleNamespace(neighbours=lambda me, t: np.array([1])))
         self.na, self.mm = _NA(), None
         acc = np.zeros(NLOC + M)
@@ -55,6 +59,11 @@ class _Solve:
         self.waited_for = np.zeros(1, dtype=bool)
         self.last_sweep_len = 1e-3
         self.st = RankStats(0)
+        # the sweep gate's answer rule (off here: asap.ANSWER_GATE)
+        self.seen, self.out_mark, self.current = np.zeros(1), np.zeros(1), np.zeros(1, bool)
+        self.answered, self.answered_at = np.full(1, -1.0), np.full(1, -np.inf)
+        self.wants_answer = np.zeros(1, dtype=bool)
+        self.emu = types.SimpleNamespace(virtual=False)
 
     def _exact_only(self):
         return False

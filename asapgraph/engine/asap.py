@@ -302,6 +302,34 @@ STALL_SWEEPS = 32
 #: output into more, smaller messages that made it sweep more often on partial input
 #: (rmat:20, 2 ranks, rank 1 3x, virtual clock, model compute: 0.576 -> 0.740 s to L1
 #: 1e-6 and 550 -> 680 M edges without this bound; 1:1.5 and 1:2 within 0.5 %).
+#: The sweep gate's *answer rule* (twenty-third session): where the gate runs, a rank
+#: whose in-peers sweep in at most this fraction of its own sweep (the shorter of its last
+#: two, so one pause does not count) sweeps only once those peers have delivered output
+#: that answers its latest output -- made by a sweep that began after applying it (each
+#: header carries the count of the receiver's messages the sender had applied when its
+#: last sweep began, :data:`.exchange.ANSWERS`; negative: "I wait for your answer") --
+#: or after at most :data:`ANSWER_WAIT` of its own sweep (and at least the gate's usual
+#: wait: two of the peers' sweeps plus round trips).  Its peers, told so by the sign,
+#: keep combining their output to it until a sweep of theirs answers, and then send
+#: nothing more for one of its sweeps, so the slow rank decodes one message per peer per
+#: sweep (:meth:`_Solve._held`; out of work they flush as before).  Why: with a static
+#: partition a heavy straggler bounds both modes, and without the rule its sweeps used
+#: input that answered its last-but-one output (the fast peers' answers arrived during
+#: its sweep), a lagged iteration: rmat:20, 4 ranks, 1 ms / 1 Gbit/s, rank 1 3x / 5x /
+#: 8x slower, virtual clock, model compute: the straggler swept 27 / 33 / 30 times to
+#: true L1 1e-6 (BSP: 16 supersteps) and ASAP was 0.83 / 0.59 / 0.60x BSP; with the rule
+#: 16 / 17 / 19 sweeps and 1.16 / 0.92 / 0.69x (RQ5 monotone: 2.14, 1.46, 1.16, 0.92,
+#: 0.69).  Inactive where no rank is 2.5x slower than its in-peers (factors 1 and 2,
+#: issue 14's rebalanced cells, cnr-2000 whose gate is off): those runs are unchanged.
+#: Not where ranks time-share cores on the host's clock (a rank descheduled for a while
+#: is not a slow rank; as :data:`GATE_DELAYED`).
+#: benchmarks/REPORT.md, twenty-third session.  Env ``ASAPGRAPH_ASAP_ANSWER`` (0: off),
+#: ``ASAPGRAPH_ASAP_ANSWER_HOLD=0`` (the sender side off); ``--json`` per rank
+#: ``answer_gate`` (the setting), ``answer_sweeps`` (sweeps under the rule),
+#: ``answer_asks`` (messages that asked), ``answers_held`` (flush rounds a buffer waited).
+ANSWER_GATE = 0.4
+#: the answer rule's longest wait, in the rank's own sweeps (:data:`ANSWER_GATE`)
+ANSWER_WAIT = 0.5
 FLUSH_FIRST_LEN = 0.5
 #: The ``jacobi`` PageRank sweep is Gauss-Seidel within the rank: a vertex pushes its
 #: residual as the sweep snapshotted it plus what the vertices pushed before it in the same
@@ -593,6 +621,10 @@ class _Solver:
         # a blocked output goes out before the next sweep to peers that wait
         # (:meth:`_Solve.flush_first`; ASAPGRAPH_ASAP_FLUSH_FIRST=0: off, for A/B)
         self.flush_first = os.environ.get("ASAPGRAPH_ASAP_FLUSH_FIRST", "1") != "0"
+        # the sweep gate's answer rule (ANSWER_GATE; ASAPGRAPH_ASAP_ANSWER: the fraction,
+        # 0 off) and its sender side (ASAPGRAPH_ASAP_ANSWER_HOLD=0: off, for A/B)
+        self.answer_gate = float(os.environ.get("ASAPGRAPH_ASAP_ANSWER", str(ANSWER_GATE)))
+        self.answer_hold = os.environ.get("ASAPGRAPH_ASAP_ANSWER_HOLD", "1") != "0"
         # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
         # by degree, under the single-process relabelling policy (big graph, no locality
         # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
@@ -720,10 +752,21 @@ class _Solve:
         # (:meth:`flush_first`)
         self.peer_waits = np.zeros(nout, dtype=bool)
         self.out_len = np.zeros(nout)  # each out-peer's last sweep duration (its headers)
+        self.wants_answer = np.zeros(nout, dtype=bool)  # its gate waits for an answer
+        self.answered = np.full(nout, -1.0)  # its messages applied when this rank last sent
+        self.answered_at = np.full(nout, -np.inf)  # ... and when
         self.waiting_for = np.zeros(nin, dtype=bool)
         self.waited_for = np.zeros(nin, dtype=bool)
         self.in_index = {int(q): i for i, q in enumerate(in_peers)}
         self.last_sweep_end, self.last_sweep_len = -np.inf, 0.0
+        self.prev_sweep_len = 0.0  # the sweep before (ANSWER_GATE: persistently long)
+        # ANSWER_GATE: per in-peer, its messages applied when this rank's last sweep began
+        # (sent in the header), the count of this rank's messages to it so far, and whether
+        # its latest message answers this rank's latest one
+        self.seen = np.zeros(nin)
+        self.out_mark = np.zeros(nin)
+        self.current = np.zeros(nin, dtype=bool)
+        self.in_ranks = np.asarray(in_peers, dtype=np.int64)
         self.swept_at = -np.inf
         self.contributed, self.wave_events = False, 0  # (the last _wave; see there)
         # the stall guard (STALL_SWEEPS): the bound it last halved from, this rank's sweeps
@@ -754,7 +797,59 @@ class _Solve:
         _ev("I1")
 
     # ------------------------------------------------------------------ local work
+    def _now(self):
+        """The rank's clock: virtual, or the host's."""
+        return self.emu.vt if self.emu.virtual else time.perf_counter()
+
+    def _held(self):
+        """ANSWER_GATE, sender side: the out-peers whose gate waits for this rank's answer
+        to their latest output, which this rank's last sweep has not answered yet (it
+        began before that output was applied): their buffer keeps combining until a
+        sweep answers, so the slow peer decodes one message per sweep."""
+        if not self.sol.answer_hold or not self.wants_answer.any():
+            return None
+        h = np.zeros(self.nout, dtype=bool)
+        rf = self.na.recv_from
+        for k in np.flatnonzero(self.wants_answer):
+            i = self.in_index.get(int(self.na.out_peers[k]))
+            q = int(self.na.out_peers[k])
+            if i is not None and (rf[q] > self.seen[i] or (
+                    self.answered[k] >= rf[q]
+                    and self._now() - self.answered_at[k] < self.out_len[k])):
+                h[k] = True
+        return h if h.any() else None
+
+    def _answer_mask(self):
+        """ANSWER_GATE: the in-peers whose answer to this rank's latest output the gate
+        waits for (they answer within a fraction of this rank's sweep)."""
+        if (not self.sol.answer_gate or self.sol.patience <= 0 or not self.nin
+                or self.sol.gate_shared or self.prev_sweep_len <= 0):
+            return None
+        own = min(self.last_sweep_len, self.prev_sweep_len)
+        m = (self.peer_len > 0) & (self.peer_len <= self.sol.answer_gate * own)
+        return m if m.any() else None
+
+    def _inputs_in(self):
+        """The gate's input condition: every in-peer delivered since the last sweep, and
+        those of :meth:`_answer_mask` with output that answers this rank's latest."""
+        if not self.fresh.all():
+            return False
+        m = self._answer_mask()
+        return m is None or bool(self.current[m].all())
+
     def _gate_wait(self):
+        """The sweep gate's wait (seconds after the last sweep's end)."""
+        m = self._answer_mask()
+        if m is not None and not self.current[m].all():
+            own = min(self.last_sweep_len, self.prev_sweep_len)
+            rtt = [self.na.rtt_min[self.peer_index[int(q)]] for q in self.in_ranks[m]
+                   if int(q) in self.peer_index]
+            rtt = max(rtt) if rtt else np.inf
+            return max(self._gate_wait0(), min(ANSWER_WAIT * own, 2.0 * (
+                float(self.peer_len[m].max()) + rtt)))
+        return self._gate_wait0()
+
+    def _gate_wait0(self):
         """The sweep gate's wait (seconds after the last sweep's end)."""
         ref = self.last_sweep_len
         if self.nin and self.peer_len.min() > 0:
@@ -784,7 +879,7 @@ class _Solve:
 
     def gate_due(self):
         """When the sweep gate opens by patience (inf: it is open or no sweep is due)."""
-        if (self.sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
+        if (self.sol.patience <= 0 or (self.jac and not self.nin) or self._inputs_in()
                 or self.within_target()):
             return np.inf
         return self.last_sweep_end + self._gate_wait()
@@ -798,7 +893,7 @@ class _Solve:
         # for), so a sweep works on combined input; the wait is counted in sweeps of
         # this rank or of its slowest in-peer, whichever are shorter: a straggler
         # waits no longer than its peers take to answer
-        ready = sol.patience <= 0 or (self.jac and not self.nin) or self.fresh.all()
+        ready = sol.patience <= 0 or (self.jac and not self.nin) or self._inputs_in()
         if not ready:
             ready = (t1 if vnow is None else vnow) - self.last_sweep_end >= self._gate_wait()
         if self.within_target() or not ready or self.wv.draining or self.over:
@@ -812,8 +907,13 @@ class _Solve:
             st.extra["input_waits"] = st.extra.get("input_waits", 0) + 1
             return 0  # sweep schedule: nothing new, and far below its share
         c0, e0 = time.thread_time(), st.edges_visited
+        if self.nin:
+            self.seen[:] = self.na.recv_from[self.in_ranks]
         if evtrace.DIR:
             _ev("S0", float(self.fresh.sum()), evtrace.now() - self.last_sweep_end)
+        if sol.patience > 0 and self.nin and self._answer_mask() is not None:
+            # the gate waited for answers to this rank's latest output (ANSWER_GATE)
+            st.extra["answer_sweeps"] = st.extra.get("answer_sweeps", 0) + 1
         if sol.patience > 0 and self.nin and not self.fresh.all():
             # the gate opened by its patience: an in-peer's output had not arrived
             st.extra["gate_timeouts"] = st.extra.get("gate_timeouts", 0) + 1
@@ -844,12 +944,14 @@ class _Solve:
             # model's) plus what the emulated host added
             self.bal.record(st.edges_visited - e0, self.emu.last_charged + slept)
         self.fresh[:] = False
+        self.current[:] = False
         self.waited_for[:] = self.waiting_for
         self.waiting_for[:] = False
         _ev("S1", st.edges_visited - e0, slept)
         self.swept_wave = self.wv.waves
         self.swept_at = st.now()  # (the bench's true-error trace: when this state began)
         self.last_sweep_end = time.perf_counter()
+        self.prev_sweep_len = self.last_sweep_len
         self.last_sweep_len = self.last_sweep_end - t1
         if vnow is not None:  # (the virtual clock sets last_sweep_len itself)
             self.last_sweep_end = self.emu.vt
@@ -928,11 +1030,15 @@ class _Solve:
         self.gs += f[ex.GOSSIP_S]
         self.gw += f[ex.GOSSIP_W]
         self.fresh[j] = True
+        a = f[ex.ANSWERS]  # (negative: the sender's gate waits for this rank's answer)
+        if (-a - 1.0 if a < 0 else a) >= self.out_mark[j]:
+            self.current[j] = True
         # (negative: the sender's sweep gate waited for this rank's output before that sweep)
         self.peer_len[j] = abs(f[ex.SWEEP_LEN])
         k = self.peer_index.get(int(self.na.in_peers[j]))
         if k is not None:
             self.peer_waits[k] = f[ex.SWEEP_LEN] < 0.0
+            self.wants_answer[k] = a < 0.0
             self.out_len[k] = abs(f[ex.SWEEP_LEN])
 
     def flush(self, force, only=None):
@@ -961,9 +1067,14 @@ class _Solve:
         nb = sol.sched.neighbours(self.me, self.rounds)
         gs, gw = self.gs, self.gw
         r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
+        hold = None if force else self._held()
         for q in nb:
             j = self.peer_index.get(int(q))
             if j is None or na.full(j) or (only is not None and not only[j]):
+                continue
+            if hold is not None and hold[j]:
+                if dirty[j]:
+                    self.st.extra["answers_held"] = self.st.extra.get("answers_held", 0) + 1
                 continue
             pooled = dbuf[j, 0] != 0.0 or dbuf[j, 1] != 0.0
             # a buffer holding only remainders waits for new mass (or the end)
@@ -1011,6 +1122,16 @@ class _Solve:
             i = self.in_index.get(int(q))  # negative: this rank's gate waited for q's output
             f[ex.SWEEP_LEN] = (-self.last_sweep_len if i is not None and self.waited_for[i]
                                else self.last_sweep_len)
+            if i is not None:
+                am = self._answer_mask()
+                f[ex.ANSWERS] = (-self.seen[i] - 1.0 if am is not None and am[i]
+                                 else self.seen[i])
+                if am is not None and am[i]:
+                    self.st.extra["answer_asks"] = self.st.extra.get("answer_asks", 0) + 1
+                self.out_mark[i] = na.sent_to[int(q)] + 1
+                self.answered[j] = na.recv_from[int(q)]
+                self.answered_at[j] = self._now()
+                self.current[i] = False
             dbuf[j] = 0.0
             na.send(j, buf, nbytes, form)
             sent += 1
@@ -1034,6 +1155,10 @@ class _Solve:
         if not self.nout or self.sol.approx > 0:
             return False
         want = self.dirty | self.d.dbuf.any(axis=1)
+        if not self._out_of_work():
+            hold = self._held()
+            if hold is not None:
+                want = want & ~hold
         return bool((want & (self.na.inflight < self.na.window)).any())
 
     def flush_first(self):
@@ -1392,6 +1517,7 @@ class _Solve:
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
+        st.extra["answer_gate"] = sol.answer_gate  # the gate's answer rule (0: off)
         st.extra["rank_prio"] = sol.rank_prio  # the priority schedule's rank gate (0: off)
         if self.jac and not self.prog and self.mm is None:  # Gauss-Seidel sweeps (GAUSS_SEIDEL)
             st.extra["gauss_seidel"] = sol.gauss_seidel

@@ -79,7 +79,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from asapgraph.engine.exchange import HEADER  # the message header (re-exported for bsp.py)
+#: BSP PageRank's message header: float64 slots before each peer's values in the pull
+#: layout (:mod:`.pull`, :mod:`.bsp`; only the delivery time is read).  ASAP's header
+#: (:data:`.exchange.HEADER`) has one more field since the twenty-third session (the
+#: answer count of the sweep gate's answer rule); BSP's messages keep their size.
+HEADER = 7
 
 __all__ = ["Emulation", "Emulator", "parse_straggler", "parse_pauses", "HEADER", "CLOCKS",
            "COMPUTE", "KERNELS", "MODEL_NS", "LAYOUTS", "MODEL_LAYOUT_NS", "RS_NS"]

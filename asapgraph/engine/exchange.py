@@ -6,8 +6,12 @@ Rationale
 the general program engine; BSP and ASAP) is one byte buffer ``[header | payload]``.  The header is
 ``HEADER`` float64 fields: emulated delivery time (:mod:`.emulation`), payload form,
 the push-sum pair ``(s, w)`` of the stochastic reduce (:mod:`.reduce`), the teleport and
-dangling pool shares owed to the receiver (ASAP ``jacobi`` form), and the sender's last
-sweep duration (the receiver's sweep gate); fields a message does not use are 0.  The
+dangling pool shares owed to the receiver (ASAP ``jacobi`` form), the sender's last
+sweep duration (the receiver's sweep gate) and the count of the receiver's messages the
+sender had applied when its last sweep began (``ANSWERS``, negative when the sender's gate
+waits for the receiver's answer: :data:`.asap.ANSWER_GATE`); fields a message does not
+use are 0.  (BSP PageRank's pull layout keeps its own 7-slot header,
+:data:`.emulation.HEADER`.)  The
 payload forms (header field ``FORM``):
 
 ====  ==========================================================  =======================
@@ -151,13 +155,13 @@ from asapgraph.engine.evtrace import ev as _ev
 from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
-           "SWEEP_LEN", "DENSE_EXACT", "SPARSE_EXACT", "CODED", "QUANT", "header",
+           "SWEEP_LEN", "ANSWERS", "DENSE_EXACT", "SPARSE_EXACT", "CODED", "QUANT", "header",
            "message_buffer", "encode", "decode", "coded_values", "encode_exact",
            "decode_exact", "NotifyAck", "Channel"]
 
 #: float64 header fields of every engine message
-HEADER = 7
-DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN = range(HEADER)
+HEADER = 8
+DELIVER_AT, FORM, GOSSIP_S, GOSSIP_W, POOL_B, POOL_D, SWEEP_LEN, ANSWERS = range(HEADER)
 #: payload forms of min/max offers (after the six of :func:`encode`), and :func:`encode`'s
 #: coded 16-bit form
 DENSE_EXACT, SPARSE_EXACT, CODED, BYTE_CODED = 6, 7, 8, 9
