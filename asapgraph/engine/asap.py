@@ -811,8 +811,8 @@ class _Solve:
         h = np.zeros(self.nout, dtype=bool)
         rf = self.na.recv_from
         for k in np.flatnonzero(self.wants_answer):
-            i = self.in_index.get(int(self.na.out_peers[k]))
             q = int(self.na.out_peers[k])
+            i = self.in_index.get(q)
             if i is not None and (rf[q] > self.seen[i] or (
                     self.answered[k] >= rf[q]
                     and self._now() - self.answered_at[k] < self.out_len[k])):
