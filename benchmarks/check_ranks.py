@@ -88,7 +88,7 @@ def main(argv=None):
                     ok = len(got) == len(ref) and err <= 10 * a.tol
                     bad += not ok
                     worst = max(worst, err)
-                    print(f"{'ok ' if ok else 'BAD'} {g} K={k} {mode} {' '.join(cmd[11:])} "
+                    print(f"{'ok ' if ok else 'BAD'} {g} K={k} {mode} {' '.join(cmd[12:])} "
                           f"L1 {err:.2e} vertices {len(got)}/{len(ref)}", flush=True)
     print(f"{bad} bad; largest L1 {worst:.2e}")
     return 1 if bad else 0
