@@ -46,7 +46,8 @@ __all__ = [
     "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
     "check_max_iter", "weight_col_index", "read_vertex_values", "dense_vertex_values",
     "unknown_vertex_error", "zero_sum_error", "negative_weights_error",
-    "pagerank_change_tol", "pagerank_error_bound", "engine_tol", "error_bound",
+    "pagerank_change_tol", "pagerank_change_of_bound", "pagerank_error_bound", "engine_tol",
+    "error_bound",
     "check_residual", "spectral_radius_bound", "check_cli", "Given", "GivenAppend",
     "STDIN_SPLIT_REFUSAL", "stdin_refusal",
 ]
@@ -485,6 +486,14 @@ def pagerank_change_tol(alpha, tol):
     * ||x_k - x_{k-1}||``; alpha = 0 gives the exact answer after one sweep."""
     alpha, tol = float(alpha), float(tol)
     return math.inf if alpha == 0.0 else tol * (1.0 - alpha) / alpha
+
+
+def pagerank_change_of_bound(alpha, bound):
+    """The L1 change of a Jacobi sweep that certifies L1 error ``bound`` (what a run
+    without sweep-to-sweep changes, ASAP, reports as its ``residual``, comparable with
+    BSP's and one process's); ``bound`` itself at alpha 0."""
+    factor = pagerank_error_bound(alpha, 1.0)
+    return bound / factor if factor > 0 else bound
 
 
 def pagerank_error_bound(alpha, change):

@@ -401,8 +401,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         # as ``residual`` the L1 change that certifies that bound, as one process, BSP and
         # ``run PageRankProgram`` on ranks do (it was the bound itself, 5.67x the others'
         # figure at alpha 0.85); ``error_bound`` is the comparable figure everywhere.
-        factor = _options.pagerank_error_bound(alpha, 1.0)
-        res = bound / factor if factor > 0 else bound
+        res = _options.pagerank_change_of_bound(alpha, bound)
     seconds = time.perf_counter() - t0 - st.untimed_wall  # (the bench's instrument)
     # the rank's thread CPU over the same span (MPI's busy waits included): with ranks
     # time-slicing cores, what each mode's rank takes from its peers

@@ -1068,6 +1068,7 @@ class _Solve:
         gs, gw = self.gs, self.gw
         r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
         hold = None if force else self._held()
+        am = self._answer_mask()  # (ANSWER_GATE: the in-peers whose answer is asked)
         for q in nb:
             j = self.peer_index.get(int(q))
             if j is None or na.full(j) or (only is not None and not only[j]):
@@ -1123,10 +1124,9 @@ class _Solve:
             f[ex.SWEEP_LEN] = (-self.last_sweep_len if i is not None and self.waited_for[i]
                                else self.last_sweep_len)
             if i is not None:
-                am = self._answer_mask()
-                f[ex.ANSWERS] = (-self.seen[i] - 1.0 if am is not None and am[i]
-                                 else self.seen[i])
-                if am is not None and am[i]:
+                ask = am is not None and am[i]
+                f[ex.ANSWERS] = -self.seen[i] - 1.0 if ask else self.seen[i]
+                if ask:
                     self.st.extra["answer_asks"] = self.st.extra.get("answer_asks", 0) + 1
                 self.out_mark[i] = na.sent_to[int(q)] + 1
                 self.answered[j] = na.recv_from[int(q)]

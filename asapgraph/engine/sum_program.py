@@ -359,8 +359,7 @@ def run_pagerank_program(program, ctx, g, comm, mode, tol, max_iter, options=Non
             window=opts.get("window", 1), approx=opts.get("approx", 0.0),
             seed=opts.get("seed", 0), max_iter=max_iter,
             schedule=opts.get("schedule"))
-        factor = _options.pagerank_error_bound(program.alpha, 1.0)
-        residual = bound / factor if factor > 0 else bound
+        residual = _options.pagerank_change_of_bound(program.alpha, bound)
     return x, int(iters), bool(conv), float(residual), _totals(comm, st, emu, bound, extra)
 
 
