@@ -820,20 +820,28 @@ def engine_option_refusal(dest, program_name, engine, combiner="sum"):
 
 
 class Between:
-    """An :data:`ASAP_ENV` kind: a number strictly between ``lo`` and ``hi`` (``what``
-    names the knob in the refusal)."""
+    """An :data:`ASAP_ENV` kind: a number strictly between ``lo`` and ``hi``, or from
+    ``lo`` to ``hi`` both included when ``closed`` (``what`` names the knob in the
+    refusal)."""
 
-    def __init__(self, lo, hi, what):
-        self.lo, self.hi, self.what = lo, hi, what
+    def __init__(self, lo, hi, what, closed=False):
+        self.lo, self.hi, self.what, self.closed = lo, hi, what, closed
 
     def __call__(self, value):
         v = float(value)
-        if not self.lo < v < self.hi:   # (NaN included)
+        inside = self.lo <= v <= self.hi if self.closed else self.lo < v < self.hi
+        if not inside:   # (NaN included)
             raise ValueError(value)
         return v
 
     def describe(self):
-        return f"a number strictly between {self.lo:g} and {self.hi:g} ({self.what})"
+        how = "from {:g} to {:g}" if self.closed else "strictly between {:g} and {:g}"
+        return f"a number {how.format(self.lo, self.hi)} ({self.what})"
+
+
+#: an :data:`ASAP_ENV` on/off switch: "0" off, "1" on (any other word was read as one of
+#: the two -- "on" for most switches, "off" for some -- without a word)
+SWITCH = ("0", "1")
 
 
 #: the ASAP engine's experiment knobs in the environment (parsed by
@@ -843,7 +851,12 @@ class Between:
 #: ``float``, ``int``, a :class:`Between` range or the tuple of the accepted words.
 #: ``ASAPGRAPH_ASAP_OMEGA`` (SOR): a pushed vertex keeps ``(1 - omega)`` of its residual,
 #: so omega <= 0 or >= 2 does not converge (omega -1 did only after the SOR guard turned
-#: it off: audit 22).
+#: it off: audit 22).  ``ASAPGRAPH_ASAP_ANSWER`` (the answer rule, :data:`.asap.ANSWER_GATE`):
+#: 0 (off) or the fraction of a rank's sweep its in-peers sweep in at most -- a negative
+#: value acted as off and was shown as given in ``--json`` (audit 24).  The on/off
+#: switches (:data:`SWITCH`), the rebalancer's ``ASAPGRAPH_ASAP_PEER_COST`` and
+#: ``ASAPGRAPH_REBALANCE_FORCE``, the sum programs' ``ASAPGRAPH_EXTRAPOLATE`` and the
+#: emulation's ``ASAPGRAPH_SPIN_WAITS`` are checked alike (audit 24).
 ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
             "ASAPGRAPH_ASAP_GAMMA": float, "ASAPGRAPH_ASAP_PRIO": float,
             "ASAPGRAPH_ASAP_BLOCK": int, "ASAPGRAPH_ASAP_PATIENCE": float,
@@ -852,8 +865,18 @@ ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
             "ASAPGRAPH_ASAP_STALL_SWEEPS": int, "ASAPGRAPH_ASAP_WIDE_FANOUT_K": int,
             "ASAPGRAPH_ASAP_WIDE_PERIOD": int,
             "ASAPGRAPH_ASAP_OMEGA": Between(0.0, 2.0, "the SOR over-relaxation factor"),
-            "ASAPGRAPH_ASAP_SCALED_TARGET": float, "ASAPGRAPH_ASAP_ANSWER": float,
-            "ASAPGRAPH_ASAP_QUANT": ("q16", "q16b", "q16c", "f32", "off")}
+            "ASAPGRAPH_ASAP_SCALED_TARGET": float,
+            "ASAPGRAPH_ASAP_ANSWER": Between(0.0, 1.0, "the answer rule's fraction of "
+                                             "the rank's sweep; 0: off", closed=True),
+            "ASAPGRAPH_ASAP_QUANT": ("q16", "q16b", "q16c", "f32", "off"),
+            "ASAPGRAPH_ASAP_PEER_COST": float, "ASAPGRAPH_REBALANCE_FORCE": int,
+            **{name: SWITCH for name in (
+                "ASAPGRAPH_ASAP_GS", "ASAPGRAPH_ASAP_DEGREE_RULE",
+                "ASAPGRAPH_ASAP_REMAINDERS", "ASAPGRAPH_ASAP_QUANT_OUT",
+                "ASAPGRAPH_ASAP_FLUSH_FIRST", "ASAPGRAPH_ASAP_ANSWER_HOLD",
+                "ASAPGRAPH_ASAP_REORDER", "ASAPGRAPH_ASAP_SLOT_ORDER",
+                "ASAPGRAPH_ASAP_WIDE_FANOUT", "ASAPGRAPH_EXTRAPOLATE",
+                "ASAPGRAPH_SPIN_WAITS")}}
 
 
 def check_env(environ=None):

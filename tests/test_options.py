@@ -365,14 +365,10 @@ def test_asap_env_knobs_checked_up_front(monkeypatch):
     from asapgraph.options import ASAP_ENV, check_env
 
     src = Path(asap_mod.__file__).read_text()
-    read = set(re.findall(r'environ\.get\("(ASAPGRAPH_ASAP_[A-Z_]+)"', src))
-    flags = {"ASAPGRAPH_ASAP_DEGREE_RULE", "ASAPGRAPH_ASAP_REMAINDERS",
-             "ASAPGRAPH_ASAP_REORDER", "ASAPGRAPH_ASAP_GS",
-             "ASAPGRAPH_ASAP_FLUSH_FIRST", "ASAPGRAPH_ASAP_SLOT_ORDER",
-             "ASAPGRAPH_ASAP_WIDE_FANOUT",
-             "ASAPGRAPH_ASAP_ANSWER_HOLD"}  # compared with "0" / "1": any
-    # value is valid
-    assert read - flags == set(ASAP_ENV)
+    read = set(re.findall(r'environ\.get\(\s*"(ASAPGRAPH_ASAP_[A-Z_]+)"', src))
+    # (the on/off switches too, since audit 24: tests/test_audit24.py; the table also
+    # holds knobs read outside this module)
+    assert read and read <= set(ASAP_ENV)
     check_env({})
     check_env({"ASAPGRAPH_ASAP_RHO": "0.5", "ASAPGRAPH_ASAP_BLOCK": "32",
                "ASAPGRAPH_ASAP_QUANT": "q16c"})

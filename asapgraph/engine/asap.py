@@ -1518,6 +1518,7 @@ class _Solve:
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         st.extra["answer_gate"] = sol.answer_gate  # the gate's answer rule (0: off)
+        st.extra["answer_hold"] = sol.answer_hold  # ... and its sender side
         st.extra["rank_prio"] = sol.rank_prio  # the priority schedule's rank gate (0: off)
         if self.jac and not self.prog and self.mm is None:  # Gauss-Seidel sweeps (GAUSS_SEIDEL)
             st.extra["gauss_seidel"] = sol.gauss_seidel

@@ -1,0 +1,99 @@
+"""Audit 24: the ASAP environment knobs read outside the up-front check (the answer rule's
+fraction took a negative value, the on/off switches any word), negative edge weights of
+in-memory graphs refused without naming the edge, and negative vertex ids of integer edge
+arrays taken as labels where a text edge list refuses them."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from asapgraph.errors import InputError
+from asapgraph.options import ASAP_ENV, SWITCH, check_env
+
+SWITCHES = [name for name, kind in ASAP_ENV.items() if kind is SWITCH]
+ANSWER_WHY = ("is not a number from 0 to 1 \\(the answer rule's fraction of the rank's "
+              "sweep; 0: off\\)")
+
+
+# ---------------------------------------------------------------- 1. the environment knobs
+@pytest.mark.parametrize("value", ["-0.5", "-1", "-0", "1.5", "2", "nan", "inf", "-inf",
+                                   "x", "", "0.4.1"])
+def test_answer_fraction_out_of_range_refused(value):
+    """``ASAPGRAPH_ASAP_ANSWER`` negative acted as off and showed in ``--json`` as given;
+    above 1 it counted peers slower than the rank as fast ones; NaN was taken too."""
+    if value == "-0":   # (float: -0.0 == 0, off: a spelling of 0, accepted)
+        check_env({"ASAPGRAPH_ASAP_ANSWER": value})
+        return
+    with pytest.raises(InputError, match=f"ASAPGRAPH_ASAP_ANSWER={value!r} {ANSWER_WHY}"):
+        check_env({"ASAPGRAPH_ASAP_ANSWER": value})
+
+
+@pytest.mark.parametrize("value", ["0", "0.0", "0.25", "0.4", "1", "1.0", "1e-3"])
+def test_answer_fraction_accepted(value):
+    check_env({"ASAPGRAPH_ASAP_ANSWER": value})
+
+
+def test_switches_take_0_or_1_only():
+    """The on/off switches compared the value with "0" (or "1"): "yes" / "off" / "" were
+    read silently as on or off (``ASAPGRAPH_ASAP_REORDER=yes``: off, ``..._GS=off``: on)."""
+    assert {"ASAPGRAPH_ASAP_ANSWER_HOLD", "ASAPGRAPH_ASAP_GS", "ASAPGRAPH_ASAP_REORDER",
+            "ASAPGRAPH_ASAP_QUANT_OUT", "ASAPGRAPH_EXTRAPOLATE",
+            "ASAPGRAPH_SPIN_WAITS"} <= set(SWITCHES)
+    for name in SWITCHES:
+        check_env({name: "0"})
+        check_env({name: "1"})
+        for bad in ("yes", "off", "", "2", " 1"):
+            with pytest.raises(InputError, match=re.escape(f"{name}={bad!r}: expected one "
+                                                           "of 0, 1")):
+                check_env({name: bad})
+
+
+def test_rebalancer_knobs_checked_up_front():
+    check_env({"ASAPGRAPH_ASAP_PEER_COST": "0.01", "ASAPGRAPH_REBALANCE_FORCE": "3"})
+    with pytest.raises(InputError, match="ASAPGRAPH_ASAP_PEER_COST='cheap' is not a number"):
+        check_env({"ASAPGRAPH_ASAP_PEER_COST": "cheap"})
+    with pytest.raises(InputError, match="ASAPGRAPH_REBALANCE_FORCE='1.5' is not an integer"):
+        check_env({"ASAPGRAPH_REBALANCE_FORCE": "1.5"})
+
+
+#: read by the engine for tracing and debugging only (any non-empty value: on; a path)
+DEBUG_ENV = {"ASAPGRAPH_TRACE_ASAP", "ASAPGRAPH_TRACE_VCLOCK", "ASAPGRAPH_DEBUG_ASAP",
+             "ASAPGRAPH_STRICT_ASAP", "ASAPGRAPH_EVTRACE"}
+
+
+def test_every_engine_knob_is_in_the_table():
+    """Every ``ASAPGRAPH_*`` variable the engine reads (but the debug ones) is checked."""
+    import asapgraph.engine as eng
+    from asapgraph.engine.rebalance import FORCE_ENV
+
+    read = {FORCE_ENV}
+    for path in Path(eng.__file__).parent.glob("*.py"):
+        read |= set(re.findall(r'environ\.get\(\s*"(ASAPGRAPH_[A-Z_]+)"', path.read_text()))
+    assert "ASAPGRAPH_ASAP_ANSWER_HOLD" in read and "ASAPGRAPH_ASAP_QUANT_OUT" in read
+    assert read - DEBUG_ENV <= set(ASAP_ENV), sorted(read - DEBUG_ENV - set(ASAP_ENV))
+
+
+@pytest.mark.parametrize("name, value, why", [
+    ("ASAPGRAPH_ASAP_ANSWER", "-0.5", ANSWER_WHY.replace("\\", "")),
+    ("ASAPGRAPH_ASAP_ANSWER", "nan", ANSWER_WHY.replace("\\", "")),
+    ("ASAPGRAPH_ASAP_ANSWER_HOLD", "yes", None),
+])
+def test_cli_refuses_in_one_line(monkeypatch, capsys, name, value, why):
+    from asapgraph.cli import main
+
+    monkeypatch.setenv(name, value)
+    assert main(["pagerank", "rmat:6", "--mode", "asap", "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    want = (f"asapgraph: {name}={value!r} {why}" if why is not None
+            else f"asapgraph: {name}={value!r}: expected one of 0, 1")
+    assert err == want
+
+
+def test_python_api_solver_refuses(monkeypatch):
+    """The ASAP solver checks again for the Python API (no CLI in front of it)."""
+    import asapgraph.engine as E
+
+    monkeypatch.setenv("ASAPGRAPH_ASAP_ANSWER", "-0.5")
+    with pytest.raises(InputError, match="ASAPGRAPH_ASAP_ANSWER='-0.5'"):
+        E.pagerank("rmat:6", mode="asap")
