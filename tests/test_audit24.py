@@ -97,3 +97,64 @@ def test_python_api_solver_refuses(monkeypatch):
     monkeypatch.setenv("ASAPGRAPH_ASAP_ANSWER", "-0.5")
     with pytest.raises(InputError, match="ASAPGRAPH_ASAP_ANSWER='-0.5'"):
         E.pagerank("rmat:6", mode="asap")
+
+
+# ---------------------------------------------------------- 3. negative ids of edge arrays
+NEG_ID = "(ids must be >= 0; Graph.from_labels takes any labels)"
+
+
+@pytest.mark.parametrize("a, row, col, v", [
+    (np.array([[0, 1], [1, -2], [-2, 0]]), 1, 1, -2),
+    (np.array([[0, 1], [-7, -2]], dtype=np.int32), 1, 0, -7),
+    (np.array([[0, 1, 0.5], [1, 2, 1.0], [-3.0, 1, 1.0]]), 2, 0, -3),   # float ids
+    (np.array([[5, 4], [4, 5], [5, -1]], dtype=np.int8), 2, 1, -1),
+])
+def test_negative_ids_of_an_edge_array_refused(a, row, col, v):
+    """A text edge list and a .npy file refuse a negative vertex id; an in-memory edge
+    array took it as a label (a graph with vertex -2, whose ranks were reported under
+    dense ids 0..n-1)."""
+    import asapgraph
+
+    want = f"<ndarray>: row {row}: negative vertex id {v} in column {col} {NEG_ID}"
+    for call in (asapgraph.pagerank, asapgraph.load_graph):
+        with pytest.raises(InputError) as e:
+            call(a)
+        assert str(e.value) == want
+        assert isinstance(e.value, ValueError)   # (as every other edge-array refusal)
+
+
+def test_edge_arrays_without_negative_ids_unchanged():
+    import asapgraph
+
+    a = np.array([[0, 1], [1, 2], [2, 0], [2, 7]])
+    r = asapgraph.pagerank(a)
+    assert list(r.ids) == [0, 1, 2, 7] and r.ranks.sum() == pytest.approx(1.0)
+    big = np.iinfo(np.uint64).max   # uint64 past int64: labels, as before (audit 18)
+    assert asapgraph.pagerank(np.array([[0, big], [big, 1]], dtype=np.uint64)).ranks.size == 3
+    assert asapgraph.pagerank(np.zeros((0, 2), dtype=np.int64)).ranks.size == 0
+
+
+def test_negative_labels_elsewhere_still_labels():
+    """Labels given as labels stay labels: Graph.from_labels, a DataFrame, networkx."""
+    import asapgraph
+    from asapgraph.graph.core import Graph
+
+    g = Graph.from_labels(np.array([-1, -2, -3]), np.array([-2, -3, -1]))
+    assert sorted(g.labels.tolist()) == [-3, -2, -1]
+    assert asapgraph.pagerank(g).ranks == pytest.approx([1 / 3] * 3)
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"source": [-1, -2, -3], "target": [-2, -3, -1]})
+    assert asapgraph.pagerank(df).ranks == pytest.approx([1 / 3] * 3)
+
+
+def test_networkx_backend_negative_node_labels():
+    nx = pytest.importorskip("networkx")
+    import asapgraph
+
+    G = nx.DiGraph([(-1, -2), (-2, -3), (-3, -1), (-3, 5), (5, -1)])
+    got, ref = nx.pagerank(G, backend="asapgraph"), nx.pagerank(G)
+    assert set(got) == set(ref)
+    assert all(abs(got[k] - ref[k]) < 1e-9 for k in ref), (got, ref)
+    r = asapgraph.pagerank(G)
+    # (networkx stops at its own tol 1e-6: its answer is that far from the fixed point)
+    assert dict(zip(r.labels.tolist(), r.ranks)) == pytest.approx(ref, abs=1e-5)

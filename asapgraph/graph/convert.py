@@ -262,7 +262,11 @@ def from_arrow(table, source=None, target=None, weight=None, *, undirected=False
 
 
 def from_edge_array(a, *, weighted=None, undirected=False, source="<ndarray>"):
-    """Graph of an ``(m, 2)`` or ``(m, 3)`` numpy array of edges (third column: weight)."""
+    """Graph of an ``(m, 2)`` or ``(m, 3)`` numpy array of edges (third column: weight).
+
+    The first two columns are vertex ids: integers ``>= 0`` (a negative one is refused,
+    :class:`~asapgraph.errors.InputError`, as in a text edge list); other labels go
+    through :func:`from_labels`."""
     a = np.asarray(a)
     if a.ndim != 2 or a.shape[1] not in (2, 3):
         raise ValueError(f"an edge array must have shape (m, 2) or (m, 3), got {a.shape}; "
@@ -282,8 +286,24 @@ def from_edge_array(a, *, weighted=None, undirected=False, source="<ndarray>"):
             v = s[i] if abs(s[i]) >= 2.0**63 else d[i]
             raise ValueError(f"edge array: vertex id {float(v)!r} (row {i}) does not fit in int64")
         s, d = s.astype(np.int64), d.astype(np.int64)
+    if s.dtype.kind == "i" and s.size and (s.min() < 0 or d.min() < 0):
+        # vertex ids, as in a text edge list or a .npy file, which refuse a negative one
+        # (here it was taken as a label: audit 24)
+        raise _negative_id_error(s, d, source)
     return from_labels(np.ascontiguousarray(s), np.ascontiguousarray(d), w,
                        undirected=undirected, source=source)
+
+
+def _negative_id_error(s, d, source):
+    """The :class:`InputError` naming the first negative vertex id of an edge array (its
+    0-based row and column, as a ``.npy`` edge list's rows are named)."""
+    from asapgraph.errors import InputError
+
+    i = int(np.argmax((s < 0) | (d < 0)))
+    c = 0 if s[i] < 0 else 1
+    v = int(s[i] if c == 0 else d[i])
+    return InputError(source, None, f"row {i}: negative vertex id {v} in column {c} (ids "
+                      "must be >= 0; Graph.from_labels takes any labels)")
 
 
 def _module(obj):
