@@ -403,17 +403,19 @@ def dense_vertex_values(original_ids, path):
     return vec
 
 
-def negative_weights_error(source, path=None, weight_col=None, what=None):
+def negative_weights_error(source, path=None, weight_col=None, what=None, edge=None):
     """The refusal of negative edge weights; with ``path`` (a text edge list, its 1-based
     ``weight_col``) it names the line of the first one (found again on this error path:
-    :func:`asapgraph.graph.io.first_negative_weight`)."""
+    :func:`asapgraph.graph.io.first_negative_weight`); else, with ``edge`` (``(where,
+    value)`` of a graph given in memory: :func:`asapgraph.graph.convert.negative_weight_at`),
+    that edge."""
+    what = what or ("PageRank needs non-negative edge weights (use it unweighted, or "
+                    "transform the weights)")
     found = None
     if path is not None:
         from asapgraph.graph.io import first_negative_weight
 
         found = first_negative_weight(path, weight_col)
-    what = what or ("PageRank needs non-negative edge weights (use it unweighted, or "
-                    "transform the weights)")
     if found is None and path is not None:
         row = _first_negative_npy_row(path, weight_col)
         if row is not None:   # a .npy edge array: its row, as its other refusals name it
@@ -424,6 +426,9 @@ def negative_weights_error(source, path=None, weight_col=None, what=None):
             return InputError(source if source is not None else "<graph>", 1,
                               "a skew-symmetric Matrix Market matrix has negative edge weights "
                               f"(the mirror of each entry is its negation): {what}")
+        if edge is not None:   # (audit 24: an array's refusal named no edge)
+            return InputError(source if source is not None else "<graph>", None,
+                              f"{edge[0]}: negative edge weight {edge[1]}: {what}")
         return InputError(source if source is not None else "<graph>", None, what)
     line, tok = found
     return InputError(source if source is not None else "<graph>", line,

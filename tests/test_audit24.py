@@ -99,6 +99,97 @@ def test_python_api_solver_refuses(monkeypatch):
         E.pagerank("rmat:6", mode="asap")
 
 
+# ------------------------------------------------ 2. negative weights of in-memory graphs
+PR_WHY = "PageRank needs non-negative edge weights (use it unweighted, or transform the weights)"
+EDGES = np.array([[0, 1], [1, 2], [2, 0], [3, 9], [9, 3], [1, 9]])
+W = np.array([1.0, 1.0, 1.0, -0.5, 1.0, -2.0])
+
+
+def _refusal(call, *args):
+    with pytest.raises(InputError) as e:   # (the class as before: InputError, a ValueError)
+        call(*args)
+    return str(e.value)
+
+
+def test_edge_array_negative_weight_names_its_row_and_edge():
+    """An array's refusal said only '<ndarray>: PageRank needs non-negative edge weights';
+    a text file's names its line.  Now the first one in the array's order: its row, its
+    endpoints and the value."""
+    import asapgraph
+
+    want = f"<ndarray>: row 3 (edge 3 -> 9): negative edge weight -0.5: {PR_WHY}"
+    assert _refusal(asapgraph.pagerank, np.column_stack([EDGES, W])) == want
+    ints = np.column_stack([EDGES, [1, 1, 1, 1, -4, 1]])   # (an integer weight column)
+    assert _refusal(asapgraph.pagerank, ints) == (
+        f"<ndarray>: row 4 (edge 9 -> 3): negative edge weight -4: {PR_WHY}")
+
+
+def test_tables_negative_weight_names_row_and_labels():
+    import asapgraph
+
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"source": EDGES[:, 0], "target": EDGES[:, 1], "weight": W})
+    assert _refusal(asapgraph.pagerank, df) == (
+        f"<DataFrame>: row 3 (edge 3 -> 9): negative edge weight -0.5: {PR_WHY}")
+    named = pd.DataFrame({"u": list("abcdjb"), "v": list("bcajdj"), "weight": W})
+    assert _refusal(asapgraph.pagerank, named) == (
+        f"<DataFrame>: row 3 (edge 'd' -> 'j'): negative edge weight -0.5: {PR_WHY}")
+    pa = pytest.importorskip("pyarrow")
+    t = pa.table({"source": EDGES[:, 0], "target": EDGES[:, 1], "weight": W})
+    assert _refusal(asapgraph.pagerank, t) == (
+        f"<arrow>: row 3 (edge 3 -> 9): negative edge weight -0.5: {PR_WHY}")
+
+
+def test_graphs_negative_weight_names_the_edge():
+    """A Graph keeps no input order (its edges are sorted by destination), a networkx
+    graph and a matrix have none: the edge is named by its endpoints (original ids or
+    labels), the first in the graph's edge order."""
+    import asapgraph
+    from asapgraph.graph.core import Graph
+
+    for g in (Graph.from_edges(EDGES[:, 0], EDGES[:, 1], weights=W),
+              Graph.from_labels(EDGES[:, 0] + 100, EDGES[:, 1] + 100, W)):
+        off = 100 if g.ids is not None else 0
+        assert _refusal(asapgraph.pagerank, g) == (
+            f"<graph>: edge {3 + off} -> {9 + off}: negative edge weight -0.5: {PR_WHY}")
+    g = Graph.from_labels(np.array(list("abcdjb")), np.array(list("bcajdj")), W)
+    assert _refusal(asapgraph.pagerank, g) == (
+        f"<graph>: edge 'd' -> 'j': negative edge weight -0.5: {PR_WHY}")
+    nx = pytest.importorskip("networkx")
+    G = nx.DiGraph()
+    G.add_weighted_edges_from((int(u), int(v), float(x)) for (u, v), x in zip(EDGES, W))
+    msg = _refusal(asapgraph.pagerank, G)
+    assert msg.startswith("<networkx>: edge ") and "-> 9: negative edge weight" in msg, msg
+    sp = pytest.importorskip("scipy.sparse")
+    A = sp.csr_matrix((W, (EDGES[:, 0], EDGES[:, 1])), shape=(10, 10))
+    msg = _refusal(asapgraph.pagerank, A)
+    assert msg.startswith("<scipy>: edge ") and "negative edge weight" in msg, msg
+
+
+def test_graph_read_from_a_file_names_its_line(tmp_path):
+    """A Graph loaded from a text edge list and given to asapgraph.pagerank: the line, as
+    the command line names it (it said only 'FILE: PageRank needs ...')."""
+    import asapgraph
+
+    p = tmp_path / "e.txt"
+    p.write_text("0 1 1\n1 2 1\n2 0 -0.5\n")
+    g = asapgraph.load_graph(str(p), weighted=True)
+    assert _refusal(asapgraph.pagerank, g) == (
+        f"{p}:3: negative edge weight '-0.5': {PR_WHY}")
+
+
+def test_programs_name_the_edge_on_one_process():
+    from asapgraph.graph.core import Graph
+    from asapgraph.programs import PageRankProgram, run, sssp
+
+    g = Graph.from_edges(EDGES[:, 0], EDGES[:, 1], weights=W)
+    for mode in ("bsp", "asap"):
+        assert _refusal(run, PageRankProgram(), g, mode) == (
+            f"<graph>: edge 3 -> 9: negative edge weight -0.5: {PR_WHY}")
+    assert _refusal(sssp, g, 0) == ("<graph>: edge 3 -> 9: negative edge weight -0.5: sssp "
+                                    "needs non-negative edge weights")
+
+
 # ---------------------------------------------------------- 3. negative ids of edge arrays
 NEG_ID = "(ids must be >= 0; Graph.from_labels takes any labels)"
 

@@ -29,7 +29,7 @@ from asapgraph.graph.labels import factorize_pair, object_array
 from asapgraph.graph.nxcsr import LabelledCSR, nodes_are_range, read_networkx
 
 __all__ = ["from_scipy", "from_pandas", "from_arrow", "from_labels", "from_edge_array",
-           "as_graph", "require"]
+           "as_graph", "require", "in_memory", "negative_weight_at"]
 
 _EXTRA = {"pandas": "pandas", "pyarrow": "arrow", "networkx": "networkx"}
 
@@ -304,6 +304,74 @@ def _negative_id_error(s, d, source):
     v = int(s[i] if c == 0 else d[i])
     return InputError(source, None, f"row {i}: negative vertex id {v} in column {c} (ids "
                       "must be >= 0; Graph.from_labels takes any labels)")
+
+
+def _shown(v):
+    """A vertex label or a weight as the user wrote it (``3``, ``-0.5``, ``'a'``)."""
+    if isinstance(v, (bool, np.bool_)):
+        return repr(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
+def _first_negative(w):
+    """Index of the first negative value of ``w`` (float64), or None."""
+    neg = np.asarray(w, dtype=np.float64) < 0   # (NaN: not negative)
+    return int(np.argmax(neg)) if neg.any() else None
+
+
+def _row_edge(i, s, d, w, row=None):
+    """``(where, value)`` of edge ``i`` of columns ``s``, ``d``, ``w`` (input row ``row``,
+    default ``i``)."""
+    return (f"row {i if row is None else row} (edge {_shown(s[i])} -> {_shown(d[i])})",
+            _shown(w[i]))
+
+
+def in_memory(source):
+    """Whether a graph's ``source`` names no file: a graph built in memory (``None``,
+    ``"<ndarray>"``, ``"<DataFrame>"``, ...)."""
+    return source is None or (isinstance(source, str) and source.startswith("<"))
+
+
+def negative_weight_at(obj, graph):
+    """Where a negative edge weight of ``graph`` is, for its refusal: ``(where, value)``
+    (None when it has none).  ``obj`` is what was given to the API and converted to
+    ``graph`` (:func:`as_graph`): the first negative weight in the order of an edge array,
+    a DataFrame or a Table, named by its 0-based row and its endpoints ("row 17 (edge 3 ->
+    9)", as a ``.npy`` file's refusals name rows); of anything else (a Graph, whose input
+    order is not kept, a networkx graph, a scipy matrix), the first in the graph's edge
+    order, by its endpoints ("edge 3 -> 9").  An error path: one pass over the weights."""
+    try:
+        if isinstance(obj, np.ndarray) and obj.ndim == 2 and obj.shape[1] == 3:
+            i = _first_negative(obj[:, 2])
+            if i is not None:   # (integral float ids shown as the integers they are)
+                ids = obj[i, :2].astype(np.int64) if obj.dtype.kind == "f" else obj[i, :2]
+                return _row_edge(0, ids[:1], ids[1:], obj[i:, 2], row=i)
+        mod = _module(obj)
+        if mod in ("pandas", "pyarrow") and hasattr(obj, "columns" if mod == "pandas"
+                                                     else "column_names"):
+            cols = list(obj.columns) if mod == "pandas" else list(obj.column_names)
+            s, t = ("source", "target") if {"source", "target"} <= set(cols) else cols[:2]
+            if "weight" in cols:   # (as_graph's choice of columns)
+                col = ((lambda c: obj[c].to_numpy()) if mod == "pandas"
+                       else (lambda c: obj.column(c).to_numpy()))
+                w = np.asarray(col("weight"), dtype=np.float64)
+                i = _first_negative(w)
+                if i is not None:
+                    return _row_edge(i, col(s), col(t), w)
+    except Exception:  # noqa: BLE001 -- a foreign object we could not read back: the
+        pass           # graph's own edges below
+    if getattr(graph, "weights", None) is None or not hasattr(graph, "vertex_labels"):
+        return None
+    src, dst, w = graph.edges()
+    k = _first_negative(w)
+    if k is None:
+        return None
+    lab = graph.vertex_labels()
+    return f"edge {_shown(lab[src[k]])} -> {_shown(lab[dst[k]])}", _shown(w[k])
 
 
 def _module(obj):

@@ -25,6 +25,7 @@ change, so the same bound holds for every method.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -345,6 +346,7 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ValueError
         Bad ``alpha``, ``tol``, ``max_iter``, ``threads`` or ``method``.
     """
+    given = graph   # (a refusal of a negative weight names its place in it)
     converted = not (hasattr(graph, "indptr") and hasattr(graph, "weights"))
     if converted:   # networkx, scipy, pandas, an edge array ...
         from asapgraph.graph.convert import as_graph
@@ -385,7 +387,12 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         bad = float(graph.weights[~np.isfinite(graph.weights)][0])
         raise InputError(_where(graph), None, f"edge weight {bad!r} is not a finite number")
     if weighted and graph.m and np.min(graph.weights) < 0:
-        raise _options.negative_weights_error(_where(graph))
+        from asapgraph.graph.convert import negative_weight_at
+
+        where = _where(graph)   # a graph read from a file: the line of the first, as the
+        path = where if not converted and os.path.isfile(where) else None   # CLI names it
+        raise _options.negative_weights_error(where, path, getattr(graph, "weight_col", None),
+                                              edge=negative_weight_at(given, graph))
     P = _distribution(graph, personalization, "personalization")
     X0 = _distribution(graph, nstart, "nstart")
     D = _distribution(graph, dangling, "dangling")

@@ -74,7 +74,13 @@ class PageRankProgram(VertexProgram):
         w = getattr(ctx.graph, "weights", None)
         if ctx.weighted and ctx.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0),
                                           "max"):
-            raise negative_weights_error(getattr(ctx.graph, "source", None))
+            from asapgraph.graph.convert import in_memory, negative_weight_at
+
+            # a graph given in memory, on one process: its edge named (ranks: as before)
+            src = getattr(ctx.graph, "source", None)
+            one = ctx.comm is None or ctx.size == 1
+            raise negative_weights_error(src, edge=negative_weight_at(None, ctx.graph)
+                                         if one and in_memory(src) else None)
         out = ctx.out_weight if ctx.weighted else ctx.out_degree
         out = np.asarray(out, dtype=np.float64)
         if ctx.weighted and ctx.allreduce(int(np.any(~np.isfinite(out) | ((out > 0) & (

@@ -44,13 +44,16 @@ def check_sssp_weights(graph):
     ``graph`` (one process's graph, or a rank's local graph)."""
     w = graph.weights
     if w is not None and w.size and float(w.min()) < 0:
+        from asapgraph.graph.convert import in_memory, negative_weight_at
         from asapgraph.options import negative_weights_error
 
         src = graph.source
         e = negative_weights_error(src, src, getattr(graph, "weight_col", None),
-                                   "sssp needs non-negative edge weights")
-        if e.line is None and not e.message.startswith("row "):  # not a text file or
-            # .npy array (their line or row named): the value, as a plain number
+                                   "sssp needs non-negative edge weights",
+                                   negative_weight_at(None, graph) if in_memory(src) else None)
+        if e.line is None and not e.message.startswith(("row ", "edge ")):  # not a text
+            # file, .npy array (their line or row named) or graph given in memory (the
+            # edge named; one process): the value, as a plain number
             e = InputError(src, None, f"sssp needs non-negative edge weights (found "
                                       f"{float(w.min()):g})")
         raise e
