@@ -987,6 +987,7 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
     cdef double v, big = 0.0, mass = 0.0, step = 0.0, left = 0.0
     cdef int64_t sg = 0, sz = 0
     cdef int form, kg = 0, kv = 0
+    cdef Py_ssize_t nz
     cdef bint coded = False, bytes_ok = quant == Q_16 or quant == Q_16B
     cdef Py_ssize_t nesc = 0, nbyte, nplain
     cdef uint8_t* pb
@@ -1001,20 +1002,18 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
         _seg_stats(a, m, &mass, &nnz, &big)
         if quant == Q_16 or quant == Q_16RAW or quant == Q_16B:
             step = big / 32767.0
-            if step > 0.0 and qs != NULL:  # the values into qs; what stays, after
+            if step > 0.0 and qs != NULL:  # the values into qs, without a branch on
+                # their size (a value below the step quantises to 0 anyway: |v| < step
+                # gives a quotient of at most 1.0, corrected to 0); what stays, after
                 for s in range(m):
-                    v = a[s]
-                    if fabs(v) >= step:
-                        q = _q16(v, step)
-                        if q > 127 or q < -127:
-                            nesc += 1
-                        qs[s] = <int16_t>q
-                        sg += s - last - 1
-                        sz += <int64_t>_zigzag(q)
-                        last = s
-                        k += 1
-                    else:
-                        qs[s] = 0
+                    q = _q16(a[s], step)
+                    qs[s] = <int16_t>q
+                    nz = q != 0
+                    nesc += (q > 127) | (q < -127)
+                    sg += nz * (s - last - 1)
+                    sz += nz * <int64_t>_zigzag(q)
+                    last = s if nz else last
+                    k += nz
                 left = _left_sum(a, qs, m, step)
             elif step > 0.0:
                 for s in range(m):
