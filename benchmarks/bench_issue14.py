@@ -5,7 +5,7 @@ costs on this host.
 Usage::
 
     python benchmarks/bench_issue14.py [--graphs rmat:20,cnr-2000] [--compute model|cpu]
-        [--seeds 1] [--repeat 1] [--out DIR]
+        [--seeds 1] [--repeat 1] [--transient] [--cells persistent,...] [--out DIR]
 
 Cells (the README's table): a persistent 3x straggler (rank 1) and heterogeneous speeds
 (1, 1.5, 2, 3), ASAP ``--rebalance start`` against static BSP; with ``--transient`` also
@@ -66,13 +66,17 @@ def main(argv=None):
     ap.add_argument("--seeds", default="1")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--transient", action="store_true")
+    ap.add_argument("--cells", default=None,
+                    help="comma-separated subset of persistent,heterogeneous,transient")
     ap.add_argument("--out", default="benchmarks/results/issue14")
     ap.add_argument("--exe", default="asapgraph")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     cells = [(name, args, "start", "off") for name, args in CELLS.items()]
-    if a.transient:
+    if a.transient or (a.cells and "transient" in a.cells.split(",")):
         cells.append(("transient", TRANSIENT, "off", "off"))
+    if a.cells:
+        cells = [c for c in cells if c[0] in a.cells.split(",")]
     for graph in a.graphs.split(","):
         for name, args, reb_asap, reb_bsp in cells:
             for seed in a.seeds.split(","):
