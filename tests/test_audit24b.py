@@ -2,7 +2,9 @@
 or per-vertex vectors (katz's beta, pagerank_program's personalization/dangling) looked
 them up before converting the input, so an edge array, a networkx graph, a scipy matrix or
 a DataFrame failed with ``AttributeError: ... has no attribute 'ids'`` where ``run(...)``
-took it."""
+took it; and the ASAP experiment knobs in the environment (``ASAPGRAPH_EXTRAPOLATE=yes``)
+were refused by the Python API in ASAP mode on ranks only, though BSP reads some of them
+too."""
 import networkx as nx
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ import scipy.sparse as sp
 import asapgraph
 from asapgraph.errors import InputError
 from asapgraph.graph.convert import as_graph
+from asapgraph.options import ASAP_ENV, SWITCH
 from asapgraph.programs import (BFSProgram, KatzProgram, PageRankProgram, SSSPProgram, WCCProgram,
                                 bfs, katz, pagerank_program, run, sssp, wcc)
 from asapgraph.programs._util import dense_id
@@ -185,3 +188,119 @@ def test_missing_source_same_line_as_cli(tmp_path, capsys, cmd, fn):
         fn(np.column_stack([S * ID + 5, D * ID + 5]), missing)
     assert str(e.value) == f"<ndarray>: source vertex {missing} is not in the graph"
     assert err.split(": ", 1)[1] == str(e.value).split(": ", 1)[1]
+
+
+# ------------------------------------------------------- 2. the environment knobs
+SWITCHES = [name for name, kind in ASAP_ENV.items() if kind is SWITCH]
+EDGES = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 0], [2, 4]])
+
+
+def _calls(mode):
+    """Every Python API entry that runs an engine, in ``mode`` where it has modes."""
+    import asapgraph.engine as E
+
+    return {
+        "run(Katz)": lambda: run(KatzProgram(0.1), EDGES, mode=mode),
+        "katz": lambda: katz(EDGES, mode=mode),
+        "pagerank_program": lambda: pagerank_program(EDGES, mode=mode),
+        "sssp": lambda: sssp(EDGES, 0, mode=mode),
+        "wcc": lambda: wcc(EDGES, mode=mode),
+        "engine.pagerank": lambda: E.pagerank("rmat:6", mode=mode),
+        "asapgraph.pagerank": lambda: asapgraph.pagerank(EDGES),
+    }
+
+
+@pytest.mark.parametrize("mode", ["bsp", "asap"])
+@pytest.mark.parametrize("name, value", [("ASAPGRAPH_EXTRAPOLATE", "yes"),
+                                         ("ASAPGRAPH_SPIN_WAITS", "off"),
+                                         ("ASAPGRAPH_REBALANCE_FORCE", "x"),
+                                         ("ASAPGRAPH_ASAP_ANSWER_HOLD", "")])
+def test_api_refuses_bad_knob_in_both_modes(monkeypatch, mode, name, value):
+    """``ASAPGRAPH_EXTRAPOLATE=yes`` was read as on by BSP (the sum programs' rounds on
+    ranks, and both modes on one process) and refused only by ASAP's solver on ranks; now
+    every entry refuses it, with the one line of the CLI and the solver."""
+    from asapgraph.options import check_env
+
+    with pytest.raises(InputError) as e:
+        check_env({name: value})
+    want = str(e.value)
+    monkeypatch.setenv(name, value)
+    for what, call in _calls(mode).items():
+        with pytest.raises(InputError) as e:
+            call()
+        assert str(e.value) == want, what
+
+
+def test_asap_and_bsp_refusals_identical(monkeypatch, capsys):
+    """The distributed API's two modes and the CLI say the same line."""
+    import asapgraph.engine as E
+    from asapgraph.cli import main
+
+    monkeypatch.setenv("ASAPGRAPH_EXTRAPOLATE", "yes")
+    lines = []
+    for mode in ("asap", "bsp"):
+        with pytest.raises(InputError) as e:
+            E.pagerank("rmat:6", mode=mode)
+        lines.append(str(e.value))
+        assert main(["katz", "rmat:6", "--mode", mode, "-q"]) == 2
+        lines.append(capsys.readouterr().err.strip())
+    assert lines == ["asapgraph: ASAPGRAPH_EXTRAPOLATE='yes': expected one of 0, 1"] * 4
+
+
+@pytest.mark.parametrize("value", ["0", "1"])
+def test_api_accepts_good_switch_values(monkeypatch, value):
+    monkeypatch.setenv("ASAPGRAPH_EXTRAPOLATE", value)
+    for mode in ("bsp", "asap"):
+        for what, call in _calls(mode).items():
+            call()
+
+
+def test_debug_variables_not_checked():
+    """Tracing and debugging variables (any non-empty value: on; a path) stay out of it."""
+    from asapgraph.options import check_env
+
+    debug = {"ASAPGRAPH_TRACE_ASAP", "ASAPGRAPH_TRACE_VCLOCK", "ASAPGRAPH_DEBUG_ASAP",
+             "ASAPGRAPH_STRICT_ASAP", "ASAPGRAPH_EVTRACE", "ASAPGRAPH_DEBUG"}
+    assert not debug & set(ASAP_ENV)
+    check_env({name: "yes" for name in debug})
+
+
+RANKS_SCRIPT = '''
+import sys
+import numpy as np
+from mpi4py import MPI
+from asapgraph.engine import pagerank
+from asapgraph.errors import InputError
+from asapgraph.programs import KatzProgram, run
+e = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 0], [2, 4]])
+me = MPI.COMM_WORLD.Get_rank()
+for mode in ("bsp", "asap"):
+    for what, call in (("engine.pagerank", lambda: pagerank("rmat:6", mode=mode)),
+                       ("run", lambda: run(KatzProgram(0.1), e, mode=mode, comm=MPI.COMM_WORLD))):
+        try:
+            call()
+            print(me, mode, what, "ran", flush=True)
+        except InputError as x:
+            print(me, mode, what, x, flush=True)
+'''
+
+
+def test_ranks_refuse_alike_in_both_modes(tmp_path):
+    """On 2 ranks, BSP (the sum programs' rounds read ASAPGRAPH_EXTRAPOLATE) ran with
+    "yes" read as on while ASAP refused it: now every rank refuses in both modes."""
+    import os
+    import subprocess
+    import sys
+
+    exe = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if not os.access(exe, os.X_OK):
+        pytest.skip("no mpiexec in the environment")
+    (tmp_path / "s.py").write_text(RANKS_SCRIPT)
+    env = dict(os.environ, ASAPGRAPH_EXTRAPOLATE="yes")
+    r = subprocess.run([exe, "-n", "2", sys.executable, "s.py"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    lines = sorted(r.stdout.splitlines())
+    line = "asapgraph: ASAPGRAPH_EXTRAPOLATE='yes': expected one of 0, 1"
+    assert lines == sorted(f"{me} {mode} {what} {line}" for me in (0, 1)
+                           for mode in ("bsp", "asap") for what in ("engine.pagerank", "run"))
