@@ -852,7 +852,9 @@ SWITCH = ("0", "1")
 #: the ASAP engine's experiment knobs in the environment (parsed by
 #: :class:`asapgraph.engine.asap._Solver` on every rank): checked up front by
 #: :func:`check_env`, so that a bad value is one line and exit status 2, not one error per
-#: rank and an abort (and again by every rank's solver, for the Python API).  A kind is
+#: rank and an abort; the Python API checks them at entry in both modes (:func:`.run`,
+#: :func:`asapgraph.pagerank`, :func:`asapgraph.engine.pagerank`: BSP reads some of
+#: them too, audit 24b), and every rank's ASAP solver again.  A kind is
 #: ``float``, ``int``, a :class:`Between` range or the tuple of the accepted words.
 #: ``ASAPGRAPH_ASAP_OMEGA`` (SOR): a pushed vertex keeps ``(1 - omega)`` of its residual,
 #: so omega <= 0 or >= 2 does not converge (omega -1 did only after the SOR guard turned

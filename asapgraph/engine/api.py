@@ -259,6 +259,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         comm = MPI.COMM_WORLD
     if mode not in ("bsp", "asap"):
         raise ValueError(f"mode must be 'bsp' or 'asap', got {mode!r}")
+    # the ASAP experiment knobs (InputError, as the CLI and ASAP's solver): checked in
+    # both modes, before any collective (the same environment on every rank), since BSP
+    # reads some of them too (ASAPGRAPH_SPIN_WAITS, ASAPGRAPH_REBALANCE_FORCE: audit 24b)
+    _options.check_env()
     alpha = _options.check_alpha(alpha)
     tol = _options.check_tol(tol)
     max_iter = _options.check_max_iter(max_iter)

@@ -435,6 +435,11 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     ProgramResult
     """
     program = validate_program(program, mode)
+    # the ASAP experiment knobs in the environment, as the command line checks them (every
+    # run command, either mode): BSP reads some too (ASAPGRAPH_EXTRAPOLATE in the sum
+    # programs' rounds, ASAPGRAPH_SPIN_WAITS, ASAPGRAPH_REBALANCE_FORCE), and "yes" was
+    # read there as on where ASAP's solver refused it (audit 24b)
+    _options.check_env()
     if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
         from asapgraph.graph.convert import as_graph
 

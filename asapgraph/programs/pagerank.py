@@ -346,6 +346,7 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     ValueError
         Bad ``alpha``, ``tol``, ``max_iter``, ``threads`` or ``method``.
     """
+    _options.check_env()   # (as the command line's pagerank on one process: audit 24b)
     given = graph   # (a refusal of a negative weight names its place in it)
     converted = not (hasattr(graph, "indptr") and hasattr(graph, "weights"))
     if converted:   # networkx, scipy, pandas, an edge array ...

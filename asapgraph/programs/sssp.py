@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.programs._util import dense_id
+from asapgraph.programs._util import dense_id, engine_graph
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
@@ -164,6 +164,7 @@ def sssp(graph, source, mode="bsp", comm=None, progress=None, threads=None):
     ProgramResult
         ``values``: float64 distances, ``inf`` for unreachable vertices.
     """
+    graph = engine_graph(graph)
     return run(SSSPProgram(dense_id(graph, source)), graph, mode=mode, comm=comm, progress=progress,
                threads=threads)
 
@@ -180,5 +181,6 @@ def bfs(graph, source, mode="bsp", comm=None, progress=None, threads=None):
     ProgramResult
         ``values``: int64 levels, ``-1`` for unreachable vertices.
     """
+    graph = engine_graph(graph)
     return run(BFSProgram(dense_id(graph, source)), graph, mode=mode, comm=comm, progress=progress,
                threads=threads)
