@@ -274,14 +274,20 @@ from asapgraph.errors import InputError
 from asapgraph.programs import KatzProgram, run
 e = np.array([[0, 1], [1, 2], [2, 0], [3, 4], [4, 0], [2, 4]])
 me = MPI.COMM_WORLD.Get_rank()
+out = []
 for mode in ("bsp", "asap"):
     for what, call in (("engine.pagerank", lambda: pagerank("rmat:6", mode=mode)),
                        ("run", lambda: run(KatzProgram(0.1), e, mode=mode, comm=MPI.COMM_WORLD))):
         try:
             call()
-            print(me, mode, what, "ran", flush=True)
+            out.append(f"{me} {mode} {what} ran")
         except InputError as x:
-            print(me, mode, what, x, flush=True)
+            out.append(f"{me} {mode} {what} {x}")
+# one writer: two ranks printing to mpiexec's stdout at once can interleave their lines
+got = MPI.COMM_WORLD.gather(out, root=0)
+if me == 0:
+    sys.stdout.write("".join(line + chr(10) for lines in got for line in lines))
+    sys.stdout.flush()
 '''
 
 
