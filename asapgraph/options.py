@@ -875,6 +875,9 @@ ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
             "ASAPGRAPH_ASAP_SCALED_TARGET": float,
             "ASAPGRAPH_ASAP_ANSWER": Between(0.0, 1.0, "the answer rule's fraction of "
                                              "the rank's sweep; 0: off", closed=True),
+            "ASAPGRAPH_ASAP_GATE_SLEEP": Between(0.0, 1.0, "seconds an idle rank whose "
+                                                 "sweep gate is closed sleeps at once; 0: "
+                                                 "off", closed=True),
             "ASAPGRAPH_ASAP_QUANT": ("q16", "q16b", "q16c", "f32", "off"),
             "ASAPGRAPH_ASAP_PEER_COST": float, "ASAPGRAPH_REBALANCE_FORCE": int,
             **{name: SWITCH for name in (

@@ -330,6 +330,19 @@ STALL_SWEEPS = 32
 ANSWER_GATE = 0.4
 #: the answer rule's longest wait, in the rank's own sweeps (:data:`ANSWER_GATE`)
 ANSWER_WAIT = 0.5
+
+#: seconds an idle rank whose sweep gate is closed sleeps at once where ranks share cores
+#: on the host's clock (before: it polled two more rounds, ~30 us of Python each, then
+#: slept 60, 80, 100 us...: on 2 cores it took that CPU from the peer whose output it
+#: waits for -- cnr-2000, 4 ranks, tol 1e-10: ~500 gate-closed rounds a rank, 15 of its
+#: ~183 ms).  Interleaved A/B, 4 ranks on 2 cores (benchmarks/ab_trees.py, n = 7-9;
+#: benchmarks/REPORT.md, twenty-fourth session), ASAP time / ranks' CPU with 2e-4 against
+#: without: cnr-2000 1e-10 0.307 / 0.606 vs 0.327 / 0.646 s and 0.324 / 0.638 vs 0.389 /
+#: 0.768, cnr-2000 1e-6 0.212 vs 0.208, rmat:20 1e-10 0.639 / 1.199 vs 0.662 / 1.276,
+#: rmat:20 1e-6 0.462 / 0.899 vs 0.507 / 0.985 (1e-4 and 3e-4 between; 5e-4 worse on
+#: cnr-2000).  Env ``ASAPGRAPH_ASAP_GATE_SLEEP`` (0: off; applied on the host's clock,
+#: on any cores, when given); ``gate_sleep`` in ``--json`` per rank
+GATE_SLEEP = 2e-4
 FLUSH_FIRST_LEN = 0.5
 #: The ``jacobi`` PageRank sweep is Gauss-Seidel within the rank: a vertex pushes its
 #: residual as the sweep snapshotted it plus what the vertices pushed before it in the same
@@ -579,6 +592,11 @@ class _Solver:
         # ranks time-sharing cores on the host's clock: there the gate takes turns on the
         # cores by design, and a round trip includes waiting for the peer's time slice
         self.gate_shared = not emu.virtual and self.shares_cores
+        # an idle gated round's sleep on the host's clock (GATE_SLEEP: where ranks share
+        # cores; env ASAPGRAPH_ASAP_GATE_SLEEP, 0 off, applied wherever given)
+        genv = os.environ.get("ASAPGRAPH_ASAP_GATE_SLEEP")
+        self.gate_sleep = (0.0 if emu.virtual else float(genv) if genv is not None
+                           else GATE_SLEEP if self.shares_cores else 0.0)
         if env is not None:
             self.patience = float(env)
         elif form == "jacobi" and comm.Get_size() > 1:
@@ -900,6 +918,7 @@ class _Solve:
             if not ready:
                 _ev("G", self._gate_wait())
                 self.waiting_for[:] = ~self.fresh  # (the last check: what held it)
+                self.gate_closed = True  # (GATE_SLEEP: an idle round sleeps at once)
             return 0
         if self._gated():
             return 0  # priority schedule: ranks with more residual per vertex go first
@@ -1461,6 +1480,7 @@ class _Solve:
                 st.comm_s += t1b - t1
                 t1 = t1b
             n_sw = st.extra.get("sweeps", 0)
+            self.gate_closed = False
             pushed = self._work(ev, t1)
             if st.extra.get("sweeps", 0) != n_sw and self.sweep_wave(perf()):
                 break  # (a wave that completed during the sweep ended the run)
@@ -1487,11 +1507,12 @@ class _Solve:
                        f"{self.dirty.tolist()} rem {self.rem.tolist()}")
             if not (ev or pushed or sent or pre or self.flush_due()):
                 idle += 1
-                if idle > 2:
+                gate = sol.gate_sleep if self.gate_closed else 0.0  # (GATE_SLEEP)
+                if idle > 2 or gate > 0.0:
                     # at most 1 ms where ranks share cores (a poll takes CPU from the rank
                     # it waits for), 0.1 ms on cores of their own (a message seen up to
                     # 1 ms late delayed every exchange; env ASAPGRAPH_ASAP_IDLE_CAP)
-                    dt = min(sol.idle_cap, 2e-5 * idle)
+                    dt = min(sol.idle_cap, max(2e-5 * idle, gate))
                     nd = emu.next_due()
                     nd = min(np.inf if nd is None else nd, self.wv.next_event())
                     if nd < np.inf:
@@ -1518,6 +1539,7 @@ class _Solve:
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         st.extra["answer_gate"] = sol.answer_gate  # the gate's answer rule (0: off)
+        st.extra["gate_sleep"] = sol.gate_sleep  # an idle gated round's sleep (0: off)
         st.extra["answer_hold"] = sol.answer_hold  # ... and its sender side
         st.extra["rank_prio"] = sol.rank_prio  # the priority schedule's rank gate (0: off)
         if self.jac and not self.prog and self.mm is None:  # Gauss-Seidel sweeps (GAUSS_SEIDEL)
