@@ -41,12 +41,11 @@ def job(graph, mode, rebalance, cell_args, compute, seed, repeat, out, exe):
     path = os.path.join(out, f"{graph.replace(':', '_')}_{mode}_{rebalance}_"
                              f"{'_'.join(cell_args).replace(':', '-').replace(',', '+')}"
                              f"_{compute}_s{seed}.json")
+    schedule = ["--schedule", "sweep"] if mode == "asap" else []
     cmd = [exe, "bench", "--grid", "--graphs", graph, "--ranks", "4", "--modes", mode,
-           "--rebalance", rebalance, *NET, *cell_args, "--clock", "virtual", "--compute",
-           compute, "--repeat", str(repeat), "--no-peers", "--seed", str(seed), "-q",
-           "--json-out", path, "--results-dir", out, "--outdir", out]
-    if mode == "asap":
-        cmd[cmd.index("--rebalance"):cmd.index("--rebalance")] = ["--schedule", "sweep"]
+           *schedule, "--rebalance", rebalance, *NET, *cell_args, "--clock", "virtual",
+           "--compute", compute, "--repeat", str(repeat), "--no-peers", "--seed", str(seed),
+           "-q", "--json-out", path, "--results-dir", out, "--outdir", out]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")

@@ -440,10 +440,9 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     # programs' rounds, ASAPGRAPH_SPIN_WAITS, ASAPGRAPH_REBALANCE_FORCE), and "yes" was
     # read there as on where ASAP's solver refused it (audit 24b)
     _options.check_env()
-    if not (hasattr(graph, "indptr") and hasattr(graph, "weights")):   # networkx, scipy, ...
-        from asapgraph.graph.convert import as_graph
+    from asapgraph.graph.convert import as_engine_graph
 
-        graph = as_graph(graph)
+    graph = as_engine_graph(graph)   # (networkx, scipy, an edge array ...: converted)
     hops = steps is not None
     if hops:
         max_iter, tol = exact_steps(program, steps, mode)

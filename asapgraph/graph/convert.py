@@ -29,7 +29,7 @@ from asapgraph.graph.labels import factorize_pair, object_array
 from asapgraph.graph.nxcsr import LabelledCSR, nodes_are_range, read_networkx
 
 __all__ = ["from_scipy", "from_pandas", "from_arrow", "from_labels", "from_edge_array",
-           "as_graph", "require", "in_memory", "negative_weight_at"]
+           "as_graph", "as_engine_graph", "require", "in_memory", "negative_weight_at"]
 
 _EXTRA = {"pandas": "pandas", "pyarrow": "arrow", "networkx": "networkx"}
 
@@ -381,6 +381,17 @@ def _module(obj):
 #: What the Python API accepts as a graph, for the one-line error.
 EXPECTED = ("an asapgraph.Graph, a networkx graph, a scipy.sparse matrix, a pandas DataFrame "
             "(source, target[, weight] columns), a pyarrow Table or an (m, 2|3) edge array")
+
+
+def as_engine_graph(obj):
+    """``obj`` as the engines take it: a Graph (or a rank's graph: anything with
+    ``indptr`` and ``weights``) as is, else :func:`as_graph` of it (edge array, networkx,
+    scipy, DataFrame, ...).  ``run``, ``pagerank`` and the programs' convenience functions
+    convert with it, so a source vertex or a per-vertex vector is looked up in the graph
+    the engine will see."""
+    if hasattr(obj, "indptr") and hasattr(obj, "weights"):
+        return obj
+    return as_graph(obj)
 
 
 def as_graph(obj, *, weighted=None, undirected=False):

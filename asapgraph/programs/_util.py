@@ -7,19 +7,6 @@ from asapgraph.errors import InputError
 from asapgraph.graph.weights import TINY_SUM as _TINY_SUM  # (an out-weight's reciprocal)
 
 
-def engine_graph(graph):
-    """``graph`` as :func:`asapgraph.programs.run` takes it: a Graph (or a rank's graph,
-    anything with ``indptr`` and ``weights``) as is, else converted by
-    :func:`asapgraph.graph.convert.as_graph` (edge array, networkx, scipy, DataFrame, ...).
-    The convenience functions convert first, so that a source vertex or a per-vertex
-    vector is looked up in the graph ``run`` will see (audit 24b)."""
-    if hasattr(graph, "indptr") and hasattr(graph, "weights"):
-        return graph
-    from asapgraph.graph.convert import as_graph
-
-    return as_graph(graph)
-
-
 def dense_id(graph, source, what="source"):
     """Dense id of the vertex whose original id is ``source``; InputError when absent."""
     labels = getattr(graph, "labels", None)

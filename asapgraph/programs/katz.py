@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.options import DEFAULTS, check_katz_alpha, check_katz_bound, spectral_radius_bound
-from asapgraph.programs._util import engine_graph, vertex_vector
+from asapgraph.graph.convert import as_engine_graph
+from asapgraph.programs._util import vertex_vector
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
@@ -127,7 +128,7 @@ def katz(graph, alpha=0.1, beta=1.0, tol=1e-10, max_iter=1000, normalized=True, 
     -------
     ProgramResult
     """
-    graph = engine_graph(graph)
+    graph = as_engine_graph(graph)
     b = vertex_vector(graph, beta, "beta") if not np.isscalar(beta) else float(beta)
     prog = KatzProgram(alpha, b, normalized, weighted)
     return run(prog, graph, mode=mode, max_iter=max_iter, tol=tol, comm=comm,

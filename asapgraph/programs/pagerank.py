@@ -348,11 +348,10 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     """
     _options.check_env()   # (as the command line's pagerank on one process: audit 24b)
     given = graph   # (a refusal of a negative weight names its place in it)
-    converted = not (hasattr(graph, "indptr") and hasattr(graph, "weights"))
-    if converted:   # networkx, scipy, pandas, an edge array ...
-        from asapgraph.graph.convert import as_graph
+    from asapgraph.graph.convert import as_engine_graph
 
-        graph = as_graph(graph)
+    graph = as_engine_graph(graph)   # networkx, scipy, pandas, an edge array ...: converted
+    converted = graph is not given
     prog = _progress.get(progress)
     alpha = _options.check_alpha(alpha)
     tol = _options.check_tol(tol)

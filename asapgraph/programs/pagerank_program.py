@@ -29,8 +29,8 @@ import numpy as np
 
 from asapgraph.options import check_alpha, negative_weights_error, pagerank_error_bound
 from asapgraph.errors import InputError
-from asapgraph.programs._util import (_TINY_SUM, engine_graph, normalized, safe_distribution,
-                                      vertex_vector)
+from asapgraph.graph.convert import as_engine_graph
+from asapgraph.programs._util import _TINY_SUM, normalized, safe_distribution, vertex_vector
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
@@ -168,7 +168,7 @@ def pagerank_program(graph, alpha=0.85, personalization=None, dangling=None, tol
     ProgramResult
         ``values`` are the ranks (sum 1 up to the tolerance).
     """
-    graph = engine_graph(graph)
+    graph = as_engine_graph(graph)
     p = vertex_vector(graph, personalization, "personalization")
     q = vertex_vector(graph, dangling, "dangling")
     p = None if p is None else normalized(p, "personalization")

@@ -30,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.programs._util import dense_id, engine_graph
+from asapgraph.graph.convert import as_engine_graph
+from asapgraph.programs._util import dense_id
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
@@ -164,7 +165,7 @@ def sssp(graph, source, mode="bsp", comm=None, progress=None, threads=None):
     ProgramResult
         ``values``: float64 distances, ``inf`` for unreachable vertices.
     """
-    graph = engine_graph(graph)
+    graph = as_engine_graph(graph)
     return run(SSSPProgram(dense_id(graph, source)), graph, mode=mode, comm=comm, progress=progress,
                threads=threads)
 
@@ -181,6 +182,6 @@ def bfs(graph, source, mode="bsp", comm=None, progress=None, threads=None):
     ProgramResult
         ``values``: int64 levels, ``-1`` for unreachable vertices.
     """
-    graph = engine_graph(graph)
+    graph = as_engine_graph(graph)
     return run(BFSProgram(dense_id(graph, source)), graph, mode=mode, comm=comm, progress=progress,
                threads=threads)
