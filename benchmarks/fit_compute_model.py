@@ -11,9 +11,14 @@ recorded:
 
 * per sweep kernel (``pull``: BSP, ``push``: ASAP; ``_r``: on relabelled rows):
   ``CPU = ns_per_edge x edges + ns_per_vertex x vertices``;
-* per ASAP round's other work (``round``): ``CPU = ns_per_round x rounds +
-  ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x vertices of its
-  passes``;
+* per value of the 16-bit coded and byte-coded messages (``coded``, ``bytecoded``):
+  ``(encode, decode)`` ns, the coders' CPU time measured around each call in the runs
+  (``encode_bytecoded`` etc., the real messages) over the values they coded -- not fitted:
+  the values are nearly proportional to the bytes, so least squares cannot tell them
+  apart (a fit without them put the coders' cost on the bytes);
+* per ASAP round's other work (``round``), its CPU time less the coders': ``CPU =
+  ns_per_round x rounds + ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x
+  vertices of its passes``;
 * per BSP message packed (``pack``): ``CPU = ns_per_gather x values``;
 * per layout built before a solve's first sweep (``layout_pull``, ``layout_pull_r``:
   BSP's pull rows; ``layout_push_r``: ASAP's relabelled push rows): ``CPU = ns x edges +
@@ -39,6 +44,9 @@ from pathlib import Path
 import numpy as np
 
 from asapgraph.engine.emulation import KERNELS, LAYOUTS
+
+#: the coders' measured calls (``compute_calibration`` of each rank)
+CODERS = ("encode_coded", "decode_coded", "encode_bytecoded", "decode_bytecoded")
 from bench_cost import source_of  # (benchmarks/ is on sys.path when run as a script)
 
 
@@ -74,14 +82,17 @@ def main(argv=None):
     ap.add_argument("--exe", default=str(Path(sys.executable).with_name("asapgraph")))
     a = ap.parse_args(argv)
     rows = {**{k: [] for k in KERNELS}, "round": [], "pack": [],
-            **{"layout_" + k: [] for k in LAYOUTS}}
+            **{"layout_" + k: [] for k in LAYOUTS}, **{k: [] for k in CODERS}}
     # BSP also in the push layout (--rebalance dynamic: it builds its pull rows in the run)
     runs = (("bsp", ()), ("asap", ()), ("bsp", ("--rebalance", "dynamic")))
     for rep in range(a.repeat):
         for g in a.graphs.split(","):
             for mode, extra in runs:
                 for cal in run(g, a.k, mode, a.exe, extra):
+                    coders = sum(cal.get(k, {}).get("cpu_seconds", 0.0) for k in CODERS)
                     for kind, row in cal.items():
+                        if kind == "round":  # (the coders' measured CPU out of it)
+                            row = {**row, "cpu_seconds": row["cpu_seconds"] - coders}
                         if kind in rows and row.get("cpu_seconds"):
                             rows[kind].append(row)
             print(f"round {rep + 1}/{a.repeat} done", file=sys.stderr)
@@ -91,6 +102,18 @@ def main(argv=None):
             (e, v), res = fit(rows[kind], ("edges", "vertices"))
             out[kind] = (round(float(e), 2), round(float(v), 2))
             notes.append(f"{kind}: {len(rows[kind])} ranks, residual {res:.1%}")
+    for form in ("coded", "bytecoded"):
+        pair = []
+        for end in ("encode", "decode"):
+            rr = rows[f"{end}_{form}"]
+            n = sum(r["values"] for r in rr)
+            pair.append(round(1e9 * sum(r["cpu_seconds"] for r in rr) / n, 2) if n else None)
+        if None in pair:
+            notes.append(f"{form}: no such messages in the runs (keep the default)")
+        else:
+            out[form] = tuple(pair)
+            notes.append(f"{form}: measured around the coders' calls, encode {pair[0]} ns, "
+                         f"decode {pair[1]} ns a value")
     if len(rows["round"]) >= 3:
         (r, m, b, v), res = fit(rows["round"], ("rounds", "messages", "bytes", "vertices"))
         if r < 1000.0:  # collinear with the messages; a round must cost something

@@ -125,13 +125,20 @@ def test_compute_model_charges_work_not_cpu():
     assert cal["push"]["sweeps"] == 1 and cal["push"]["vertices"] == 10
     # the rounds' measured CPU time and work (what benchmarks/fit_compute_model.py fits)
     assert cal["round"] == {"rounds": 2, "cpu_seconds": 18.0, "messages": 4, "bytes": 1000,
-                            "vertices": 200, "coded": 0, "bytecoded": 0,
+                            "vertices": 200, "coded_sent": 0, "coded_applied": 0,
+                            "bytecoded_sent": 0, "bytecoded_applied": 0,
                             "us_per_round": 9e6}
     # coded 16-bit values (Exp-Golomb, byte-coded): charged per value on top of their bytes
-    assert e.round_cost(0.0, coded=1000) - e.round_cost(0.0) == pytest.approx(
-        1000e-9 * MODEL_NS["coded"])
-    assert e.round_cost(0.0, bcoded=1000) - e.round_cost(0.0) == pytest.approx(
-        1000e-9 * MODEL_NS["bytecoded"])
+    # each end its own constant: the sender's encodes, the receiver's decodes
+    for key, kw in (("coded", "coded"), ("bytecoded", "bcoded")):
+        enc, dec = MODEL_NS[key]
+        assert e.round_cost(0.0, **{kw: (1000, 0)}) - e.round_cost(0.0) == pytest.approx(
+            1000e-9 * enc)
+        assert e.round_cost(0.0, **{kw: (0, 300)}) - e.round_cost(0.0) == pytest.approx(
+            300e-9 * dec)
+    cal = e.calibration()["round"]
+    assert (cal["coded_sent"], cal["coded_applied"], cal["bytecoded_sent"],
+            cal["bytecoded_applied"]) == (1000, 300, 1000, 300)
     # BSP's packing: charged per value gathered, times the straggler factor, and recorded
     t = e.vt
     e.pack(7.0, 1000)

@@ -42,7 +42,8 @@ def _na(emu):
     na.ack_pending = []
     na.sent_to = np.zeros(2, dtype=np.int64)
     na.recv_from = np.zeros(2, dtype=np.int64)
-    na.n_sent = na.n_recv = na.bytes_recv = na.coded = na.bcoded = na.n_acks = 0
+    na.n_sent = na.n_recv = na.bytes_recv = na.n_acks = 0
+    na.coded_sent = na.coded_applied = na.bcoded_sent = na.bcoded_applied = 0
     na.deliver = lambda j, buf, nb: None
     na.charge = None
     return na
@@ -100,10 +101,11 @@ def test_charges_of_a_round_add_up_to_its_totals():
     na.n_recv, na.bytes_recv = 2, 500
     ch()
     passes[0] = 1
-    na.n_sent, na.st.bytes_sent, na.bcoded, na.n_acks = 1, 400, 50, 1
+    na.n_sent, na.st.bytes_sent, na.bcoded_sent, na.n_acks = 1, 400, 50, 1
+    na.bcoded_applied, na.coded_applied = 70, 20
     ch()
     ch()  # nothing new: no charge
-    whole = emu.round_cost(0.0, 4, 1000, 900, 0, 50) * 3.0
+    whole = emu.round_cost(0.0, 4, 1000, 900, coded=(0, 20), bcoded=(50, 70)) * 3.0
     assert emu.vt == pytest.approx(whole, rel=1e-12)
     # the calibration counts one round
     assert emu.calib["round"][0] == 2  # (the line above added one)

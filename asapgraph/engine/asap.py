@@ -1037,7 +1037,13 @@ class _Solve:
         if mm is not None:  # improvements that arrived
             self.rin += abs(mm.decode(self.in_maps[j], buf, nbytes))
         else:  # the change of sum |r| (signed values cancel: not their sum)
+            c_dec = time.thread_time()
             got, dabs = ex.decode(self.d.acc, self.in_maps[j], buf, nbytes)
+            form = int(f[ex.FORM])
+            if form >= ex.CODED:  # (the coders' own cost per value: a model's fit)
+                self.emu.coder("decode_coded" if form == ex.CODED else "decode_bytecoded",
+                               time.thread_time() - c_dec,
+                               ex.coded_values_of(buf, nbytes, form))
             if self.jac:  # ... and of the pools' |.|
                 pend = self.d.pend
                 p0, p1 = float(pend[0]), float(pend[1])
@@ -1121,7 +1127,12 @@ class _Solve:
             buf = na.open(j)
             if mm is None:  # one compiled call: the segment's mass, the form, the payload
                 quant = self.quant[j] if (allow is not None or not force) else 0
+                c_enc = time.thread_time()
                 nbytes, form, mass, left = ex.encode(acc, lo, hi, buf, quant, budget)
+                if form >= ex.CODED:  # (the coders' own cost per value: a model's fit)
+                    self.emu.coder("encode_coded" if form == ex.CODED
+                                   else "encode_bytecoded", time.thread_time() - c_enc,
+                                   ex.coded_values_of(buf, nbytes, form))
                 if mass <= 0.0 and not pooled:  # nothing to send (the buffer is unused)
                     dirty[j] = rem[j] = False
                     remm[j] = 0.0

@@ -115,19 +115,21 @@ KERNELS = ("pull", "push", "pull_r", "push_r")
 #: the bytes), and ASAP ranks on small graphs then swept stale input more often
 #: per round trip (rmat:8, 2 ranks, 1 ms: tol 1e-6 not reached in 1000 sweeps with it).
 #: ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
-#: ``coded``: per value of a coded 16-bit message (form 8 of :mod:`.exchange`), sent or
-#: applied, on top of its bytes: the Exp-Golomb coding's extra CPU over the plain 16-bit
-#: forms (measured, 88,000 slots of signed power-law values, best of 60: encode 9.0
-#: against 5.9 ns per slot, decode 3.4 against 1.0 ns per value; 5.5 ns a value both ends
-#: together, half charged at each).  ``bytecoded``: the same for the byte-coded form 9
-#: (88,000 slots, 83 % within +-127 steps, best of 40: encode 5.5 against 4.7 ns per
-#: slot, decode 2.1 against 1.2 ns per value; 1.7 ns a value both ends together).
+#: ``coded``: ``(encode, decode)`` ns per value of a coded 16-bit message (form 8 of
+#: :mod:`.exchange`), sent and applied, on top of its bytes: the Exp-Golomb coding's
+#: extra CPU over the plain 16-bit forms (measured, 88,000 slots of signed power-law
+#: values, best of 60: encode 9.0 against 5.9 ns per slot, decode 3.4 against 1.0 ns per
+#: value; 5.5 ns a value both ends together).  ``bytecoded``: the same for the byte-coded
+#: form 9 (88,000 slots, 83 % within +-127 steps, best of 40: encode 5.5 against 4.7 ns
+#: per slot, decode 2.1 against 1.2 ns per value; 1.7 ns a value both ends together).
+#: Each end is charged its own constant (the sender its encodes, the receiver its
+#: decodes); until the twenty-fifth session one constant, half the pair, went to each.
 #: ``push_r``'s per-vertex constant is the fit's 3.48 less :data:`RS_NS` (nineteenth
 #: session): its Gauss-Seidel sweeps no longer write the snapshot array ``rs``; the sweeps
 #: that still do pay it on top (:meth:`Emulator.after_compute`, ``snapshot``).
 MODEL_NS = {"pull": (0.46, 3.8), "push": (0.56, 4.52), "pull_r": (0.83, 3.56),
             "push_r": (0.85, 3.48 - 0.26), "round": 10000.0, "message": 60000.0, "byte": 1.0,
-            "pass": 0.5, "gather": 1.4, "coded": 2.75, "bytecoded": 0.85}
+            "pass": 0.5, "gather": 1.4, "coded": (2.75, 2.75), "bytecoded": (0.85, 0.85)}
 
 #: ns per owned vertex of a ``jacobi_push`` sweep's snapshot array ``rs`` (written in the
 #: snapshot pass, read in the push): what a Gauss-Seidel sweep of the uniform schedule no
@@ -245,8 +247,11 @@ class Emulation:
     ns_per_edge, ns_per_vertex : dict
         The compute model's sweep constants (``{kernel: ns}`` for the kernels of
         :data:`KERNELS`; those not given take :data:`MODEL_NS`'s).
-    ns_per_round, ns_per_message, ns_per_byte, ns_per_pass, ns_per_coded : float
+    ns_per_round, ns_per_message, ns_per_byte, ns_per_pass : float
         The compute model's ASAP round constants (:meth:`Emulator.round_cost`).
+    ns_per_coded, ns_per_bytecoded : tuple
+        ``(encode, decode)`` ns per value of the coded and byte-coded 16-bit messages
+        (:meth:`Emulator.round_cost`).
     ns_per_gather : float
         BSP's packing, per value gathered into a message (:meth:`Emulator.pack`); defaults
         of all eight from :data:`MODEL_NS`; ignored with ``compute="cpu"``.
@@ -278,8 +283,8 @@ class Emulation:
     ns_per_byte: float = MODEL_NS["byte"]
     ns_per_pass: float = MODEL_NS["pass"]
     ns_per_gather: float = MODEL_NS["gather"]
-    ns_per_coded: float = MODEL_NS["coded"]
-    ns_per_bytecoded: float = MODEL_NS["bytecoded"]
+    ns_per_coded: tuple = MODEL_NS["coded"]
+    ns_per_bytecoded: tuple = MODEL_NS["bytecoded"]
     ns_per_layout: dict = field(default_factory=dict)  # filled from MODEL_LAYOUT_NS
 
     def __post_init__(self):
@@ -305,8 +310,18 @@ class Emulation:
             raise ValueError(f"ns_per_layout must map {', '.join(LAYOUTS)} to two ns >= 0 "
                              f"(per edge, per vertex), got {lay}")
         self.ns_per_layout = {k: (float(v[0]), float(v[1])) for k, v in lay.items()}
+        for name in ("ns_per_coded", "ns_per_bytecoded"):
+            v = getattr(self, name)
+            try:
+                v = tuple(float(x) for x in v)
+            except TypeError:
+                v = ()
+            if len(v) != 2 or min(v) < 0:
+                raise ValueError(f"{name} must be two ns >= 0 (encode, decode), got "
+                                 f"{getattr(self, name)!r}")
+            setattr(self, name, v)
         if min(self.ns_per_message, self.ns_per_byte, self.ns_per_pass,
-               self.ns_per_gather, self.ns_per_coded, self.ns_per_bytecoded) < 0 or not (
+               self.ns_per_gather) < 0 or not (
                 self.ns_per_round > 0):
             # a round that costs no virtual time lets a rank run round after round at one
             # instant (measured: a fit with ns_per_round 0 hung the repeatability test)
@@ -339,8 +354,9 @@ class Emulation:
                     "ns_per_vertex": dict(self.ns_per_vertex),
                     "ns_per_round": self.ns_per_round, "ns_per_message": self.ns_per_message,
                     "ns_per_byte": self.ns_per_byte, "ns_per_pass": self.ns_per_pass,
-                    "ns_per_gather": self.ns_per_gather, "ns_per_coded": self.ns_per_coded,
-                    "ns_per_bytecoded": self.ns_per_bytecoded,
+                    "ns_per_gather": self.ns_per_gather,
+                    "ns_per_coded": list(self.ns_per_coded),
+                    "ns_per_bytecoded": list(self.ns_per_bytecoded),
                     "ns_per_layout": {k: list(v) for k, v in self.ns_per_layout.items()}}
                    if self.compute == "model" else {})}
 
@@ -447,34 +463,49 @@ class Emulator:
         if self.cfg.pause_every > 0:
             self.next_pause = self.now() + self.rng.exponential(self.cfg.pause_every)
 
-    def round_cost(self, cpu_seconds, messages=0, vertices=0, nbytes=0, coded=0, bcoded=0,
-                   rounds=1):
+    def round_cost(self, cpu_seconds, messages=0, vertices=0, nbytes=0, coded=(0, 0),
+                   bcoded=(0, 0), rounds=1):
         """Virtual seconds of an ASAP round's work other than its sweep (unscaled): its
         CPU time, or under the compute model ``ns_per_round + ns_per_message x messages
         (data and ACKs, applied and sent) + ns_per_byte x nbytes (of the data messages
-        applied and sent) + ns_per_pass x vertices + ns_per_coded x coded`` (``vertices``:
-        the vertices of the full passes over the rank's state the round made: an exact
-        recount of its residual, a passive rank's wave contribution; ``coded``: the
-        values of the coded 16-bit messages applied and sent; ``bcoded``, of the
-        byte-coded ones, charged ``ns_per_bytecoded`` each).  The round's CPU time and
-        work are recorded for :meth:`calibration` (kernel ``"round"``).  ``rounds=0``:
-        a part of a round charged as it happens (:class:`.vclock.Charge`; the round's
-        fixed cost is in another part)."""
-        r = self.calib.setdefault("round", [0, 0.0, 0, 0, 0, 0, 0])
+        applied and sent) + ns_per_pass x vertices`` plus the coders (``vertices``: the
+        vertices of the full passes over the rank's state the round made: an exact
+        recount of its residual, a passive rank's wave contribution; ``coded``: the values
+        ``(sent, applied)`` of the coded 16-bit messages, charged ``ns_per_coded``
+        ``(encode, decode)`` each; ``bcoded``, of the byte-coded ones, charged
+        ``ns_per_bytecoded``).  The round's CPU time and work are recorded for
+        :meth:`calibration` (kernel ``"round"``).  ``rounds=0``: a part of a round charged
+        as it happens (:class:`.vclock.Charge`; the round's fixed cost is in another
+        part)."""
+        r = self.calib.setdefault("round", [0, 0.0, 0, 0, 0, 0, 0, 0, 0])
         r[0] += rounds
         r[1] += max(cpu_seconds, 0.0)
         r[2] += int(messages)
         r[3] += int(vertices)
         r[4] += int(nbytes)
-        r[5] += int(coded)
-        r[6] += int(bcoded)
+        r[5] += int(coded[0])
+        r[6] += int(coded[1])
+        r[7] += int(bcoded[0])
+        r[8] += int(bcoded[1])
         if not self.model:
             return max(cpu_seconds, 0.0)
         c = self.cfg
+        (ce, cd), (be, bd) = c.ns_per_coded, c.ns_per_bytecoded
         return 1e-9 * (c.ns_per_round * rounds + c.ns_per_message * messages
-                       + c.ns_per_byte * nbytes
-                       + c.ns_per_pass * vertices + c.ns_per_coded * coded
-                       + c.ns_per_bytecoded * bcoded)
+                       + c.ns_per_byte * nbytes + c.ns_per_pass * vertices
+                       + ce * coded[0] + cd * coded[1] + be * bcoded[0] + bd * bcoded[1])
+
+    def coder(self, kind, cpu_seconds, values):
+        """One message's coding, measured where it ran (ASAP's flush and delivery):
+        ``kind`` is ``"encode_coded"``, ``"decode_coded"``, ``"encode_bytecoded"`` or
+        ``"decode_bytecoded"``, ``values`` the values it charges (:func:`.exchange.
+        coded_values`).  Not charged here (the round's CPU time, or its modelled cost,
+        covers it); recorded for :meth:`calibration`, so a model fit can take the coders'
+        own cost per value from the real messages (benchmarks/fit_compute_model.py)."""
+        c = self.calib.setdefault(kind, [0, 0.0, 0, 0])
+        c[0] += 1
+        c[1] += max(cpu_seconds, 0.0)
+        c[2] += int(values)
 
     def calibration(self):
         """Measured CPU time and work of each kernel's sweeps (per kernel: ``{"sweeps",
@@ -486,13 +517,17 @@ class Emulator:
         for k, (n, c, e, v, *b) in self.calib.items():
             if k == "round":
                 out[k] = {"rounds": n, "cpu_seconds": c, "messages": e, "bytes": b[0],
-                          "vertices": v, "coded": b[1], "bytecoded": b[2],
+                          "vertices": v, "coded_sent": b[1], "coded_applied": b[2],
+                          "bytecoded_sent": b[3], "bytecoded_applied": b[4],
                           "us_per_round": c / n * 1e6 if n else None}
             elif k.startswith("layout_"):
                 out[k] = {"builds": n, "cpu_seconds": c, "edges": e, "vertices": v,
                           "ns_per_edge": c / e * 1e9 if e else None}
             elif k == "setup":
                 out[k] = {"solves": n, "cpu_seconds": c}
+            elif k.startswith(("encode_", "decode_")):
+                out[k] = {"messages": n, "cpu_seconds": c, "values": e,
+                          "ns_per_value": c / e * 1e9 if e else None}
             elif k == "pack":
                 out[k] = {"messages": n, "cpu_seconds": c, "values": e,
                           "ns_per_value": c / e * 1e9 if e else None}

@@ -156,7 +156,8 @@ from asapgraph.kernels import _local
 
 __all__ = ["HEADER", "DELIVER_AT", "FORM", "GOSSIP_S", "GOSSIP_W", "POOL_B", "POOL_D",
            "SWEEP_LEN", "ANSWERS", "DENSE_EXACT", "SPARSE_EXACT", "CODED", "QUANT", "header",
-           "message_buffer", "encode", "decode", "coded_values", "encode_exact",
+           "message_buffer", "encode", "decode", "coded_values", "coded_values_of",
+           "encode_exact",
            "decode_exact", "NotifyAck", "Channel"]
 
 #: float64 header fields of every engine message
@@ -201,14 +202,18 @@ def coded_values(buf, nbytes):
     """``(coded, byte_coded)``: the values of message ``buf`` if it is coded 16-bit (form
     8) or byte-coded (form 9), else 0 (what the compute model charges their coding for:
     :meth:`.emulation.Emulator.round_cost`)."""
-    h = 8 * HEADER
-    if nbytes < h + 12:
-        return 0, 0
-    form = int(header(buf)[FORM])
-    if form != CODED and form != BYTE_CODED:
-        return 0, 0
-    k = int(buf[h + 8:h + 12].view(np.uint32)[0])
+    form = int(header(buf)[FORM]) if nbytes >= 8 * HEADER else -1
+    k = coded_values_of(buf, nbytes, form)
     return (k, 0) if form == CODED else (0, k)
+
+
+def coded_values_of(buf, nbytes, form):
+    """The values a coded (8) or byte-coded (9) message of ``form`` carries (the count in
+    its payload's prefix: nonzero slots, or every slot), else 0."""
+    h = 8 * HEADER
+    if nbytes < h + 12 or (form != CODED and form != BYTE_CODED):
+        return 0
+    return int(buf[h + 8:h + 12].view(np.uint32)[0])
 
 
 def decode(acc, mp, buf, nbytes):
@@ -285,8 +290,10 @@ class NotifyAck:
         self.recv_from = np.zeros(K, dtype=np.int64)
         self.n_sent = self.n_recv = 0
         self.bytes_recv = 0  # data bytes applied (the compute model's round cost)
-        self.coded = 0  # values of coded 16-bit messages sent and applied (ditto)
-        self.bcoded = 0  # ... of byte-coded ones (ditto)
+        # values of coded 16-bit messages sent (encoded) and applied (decoded), and of
+        # byte-coded ones (ditto: the model charges each end's coder apart)
+        self.coded_sent = self.coded_applied = 0
+        self.bcoded_sent = self.bcoded_applied = 0
         self.n_acks = 0  # ACKs arrived (ditto)
         # the virtual clock's charge of the work done so far (:class:`.vclock.Charge`),
         # called before each stamp, so a message leaves after its own coding (and an ACK
@@ -300,7 +307,9 @@ class NotifyAck:
         self.deliver(j, buf, nbytes)
         self.n_recv += 1
         self.bytes_recv += nbytes
-        self._count_coded(buf, nbytes)
+        c, b = coded_values(buf, nbytes)
+        self.coded_applied += c
+        self.bcoded_applied += b
         self.recv_from[q] += 1
         self.st.messages_received += 1
         if self.charge is not None:
@@ -426,7 +435,9 @@ class NotifyAck:
         q = int(self.out_peers[j])
         f = header(buf)
         f[FORM] = form
-        self._count_coded(buf, nbytes)
+        c, b = coded_values(buf, nbytes)
+        self.coded_sent += c
+        self.bcoded_sent += b
         self.n_sent += 1
         self.st.messages_sent += 1
         self.st.bytes_sent += nbytes
@@ -439,11 +450,6 @@ class NotifyAck:
         _ev("T", j, nbytes)
         self.sent_at[j].append(self._clock())
         self.sent_to[q] += 1
-
-    def _count_coded(self, buf, nbytes):
-        c, b = coded_values(buf, nbytes)
-        self.coded += c
-        self.bcoded += b
 
     def settle(self):
         """Deliver every message in flight, held ones included (collective: one

@@ -194,7 +194,8 @@ class Charge:
     def _counts(self):
         na, st = self.na, self.st
         return (na.n_recv + na.n_acks + na.n_sent, st.bytes_sent + na.bytes_recv,
-                self.passes(), na.coded, na.bcoded, self.untimed())
+                self.passes(), na.coded_sent, na.coded_applied, na.bcoded_sent,
+                na.bcoded_applied, self.untimed())
 
     def _mark(self):
         self.c0, self.charged, self.k0 = self.cpu(), self.emu.compute_vs, self._counts()
@@ -208,10 +209,10 @@ class Charge:
     def __call__(self):
         emu, c = self.emu, self.cpu()
         k = self._counts()
-        m, b, p, q, qb, u = (x - y for x, y in zip(k, self.k0))
+        m, b, p, qs, qa, bs, ba, u = (x - y for x, y in zip(k, self.k0))
         rest = c - self.c0 - (emu.last_cpu if emu.compute_vs > self.charged else 0.0) - u
-        emu.advance(emu.round_cost(rest, m, p * self.nloc, b, q, qb,
-                                   rounds=int(self.first)) * emu.factor)
+        emu.advance(emu.round_cost(rest, m, p * self.nloc, b, coded=(qs, qa),
+                                   bcoded=(bs, ba), rounds=int(self.first)) * emu.factor)
         self.first = False
         self._mark()
 
