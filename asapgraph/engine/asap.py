@@ -763,7 +763,14 @@ class _Solve:
         # priority schedule: the sum of the ranks' `rl` of the last wave (the rank gate)
         self.rl_global = comm.allreduce(self.rl) if sol.rank_prio > 0 else 0.0
         self.fresh = np.zeros(nin, dtype=bool)
+        self.n_fresh = 0  # (fresh.sum(), kept: the gate asks every round)
         self.peer_len = np.zeros(nin)  # each in-peer's last sweep duration (from its headers)
+        # peer_len's changes counted, its least and largest entry, and _answer_mask's
+        # last result with what it was computed from (the gate's predicates run every
+        # round: numpy's reductions over a few in-peers cost ~1.5 us each, ~30 % of a
+        # fast rank's round bookkeeping on issue 14's rmat:20 cell)
+        self._pl_ver, self._pl_min, self._pl_max = 0, 0.0, 0.0
+        self._am_key, self._am = None, None
         # each out-peer's sweep gate waited for this rank's output before its last sweep
         # (the sign of its headers' sweep duration), and the in-peers whose output this
         # rank's gate still missed when it last waited, since its last sweep / before it
@@ -824,7 +831,7 @@ class _Solve:
         to their latest output, which this rank's last sweep has not answered yet (it
         began before that output was applied): their buffer keeps combining until a
         sweep answers, so the slow peer decodes one message per sweep."""
-        if not self.sol.answer_hold or not self.wants_answer.any():
+        if not self.sol.answer_hold or not _any(self.wants_answer):
             return None
         h = np.zeros(self.nout, dtype=bool)
         rf = self.na.recv_from
@@ -843,14 +850,17 @@ class _Solve:
         if (not self.sol.answer_gate or self.sol.patience <= 0 or not self.nin
                 or self.sol.gate_shared or self.prev_sweep_len <= 0):
             return None
-        own = min(self.last_sweep_len, self.prev_sweep_len)
-        m = (self.peer_len > 0) & (self.peer_len <= self.sol.answer_gate * own)
-        return m if m.any() else None
+        key = (self._pl_ver, self.last_sweep_len, self.prev_sweep_len)
+        if key != self._am_key:  # (peer_len or the sweep lengths changed: recompute)
+            own = min(self.last_sweep_len, self.prev_sweep_len)
+            m = (self.peer_len > 0) & (self.peer_len <= self.sol.answer_gate * own)
+            self._am_key, self._am = key, (m if m.any() else None)
+        return self._am
 
     def _inputs_in(self):
         """The gate's input condition: every in-peer delivered since the last sweep, and
         those of :meth:`_answer_mask` with output that answers this rank's latest."""
-        if not self.fresh.all():
+        if self.n_fresh < self.nin:
             return False
         m = self._answer_mask()
         return m is None or bool(self.current[m].all())
@@ -870,8 +880,8 @@ class _Solve:
     def _gate_wait0(self):
         """The sweep gate's wait (seconds after the last sweep's end)."""
         ref = self.last_sweep_len
-        if self.nin and self.peer_len.min() > 0:
-            ref = min(ref, float(self.peer_len.max()))
+        if self.nin and self._pl_min > 0:
+            ref = min(ref, self._pl_max)
         pat = self.sol.patience
         floor = self.na.rtt_floor
         link = 0.0
@@ -933,7 +943,7 @@ class _Solve:
         if sol.patience > 0 and self.nin and self._answer_mask() is not None:
             # the gate waited for answers to this rank's latest output (ANSWER_GATE)
             st.extra["answer_sweeps"] = st.extra.get("answer_sweeps", 0) + 1
-        if sol.patience > 0 and self.nin and not self.fresh.all():
+        if sol.patience > 0 and self.nin and self.n_fresh < self.nin:
             # the gate opened by its patience: an in-peer's output had not arrived
             st.extra["gate_timeouts"] = st.extra.get("gate_timeouts", 0) + 1
         if self.nout and (self.dirty & self._waiting_peers() & ~self.na.full_mask()).any():
@@ -963,6 +973,7 @@ class _Solve:
             # model's) plus what the emulated host added
             self.bal.record(st.edges_visited - e0, self.emu.last_charged + slept)
         self.fresh[:] = False
+        self.n_fresh = 0
         self.current[:] = False
         self.waited_for[:] = self.waiting_for
         self.waiting_for[:] = False
@@ -1013,7 +1024,7 @@ class _Solve:
         further below the global error; it waits for input (or the next wave).  Not in
         the end game, and never on a rank without in-peers or a min/max state."""
         sol = self.sol
-        if self.nin == 0 or self.mm is not None or self.fresh.any():
+        if self.nin == 0 or self.mm is not None or self.n_fresh:
             return False
         if self.lazy and self.swept_wave == self.wv.waves:
             return True  # the stall guard: one sweep per input or per completed wave
@@ -1054,12 +1065,18 @@ class _Solve:
             self.rin += dabs if self.jac else got
         self.gs += f[ex.GOSSIP_S]
         self.gw += f[ex.GOSSIP_W]
-        self.fresh[j] = True
+        if not self.fresh[j]:
+            self.fresh[j] = True
+            self.n_fresh += 1
         a = f[ex.ANSWERS]  # (negative: the sender's gate waits for this rank's answer)
         if (-a - 1.0 if a < 0 else a) >= self.out_mark[j]:
             self.current[j] = True
         # (negative: the sender's sweep gate waited for this rank's output before that sweep)
-        self.peer_len[j] = abs(f[ex.SWEEP_LEN])
+        pl = abs(f[ex.SWEEP_LEN])
+        if pl != self.peer_len[j]:
+            self.peer_len[j] = pl
+            self._pl_ver += 1
+            self._pl_min, self._pl_max = float(self.peer_len.min()), float(self.peer_len.max())
         k = self.peer_index.get(int(self.na.in_peers[j]))
         if k is not None:
             self.peer_waits[k] = f[ex.SWEEP_LEN] < 0.0
@@ -1076,7 +1093,7 @@ class _Solve:
         sol, na, mm, acc = self.sol, self.na, self.mm, self.d.acc
         dirty, rem, dbuf, nout, remm = self.dirty, self.rem, self.d.dbuf, self.nout, self.remm
         sent = 0
-        if not nout or not (dirty.any() or dbuf.any() or (force and rem.any())):
+        if not nout or not (_any(dirty) or _any(dbuf) or (force and _any(rem))):
             return 0
         # out of work, 16-bit messages: what stays in the slots is residual like the
         # rank's own, counted in the bound; it may stay while the rank's residual plus
@@ -1184,6 +1201,8 @@ class _Solve:
         knob (a buffer below its threshold stays dirty)."""
         if not self.nout or self.sol.approx > 0:
             return False
+        if not (_any(self.dirty) or _any(self.d.dbuf)):
+            return False  # (the common case of an idle round, without the masks)
         want = self.dirty | self.d.dbuf.any(axis=1)
         if not self._out_of_work():
             hold = self._held()
@@ -1215,7 +1234,7 @@ class _Solve:
         rebalanced -1.5 %; heterogeneous static -1.2 %, rebalanced +0.2 %), cnr-2000's not
         at all (its gate never waits).  Off with ``ASAPGRAPH_ASAP_FLUSH_FIRST=0``."""
         if (not self.sol.flush_first or self.last_sweep_end == -np.inf
-                or not self.peer_waits.any()):
+                or not _any(self.peer_waits)):
             return 0  # (the warm start's output goes with the first sweep's)
         only = self._waiting_peers()
         if not only.any() or not self.flush_due():
@@ -1244,7 +1263,7 @@ class _Solve:
         if not nout:
             return True
         rem = self.rem
-        if self.dirty.any() or d.dbuf.any():
+        if _any(self.dirty) or _any(d.dbuf):
             return False
         acc, nloc = d.acc, self.nloc
         if not rem.any():
@@ -1572,6 +1591,16 @@ class _Solve:
         if self.prog:
             x += acc[:nloc]  # the residuals left (their mass is in the bound)
         return x, self.wv.bound, self.rounds
+
+
+def _any(a):
+    """``a.any()`` of a small array (a per-peer mask or buffer) at a fifth of its cost:
+    numpy's reduction machinery takes ~1 us a call, and the round's predicates make tens
+    of such calls (NaN counts as nonzero in both)."""
+    return _count_nonzero(a) != 0
+
+
+_count_nonzero = np.count_nonzero
 
 
 def _trace(msg):

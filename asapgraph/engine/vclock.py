@@ -214,7 +214,9 @@ class Charge:
         emu.advance(emu.round_cost(rest, m, p * self.nloc, b, coded=(qs, qa),
                                    bcoded=(bs, ba), rounds=int(self.first)) * emu.factor)
         self.first = False
-        self._mark()
+        # (the counts are those just taken: nothing ran since but this call's own work,
+        # which the new CPU mark leaves out)
+        self.c0, self.charged, self.k0 = self.cpu(), emu.compute_vs, k
 
 
 class VirtualWaves(Waves):
