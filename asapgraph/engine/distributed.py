@@ -161,6 +161,10 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
 
     MPI = mpi()
     comm = MPI.COMM_WORLD if comm is None else comm
+    # the ASAPGRAPH_* knobs checked here, in both modes and before the load, as
+    # pagerank() and the command line do (called directly, a BSP run or one on the
+    # general engine read none of them and ran with a bad value unchecked)
+    _options.check_env()
     program = validate_program(program, mode)
     if steps is not None:  # k hops, as on one process: min/max programs on this module's BSP
         max_iter, tol = exact_steps(program, steps, mode)
