@@ -883,6 +883,79 @@ cdef inline long _q16(double v, double step) noexcept nogil:
     return q
 
 
+# _q16 by a multiplication (twenty-fifth session: the division and its correction loop
+# were ~2 ns of the byte-coded form's encode per value).  With r = 1 / step rounded,
+# t = v r rounded is within 2^-37 of x = v / step (two roundings of 2^-53 relative,
+# |x| <= 32767.x), and the division's own result within 2^-38.  Where t +- Q16_EPS
+# (Q16_EPS = 2^-30, each rounded within 2^-39) truncate to the same n, |t| < 32767: t
+# is at least Q16_EPS - 2^-39 inside (n, n + 1) (or (-1, 1) for n = 0), so the
+# division's quotient truncates to n too, below the clamp, and |n step|, rounded, is
+# still below |v| by more than (Q16_EPS - 2^-36) step >> 32767 * 2^-53 step: _q16's
+# correction does not apply.  Anything else (within Q16_EPS of a nonzero integer: exact
+# multiples of the step, the largest value; or t not finite: a denormal step whose
+# reciprocal overflows) takes _q16 itself, so every double gets _q16's q
+# (tests/test_codec25.py).  Trunc, the rounding and the tests are symmetric in the sign.
+cdef extern from *:
+    """#define ASAP_Q16_EPS (1.0 / 1073741824.0)"""
+    const double Q16_EPS "ASAP_Q16_EPS"
+
+
+cdef inline long _q16r(double v, double step, double r) noexcept nogil:
+    """:func:`_q16` of ``v`` given ``r = 1 / step``, by a multiplication where that is
+    provably the same (above)."""
+    cdef double t = v * r
+    cdef int below = fabs(t) < 32767.0  # (false for NaN)
+    cdef double c = t if below else 0.0
+    cdef long lo = <long>(c - Q16_EPS), hi = <long>(c + Q16_EPS)
+    # one branch, taken rarely, and none on the value's sign or size (short-circuit
+    # tests branched on whether the value was below the step: mispredicted, slower
+    # than the division)
+    if not (below & (lo == hi)):
+        return _q16(v, step)
+    return lo
+
+
+cdef inline void _quantise(const double* a, Py_ssize_t m, double step, int16_t* qs,
+                           Py_ssize_t* k, Py_ssize_t* nesc, double* left) noexcept nogil:
+    """The 16-bit values of ``a[:m]`` into ``qs``; ``k`` the nonzero ones, ``nesc`` those
+    beyond +-127, ``left`` ``sum |a[s] - qs[s] step|`` (what would stay; four lanes over
+    whole blocks of four, the tail in lane 0: the order of the passes this one replaced,
+    so the ``budget`` test sees the same sum).  One pass, without a branch on a value's
+    size (was two, plus the escapes counted in the first)."""
+    cdef double r = 1.0 / step
+    cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
+    cdef Py_ssize_t s = 0, nz = 0, ne = 0
+    cdef long q0, q1, q2, q3
+    while s + 3 < m:
+        q0 = _q16r(a[s], step, r)
+        q1 = _q16r(a[s + 1], step, r)
+        q2 = _q16r(a[s + 2], step, r)
+        q3 = _q16r(a[s + 3], step, r)
+        qs[s] = <int16_t>q0
+        qs[s + 1] = <int16_t>q1
+        qs[s + 2] = <int16_t>q2
+        qs[s + 3] = <int16_t>q3
+        l0 += fabs(a[s] - <double>q0 * step)
+        l1 += fabs(a[s + 1] - <double>q1 * step)
+        l2 += fabs(a[s + 2] - <double>q2 * step)
+        l3 += fabs(a[s + 3] - <double>q3 * step)
+        nz += (q0 != 0) + (q1 != 0) + (q2 != 0) + (q3 != 0)
+        # (|q| > 127 as one unsigned comparison)
+        ne += ((<unsigned long>(q0 + 127) > 254) + (<unsigned long>(q1 + 127) > 254)
+               + (<unsigned long>(q2 + 127) > 254) + (<unsigned long>(q3 + 127) > 254))
+        s += 4
+    while s < m:
+        q0 = _q16r(a[s], step, r)
+        qs[s] = <int16_t>q0
+        l0 += fabs(a[s] - <double>q0 * step)
+        nz += q0 != 0
+        ne += <unsigned long>(q0 + 127) > 254
+        s += 1
+    k[0] = nz
+    nesc[0] = ne
+    left[0] = (l0 + l1) + (l2 + l3)
+
+
 cdef inline float _f32(double v) noexcept nogil:
     """``v`` rounded toward zero to float32."""
     cdef float f = <float>v
@@ -927,22 +1000,26 @@ cdef inline void _seg_stats(const double* a, Py_ssize_t m, double* mass, Py_ssiz
     nnz[0] = m - z
 
 
-cdef inline double _left_sum(const double* a, const int16_t* qs, Py_ssize_t m,
-                             double step) noexcept nogil:
-    """``sum |a[s] - qs[s] step|``: what quantised values leave in the slots (four
-    lanes)."""
-    cdef Py_ssize_t s = 0
-    cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
-    while s + 3 < m:
-        l0 += fabs(a[s] - <double>qs[s] * step)
-        l1 += fabs(a[s + 1] - <double>qs[s + 1] * step)
-        l2 += fabs(a[s + 2] - <double>qs[s + 2] * step)
-        l3 += fabs(a[s + 3] - <double>qs[s + 3] * step)
-        s += 4
-    while s < m:
-        l0 += fabs(a[s] - <double>qs[s] * step)
-        s += 1
-    return (l0 + l1) + (l2 + l3)
+cdef inline uint8_t* _write_bytes(double* a, Py_ssize_t m, double step, const int16_t* qs,
+                                  uint8_t* pb) noexcept nogil:
+    """The byte-coded form's slot codes of ``qs[:m]`` from ``pb`` on, and the remainders
+    ``a[s] - qs[s] step`` into the slots; returns the end of the codes.  Every slot's
+    three bytes are stored (ESC, low, high; or the int8, then two bytes the next code
+    overwrites: the form's size is at most 12 + 3 m) and the pointer advances by 1 or
+    3: no branch on the escape, which was mispredicted where escapes are common (40 %
+    of the slots of the replay's skewed segments)."""
+    cdef Py_ssize_t s
+    cdef unsigned int q, e
+    for s in range(m):
+        q = <unsigned int>qs[s]
+        a[s] = a[s] - <double>qs[s] * step
+        e = -<unsigned int>(q + 127 > 254)  # all ones where |q| > 127 (with unsigned
+        # masks: a conditional expression here was compiled back into a branch)
+        pb[0] = <uint8_t>((q & ~e) | (BYTE_ESC & e))
+        pb[1] = <uint8_t>q
+        pb[2] = <uint8_t>(q >> 8)
+        pb += 1 + (e & 2)
+    return pb
 
 
 def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] buf,
@@ -1004,17 +1081,15 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
             step = big / 32767.0
             if step > 0.0 and qs != NULL:  # the values into qs, without a branch on
                 # their size (a value below the step quantises to 0 anyway: |v| < step
-                # gives a quotient of at most 1.0, corrected to 0); what stays, after
-                for s in range(m):
-                    q = _q16(a[s], step)
-                    qs[s] = <int16_t>q
-                    nz = q != 0
-                    nesc += (q > 127) | (q < -127)
-                    sg += nz * (s - last - 1)
-                    sz += nz * <int64_t>_zigzag(q)
-                    last = s if nz else last
-                    k += nz
-                left = _left_sum(a, qs, m, step)
+                # gives a quotient below 1.0, or 1.0 corrected to 0), and what stays
+                _quantise(a, m, step, qs, &k, &nesc, &left)
+                if quant == Q_16:  # the Exp-Golomb orders' means (gaps, zigzagged values)
+                    for s in range(m):
+                        q = qs[s]
+                        nz = q != 0
+                        sg += nz * (s - last - 1)
+                        sz += nz * <int64_t>_zigzag(q)
+                        last = s if nz else last
             elif step > 0.0:
                 for s in range(m):
                     v = a[s]
@@ -1078,28 +1153,37 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                 form = 9
                 (<uint32_t*>(p + 8))[0] = <uint32_t>m
                 pb = p + BYTE_PREFIX
-                for s in range(m):
-                    if qs != NULL:
-                        q = qs[s]
-                    else:
+                if qs != NULL:
+                    pb = _write_bytes(a, m, step, qs, pb)
+                else:  # (fewer than 8 slots)
+                    for s in range(m):
                         v = a[s]
                         q = _q16(v, step) if step > 0.0 and fabs(v) >= step else 0
-                    a[s] = a[s] - <double>q * step
-                    if -127 <= q <= 127:
-                        pb[0] = <uint8_t>(q & 0xff)
-                        pb += 1
-                    else:
-                        pb[0] = BYTE_ESC
-                        pb[1] = <uint8_t>(q & 0xff)
-                        pb[2] = <uint8_t>((q >> 8) & 0xff)
-                        pb += 3
+                        a[s] = a[s] - <double>q * step
+                        if -127 <= q <= 127:
+                            pb[0] = <uint8_t>(q & 0xff)
+                            pb += 1
+                        else:
+                            pb[0] = BYTE_ESC
+                            pb[1] = <uint8_t>(q & 0xff)
+                            pb[2] = <uint8_t>((q >> 8) & 0xff)
+                            pb += 3
                 nb = h + (pb - p)
             elif 3 * k < m:  # sparse: step, k int32 slot indices, k int16
                 form = 5
                 pi = <int32_t*>(p + 8)
                 ps = <int16_t*>(p + 8 + 4 * k)
                 k = 0
-                if step > 0.0:
+                if qs != NULL:  # (the values known: the slots of a nonzero one)
+                    for s in range(m):
+                        q = qs[s]
+                        if q == 0:
+                            continue
+                        a[s] = a[s] - <double>q * step
+                        pi[k] = <int32_t>s
+                        ps[k] = <int16_t>q
+                        k += 1
+                elif step > 0.0:
                     for s in range(m):
                         v = a[s]
                         if fabs(v) < step:
@@ -1113,11 +1197,17 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
             else:  # dense: step, every slot as int16
                 form = 4
                 ps = <int16_t*>(p + 8)
-                for s in range(m):
-                    v = a[s]
-                    q = _q16(v, step) if step > 0.0 else 0
-                    a[s] = v - <double>q * step
-                    ps[s] = <int16_t>q
+                if qs != NULL:  # (the values known; zero where the step is)
+                    for s in range(m):
+                        q = qs[s]
+                        a[s] = a[s] - <double>q * step
+                        ps[s] = <int16_t>q
+                else:
+                    for s in range(m):
+                        v = a[s]
+                        q = _q16(v, step) if step > 0.0 else 0
+                        a[s] = v - <double>q * step
+                        ps[s] = <int16_t>q
                 nb = h + 8 + 2 * m
         else:  # float32 (error feedback) or float64: value bytes w, sparse below w + 4
             w = 4 if quant == Q_F32 else 8
