@@ -1353,26 +1353,46 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
     return tot, dabs
 
 
+cdef inline uint64_t _load_le64(const uint8_t* p) noexcept nogil:
+    """The 8 bytes at ``p`` as a little-endian integer (one load on x86-64: GCC merges
+    the bytes' loads)."""
+    return (<uint64_t>p[0] | (<uint64_t>p[1] << 8) | (<uint64_t>p[2] << 16)
+            | (<uint64_t>p[3] << 24) | (<uint64_t>p[4] << 32) | (<uint64_t>p[5] << 40)
+            | (<uint64_t>p[6] << 48) | (<uint64_t>p[7] << 56))
+
+
+cdef inline int _byte_value(uint64_t w, uint64_t e) noexcept nogil:
+    """The value of the code at the low end of ``w``: the int8, or where ``e`` (all ones)
+    marks an escape the int16 after it."""
+    return <int>(<int16_t>(w >> 8)) & <int>e | <int>(<int8_t>w) & <int>~e
+
+
 cdef inline Py_ssize_t _decode_bytes2(double* acc, const int64_t* mp, const uint8_t** qp,
                                       const uint8_t* end, Py_ssize_t m, double step,
                                       double* tot, double* dabs) noexcept nogil:
-    """The byte-coded values two at a time while 6 more bytes are there (no bounds test
-    per value), each code read without a branch on its escape (the int8 or the int16,
-    picked by a mask; the pointer advanced by 1 or 3); ``acc[mp[i]] += v`` in slot
-    order, ``tot``/``dabs`` in two lanes (as :func:`_decode_dense64`).  Returns the
-    values done; ``qp[0]`` is advanced past them."""
+    """The byte-coded values two at a time while 8 more bytes are there (no bounds test
+    per value): one 8-byte load holds both codes; each is read without a branch on its
+    escape (a mask picks the int8 or the int16) and the two advances are taken from the
+    word at once (the second code starts at byte 1 or 3: both are tested, then picked),
+    so the chain from one pair's load to the next is a load and a few operations (it
+    bounds this loop: reading the codes a byte at a time, with the pointer advanced by
+    1 or 3 after each, took ~8 cycles a value).  ``acc[mp[i]] += v`` in slot order,
+    ``tot``/``dabs`` in two lanes (as :func:`_decode_dense64`).  Returns the values done;
+    ``qp[0]`` is advanced past them."""
     cdef const uint8_t* q = qp[0]
     cdef Py_ssize_t i = 0, t0, t1
     cdef double s0 = 0.0, s1 = 0.0, d0 = 0.0, d1 = 0.0, v0, v1, o0, o1
-    cdef unsigned int e0, e1
+    cdef uint64_t w, e0, e1, f1, f3
     cdef int x0, x1
-    while i + 1 < m and q + 6 <= end:
-        e0 = -<unsigned int>(q[0] == BYTE_ESC)  # all ones for an escape
-        x0 = <int>(<int16_t>(q[1] | (q[2] << 8))) & <int>e0 | <int>(<int8_t>q[0]) & <int>~e0
-        q += 1 + (e0 & 2)
-        e1 = -<unsigned int>(q[0] == BYTE_ESC)
-        x1 = <int>(<int16_t>(q[1] | (q[2] << 8))) & <int>e1 | <int>(<int8_t>q[0]) & <int>~e1
-        q += 1 + (e1 & 2)
+    while i + 1 < m and q + 8 <= end:
+        w = _load_le64(q)
+        e0 = -<uint64_t>((w & 0xff) == BYTE_ESC)  # all ones for an escape
+        f1 = -<uint64_t>(((w >> 8) & 0xff) == BYTE_ESC)  # the second code at byte 1 or 3
+        f3 = -<uint64_t>(((w >> 24) & 0xff) == BYTE_ESC)
+        e1 = (f3 & e0) | (f1 & ~e0)
+        q += 2 + (e0 & 2) + (e1 & 2)
+        x0 = _byte_value(w, e0)
+        x1 = _byte_value(w >> (8 + (e0 & 16)), e1)
         v0 = <double>x0 * step
         v1 = <double>x1 * step
         t0 = mp[i]
