@@ -719,6 +719,7 @@ cdef enum:
     CODED_PREFIX = 16  # coded form: step (float64), k (uint32), two orders (uint8), 2 pad
     BYTE_PREFIX = 12   # byte-coded form: step (float64), m (uint32)
     BYTE_ESC = 0x80    # byte-coded form: an int16 (little-endian) follows
+    QBLOCK = 256       # _quantise's blocks (a multiple of 4)
 
 
 # ---------------------------------------------------------------- Exp-Golomb bit coding
@@ -915,45 +916,69 @@ cdef inline long _q16r(double v, double step, double r) noexcept nogil:
     return lo
 
 
+cdef inline Py_ssize_t _q16_block(const double* a, Py_ssize_t n, double step, double r,
+                                  int16_t* qs, double* rem) noexcept nogil:
+    """``qs[s]`` by the reciprocal (the route of :func:`_q16r`, with its check as a count
+    instead of a branch) and ``rem[s] = a[s] - qs[s] step`` for ``s < n``; returns the
+    count of values whose check failed (their ``qs``/``rem`` to be redone by
+    :func:`_q16r`).  No branch and no clamp: a loop the compiler vectorises (the clamp's
+    comparisons kept it scalar).  ``r`` must be finite: then ``|t| <= 65535`` (``|v| <=
+    big`` and ``step >= big / 32767 / 2`` even where it is a denormal rounded), so the
+    conversions are in range; the clamp's cases (``|lo| > 32766``) and NaN fail the
+    check."""
+    cdef Py_ssize_t s, nbad = 0
+    cdef double t
+    cdef int lo, hi
+    for s in range(n):
+        t = a[s] * r
+        lo = <int>(t - Q16_EPS)
+        hi = <int>(t + Q16_EPS)
+        qs[s] = <int16_t>lo
+        rem[s] = a[s] - <double>lo * step
+        nbad += (lo != hi) | (<unsigned int>(lo + 32766) > 65532) | (t != t)
+    return nbad
+
+
 cdef inline void _quantise(const double* a, Py_ssize_t m, double step, int16_t* qs,
-                           Py_ssize_t* k, Py_ssize_t* nesc, double* left) noexcept nogil:
-    """The 16-bit values of ``a[:m]`` into ``qs``; ``k`` the nonzero ones, ``nesc`` those
-    beyond +-127, ``left`` ``sum |a[s] - qs[s] step|`` (what would stay; four lanes over
-    whole blocks of four, the tail in lane 0: the order of the passes this one replaced,
-    so the ``budget`` test sees the same sum).  One pass, without a branch on a value's
-    size (was two, plus the escapes counted in the first)."""
+                           double* rem, Py_ssize_t* k, Py_ssize_t* nesc,
+                           double* left) noexcept nogil:
+    """The 16-bit values of ``a[:m]`` into ``qs``, the remainders ``a[s] - qs[s] step``
+    into ``rem``; ``k`` the nonzero values, ``nesc`` those beyond +-127, ``left``
+    ``sum |rem|`` (what would stay; four lanes over whole blocks of four, the tail in
+    lane 0: the order of the passes this replaced, so the ``budget`` test sees the same
+    sum).  Vectorised passes (twenty-fifth session; a scalar pass of _q16r with the
+    sums cost ~1.8 ns a value): blocks of QBLOCK by :func:`_q16_block`, a block whose
+    check failed anywhere (the largest value's; rarely another) redone by _q16r, then
+    the sums and the counts."""
     cdef double r = 1.0 / step
     cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
-    cdef Py_ssize_t s = 0, nz = 0, ne = 0
-    cdef long q0, q1, q2, q3
-    while s + 3 < m:
-        q0 = _q16r(a[s], step, r)
-        q1 = _q16r(a[s + 1], step, r)
-        q2 = _q16r(a[s + 2], step, r)
-        q3 = _q16r(a[s + 3], step, r)
-        qs[s] = <int16_t>q0
-        qs[s + 1] = <int16_t>q1
-        qs[s + 2] = <int16_t>q2
-        qs[s + 3] = <int16_t>q3
-        l0 += fabs(a[s] - <double>q0 * step)
-        l1 += fabs(a[s + 1] - <double>q1 * step)
-        l2 += fabs(a[s + 2] - <double>q2 * step)
-        l3 += fabs(a[s + 3] - <double>q3 * step)
-        nz += (q0 != 0) + (q1 != 0) + (q2 != 0) + (q3 != 0)
-        # (|q| > 127 as one unsigned comparison)
-        ne += ((<unsigned long>(q0 + 127) > 254) + (<unsigned long>(q1 + 127) > 254)
-               + (<unsigned long>(q2 + 127) > 254) + (<unsigned long>(q3 + 127) > 254))
+    cdef Py_ssize_t s, b = 0, e, nz = 0, ne = 0
+    cdef long q
+    cdef bint fast = r < INFINITY  # (a denormal step's reciprocal may overflow)
+    while b < m:
+        e = b + QBLOCK if b + QBLOCK < m else m
+        if not fast or _q16_block(a + b, e - b, step, r, qs + b, rem + b):
+            for s in range(b, e):
+                q = _q16r(a[s], step, r)
+                qs[s] = <int16_t>q
+                rem[s] = a[s] - <double>q * step
+        b = e
+    s = 0
+    while s + 3 < m:  # (vectorised: the lanes pairwise)
+        l0 += fabs(rem[s])
+        l1 += fabs(rem[s + 1])
+        l2 += fabs(rem[s + 2])
+        l3 += fabs(rem[s + 3])
         s += 4
     while s < m:
-        q0 = _q16r(a[s], step, r)
-        qs[s] = <int16_t>q0
-        l0 += fabs(a[s] - <double>q0 * step)
-        nz += q0 != 0
-        ne += <unsigned long>(q0 + 127) > 254
+        l0 += fabs(rem[s])
         s += 1
+    left[0] = (l0 + l1) + (l2 + l3)
+    for s in range(m):  # (vectorised)
+        nz += qs[s] != 0
+        ne += <uint16_t>(qs[s] + 127) > 254  # (|q| > 127 as one unsigned comparison)
     k[0] = nz
     nesc[0] = ne
-    left[0] = (l0 + l1) + (l2 + l3)
 
 
 cdef inline float _f32(double v) noexcept nogil:
@@ -1000,10 +1025,10 @@ cdef inline void _seg_stats(const double* a, Py_ssize_t m, double* mass, Py_ssiz
     nnz[0] = m - z
 
 
-cdef inline uint8_t* _write_bytes(double* a, Py_ssize_t m, double step, const int16_t* qs,
-                                  uint8_t* pb) noexcept nogil:
+cdef inline uint8_t* _write_bytes(double* a, Py_ssize_t m, const double* rem,
+                                  const int16_t* qs, uint8_t* pb) noexcept nogil:
     """The byte-coded form's slot codes of ``qs[:m]`` from ``pb`` on, and the remainders
-    ``a[s] - qs[s] step`` into the slots; returns the end of the codes.  Every slot's
+    ``rem`` into the slots; returns the end of the codes.  Every slot's
     three bytes are stored (ESC, low, high; or the int8, then two bytes the next code
     overwrites: the form's size is at most 12 + 3 m) and the pointer advances by 1 or
     3: no branch on the escape, which was mispredicted where escapes are common (40 %
@@ -1012,7 +1037,7 @@ cdef inline uint8_t* _write_bytes(double* a, Py_ssize_t m, double step, const in
     cdef unsigned int q, e
     for s in range(m):
         q = <unsigned int>qs[s]
-        a[s] = a[s] - <double>qs[s] * step
+        a[s] = rem[s]
         e = -<unsigned int>(q + 127 > 254)  # all ones where |q| > 127 (with unsigned
         # masks: a conditional expression here was compiled back into a branch)
         pb[0] = <uint8_t>((q & ~e) | (BYTE_ESC & e))
@@ -1043,23 +1068,25 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
     """
     cdef Py_ssize_t m = hi - lo
     cdef int16_t* qs = NULL
+    cdef double* rem = NULL
     cdef double* a = &acc[lo] if m > 0 else NULL
     cdef uint8_t* p = &buf[h]
     if lo < 0 or hi > acc.shape[0] or m < 0 or buf.shape[0] < h + 8 + 8 * m:
         raise ValueError("encode_segment: segment or buffer out of range")
-    if (quant == Q_16 or quant == Q_16B) and m >= 8:  # the 16-bit values, kept for the
-        # coded forms' pass
-        qs = <int16_t*>calloc(m, sizeof(int16_t))
-        if qs == NULL:
+    if (quant == Q_16 or quant == Q_16B) and m >= 8:  # the 16-bit values and their
+        # remainders, kept for the pass that writes the form
+        rem = <double*>malloc(m * (sizeof(double) + sizeof(int16_t)))
+        if rem == NULL:
             raise MemoryError()
+        qs = <int16_t*>(rem + m)
     try:
-        return _encode_segment(a, m, p, h, quant, budget, qs)
+        return _encode_segment(a, m, p, h, quant, budget, qs, rem)
     finally:
-        free(qs)
+        free(rem)
 
 
 cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quant,
-                     double budget, int16_t* qs):
+                     double budget, int16_t* qs, double* rem):
     cdef Py_ssize_t s, k = 0, nnz = 0, nb, w, last = -1, limit
     cdef double v, big = 0.0, mass = 0.0, step = 0.0, left = 0.0
     cdef int64_t sg = 0, sz = 0
@@ -1079,10 +1106,14 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
         _seg_stats(a, m, &mass, &nnz, &big)
         if quant == Q_16 or quant == Q_16RAW or quant == Q_16B:
             step = big / 32767.0
-            if step > 0.0 and qs != NULL:  # the values into qs, without a branch on
+            if not step > 0.0:  # (nothing of a step: the slots stay; the paths without
+                # qs do that)
+                qs = NULL
+                rem = NULL
+            if qs != NULL:  # the values into qs, without a branch on
                 # their size (a value below the step quantises to 0 anyway: |v| < step
                 # gives a quotient below 1.0, or 1.0 corrected to 0), and what stays
-                _quantise(a, m, step, qs, &k, &nesc, &left)
+                _quantise(a, m, step, qs, rem, &k, &nesc, &left)
                 if quant == Q_16:  # the Exp-Golomb orders' means (gaps, zigzagged values)
                     for s in range(m):
                         q = qs[s]
@@ -1146,15 +1177,14 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                 p[13] = <uint8_t>kv
                 p[14] = 0
                 p[15] = 0
-                for s in range(m):
-                    a[s] = a[s] - <double>qs[s] * step
+                memcpy(a, rem, m * sizeof(double))
                 nb = h + CODED_PREFIX + bw.pos
             elif nbyte > 0:  # byte-coded: step, m, every slot as an int8 or ESC + int16
                 form = 9
                 (<uint32_t*>(p + 8))[0] = <uint32_t>m
                 pb = p + BYTE_PREFIX
                 if qs != NULL:
-                    pb = _write_bytes(a, m, step, qs, pb)
+                    pb = _write_bytes(a, m, rem, qs, pb)
                 else:  # (fewer than 8 slots)
                     for s in range(m):
                         v = a[s]
@@ -1179,7 +1209,7 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                         q = qs[s]
                         if q == 0:
                             continue
-                        a[s] = a[s] - <double>q * step
+                        a[s] = rem[s]
                         pi[k] = <int32_t>s
                         ps[k] = <int16_t>q
                         k += 1
@@ -1197,11 +1227,9 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
             else:  # dense: step, every slot as int16
                 form = 4
                 ps = <int16_t*>(p + 8)
-                if qs != NULL:  # (the values known; zero where the step is)
-                    for s in range(m):
-                        q = qs[s]
-                        a[s] = a[s] - <double>q * step
-                        ps[s] = <int16_t>q
+                if qs != NULL:  # (the values and the remainders known)
+                    memcpy(ps, qs, m * sizeof(int16_t))
+                    memcpy(a, rem, m * sizeof(double))
                 else:
                     for s in range(m):
                         v = a[s]
