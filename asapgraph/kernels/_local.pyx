@@ -719,6 +719,7 @@ cdef enum:
     CODED_PREFIX = 16  # coded form: step (float64), k (uint32), two orders (uint8), 2 pad
     BYTE_PREFIX = 12   # byte-coded form: step (float64), m (uint32)
     BYTE_ESC = 0x80    # byte-coded form: an int16 (little-endian) follows
+    QBLOCK = 256       # _quantise's blocks (a multiple of 4)
 
 
 # ---------------------------------------------------------------- Exp-Golomb bit coding
@@ -883,6 +884,103 @@ cdef inline long _q16(double v, double step) noexcept nogil:
     return q
 
 
+# _q16 by a multiplication (twenty-fifth session: the division and its correction loop
+# were ~2 ns of the byte-coded form's encode per value).  With r = 1 / step rounded,
+# t = v r rounded is within 2^-37 of x = v / step (two roundings of 2^-53 relative,
+# |x| <= 32767.x), and the division's own result within 2^-38.  Where t +- Q16_EPS
+# (Q16_EPS = 2^-30, each rounded within 2^-39) truncate to the same n, |t| < 32767: t
+# is at least Q16_EPS - 2^-39 inside (n, n + 1) (or (-1, 1) for n = 0), so the
+# division's quotient truncates to n too, below the clamp, and |n step|, rounded, is
+# still below |v| by more than (Q16_EPS - 2^-36) step >> 32767 * 2^-53 step: _q16's
+# correction does not apply.  Anything else (within Q16_EPS of a nonzero integer: exact
+# multiples of the step, the largest value; or t not finite: a denormal step whose
+# reciprocal overflows) takes _q16 itself, so every double gets _q16's q
+# (tests/test_codec25.py).  Trunc, the rounding and the tests are symmetric in the sign.
+cdef extern from *:
+    """#define ASAP_Q16_EPS (1.0 / 1073741824.0)"""
+    const double Q16_EPS "ASAP_Q16_EPS"
+
+
+cdef inline long _q16r(double v, double step, double r) noexcept nogil:
+    """:func:`_q16` of ``v`` given ``r = 1 / step``, by a multiplication where that is
+    provably the same (above)."""
+    cdef double t = v * r
+    cdef int below = fabs(t) < 32767.0  # (false for NaN)
+    cdef double c = t if below else 0.0
+    cdef long lo = <long>(c - Q16_EPS), hi = <long>(c + Q16_EPS)
+    # one branch, taken rarely, and none on the value's sign or size (short-circuit
+    # tests branched on whether the value was below the step: mispredicted, slower
+    # than the division)
+    if not (below & (lo == hi)):
+        return _q16(v, step)
+    return lo
+
+
+cdef inline Py_ssize_t _q16_block(const double* a, Py_ssize_t n, double step, double r,
+                                  int16_t* qs, double* rem) noexcept nogil:
+    """``qs[s]`` by the reciprocal (the route of :func:`_q16r`, with its check as a count
+    instead of a branch) and ``rem[s] = a[s] - qs[s] step`` for ``s < n``; returns the
+    count of values whose check failed (their ``qs``/``rem`` to be redone by
+    :func:`_q16r`).  No branch and no clamp: a loop the compiler vectorises (the clamp's
+    comparisons kept it scalar).  ``r`` must be finite: then ``|t| <= 65535`` (``|v| <=
+    big`` and ``step >= big / 32767 / 2`` even where it is a denormal rounded), so the
+    conversions are in range; the clamp's cases (``|lo| > 32766``) and NaN fail the
+    check."""
+    cdef Py_ssize_t s, nbad = 0
+    cdef double t
+    cdef int lo, hi
+    for s in range(n):
+        t = a[s] * r
+        lo = <int>(t - Q16_EPS)
+        hi = <int>(t + Q16_EPS)
+        qs[s] = <int16_t>lo
+        rem[s] = a[s] - <double>lo * step
+        nbad += (lo != hi) | (<unsigned int>(lo + 32766) > 65532) | (t != t)
+    return nbad
+
+
+cdef inline void _quantise(const double* a, Py_ssize_t m, double step, int16_t* qs,
+                           double* rem, Py_ssize_t* k, Py_ssize_t* nesc,
+                           double* left) noexcept nogil:
+    """The 16-bit values of ``a[:m]`` into ``qs``, the remainders ``a[s] - qs[s] step``
+    into ``rem``; ``k`` the nonzero values, ``nesc`` those beyond +-127, ``left``
+    ``sum |rem|`` (what would stay; four lanes over whole blocks of four, the tail in
+    lane 0: the order of the passes this replaced, so the ``budget`` test sees the same
+    sum).  Vectorised passes (twenty-fifth session; a scalar pass of _q16r with the
+    sums cost ~1.8 ns a value): blocks of QBLOCK by :func:`_q16_block`, a block whose
+    check failed anywhere (the largest value's; rarely another) redone by _q16r, then
+    the sums and the counts."""
+    cdef double r = 1.0 / step
+    cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
+    cdef Py_ssize_t s, b = 0, e, nz = 0, ne = 0
+    cdef long q
+    cdef bint fast = r < INFINITY  # (a denormal step's reciprocal may overflow)
+    while b < m:
+        e = b + QBLOCK if b + QBLOCK < m else m
+        if not fast or _q16_block(a + b, e - b, step, r, qs + b, rem + b):
+            for s in range(b, e):
+                q = _q16r(a[s], step, r)
+                qs[s] = <int16_t>q
+                rem[s] = a[s] - <double>q * step
+        b = e
+    s = 0
+    while s + 3 < m:  # (vectorised: the lanes pairwise)
+        l0 += fabs(rem[s])
+        l1 += fabs(rem[s + 1])
+        l2 += fabs(rem[s + 2])
+        l3 += fabs(rem[s + 3])
+        s += 4
+    while s < m:
+        l0 += fabs(rem[s])
+        s += 1
+    left[0] = (l0 + l1) + (l2 + l3)
+    for s in range(m):  # (vectorised)
+        nz += qs[s] != 0
+        ne += <uint16_t>(qs[s] + 127) > 254  # (|q| > 127 as one unsigned comparison)
+    k[0] = nz
+    nesc[0] = ne
+
+
 cdef inline float _f32(double v) noexcept nogil:
     """``v`` rounded toward zero to float32."""
     cdef float f = <float>v
@@ -927,22 +1025,26 @@ cdef inline void _seg_stats(const double* a, Py_ssize_t m, double* mass, Py_ssiz
     nnz[0] = m - z
 
 
-cdef inline double _left_sum(const double* a, const int16_t* qs, Py_ssize_t m,
-                             double step) noexcept nogil:
-    """``sum |a[s] - qs[s] step|``: what quantised values leave in the slots (four
-    lanes)."""
-    cdef Py_ssize_t s = 0
-    cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
-    while s + 3 < m:
-        l0 += fabs(a[s] - <double>qs[s] * step)
-        l1 += fabs(a[s + 1] - <double>qs[s + 1] * step)
-        l2 += fabs(a[s + 2] - <double>qs[s + 2] * step)
-        l3 += fabs(a[s + 3] - <double>qs[s + 3] * step)
-        s += 4
-    while s < m:
-        l0 += fabs(a[s] - <double>qs[s] * step)
-        s += 1
-    return (l0 + l1) + (l2 + l3)
+cdef inline uint8_t* _write_bytes(double* a, Py_ssize_t m, const double* rem,
+                                  const int16_t* qs, uint8_t* pb) noexcept nogil:
+    """The byte-coded form's slot codes of ``qs[:m]`` from ``pb`` on, and the remainders
+    ``rem`` into the slots; returns the end of the codes.  Every slot's
+    three bytes are stored (ESC, low, high; or the int8, then two bytes the next code
+    overwrites: the form's size is at most 12 + 3 m) and the pointer advances by 1 or
+    3: no branch on the escape, which was mispredicted where escapes are common (40 %
+    of the slots of the replay's skewed segments)."""
+    cdef Py_ssize_t s
+    cdef unsigned int q, e
+    for s in range(m):
+        q = <unsigned int>qs[s]
+        a[s] = rem[s]
+        e = -<unsigned int>(q + 127 > 254)  # all ones where |q| > 127 (with unsigned
+        # masks: a conditional expression here was compiled back into a branch)
+        pb[0] = <uint8_t>((q & ~e) | (BYTE_ESC & e))
+        pb[1] = <uint8_t>q
+        pb[2] = <uint8_t>(q >> 8)
+        pb += 1 + (e & 2)
+    return pb
 
 
 def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] buf,
@@ -966,23 +1068,25 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
     """
     cdef Py_ssize_t m = hi - lo
     cdef int16_t* qs = NULL
+    cdef double* rem = NULL
     cdef double* a = &acc[lo] if m > 0 else NULL
     cdef uint8_t* p = &buf[h]
     if lo < 0 or hi > acc.shape[0] or m < 0 or buf.shape[0] < h + 8 + 8 * m:
         raise ValueError("encode_segment: segment or buffer out of range")
-    if (quant == Q_16 or quant == Q_16B) and m >= 8:  # the 16-bit values, kept for the
-        # coded forms' pass
-        qs = <int16_t*>calloc(m, sizeof(int16_t))
-        if qs == NULL:
+    if (quant == Q_16 or quant == Q_16B) and m >= 8:  # the 16-bit values and their
+        # remainders, kept for the pass that writes the form
+        rem = <double*>malloc(m * (sizeof(double) + sizeof(int16_t)))
+        if rem == NULL:
             raise MemoryError()
+        qs = <int16_t*>(rem + m)
     try:
-        return _encode_segment(a, m, p, h, quant, budget, qs)
+        return _encode_segment(a, m, p, h, quant, budget, qs, rem)
     finally:
-        free(qs)
+        free(rem)
 
 
 cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quant,
-                     double budget, int16_t* qs):
+                     double budget, int16_t* qs, double* rem):
     cdef Py_ssize_t s, k = 0, nnz = 0, nb, w, last = -1, limit
     cdef double v, big = 0.0, mass = 0.0, step = 0.0, left = 0.0
     cdef int64_t sg = 0, sz = 0
@@ -1002,19 +1106,21 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
         _seg_stats(a, m, &mass, &nnz, &big)
         if quant == Q_16 or quant == Q_16RAW or quant == Q_16B:
             step = big / 32767.0
-            if step > 0.0 and qs != NULL:  # the values into qs, without a branch on
+            if not step > 0.0:  # (nothing of a step: the slots stay; the paths without
+                # qs do that)
+                qs = NULL
+                rem = NULL
+            if qs != NULL:  # the values into qs, without a branch on
                 # their size (a value below the step quantises to 0 anyway: |v| < step
-                # gives a quotient of at most 1.0, corrected to 0); what stays, after
-                for s in range(m):
-                    q = _q16(a[s], step)
-                    qs[s] = <int16_t>q
-                    nz = q != 0
-                    nesc += (q > 127) | (q < -127)
-                    sg += nz * (s - last - 1)
-                    sz += nz * <int64_t>_zigzag(q)
-                    last = s if nz else last
-                    k += nz
-                left = _left_sum(a, qs, m, step)
+                # gives a quotient below 1.0, or 1.0 corrected to 0), and what stays
+                _quantise(a, m, step, qs, rem, &k, &nesc, &left)
+                if quant == Q_16:  # the Exp-Golomb orders' means (gaps, zigzagged values)
+                    for s in range(m):
+                        q = qs[s]
+                        nz = q != 0
+                        sg += nz * (s - last - 1)
+                        sz += nz * <int64_t>_zigzag(q)
+                        last = s if nz else last
             elif step > 0.0:
                 for s in range(m):
                     v = a[s]
@@ -1071,35 +1177,43 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
                 p[13] = <uint8_t>kv
                 p[14] = 0
                 p[15] = 0
-                for s in range(m):
-                    a[s] = a[s] - <double>qs[s] * step
+                memcpy(a, rem, m * sizeof(double))
                 nb = h + CODED_PREFIX + bw.pos
             elif nbyte > 0:  # byte-coded: step, m, every slot as an int8 or ESC + int16
                 form = 9
                 (<uint32_t*>(p + 8))[0] = <uint32_t>m
                 pb = p + BYTE_PREFIX
-                for s in range(m):
-                    if qs != NULL:
-                        q = qs[s]
-                    else:
+                if qs != NULL:
+                    pb = _write_bytes(a, m, rem, qs, pb)
+                else:  # (fewer than 8 slots)
+                    for s in range(m):
                         v = a[s]
                         q = _q16(v, step) if step > 0.0 and fabs(v) >= step else 0
-                    a[s] = a[s] - <double>q * step
-                    if -127 <= q <= 127:
-                        pb[0] = <uint8_t>(q & 0xff)
-                        pb += 1
-                    else:
-                        pb[0] = BYTE_ESC
-                        pb[1] = <uint8_t>(q & 0xff)
-                        pb[2] = <uint8_t>((q >> 8) & 0xff)
-                        pb += 3
+                        a[s] = a[s] - <double>q * step
+                        if -127 <= q <= 127:
+                            pb[0] = <uint8_t>(q & 0xff)
+                            pb += 1
+                        else:
+                            pb[0] = BYTE_ESC
+                            pb[1] = <uint8_t>(q & 0xff)
+                            pb[2] = <uint8_t>((q >> 8) & 0xff)
+                            pb += 3
                 nb = h + (pb - p)
             elif 3 * k < m:  # sparse: step, k int32 slot indices, k int16
                 form = 5
                 pi = <int32_t*>(p + 8)
                 ps = <int16_t*>(p + 8 + 4 * k)
                 k = 0
-                if step > 0.0:
+                if qs != NULL:  # (the values known: the slots of a nonzero one)
+                    for s in range(m):
+                        q = qs[s]
+                        if q == 0:
+                            continue
+                        a[s] = rem[s]
+                        pi[k] = <int32_t>s
+                        ps[k] = <int16_t>q
+                        k += 1
+                elif step > 0.0:
                     for s in range(m):
                         v = a[s]
                         if fabs(v) < step:
@@ -1113,11 +1227,15 @@ cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quan
             else:  # dense: step, every slot as int16
                 form = 4
                 ps = <int16_t*>(p + 8)
-                for s in range(m):
-                    v = a[s]
-                    q = _q16(v, step) if step > 0.0 else 0
-                    a[s] = v - <double>q * step
-                    ps[s] = <int16_t>q
+                if qs != NULL:  # (the values and the remainders known)
+                    memcpy(ps, qs, m * sizeof(int16_t))
+                    memcpy(a, rem, m * sizeof(double))
+                else:
+                    for s in range(m):
+                        v = a[s]
+                        q = _q16(v, step) if step > 0.0 else 0
+                        a[s] = v - <double>q * step
+                        ps[s] = <int16_t>q
                 nb = h + 8 + 2 * m
         else:  # float32 (error feedback) or float64: value bytes w, sparse below w + 4
             w = 4 if quant == Q_F32 else 8
@@ -1263,6 +1381,65 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
     return tot, dabs
 
 
+cdef inline uint64_t _load_le64(const uint8_t* p) noexcept nogil:
+    """The 8 bytes at ``p`` as a little-endian integer (one load on x86-64: GCC merges
+    the bytes' loads)."""
+    return (<uint64_t>p[0] | (<uint64_t>p[1] << 8) | (<uint64_t>p[2] << 16)
+            | (<uint64_t>p[3] << 24) | (<uint64_t>p[4] << 32) | (<uint64_t>p[5] << 40)
+            | (<uint64_t>p[6] << 48) | (<uint64_t>p[7] << 56))
+
+
+cdef inline int _byte_value(uint64_t w, uint64_t e) noexcept nogil:
+    """The value of the code at the low end of ``w``: the int8, or where ``e`` (all ones)
+    marks an escape the int16 after it."""
+    return <int>(<int16_t>(w >> 8)) & <int>e | <int>(<int8_t>w) & <int>~e
+
+
+cdef inline Py_ssize_t _decode_bytes2(double* acc, const int64_t* mp, const uint8_t** qp,
+                                      const uint8_t* end, Py_ssize_t m, double step,
+                                      double* tot, double* dabs) noexcept nogil:
+    """The byte-coded values two at a time while 8 more bytes are there (no bounds test
+    per value): one 8-byte load holds both codes; each is read without a branch on its
+    escape (a mask picks the int8 or the int16) and the two advances are taken from the
+    word at once (the second code starts at byte 1 or 3: both are tested, then picked),
+    so the chain from one pair's load to the next is a load and a few operations (it
+    bounds this loop: reading the codes a byte at a time, with the pointer advanced by
+    1 or 3 after each, took ~8 cycles a value).  ``acc[mp[i]] += v`` in slot order,
+    ``tot``/``dabs`` in two lanes (as :func:`_decode_dense64`).  Returns the values done;
+    ``qp[0]`` is advanced past them."""
+    cdef const uint8_t* q = qp[0]
+    cdef Py_ssize_t i = 0, t0, t1
+    cdef double s0 = 0.0, s1 = 0.0, d0 = 0.0, d1 = 0.0, v0, v1, o0, o1
+    cdef uint64_t w, e0, e1, f1, f3
+    cdef int x0, x1
+    while i + 1 < m and q + 8 <= end:
+        w = _load_le64(q)
+        e0 = -<uint64_t>((w & 0xff) == BYTE_ESC)  # all ones for an escape
+        f1 = -<uint64_t>(((w >> 8) & 0xff) == BYTE_ESC)  # the second code at byte 1 or 3
+        f3 = -<uint64_t>(((w >> 24) & 0xff) == BYTE_ESC)
+        e1 = (f3 & e0) | (f1 & ~e0)
+        q += 2 + (e0 & 2) + (e1 & 2)
+        x0 = _byte_value(w, e0)
+        x1 = _byte_value(w >> (8 + (e0 & 16)), e1)
+        v0 = <double>x0 * step
+        v1 = <double>x1 * step
+        t0 = mp[i]
+        o0 = acc[t0]
+        acc[t0] = o0 + v0
+        t1 = mp[i + 1]
+        o1 = acc[t1]  # (after the first store: a map that repeats a target stays exact)
+        acc[t1] = o1 + v1
+        d0 += fabs(o0 + v0) - fabs(o0)
+        d1 += fabs(o1 + v1) - fabs(o1)
+        s0 += v0
+        s1 += v1
+        i += 2
+    qp[0] = q
+    tot[0] = s0 + s1
+    dabs[0] = d0 + d1
+    return i
+
+
 cdef _decode_bytes(double[::1] acc, const int64_t[::1] mp, const uint8_t* p, Py_ssize_t nb):
     """Scatter-add the payload of a byte-coded 16-bit message (form 9, ``nb`` bytes at
     ``p``: step, ``m``, then per slot an int8, or :data:`BYTE_ESC` and an int16); see
@@ -1281,7 +1458,9 @@ cdef _decode_bytes(double[::1] acc, const int64_t[::1] mp, const uint8_t* p, Py_
         raise ValueError("decode_message: byte-coded message longer than the slot map")
     q = p + BYTE_PREFIX
     with nogil:
-        for i in range(m):
+        i = _decode_bytes2(&acc[0] if acc.shape[0] else NULL, &mp[0] if nmp else NULL, &q,
+                           end, m, step, &tot, &dabs)
+        for i in range(i, m):  # the last few values, each checked against the end
             if q >= end:
                 bad = 1
                 break
