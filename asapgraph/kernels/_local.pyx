@@ -45,7 +45,7 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, 
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.math cimport INFINITY, fabs, floor, log2, nextafterf
 
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 cdef extern from *:
@@ -1075,14 +1075,30 @@ def encode_segment(double[::1] acc, Py_ssize_t lo, Py_ssize_t hi, uint8_t[::1] b
         raise ValueError("encode_segment: segment or buffer out of range")
     if (quant == Q_16 or quant == Q_16B) and m >= 8:  # the 16-bit values and their
         # remainders, kept for the pass that writes the form
-        rem = <double*>malloc(m * (sizeof(double) + sizeof(int16_t)))
-        if rem == NULL:
-            raise MemoryError()
+        rem = _scratch(m * (sizeof(double) + sizeof(int16_t)))
         qs = <int16_t*>(rem + m)
-    try:
-        return _encode_segment(a, m, p, h, quant, budget, qs, rem)
-    finally:
-        free(rem)
+    return _encode_segment(a, m, p, h, quant, budget, qs, rem)
+
+
+# The coder's scratch (the 16-bit values and remainders of a segment), kept between calls
+# and grown as segments grow: a malloc/free of m x 10 bytes per message (870 KB for
+# rmat:20's 87,000-slot segments on 4 ranks) went to mmap/munmap and page faults every
+# call, which more than doubled the encode's cost in the ranks (measured in runs: 7.3-8.6
+# ns a value where a replay of the same segments took 3.1).  Used with the GIL held.
+cdef void* _scratch_p = NULL
+cdef size_t _scratch_n = 0
+
+
+cdef double* _scratch(size_t nbytes) except NULL:
+    global _scratch_p, _scratch_n
+    cdef void* q
+    if nbytes > _scratch_n:
+        nbytes = nbytes + nbytes // 4 + 4096
+        q = realloc(_scratch_p, nbytes)
+        if q == NULL:
+            raise MemoryError()
+        _scratch_p, _scratch_n = q, nbytes
+    return <double*>_scratch_p
 
 
 cdef _encode_segment(double* a, Py_ssize_t m, uint8_t* p, Py_ssize_t h, int quant,
