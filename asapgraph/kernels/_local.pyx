@@ -884,8 +884,9 @@ cdef inline long _q16(double v, double step) noexcept nogil:
     return q
 
 
-# _q16 by a multiplication (twenty-fifth session: the division and its correction loop
-# were ~2 ns of the byte-coded form's encode per value).  With r = 1 / step rounded,
+# _q16 by a multiplication (twenty-fifth session: a division per value, one after the
+# other, in the quantisation pass; with the passes below the byte-coded form's encode
+# went from 9.0 to 3.1 ns a value, tests/test_codec25.py).  With r = 1 / step rounded,
 # t = v r rounded is within 2^-37 of x = v / step (two roundings of 2^-53 relative,
 # |x| <= 32767.x), and the division's own result within 2^-38.  Where t +- Q16_EPS
 # (Q16_EPS = 2^-30, each rounded within 2^-39) truncate to the same n, |t| < 32767: t
@@ -921,11 +922,12 @@ cdef inline Py_ssize_t _q16_block(const double* a, Py_ssize_t n, double step, do
     """``qs[s]`` by the reciprocal (the route of :func:`_q16r`, with its check as a count
     instead of a branch) and ``rem[s] = a[s] - qs[s] step`` for ``s < n``; returns the
     count of values whose check failed (their ``qs``/``rem`` to be redone by
-    :func:`_q16r`).  No branch and no clamp: a loop the compiler vectorises (the clamp's
-    comparisons kept it scalar).  ``r`` must be finite: then ``|t| <= 65535`` (``|v| <=
-    big`` and ``step >= big / 32767 / 2`` even where it is a denormal rounded), so the
-    conversions are in range; the clamp's cases (``|lo| > 32766``) and NaN fail the
-    check."""
+    :func:`_q16r`).  No branch and no clamp: a loop the compiler vectorises (SSE2; the
+    clamp's comparisons, under trapping math, kept it scalar).  ``r`` must be finite:
+    then ``|t| < 65535`` (``|v| <= big``, and ``step >= big / 32767 / 2`` even where it
+    is a denormal, rounded), so the conversions are in range; the clamp's cases
+    (``|lo| > 32766``) fail the check, and so does NaN (not a residual; its conversion
+    gives what the hardware gives)."""
     cdef Py_ssize_t s, nbad = 0
     cdef double t
     cdef int lo, hi
@@ -946,10 +948,13 @@ cdef inline void _quantise(const double* a, Py_ssize_t m, double step, int16_t* 
     into ``rem``; ``k`` the nonzero values, ``nesc`` those beyond +-127, ``left``
     ``sum |rem|`` (what would stay; four lanes over whole blocks of four, the tail in
     lane 0: the order of the passes this replaced, so the ``budget`` test sees the same
-    sum).  Vectorised passes (twenty-fifth session; a scalar pass of _q16r with the
-    sums cost ~1.8 ns a value): blocks of QBLOCK by :func:`_q16_block`, a block whose
-    check failed anywhere (the largest value's; rarely another) redone by _q16r, then
-    the sums and the counts."""
+    sum).  Vectorised passes (twenty-fifth session: against one scalar pass of _q16r
+    with the sums and counts, the byte-coded form's encode 3.6 -> 3.1 ns a value):
+    blocks of QBLOCK by :func:`_q16_block`, a block whose check failed anywhere (the
+    largest value's; rarely another) redone by _q16r, then the sums and the counts.
+    (Writing the byte-coded form's codes in this pass as well, before the form is
+    chosen, measured 3.63 -> 3.48 ns where that form wins but 2.57 -> 3.49 where the
+    dense one does: not kept.)"""
     cdef double r = 1.0 / step
     cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
     cdef Py_ssize_t s, b = 0, e, nz = 0, ne = 0
@@ -1028,11 +1033,12 @@ cdef inline void _seg_stats(const double* a, Py_ssize_t m, double* mass, Py_ssiz
 cdef inline uint8_t* _write_bytes(double* a, Py_ssize_t m, const double* rem,
                                   const int16_t* qs, uint8_t* pb) noexcept nogil:
     """The byte-coded form's slot codes of ``qs[:m]`` from ``pb`` on, and the remainders
-    ``rem`` into the slots; returns the end of the codes.  Every slot's
-    three bytes are stored (ESC, low, high; or the int8, then two bytes the next code
-    overwrites: the form's size is at most 12 + 3 m) and the pointer advances by 1 or
-    3: no branch on the escape, which was mispredicted where escapes are common (40 %
-    of the slots of the replay's skewed segments)."""
+    ``rem`` into the slots; returns the end of the codes.  Every slot's three bytes are
+    stored (ESC, low, high; or the int8, then two bytes the next code overwrites: the
+    form's size is at most 12 + 3 m) and the pointer advances by 1 or 3: no branch on
+    the escape, which was mispredicted where escapes are common (42 % of the slots of
+    the replay's skewed segments).  (One 4-byte store instead of three measured no
+    faster: 3.72 against 3.63 ns a value.)"""
     cdef Py_ssize_t s
     cdef unsigned int q, e
     for s in range(m):
@@ -1318,6 +1324,38 @@ cdef inline void _decode_dense64(double* acc, const int64_t* mp, const double* p
     dabs[0] = d0 + d1
 
 
+cdef inline void _decode_dense16(double* acc, const int64_t* mp, const int16_t* ps,
+                                 double step, Py_ssize_t k, double* tot,
+                                 double* dabs) noexcept nogil:
+    """:func:`decode_message` of form 4: ``acc[mp[i]] += ps[i] step``, in order, the sums
+    in two lanes (as :func:`_decode_dense64`)."""
+    cdef Py_ssize_t i = 0, t0, t1
+    cdef double s0 = 0.0, s1 = 0.0, d0 = 0.0, d1 = 0.0, v0, v1, o0, o1
+    while i + 1 < k:
+        v0 = <double>ps[i] * step
+        v1 = <double>ps[i + 1] * step
+        t0 = mp[i]
+        o0 = acc[t0]
+        acc[t0] = o0 + v0
+        t1 = mp[i + 1]
+        o1 = acc[t1]  # (after the first store: a map that repeats a target stays exact)
+        acc[t1] = o1 + v1
+        d0 += fabs(o0 + v0) - fabs(o0)
+        d1 += fabs(o1 + v1) - fabs(o1)
+        s0 += v0
+        s1 += v1
+        i += 2
+    if i < k:
+        v0 = <double>ps[i] * step
+        t0 = mp[i]
+        o0 = acc[t0]
+        acc[t0] = o0 + v0
+        d0 += fabs(o0 + v0) - fabs(o0)
+        s0 += v0
+    tot[0] = s0 + s1
+    dabs[0] = d0 + d1
+
+
 def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] buf,
                    Py_ssize_t nbytes, Py_ssize_t h, Py_ssize_t form_at):
     """Scatter-add message ``buf`` (made by :func:`encode_segment`, forms 0-5) through
@@ -1382,6 +1420,10 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
             _decode_dense64(&acc[0] if n else NULL, &mp[0] if nmp else NULL, pd, k, &tot,
                             &dabs)
             k = 0
+        elif form == 4:  # dense 16-bit: the same, values from the int16s
+            _decode_dense16(&acc[0] if n else NULL, &mp[0] if nmp else NULL, ps, step, k,
+                            &tot, &dabs)
+            k = 0
         for i in range(k):
             if form == 0 or form == 1:
                 v = pd[i]
@@ -1420,7 +1462,7 @@ cdef inline Py_ssize_t _decode_bytes2(double* acc, const int64_t* mp, const uint
     word at once (the second code starts at byte 1 or 3: both are tested, then picked),
     so the chain from one pair's load to the next is a load and a few operations (it
     bounds this loop: reading the codes a byte at a time, with the pointer advanced by
-    1 or 3 after each, took ~8 cycles a value).  ``acc[mp[i]] += v`` in slot order,
+    1 or 3 after each, took 2.8 ns a value, this 2.1).  ``acc[mp[i]] += v`` in slot order,
     ``tot``/``dabs`` in two lanes (as :func:`_decode_dense64`).  Returns the values done;
     ``qp[0]`` is advanced past them."""
     cdef const uint8_t* q = qp[0]
