@@ -1324,38 +1324,6 @@ cdef inline void _decode_dense64(double* acc, const int64_t* mp, const double* p
     dabs[0] = d0 + d1
 
 
-cdef inline void _decode_dense16(double* acc, const int64_t* mp, const int16_t* ps,
-                                 double step, Py_ssize_t k, double* tot,
-                                 double* dabs) noexcept nogil:
-    """:func:`decode_message` of form 4: ``acc[mp[i]] += ps[i] step``, in order, the sums
-    in two lanes (as :func:`_decode_dense64`)."""
-    cdef Py_ssize_t i = 0, t0, t1
-    cdef double s0 = 0.0, s1 = 0.0, d0 = 0.0, d1 = 0.0, v0, v1, o0, o1
-    while i + 1 < k:
-        v0 = <double>ps[i] * step
-        v1 = <double>ps[i + 1] * step
-        t0 = mp[i]
-        o0 = acc[t0]
-        acc[t0] = o0 + v0
-        t1 = mp[i + 1]
-        o1 = acc[t1]  # (after the first store: a map that repeats a target stays exact)
-        acc[t1] = o1 + v1
-        d0 += fabs(o0 + v0) - fabs(o0)
-        d1 += fabs(o1 + v1) - fabs(o1)
-        s0 += v0
-        s1 += v1
-        i += 2
-    if i < k:
-        v0 = <double>ps[i] * step
-        t0 = mp[i]
-        o0 = acc[t0]
-        acc[t0] = o0 + v0
-        d0 += fabs(o0 + v0) - fabs(o0)
-        s0 += v0
-    tot[0] = s0 + s1
-    dabs[0] = d0 + d1
-
-
 def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] buf,
                    Py_ssize_t nbytes, Py_ssize_t h, Py_ssize_t form_at):
     """Scatter-add message ``buf`` (made by :func:`encode_segment`, forms 0-5) through
@@ -1419,10 +1387,6 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
             # value, the two sums in two lanes each (one chain is the adder's latency)
             _decode_dense64(&acc[0] if n else NULL, &mp[0] if nmp else NULL, pd, k, &tot,
                             &dabs)
-            k = 0
-        elif form == 4:  # dense 16-bit: the same, values from the int16s
-            _decode_dense16(&acc[0] if n else NULL, &mp[0] if nmp else NULL, ps, step, k,
-                            &tot, &dabs)
             k = 0
         for i in range(k):
             if form == 0 or form == 1:
