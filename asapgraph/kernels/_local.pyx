@@ -1403,65 +1403,6 @@ def decode_message(double[::1] acc, const int64_t[::1] mp, const uint8_t[::1] bu
     return tot, dabs
 
 
-cdef inline uint64_t _load_le64(const uint8_t* p) noexcept nogil:
-    """The 8 bytes at ``p`` as a little-endian integer (one load on x86-64: GCC merges
-    the bytes' loads)."""
-    return (<uint64_t>p[0] | (<uint64_t>p[1] << 8) | (<uint64_t>p[2] << 16)
-            | (<uint64_t>p[3] << 24) | (<uint64_t>p[4] << 32) | (<uint64_t>p[5] << 40)
-            | (<uint64_t>p[6] << 48) | (<uint64_t>p[7] << 56))
-
-
-cdef inline int _byte_value(uint64_t w, uint64_t e) noexcept nogil:
-    """The value of the code at the low end of ``w``: the int8, or where ``e`` (all ones)
-    marks an escape the int16 after it."""
-    return <int>(<int16_t>(w >> 8)) & <int>e | <int>(<int8_t>w) & <int>~e
-
-
-cdef inline Py_ssize_t _decode_bytes2(double* acc, const int64_t* mp, const uint8_t** qp,
-                                      const uint8_t* end, Py_ssize_t m, double step,
-                                      double* tot, double* dabs) noexcept nogil:
-    """The byte-coded values two at a time while 8 more bytes are there (no bounds test
-    per value): one 8-byte load holds both codes; each is read without a branch on its
-    escape (a mask picks the int8 or the int16) and the two advances are taken from the
-    word at once (the second code starts at byte 1 or 3: both are tested, then picked),
-    so the chain from one pair's load to the next is a load and a few operations (it
-    bounds this loop: reading the codes a byte at a time, with the pointer advanced by
-    1 or 3 after each, took 2.8 ns a value, this 2.1).  ``acc[mp[i]] += v`` in slot order,
-    ``tot``/``dabs`` in two lanes (as :func:`_decode_dense64`).  Returns the values done;
-    ``qp[0]`` is advanced past them."""
-    cdef const uint8_t* q = qp[0]
-    cdef Py_ssize_t i = 0, t0, t1
-    cdef double s0 = 0.0, s1 = 0.0, d0 = 0.0, d1 = 0.0, v0, v1, o0, o1
-    cdef uint64_t w, e0, e1, f1, f3
-    cdef int x0, x1
-    while i + 1 < m and q + 8 <= end:
-        w = _load_le64(q)
-        e0 = -<uint64_t>((w & 0xff) == BYTE_ESC)  # all ones for an escape
-        f1 = -<uint64_t>(((w >> 8) & 0xff) == BYTE_ESC)  # the second code at byte 1 or 3
-        f3 = -<uint64_t>(((w >> 24) & 0xff) == BYTE_ESC)
-        e1 = (f3 & e0) | (f1 & ~e0)
-        q += 2 + (e0 & 2) + (e1 & 2)
-        x0 = _byte_value(w, e0)
-        x1 = _byte_value(w >> (8 + (e0 & 16)), e1)
-        v0 = <double>x0 * step
-        v1 = <double>x1 * step
-        t0 = mp[i]
-        o0 = acc[t0]
-        acc[t0] = o0 + v0
-        t1 = mp[i + 1]
-        o1 = acc[t1]  # (after the first store: a map that repeats a target stays exact)
-        acc[t1] = o1 + v1
-        d0 += fabs(o0 + v0) - fabs(o0)
-        d1 += fabs(o1 + v1) - fabs(o1)
-        s0 += v0
-        s1 += v1
-        i += 2
-    qp[0] = q
-    tot[0] = s0 + s1
-    dabs[0] = d0 + d1
-    return i
-
-
 cdef _decode_bytes(double[::1] acc, const int64_t[::1] mp, const uint8_t* p, Py_ssize_t nb):
     """Scatter-add the payload of a byte-coded 16-bit message (form 9, ``nb`` bytes at
     ``p``: step, ``m``, then per slot an int8, or :data:`BYTE_ESC` and an int16); see
@@ -1480,9 +1421,7 @@ cdef _decode_bytes(double[::1] acc, const int64_t[::1] mp, const uint8_t* p, Py_
         raise ValueError("decode_message: byte-coded message longer than the slot map")
     q = p + BYTE_PREFIX
     with nogil:
-        i = _decode_bytes2(&acc[0] if acc.shape[0] else NULL, &mp[0] if nmp else NULL, &q,
-                           end, m, step, &tot, &dabs)
-        for i in range(i, m):  # the last few values, each checked against the end
+        for i in range(m):
             if q >= end:
                 bad = 1
                 break
