@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/check_ranks.py [--graphs karate.txt,wiki-Vote.txt.gz] [--ranks 1-8]
-        [--tol 1e-10] [--seed 0]
+        [--tol 1e-10] [--seed 0] [--emulate]
 
 For each graph (a file in ``../shared/datasets`` or ``ASAPGRAPH_SHARED_DATASETS``, or a
 path), each rank count and each mode, runs ``asapgraph pagerank G --np K --mode M --tol T
@@ -52,6 +52,8 @@ def main(argv=None):
     ap.add_argument("--ranks", default="1-8", help="a range 'A-B' or a list '1,2,4'")
     ap.add_argument("--tol", type=float, default=1e-10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--emulate", action="store_true",
+                    help="multi-rank runs on an emulated network (virtual clock, model)")
     a = ap.parse_args(argv)
     if "-" in a.ranks:
         lo, hi = (int(x) for x in a.ranks.split("-"))
@@ -73,6 +75,10 @@ def main(argv=None):
                         cmd += ["--partition", rng.choice(["range", "hash"])]
                     if k > 3 and mode == "asap":
                         cmd += ["--seed", str(rng.randrange(1000))]
+                    if k > 1 and a.emulate:
+                        cmd += ["--latency", "0.001", "--clock", "virtual", "--compute",
+                                "model", "--straggler",
+                                f"{rng.randrange(k)}:{rng.choice([1.0, 1.5, 2.0, 3.0])}"]
                     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
                     if p.returncode:
                         print("FAIL", " ".join(cmd), p.stderr.strip()[-300:])
