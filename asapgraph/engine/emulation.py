@@ -115,21 +115,24 @@ KERNELS = ("pull", "push", "pull_r", "push_r")
 #: the bytes), and ASAP ranks on small graphs then swept stale input more often
 #: per round trip (rmat:8, 2 ranks, 1 ms: tol 1e-6 not reached in 1000 sweeps with it).
 #: ``compute_calibration`` in ``--json`` has the data to redo it elsewhere.
-#: ``coded``: ``(encode, decode)`` ns per value of a coded 16-bit message (form 8 of
-#: :mod:`.exchange`), sent and applied, on top of its bytes: the Exp-Golomb coding's
-#: extra CPU over the plain 16-bit forms (measured, 88,000 slots of signed power-law
-#: values, best of 60: encode 9.0 against 5.9 ns per slot, decode 3.4 against 1.0 ns per
-#: value; 5.5 ns a value both ends together).  ``bytecoded``: the same for the byte-coded
-#: form 9 (88,000 slots, 83 % within +-127 steps, best of 40: encode 5.5 against 4.7 ns
-#: per slot, decode 2.1 against 1.2 ns per value; 1.7 ns a value both ends together).
-#: Each end is charged its own constant (the sender its encodes, the receiver its
-#: decodes); until the twenty-fifth session one constant, half the pair, went to each.
+#: ``coded``, ``bytecoded``: ``(encode, decode)`` ns per value of a coded (form 8 of
+#: :mod:`.exchange`: per slot of at least one step) or byte-coded (form 9: per slot)
+#: 16-bit message, the sender charged its encodes, the receiver its decodes: the coders'
+#: whole CPU, measured around their calls in the ranks (``compute_calibration``'s
+#: ``encode_bytecoded`` etc.; twenty-fifth session, after the encoder's rewrite, this
+#: host): byte-coded, issue 14's four emulated cells on the model (rmat:20 and cnr-2000,
+#: 4 ranks, 16 rank rows, least squares over messages and values: 5-6 us a call besides,
+#: in ``message``) encode 3.34, decode 3.46 ns a value; coded, rmat:20 persistent with
+#: ``ASAPGRAPH_ASAP_QUANT=q16c``, encode 7.25, decode 8.78.  Until then each was a guess at
+#: the coding's extra over the plain 16-bit forms, one constant half charged at each end
+#: (0.85 and 2.75 ns), which priced the byte-coded messages at about a quarter of what
+#: the ranks spent on them (7.2-8.6 ns to encode, 3.1-3.8 to decode, before the rewrite).
 #: ``push_r``'s per-vertex constant is the fit's 3.48 less :data:`RS_NS` (nineteenth
 #: session): its Gauss-Seidel sweeps no longer write the snapshot array ``rs``; the sweeps
 #: that still do pay it on top (:meth:`Emulator.after_compute`, ``snapshot``).
 MODEL_NS = {"pull": (0.46, 3.8), "push": (0.56, 4.52), "pull_r": (0.83, 3.56),
             "push_r": (0.85, 3.48 - 0.26), "round": 10000.0, "message": 60000.0, "byte": 1.0,
-            "pass": 0.5, "gather": 1.4, "coded": (2.75, 2.75), "bytecoded": (0.85, 0.85)}
+            "pass": 0.5, "gather": 1.4, "coded": (7.25, 8.8), "bytecoded": (3.35, 3.45)}
 
 #: ns per owned vertex of a ``jacobi_push`` sweep's snapshot array ``rs`` (written in the
 #: snapshot pass, read in the push): what a Gauss-Seidel sweep of the uniform schedule no
