@@ -12,7 +12,8 @@ one step and ~10 % beyond +-127 steps (~1.2 bytes a value byte-coded, like the s
 dumped from a real rmat:20 run: 1.16-1.27); else 70 % nonzero, magnitudes ``u^6``
 (``skewed``: ~1.8 bytes, ~40 % escapes) or uniform (form 4).  A decoder tuned on
 ``skewed`` alone lost on real segments (twenty-fifth session).  The sweep: ``--vertices``
-owned vertices with 0-16 out-edges each, 2,000 remote slots, one block holding all the residual (the uniform pool share added to every vertex).
+owned vertices with 0-16 out-edges each, 2,000 remote slots, one block holding all the
+residual (the uniform pool share added to every vertex).
 ``REPLAY_PERM=1``: the decoder's slot map a random permutation (else in order).
 Used for the twenty-fourth session's rows in benchmarks/REPORT.md (run it on two trees with
 ``PYTHONPATH=TREE`` to compare).
