@@ -63,7 +63,7 @@ class _Solve:
         self.seen, self.out_mark, self.current = np.zeros(1), np.zeros(1), np.zeros(1, bool)
         self.answered, self.answered_at = np.full(1, -1.0), np.full(1, -np.inf)
         self.wants_answer = np.zeros(1, dtype=bool)
-        self.emu = types.SimpleNamespace(virtual=False)
+        self.emu = types.SimpleNamespace(virtual=False, coder=lambda *a: None)
 
     def _exact_only(self):
         return False
