@@ -103,17 +103,23 @@ def main(argv=None):
             out[kind] = (round(float(e), 2), round(float(v), 2))
             notes.append(f"{kind}: {len(rows[kind])} ranks, residual {res:.1%}")
     for form in ("coded", "bytecoded"):
-        pair = []
+        pair, calls = [], []
         for end in ("encode", "decode"):
-            rr = rows[f"{end}_{form}"]
-            n = sum(r["values"] for r in rr)
-            pair.append(round(1e9 * sum(r["cpu_seconds"] for r in rr) / n, 2) if n else None)
-        if None in pair:
+            rr = [r for r in rows[f"{end}_{form}"] if r["values"]]
+            if len(rr) < 2:
+                break
+            # per value, with a cost per call beside it (which the message constant
+            # covers): least squares over the ranks' rows, as MODEL_NS was fitted
+            (c, v), _ = fit(rr, ("messages", "values"))
+            pair.append(round(float(v), 2))
+            calls.append(c / 1000.0)
+        if len(pair) < 2:
             notes.append(f"{form}: no such messages in the runs (keep the default)")
         else:
             out[form] = tuple(pair)
             notes.append(f"{form}: measured around the coders' calls, encode {pair[0]} ns, "
-                         f"decode {pair[1]} ns a value")
+                         f"decode {pair[1]} ns a value (and {calls[0]:.1f} / "
+                         f"{calls[1]:.1f} us a call)")
     if len(rows["round"]) >= 3:
         (r, m, b, v), res = fit(rows["round"], ("rounds", "messages", "bytes", "vertices"))
         if r < 1000.0:  # collinear with the messages; a round must cost something

@@ -45,7 +45,7 @@ from libc.stdint cimport (int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, 
 from asapgraph.kernels._typedefs cimport eid_t, vid_t
 from libc.math cimport INFINITY, fabs, floor, log2, nextafterf
 
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport realloc
 from libc.string cimport memcpy, memset
 
 cdef extern from *:
