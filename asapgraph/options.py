@@ -861,7 +861,7 @@ SWITCH = ("0", "1")
 #: it off: audit 22).  ``ASAPGRAPH_ASAP_ANSWER`` (the answer rule, :data:`.asap.ANSWER_GATE`):
 #: 0 (off) or the fraction of a rank's sweep its in-peers sweep in at most -- a negative
 #: value acted as off and was shown as given in ``--json`` (audit 24).  The on/off
-#: switches (:data:`SWITCH`), the rebalancer's ``ASAPGRAPH_ASAP_PEER_COST`` and
+#: switches (:data:`SWITCH`), the rebalancer's ``ASAPGRAPH_ASAP_PEER_COST``, ``ASAPGRAPH_ASAP_FIXED_COST`` and
 #: ``ASAPGRAPH_REBALANCE_FORCE``, the sum programs' ``ASAPGRAPH_EXTRAPOLATE`` and the
 #: emulation's ``ASAPGRAPH_SPIN_WAITS`` are checked alike (audit 24).
 ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
@@ -879,7 +879,11 @@ ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
                                                  "sweep gate is closed sleeps at once; 0: "
                                                  "off", closed=True),
             "ASAPGRAPH_ASAP_QUANT": ("q16", "q16b", "q16c", "f32", "off"),
-            "ASAPGRAPH_ASAP_PEER_COST": float, "ASAPGRAPH_REBALANCE_FORCE": int,
+            "ASAPGRAPH_ASAP_PEER_COST": Between(0.0, 1.0, "the split's cost a peer, a "
+                                                "fraction of a sweep; 0: none", closed=True),
+            "ASAPGRAPH_ASAP_FIXED_COST": Between(0.0, 1.0, "the split's fixed cost, a "
+                                                 "fraction of a sweep; 0: none", closed=True),
+            "ASAPGRAPH_REBALANCE_FORCE": int,
             **{name: SWITCH for name in (
                 "ASAPGRAPH_ASAP_GS", "ASAPGRAPH_ASAP_DEGREE_RULE",
                 "ASAPGRAPH_ASAP_REMAINDERS", "ASAPGRAPH_ASAP_QUANT_OUT",

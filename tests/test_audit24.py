@@ -51,8 +51,12 @@ def test_switches_take_0_or_1_only():
 
 def test_rebalancer_knobs_checked_up_front():
     check_env({"ASAPGRAPH_ASAP_PEER_COST": "0.01", "ASAPGRAPH_REBALANCE_FORCE": "3"})
-    with pytest.raises(InputError, match="ASAPGRAPH_ASAP_PEER_COST='cheap' is not a number"):
-        check_env({"ASAPGRAPH_ASAP_PEER_COST": "cheap"})
+    check_env({"ASAPGRAPH_ASAP_FIXED_COST": "0", "ASAPGRAPH_ASAP_PEER_COST": "1"})
+    for name in ("ASAPGRAPH_ASAP_PEER_COST", "ASAPGRAPH_ASAP_FIXED_COST"):
+        for bad in ("cheap", "-0.01", "1.5", "nan"):
+            with pytest.raises(InputError, match=re.escape(f"{name}={bad!r} is not a "
+                                                           "number from 0 to 1")):
+                check_env({name: bad})
     with pytest.raises(InputError, match="ASAPGRAPH_REBALANCE_FORCE='1.5' is not an integer"):
         check_env({"ASAPGRAPH_REBALANCE_FORCE": "1.5"})
 

@@ -372,6 +372,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     bal = None
     if rebalance != "off":
         bal = Balancer(comm, rebalance, lg)
+        bal.asap = mode == "asap"  # (its split: asap_shares, shown with its cost in --json)
         if probe is not None:
             bal.probe = probe
             bal.done = rebalance == "start"

@@ -97,7 +97,7 @@ from asapgraph import options as _options
 from asapgraph.comm.mpi import mpi
 from asapgraph.engine.termination import CAPPED
 
-__all__ = ["MODES", "Balancer", "asap_shares", "probe_speeds", "run_bsp_rebalanced", "run_asap_rebalanced"]
+__all__ = ["MODES", "Balancer", "asap_shares", "split_cost", "probe_speeds", "run_bsp_rebalanced", "run_asap_rebalanced"]
 
 MODES = _options.REBALANCE_MODES
 #: predicted slowdown of the current split over the speed-proportional one that is worth
@@ -303,6 +303,7 @@ class Balancer:
                     "speeds": self.probe["speeds"], "imbalance": self.probe["imbalance"],
                     "shares": None if self.probe["shares"] is None else
                     [round(float(f), 4) for f in self.probe["shares"]]},
+                "split_cost": split_cost(self.K) if self.asap else None,
                 "migrations": self.migrations, "forced": self.force is not None,
                 "migration_seconds": float(sum(m["seconds"] for m in self.migrations))}
 
@@ -391,14 +392,33 @@ def calibrate(comm, lg, part, vecs, emu, st, bal, sweeps=CALIBRATION):
     return bal.migrate(lg, part, vecs, 0, st, emu)
 
 
-#: ASAP's split by speeds (:func:`asap_shares`): the fixed cost a peer adds to a rank's
-#: sweep cycle, as a fraction of a full sweep of the whole graph (env
-#: ``ASAPGRAPH_ASAP_PEER_COST``; 0: the speed-proportional split, as BSP).  0.005: chosen on
-#: rmat:20 seeds 1-5 and checked on seeds 6-9 with the round's coding charged before its
-#: stamps (see :func:`asap_shares`)
+#: ASAP's split by speeds (:func:`asap_shares`): a rank's sweep cycle costs, besides its
+#: sweep of its range, a part that does not shrink with the range, as a fraction of a full
+#: sweep of the whole graph: ``ASAP_FIXED_COST`` (env ``ASAPGRAPH_ASAP_FIXED_COST``: the
+#: coding of its remote slots, about as many whatever it owns) plus ``ASAP_PEER_COST`` per
+#: peer (env ``ASAPGRAPH_ASAP_PEER_COST``: a message and its ACK each way).  Both 0: the
+#: speed-proportional split, as BSP.  Measured values (see :func:`asap_shares`).
+ASAP_FIXED_COST = 0.015
 ASAP_PEER_COST = 0.005
 #: ... and no rank gets less than this fraction of its speed-proportional share
 ASAP_MIN_SHARE = 0.25
+
+
+def split_cost(K):
+    """The fixed part of an ASAP rank's sweep cycle :func:`asap_shares` splits by, as a
+    fraction of a full sweep of the graph: ``{"fixed", "per_peer", "phi"}`` with ``phi =
+    fixed + per_peer x (K - 1)`` (:data:`ASAP_FIXED_COST`, :data:`ASAP_PEER_COST`, or
+    their ``ASAPGRAPH_ASAP_*`` environment values)."""
+    out = {}
+    for key, name, default in (("fixed", "ASAPGRAPH_ASAP_FIXED_COST", ASAP_FIXED_COST),
+                               ("per_peer", "ASAPGRAPH_ASAP_PEER_COST", ASAP_PEER_COST)):
+        env = os.environ.get(name, str(default))
+        try:
+            out[key] = float(env)
+        except ValueError:
+            raise ValueError(f"{name} must be a number, not {env!r}") from None
+    out["phi"] = out["fixed"] + out["per_peer"] * (K - 1) if K > 1 else 0.0
+    return out
 
 
 def asap_shares(shares, K):
@@ -410,8 +430,8 @@ def asap_shares(shares, K):
     per peer per sweep; ~60-70 us each against a ~18 ms sweep of all of rmat:20).  At its
     speed a slow rank pays it several times over, so with the speed-proportional split it
     is the slowest rank of every cycle.  With ``phi`` that cost as a fraction of a full
-    sweep of the graph (:data:`ASAP_PEER_COST` x (K - 1)), equal cycle times ``(f_q +
-    phi) / s_q`` give ``f_q = s_q / S (1 + K phi) - phi``: the slow ranks get less than
+    sweep of the graph (:func:`split_cost`: :data:`ASAP_FIXED_COST` + :data:`ASAP_PEER_COST`
+    x (K - 1)), equal cycle times ``(f_q + phi) / s_q`` give ``f_q = s_q / S (1 + K phi) - phi``: the slow ranks get less than
     their speed's share (at least :data:`ASAP_MIN_SHARE` of it), the fast ones more.
 
     Measured (rmat:20, 4 ranks, 1 ms, 1 Gbit/s, virtual clock, model compute, seeds 1-5,
@@ -425,18 +445,29 @@ def asap_shares(shares, K):
     values tried: persistent 3x, ``start``, against static BSP, seeds 1-5 / held-out
     seeds 6-9: 0.01: 1.99-2.31x / 2.23-2.32x; 0: 2.32-2.48x / 2.31-2.48x; 0.003:
     2.47-2.48x / 2.38-2.48x; 0.005: 2.37-2.52x / 2.47-2.50x (heterogeneous 2.03-2.05x
-    for every value from 0.003); cnr-2000 3.61-3.84x.  So the default is a measured
-    0.005, not the model's estimate.  BSP keeps the speed-proportional
-    split: its supersteps wait for the slowest rank's sweep and messages alike."""
+    for every value from 0.003); cnr-2000 3.61-3.84x.  So the per-peer part is a measured
+    0.005, not the model's estimate.
+
+    Once the compute model priced the message coders as the ranks measure them (3.35 /
+    3.45 ns a value, twenty-fifth session), the fixed part of a cycle is mostly coding:
+    every rank of rmat:20 on 4 ranks codes 210-265 thousand remote slots a sweep whatever
+    it owns, so that part does not grow with the number of peers.
+    :data:`ASAP_FIXED_COST` 0.015 adds it (twenty-sixth session, ``bench_issue14.py
+    --compute model``, against static BSP, ``phi`` = 0.015 + 0.005 (K - 1) = 0.03 at K =
+    4): rmat:20 persistent 3x 2.42-2.60x -> 2.74-2.78x (seeds 1-8), heterogeneous
+    1.64-1.91x -> 1.79-2.22x; cnr-2000 3.45-3.65x -> 3.87-3.93x and 2.50-2.59x ->
+    2.49-2.70x (seeds 1-3).  Heterogeneous speeds (1, 1.5, 2, 3)[r % 4] on K = 8 / 16
+    (seed 0): rmat:20 1.28x -> 1.37x / 0.95x -> 0.95x, cnr-2000 2.78x -> 2.21x / 2.00x ->
+    2.07x.  A per-peer cost alone, doubled to 0.01, did as well at K = 4 but was worse at
+    K = 8 (1.27x, 2.17x); cnr-2000's times move by tens of per cent between nearby
+    ``phi`` (where the range boundaries fall in a web graph), rmat:20's smoothly.  BSP
+    keeps the speed-proportional split: its supersteps wait for the slowest rank's sweep
+    and messages alike."""
     if shares is None or K < 2:
         return shares
     s = np.asarray(shares, dtype=np.float64)
     s = s / s.sum()
-    env = os.environ.get("ASAPGRAPH_ASAP_PEER_COST", str(ASAP_PEER_COST))
-    try:
-        phi = float(env) * (K - 1)
-    except ValueError:
-        raise ValueError(f"ASAPGRAPH_ASAP_PEER_COST must be a number, not {env!r}") from None
+    phi = split_cost(K)["phi"]
     if phi <= 0.0:
         return s
     f = np.maximum(s * (1.0 + K * phi) - phi, ASAP_MIN_SHARE * s)
