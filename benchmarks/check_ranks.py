@@ -3,12 +3,13 @@
 Usage::
 
     python benchmarks/check_ranks.py [--graphs karate.txt,wiki-Vote.txt.gz] [--ranks 1-8]
-        [--tol 1e-10] [--seed 0] [--emulate]
+        [--tol 1e-10] [--seed 0] [--emulate] [--rebalance]
 
 For each graph (a file in ``../shared/datasets`` or ``ASAPGRAPH_SHARED_DATASETS``, or a
 path), each rank count and each mode, runs ``asapgraph pagerank G --np K --mode M --tol T
 -o out.csv`` with a random ``--partition`` (K > 1) and, for ASAP on 4 or more ranks, a
-random ``--seed`` (the expander's; fewer ranks refuse it), and prints the L1 distance of
+random ``--seed`` (the expander's; fewer ranks refuse it), with ``--rebalance`` a random
+``--rebalance start|dynamic`` on the range partition (the speed split, migrations), and prints the L1 distance of
 the whole vector to networkx's (``tol=1e-14``: networkx's own error is ~n x 1e-14, so a
 distance a little above ``T`` on a graph of ~1000 vertices is the reference's).  Exit 1 if
 a run fails, misses a vertex or is farther than 10 x ``T``.
@@ -54,6 +55,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--emulate", action="store_true",
                     help="multi-rank runs on an emulated network (virtual clock, model)")
+    ap.add_argument("--rebalance", action="store_true",
+                    help="multi-rank runs on the range partition with --rebalance start or "
+                         "dynamic (with --emulate: split by the stragglers' speeds)")
     a = ap.parse_args(argv)
     if "-" in a.ranks:
         lo, hi = (int(x) for x in a.ranks.split("-"))
@@ -72,13 +76,16 @@ def main(argv=None):
                     cmd = ["asapgraph", "pagerank", path, "--np", str(k), "--mode", mode,
                            "--tol", repr(a.tol), "-q", "-o", out]
                     if k > 1:
-                        cmd += ["--partition", rng.choice(["range", "hash"])]
+                        cmd += ["--partition", "range" if a.rebalance
+                                else rng.choice(["range", "hash"])]
                     if k > 3 and mode == "asap":
                         cmd += ["--seed", str(rng.randrange(1000))]
                     if k > 1 and a.emulate:
                         cmd += ["--latency", "0.001", "--clock", "virtual", "--compute",
                                 "model", "--straggler",
                                 f"{rng.randrange(k)}:{rng.choice([1.0, 1.5, 2.0, 3.0])}"]
+                    if k > 1 and a.rebalance:
+                        cmd += ["--rebalance", rng.choice(["start", "dynamic"])]
                     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
                     if p.returncode:
                         print("FAIL", " ".join(cmd), p.stderr.strip()[-300:])
