@@ -344,6 +344,26 @@ ANSWER_WAIT = 0.5
 #: on any cores, when given); ``gate_sleep`` in ``--json`` per rank
 GATE_SLEEP = 2e-4
 FLUSH_FIRST_LEN = 0.5
+#: Before a sweep, the last sweep's output still buffered for an out-peer whose window is
+#: free goes out whatever the round's expander neighbours, where that peer has answered
+#: this rank's latest output (:meth:`_Solve.flush_before_sweep`).  The expander serves a
+#: peer within a few *rounds*, but a sweep between two rounds makes one last a sweep: a
+#: buffer whose ACK came while the schedule skipped its peer (fanout 2 on 4 ranks: a peer
+#: is left out of up to two rounds in a row) waited, combined, for the end of the next
+#: sweep, and that peer's gate, waiting for it, timed out and swept on stale input, which
+#: delayed its own output in turn (issue 14's heterogeneous cell, rmat:20, seed 5: 7
+#: sweeps of the run began with an output of the last one unsent, none in seed 4; rank 3's
+#: to rank 1 waited from 44.9 to 56.1 ms virtual, rank 1's gate timed out after 11.1 ms and
+#: swept without it; at 72 ms its L1 error was 4x seed 4's).  Only to peers that answered:
+#: sending every free buffer before the sweep (as :data:`FLUSH_FIRST_LEN` measured for
+#: flush_first) split outputs into more messages and cost 9 % (seeds 4-5: 0.167 ->
+#: 0.182 s).  Measured (4 ranks, 1 ms, 1 Gbit/s, virtual clock, model compute,
+#: ``--rebalance start`` against static BSP; time to true L1 1e-6): rmat:20
+#: heterogeneous seeds 1-8 1.79-2.22x -> 1.98-2.22x (seed 5 0.2036 -> 0.1659 s, mean
+#: 0.1769 -> 0.1682 s), persistent the same times (2.74-2.78x); cnr-2000 seeds 1-3
+#: heterogeneous 2.49-2.70x -> 2.66-2.80x, persistent 3.87-3.93x -> 3.84-4.18x.  Env
+#: ``ASAPGRAPH_ASAP_SWEEP_FLUSH=0``: off.
+SWEEP_FLUSH = True
 #: The ``jacobi`` PageRank sweep is Gauss-Seidel within the rank: a vertex pushes its
 #: residual as the sweep snapshotted it plus what the vertices pushed before it in the same
 #: sweep sent it (:func:`._local.jacobi_push`, ``gauss_seidel``), instead of leaving that
@@ -639,6 +659,10 @@ class _Solver:
         # a blocked output goes out before the next sweep to peers that wait
         # (:meth:`_Solve.flush_first`; ASAPGRAPH_ASAP_FLUSH_FIRST=0: off, for A/B)
         self.flush_first = os.environ.get("ASAPGRAPH_ASAP_FLUSH_FIRST", "1") != "0"
+        # a sweep's output still buffered goes out before the next sweep, whatever the
+        # expander's round (:meth:`_Solve.flush_before_sweep`; ASAPGRAPH_ASAP_SWEEP_FLUSH)
+        self.sweep_flush = os.environ.get("ASAPGRAPH_ASAP_SWEEP_FLUSH",
+                                          "1" if SWEEP_FLUSH else "0") != "0"
         # the sweep gate's answer rule (ANSWER_GATE; ASAPGRAPH_ASAP_ANSWER: the fraction,
         # 0 off) and its sender side (ASAPGRAPH_ASAP_ANSWER_HOLD=0: off, for A/B)
         self.answer_gate = float(os.environ.get("ASAPGRAPH_ASAP_ANSWER", str(ANSWER_GATE)))
@@ -784,6 +808,7 @@ class _Solve:
         self.waited_for = np.zeros(nin, dtype=bool)
         self.in_index = {int(q): i for i, q in enumerate(in_peers)}
         self.last_sweep_end, self.last_sweep_len = -np.inf, 0.0
+        self.sweep_v0 = -np.inf  # the virtual clock's time the last sweep began at
         self.prev_sweep_len = 0.0  # the sweep before (ANSWER_GATE: persistently long)
         # ANSWER_GATE: per in-peer, its messages applied when this rank's last sweep began
         # (sent in the header), the count of this rank's messages to it so far, and whether
@@ -935,6 +960,9 @@ class _Solve:
         if self._waits_for_input():
             st.extra["input_waits"] = st.extra.get("input_waits", 0) + 1
             return 0  # sweep schedule: nothing new, and far below its share
+        if sol.sweep_flush and self.nout and self.flush_before_sweep():
+            t1 = time.perf_counter()  # (the sweep starts after those messages' coding)
+        self.sweep_v0 = self.emu.vt
         c0, e0 = time.thread_time(), st.edges_visited
         if self.nin:
             self.seen[:] = self.na.recv_from[self.in_ranks]
@@ -1083,7 +1111,7 @@ class _Solve:
             self.wants_answer[k] = a < 0.0
             self.out_len[k] = abs(f[ex.SWEEP_LEN])
 
-    def flush(self, force, only=None):
+    def flush(self, force, only=None, anyround=False):
         """Flush the buffers of this round's expander neighbours (window permitting);
         ``force``: the rank is out of work (or gated): exact float64, remainders too,
         except that 16-bit remainders within the rank's passivity budget may stay
@@ -1106,7 +1134,8 @@ class _Solve:
             if rem.any() and not dirty.any() and remm.sum() <= allow:
                 if not dbuf.any():
                     return 0  # only remainders within the budget: they wait
-        nb = sol.sched.neighbours(self.me, self.rounds)
+        nb = (self.na.out_peers if anyround
+              else sol.sched.neighbours(self.me, self.rounds))
         gs, gw = self.gs, self.gw
         r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
         hold = None if force else self._held()
@@ -1242,6 +1271,29 @@ class _Solve:
         _ev("P", float(self.within_target()))
         sent = self.flush(self._out_of_work() or self._gated(), only=only)
         self.st.extra["flushed_first"] = self.st.extra.get("flushed_first", 0) + sent
+        return sent
+
+    def flush_before_sweep(self):
+        """Right before a sweep (:data:`SWEEP_FLUSH`): send what the last sweep left in
+        the buffers of the out-peers that have answered this rank's latest output (their
+        latest message came from a sweep that began after applying it,
+        :data:`.exchange.ANSWERS`), so their gate now waits for this rank's next output,
+        where the window is free -- whatever this round's expander neighbours.  Returns
+        the messages sent."""
+        dirty = self.dirty
+        if not _any(dirty):
+            return 0
+        na = self.na
+        only = dirty & ~na.full_mask()
+        for k in np.flatnonzero(only):
+            i = self.in_index.get(int(na.out_peers[k]))
+            only[k] = i is not None and bool(self.current[i])
+        if not only.any():
+            return 0
+        _ev("B", float(only.sum()))
+        sent = self.flush(False, only=only, anyround=True)
+        self.st.extra["flushed_before_sweep"] = (
+            self.st.extra.get("flushed_before_sweep", 0) + sent)
         return sent
 
     def _waiting_peers(self):

@@ -8,17 +8,18 @@ host), or the rank's virtual clock on ``--clock virtual``; the host's ``perf_cou
 the thread's CPU time are recorded beside it, so one run shows where its wall time went
 that its CPU time does not (benchmarks/REPORT.md, nineteenth session).
 Kinds: ``S0``/``S1`` a sweep starts (a = in-peers fresh, b = seconds since the last
-sweep ended) / ends (a = edges, b = straggler sleep); ``G`` the sweep gate is closed (a =
-its patience in seconds); ``Z`` an idle sleep (a = seconds); ``P`` a flush before the
-round's work (:meth:`.asap._Solve.flush_first`); ``T`` a data message is sent (a = peer
-index, b = bytes); ``R`` one is received from MPI (a = peer index, b = its delivery
-stamp); ``D`` one is applied; ``A`` an ACK is applied; ``z`` an idle wait ended; ``T0`` the
-run's clocks start (:func:`asapgraph.engine.api.pagerank`); ``I1`` the solve's setup
-ended (the warm sweep's included); ``C`` a wave contribution (a = passive, b = at a sweep's
-end); ``W`` a wave result (a = its number, b = the bound); ``M`` the sums a
-contribution carried (a = the rank's residual mass, b = its signed residual: 0 in a busy
-``jacobi`` PageRank rank's, which keeps it unsummed); ``O`` over-relaxation turned off by
-its guard (a = the wave, b = its bound); ``E`` the round loop ended.
+sweep ended) / ends (a = edges, b = straggler sleep); ``G`` the sweep gate is closed (a
+= its patience in seconds); ``Z`` an idle sleep (a = seconds); ``P`` a flush before the
+round's work (:meth:`.asap._Solve.flush_first`); ``B`` a flush right before a sweep
+(:meth:`.asap._Solve.flush_before_sweep`, a = the peers sent to); ``T`` a data message
+is sent (a = peer index, b = bytes); ``R`` one is received from MPI (a = peer index, b =
+its delivery stamp); ``D`` one is applied; ``A`` an ACK is applied; ``z`` an idle wait
+ended; ``T0`` the run's clocks start (:func:`asapgraph.engine.api.pagerank`); ``I1`` the
+solve's setup ended (the warm sweep's included); ``C`` a wave contribution (a = passive,
+b = at a sweep's end); ``W`` a wave result (a = its number, b = the bound); ``M`` the
+sums a contribution carried (a = the rank's residual mass, b = its signed residual: 0 in
+a busy ``jacobi`` PageRank rank's, which keeps it unsummed); ``O`` over-relaxation
+turned off by its guard (a = the wave, b = its bound); ``E`` the round loop ended.
 BSP: ``s0`` a sweep starts, ``a0``/``a1``/``a2`` the superstep's ``Allreduce`` starts /
 returns / its modelled cost has passed, ``x1``/``x2``/``x3`` the exchange's sends are
 posted / its receives done / its emulated delivery waited for (b = how late that wait

@@ -348,7 +348,7 @@ def run_solve(s, wave_interval):
         v0, charged = emu.vt, emu.compute_vs
         pushed = s._work(ev, time.perf_counter(), emu.vt)
         if emu.compute_vs > charged:  # a sweep ran: its virtual length
-            s.last_sweep_len = emu.vt - v0
+            s.last_sweep_len = emu.vt - max(v0, s.sweep_v0)
             if s.sweep_wave(emu.vt):  # (the wave completed during it; the next one)
                 return True, False
         sent, out_work = s.send_step(ev or pushed or sent)  # (as on the host clock)
