@@ -361,7 +361,14 @@ FLUSH_FIRST_LEN = 0.5
 #: ``--rebalance start`` against static BSP; time to true L1 1e-6): rmat:20
 #: heterogeneous seeds 1-8 1.79-2.22x -> 1.98-2.22x (seed 5 0.2036 -> 0.1659 s, mean
 #: 0.1769 -> 0.1682 s), persistent the same times (2.74-2.78x); cnr-2000 seeds 1-3
-#: heterogeneous 2.49-2.70x -> 2.66-2.80x, persistent 3.87-3.93x -> 3.84-4.18x.  Env
+#: heterogeneous 2.49-2.70x -> 2.66-2.80x, persistent 3.87-3.93x -> 3.84-4.18x.  Not a
+#: win everywhere (the lead, same session; an output sent early fills the peer's window,
+#: so the next one waits for its ACK): transient pauses, static, rmat:20 seeds 1-8, ASAP's
+#: mean time +5.8 % (seed 2 0.371 -> 0.448 s, seed 5 0.309 -> 0.397, seeds 3 and 8
+#: faster), cnr-2000 the same; speeds 1-3 on the static partition, ``compute_seconds`` to
+#: tol 1e-8: web-NotreDame +5-9 %, soc-Epinions1 +0-7 %, rmat:17 -2..-20 %; unemulated
+#: (2 and 4 ranks, rmat:20 and cnr-2000, interleaved runs) within the noise.  On by
+#: default for issue 14's cells (benchmarks/REPORT.md, twenty-sixth session).  Env
 #: ``ASAPGRAPH_ASAP_SWEEP_FLUSH=0``: off.
 SWEEP_FLUSH = True
 #: The ``jacobi`` PageRank sweep is Gauss-Seidel within the rank: a vertex pushes its
@@ -1622,6 +1629,7 @@ class _Solve:
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         st.extra["answer_gate"] = sol.answer_gate  # the gate's answer rule (0: off)
         st.extra["gate_sleep"] = sol.gate_sleep  # an idle gated round's sleep (0: off)
+        st.extra["sweep_flush"] = sol.sweep_flush  # SWEEP_FLUSH (ASAPGRAPH_ASAP_SWEEP_FLUSH)
         st.extra["answer_hold"] = sol.answer_hold  # ... and its sender side
         st.extra["rank_prio"] = sol.rank_prio  # the priority schedule's rank gate (0: off)
         if self.jac and not self.prog and self.mm is None:  # Gauss-Seidel sweeps (GAUSS_SEIDEL)
