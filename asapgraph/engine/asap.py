@@ -368,8 +368,15 @@ FLUSH_FIRST_LEN = 0.5
 #: faster), cnr-2000 the same; speeds 1-3 on the static partition, ``compute_seconds`` to
 #: tol 1e-8: web-NotreDame +5-9 %, soc-Epinions1 +0-7 %, rmat:17 -2..-20 %; unemulated
 #: (2 and 4 ranks, rmat:20 and cnr-2000, interleaved runs) within the noise.  On by
-#: default for issue 14's cells (benchmarks/REPORT.md, twenty-sixth session).  Env
-#: ``ASAPGRAPH_ASAP_SWEEP_FLUSH=0``: off.
+#: On more ranks a round reaches few of the peers by design (the expander's sparsity),
+#: and sending before the sweep to every peer that answered added messages: 64 ranks,
+#: rmat:20, rank 1 3x (``asapgraph bench --scenario scale --ranks 64``), ASAP 0.271 ->
+#: 0.330 s (at most a round's fanout of peers, those sent to longest ago: 0.294 s); 8
+#: ranks, speeds 1-3, ``start``: rmat:20 1.31x -> 1.38x but cnr-2000 2.28x -> 1.91x.  So
+#: by default it is on where a round reaches at least half of the peers (``2 fanout >=
+#: K - 1``: 2 and 3 ranks, 4 with fanout 2) and flushes to at most a round's fanout of
+#: peers (benchmarks/REPORT.md, twenty-sixth session).  Env
+#: ``ASAPGRAPH_ASAP_SWEEP_FLUSH``: 1 on at any K, 0 off; ``sweep_flush`` in ``--json``.
 SWEEP_FLUSH = True
 #: The ``jacobi`` PageRank sweep is Gauss-Seidel within the rank: a vertex pushes its
 #: residual as the sweep snapshotted it plus what the vertices pushed before it in the same
@@ -668,8 +675,10 @@ class _Solver:
         self.flush_first = os.environ.get("ASAPGRAPH_ASAP_FLUSH_FIRST", "1") != "0"
         # a sweep's output still buffered goes out before the next sweep, whatever the
         # expander's round (:meth:`_Solve.flush_before_sweep`; ASAPGRAPH_ASAP_SWEEP_FLUSH)
-        self.sweep_flush = os.environ.get("ASAPGRAPH_ASAP_SWEEP_FLUSH",
-                                          "1" if SWEEP_FLUSH else "0") != "0"
+        # (unset: on where a round reaches at least half of the peers, SWEEP_FLUSH)
+        sf = os.environ.get("ASAPGRAPH_ASAP_SWEEP_FLUSH")
+        self.sweep_flush = (SWEEP_FLUSH and 2 * self.sched.k >= self.K - 1 if sf is None
+                            else sf != "0")
         # the sweep gate's answer rule (ANSWER_GATE; ASAPGRAPH_ASAP_ANSWER: the fraction,
         # 0 off) and its sender side (ASAPGRAPH_ASAP_ANSWER_HOLD=0: off, for A/B)
         self.answer_gate = float(os.environ.get("ASAPGRAPH_ASAP_ANSWER", str(ANSWER_GATE)))
@@ -1285,8 +1294,9 @@ class _Solve:
         the buffers of the out-peers that have answered this rank's latest output (their
         latest message came from a sweep that began after applying it,
         :data:`.exchange.ANSWERS`), so their gate now waits for this rank's next output,
-        where the window is free -- whatever this round's expander neighbours.  Returns
-        the messages sent."""
+        where the window is free -- whatever this round's expander neighbours, to at most
+        a round's fanout of them (those this rank sent to longest ago).  Returns the
+        messages sent."""
         dirty = self.dirty
         if not _any(dirty):
             return 0
@@ -1295,8 +1305,14 @@ class _Solve:
         for k in np.flatnonzero(only):
             i = self.in_index.get(int(na.out_peers[k]))
             only[k] = i is not None and bool(self.current[i])
-        if not only.any():
+        cand = np.flatnonzero(only)
+        if not len(cand):
             return 0
+        cap = self.sol.sched.k  # no more peers than a round's (the expander's sparsity)
+        if len(cand) > cap:  # those this rank sent to longest ago
+            keep = cand[np.argsort(self.answered_at[cand], kind="stable")[:cap]]
+            only[:] = False
+            only[keep] = True
         _ev("B", float(only.sum()))
         sent = self.flush(False, only=only, anyround=True)
         self.st.extra["flushed_before_sweep"] = (

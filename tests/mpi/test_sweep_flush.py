@@ -2,7 +2,8 @@
 twenty-sixth session): the last sweep's output buffered for a peer that has answered this
 rank's latest output goes out before the next sweep, whatever the expander's round.  The
 knob is applied (``sweep_flush`` in ``--json`` per rank) or refused, the flush happens
-where the emulated ranks' speeds differ, and the answer is networkx's either way."""
+where the emulated ranks' speeds differ, and the answer is networkx's either way; unset,
+it is on where a round reaches at least half of the peers (``2 fanout >= K - 1``)."""
 import gzip
 
 import networkx as nx
@@ -49,6 +50,19 @@ def test_sweep_flush_applied_and_exact(pagerank_run, shared, tmp_path, value):
         assert flushed > 0, ranks  # the case it is for happens here
     else:
         assert flushed == 0, ranks
+
+
+@pytest.mark.parametrize("k,fanout,env,on", [(2, 1, None, True), (4, 2, None, True),
+                                              (4, 1, None, False), (6, 2, None, False),
+                                              (6, 2, "1", True), (3, 2, "0", False)])
+def test_sweep_flush_default_by_fanout(pagerank_run, tmp_path, k, fanout, env, on):
+    _, ref = pagerank_run(tmp_path, "ref", ["--tol", "1e-13"], graph="rmat:10")
+    js, x = pagerank_run(tmp_path, "run", ["--np", str(k), "--mode", "asap", "--fanout",
+                                           str(fanout), "--tol", str(TOL)], graph="rmat:10",
+                         env=None if env is None else {"ASAPGRAPH_ASAP_SWEEP_FLUSH": env})
+    assert js["converged"], js
+    assert np.abs(x - ref).sum() <= TOL, np.abs(x - ref).sum()
+    assert {p["sweep_flush"] for p in js["per_rank"]} == {on}, js["per_rank"]
 
 
 @pytest.mark.parametrize("value", ["yes", "2", ""])
