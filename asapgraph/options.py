@@ -861,7 +861,8 @@ SWITCH = ("0", "1")
 #: it off: audit 22).  ``ASAPGRAPH_ASAP_ANSWER`` (the answer rule, :data:`.asap.ANSWER_GATE`):
 #: 0 (off) or the fraction of a rank's sweep its in-peers sweep in at most -- a negative
 #: value acted as off and was shown as given in ``--json`` (audit 24).  The on/off
-#: switches (:data:`SWITCH`), the rebalancer's ``ASAPGRAPH_ASAP_PEER_COST``, ``ASAPGRAPH_ASAP_FIXED_COST`` and
+#: switches (:data:`SWITCH`), the rebalancer's ``ASAPGRAPH_ASAP_PEER_COST``,
+#: ``ASAPGRAPH_ASAP_FIXED_COST`` (from 0 to 1: a fraction of a sweep) and
 #: ``ASAPGRAPH_REBALANCE_FORCE``, the sum programs' ``ASAPGRAPH_EXTRAPOLATE`` and the
 #: emulation's ``ASAPGRAPH_SPIN_WAITS`` are checked alike (audit 24).
 ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,

@@ -378,7 +378,18 @@ FLUSH_FIRST_LEN = 0.5
 #: K - 1``: 2 and 3 ranks, 4 with fanout 2) and flushes to at most a round's fanout of
 #: peers (benchmarks/REPORT.md, twenty-sixth session).  Env
 #: ``ASAPGRAPH_ASAP_SWEEP_FLUSH``: 1 on at any K, 0 off; ``sweep_flush`` in ``--json``.
+#: Last, only to peers whose last sweep took from half to twice this rank's
+#: (:data:`SWEEP_FLUSH_BALANCE`): on the static partition with one rank 5x or 8x slower
+#: (RQ5, ``asapgraph bench --scenario factors --clock virtual --compute model``) the
+#: flush cost ASAP +14 % / +34 % on cnr-2000 and +15 % / +6 % on rmat:20 (a slow rank's
+#: early output fills a fast peer's window; a fast rank's waits for a slow peer's ACK,
+#: which comes after its long sweep); with the bound RQ5 is as without the flush
+#: (cnr-2000 2.694, 2.303, 1.946, 1.432, 1.374x; rmat:20 1.915, 1.058, 1.027, 0.827,
+#: 0.571x), rmat:20's transient cell too (seeds 1-8 to the bit), web-NotreDame at speeds
+#: 1-3 static +0-3 % (was +5-9 %), soc-Epinions1 +3-5 %, and issue 14's heterogeneous
+#: cells keep their gain.
 SWEEP_FLUSH = True
+SWEEP_FLUSH_BALANCE = 2.0
 #: The ``jacobi`` PageRank sweep is Gauss-Seidel within the rank: a vertex pushes its
 #: residual as the sweep snapshotted it plus what the vertices pushed before it in the same
 #: sweep sent it (:func:`._local.jacobi_push`, ``gauss_seidel``), instead of leaving that
@@ -1295,14 +1306,17 @@ class _Solve:
         the buffers of the out-peers that have answered this rank's latest output (their
         latest message came from a sweep that began after applying it,
         :data:`.exchange.ANSWERS`), so their gate now waits for this rank's next output,
-        where the window is free -- whatever this round's expander neighbours, to at most
-        a round's fanout of them (those this rank sent to longest ago).  Returns the
+        where the window is free and their sweeps last about as long as this rank's
+        (:data:`SWEEP_FLUSH_BALANCE`) -- whatever this round's expander neighbours, to at
+        most a round's fanout of them (those this rank sent to longest ago).  Returns the
         messages sent."""
         dirty = self.dirty
         if not _any(dirty):
             return 0
         na = self.na
-        only = dirty & ~na.full_mask()
+        # ... whose sweeps last about as long as this rank's (SWEEP_FLUSH_BALANCE)
+        L, b = self.last_sweep_len, SWEEP_FLUSH_BALANCE
+        only = dirty & ~na.full_mask() & (self.out_len >= L / b) & (self.out_len <= L * b)
         for k in np.flatnonzero(only):
             i = self.in_index.get(int(na.out_peers[k]))
             only[k] = i is not None and bool(self.current[i])
