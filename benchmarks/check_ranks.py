@@ -9,10 +9,10 @@ For each graph (a file in ``../shared/datasets`` or ``ASAPGRAPH_SHARED_DATASETS`
 path), each rank count and each mode, runs ``asapgraph pagerank G --np K --mode M --tol T
 -o out.csv`` with a random ``--partition`` (K > 1) and, for ASAP on 4 or more ranks, a
 random ``--seed`` (the expander's; fewer ranks refuse it), with ``--rebalance`` a random
-``--rebalance start|dynamic`` on the range partition (the speed split, migrations), and prints the L1 distance of
-the whole vector to networkx's (``tol=1e-14``: networkx's own error is ~n x 1e-14, so a
-distance a little above ``T`` on a graph of ~1000 vertices is the reference's).  Exit 1 if
-a run fails, misses a vertex or is farther than 10 x ``T``.
+``--rebalance start|dynamic`` on the range partition (the speed split, migrations), and
+prints the L1 distance of the whole vector to networkx's (``tol=1e-14``: networkx's own
+error is ~n x 1e-14, so a distance a little above ``T`` on a graph of ~1000 vertices is
+the reference's).  Exit 1 if a run fails, misses a vertex or is farther than 10 x ``T``.
 """
 from __future__ import annotations
 

@@ -371,8 +371,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     extra = {}
     bal = None
     if rebalance != "off":
-        bal = Balancer(comm, rebalance, lg)
-        bal.asap = mode == "asap"  # (its split: asap_shares, shown with its cost in --json)
+        bal = Balancer(comm, rebalance, lg, asap=mode == "asap")  # (ASAP: asap_shares)
         if probe is not None:
             bal.probe = probe
             bal.done = rebalance == "start"

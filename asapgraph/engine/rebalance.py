@@ -97,7 +97,8 @@ from asapgraph import options as _options
 from asapgraph.comm.mpi import mpi
 from asapgraph.engine.termination import CAPPED
 
-__all__ = ["MODES", "Balancer", "asap_shares", "split_cost", "probe_speeds", "run_bsp_rebalanced", "run_asap_rebalanced"]
+__all__ = ["MODES", "Balancer", "asap_shares", "split_cost", "probe_speeds",
+           "run_bsp_rebalanced", "run_asap_rebalanced"]
 
 MODES = _options.REBALANCE_MODES
 #: predicted slowdown of the current split over the speed-proportional one that is worth
@@ -128,7 +129,7 @@ class Balancer:
     :meth:`migrate`.
     """
 
-    def __init__(self, comm, mode, lg):
+    def __init__(self, comm, mode, lg, asap=False):
         if mode not in MODES:
             raise ValueError(f"rebalance must be one of {', '.join(MODES)}, got {mode!r}")
         self.comm, self.mode = comm, mode
@@ -143,7 +144,7 @@ class Balancer:
         self.swept = 0.0              # sweeps of the slowest rank over the checked windows
         self.migrations = []          # one record per migration
         self.probe = None             # probe_speeds' figures when the loader split by them
-        self.asap = False             # the engine is ASAP: its split (asap_shares)
+        self.asap = asap              # the engine is ASAP: its split (asap_shares)
         self.set_graph(lg)
         env = os.environ.get(FORCE_ENV)
         self.force = None
@@ -430,9 +431,10 @@ def asap_shares(shares, K):
     per peer per sweep; ~60-70 us each against a ~18 ms sweep of all of rmat:20).  At its
     speed a slow rank pays it several times over, so with the speed-proportional split it
     is the slowest rank of every cycle.  With ``phi`` that cost as a fraction of a full
-    sweep of the graph (:func:`split_cost`: :data:`ASAP_FIXED_COST` + :data:`ASAP_PEER_COST`
-    x (K - 1)), equal cycle times ``(f_q + phi) / s_q`` give ``f_q = s_q / S (1 + K phi) - phi``: the slow ranks get less than
-    their speed's share (at least :data:`ASAP_MIN_SHARE` of it), the fast ones more.
+    sweep of the graph (:func:`split_cost`: :data:`ASAP_FIXED_COST` +
+    :data:`ASAP_PEER_COST` x (K - 1)), equal cycle times ``(f_q + phi) / s_q`` give
+    ``f_q = s_q / S (1 + K phi) - phi``: the slow ranks get less than their speed's share
+    (at least :data:`ASAP_MIN_SHARE` of it), the fast ones more.
 
     Measured (rmat:20, 4 ranks, 1 ms, 1 Gbit/s, virtual clock, model compute, seeds 1-5,
     the Jacobi sweep): ``phi`` 0.03 took ASAP with ``start`` from 2.30-2.42x to
@@ -562,7 +564,6 @@ def run_asap_rebalanced(comm, lg, part, p, dvec, alpha, tol, emu, st, bal, fanou
 
     MPI = mpi()
     rounds, state, checks, worst = 0, None, 0, 0.0
-    bal.asap = True
     if bal.force is None and bal.probe is None:  # start, dynamic: the first split before
         # the run (unless the loader split by the probed speeds)
         lg, part, (p, dvec, st.ref) = calibrate(comm, lg, part, [p, dvec, st.ref], emu, st,
