@@ -208,6 +208,38 @@ GATE_DELAYED = (0.1, 1.0)
 #: the gate waits (rmat:20, cit-HepPh, soc-Slashdot0902) 0.2 was mixed (13 % faster to
 #: 16 % slower), so 0.1 stays there (benchmarks/REPORT.md, issue 15, ninth session).
 SKIP_GAMMA = (0.2, 0.1)
+#: Where the sweep gate runs, the skip threshold's ``R`` (the last completed wave's) is
+#: scaled down by this rank's own progress when it lags: a rank contributes to a wave at
+#: each sweep's end, and where that wave is still in flight when its next sweep starts,
+#: ``R`` is the wave before's, a cycle old; it is then multiplied by the rank's residual
+#: mass in its in-flight contribution over that in the completed wave's (if below 1: the
+#: rank's own contraction over that cycle).  Why: with the gate the ranks sweep in
+#: lockstep and a wave completes about once a cycle; a sweep that starts before the
+#: cycle's wave has completed read an ``R`` ~3x (one cycle's contraction) above the
+#: residual now and skipped blocks it should push.  Issue 14's heterogeneous cell
+#: (rmat:20, 4 ranks, speeds 1-3, ``start``, seed 6): the waves' ``R / n`` was 2.2-2.6x
+#: the rank's own mean residual at sweeps 6-9 (0.95-1.7x in seed 1), rank 0 skipped
+#: 0.5-1.3 % of its edges there (seed 1: 0-0.03 %), the skipped low-degree blocks kept
+#: their residual and the true L1 error stayed 1.45x seed 1's from then on: 1.04e-6 at
+#: the wave where seed 1 had 7.3e-7, so 1e-6 came a wave (~14 ms) later (0.1837 s against
+#: 0.1654).  Only where every in-peer's last sweep took from half to twice this rank's
+#: (:data:`SWEEP_FLUSH_BALANCE`, the shorter of its last two sweeps), the lockstep it is
+#: for: next to a static straggler 3-8x slower (RQ5, no rebalancing) a fast rank
+#: contributes once per straggler's cycle, its own residual falls many-fold between two
+#: contributions, and the full sweeps the scaling gave it delayed the answers the
+#: straggler waits for (:data:`ANSWER_GATE`): ASAP +5 / +16 / +5 % at factors 3 / 5 / 8
+#: unrestricted (capping the threshold by the rank's own mean residual instead: +10 / +5
+#: / +7 %).  PageRank only (not measured on the sum programs).  Measured (4 ranks, 1 ms,
+#: 1 Gbit/s, virtual clock, model compute, time to true L1 1e-6; benchmarks/REPORT.md,
+#: trans27): rmat:20 heterogeneous ``start`` seeds 1-8 1.98-2.22x -> 2.13-2.23x static
+#: BSP (seed 6 0.1837 -> 0.1708 s, mean 0.1677 -> 0.1673 s), persistent within
+#: +-1 %; transient pauses (static) seeds 1-16 mean 0.2520 -> 0.2447 s (single seeds
+#: move -26..+10 % as the pauses fall elsewhere); RQ5 rmat:20 factor 2 1.057x -> 1.216x, factors
+#: 1, 3, 5, 8 unchanged; 8 ranks, speeds 1-3, ``start``: rmat:20 0.1691 -> 0.1558 s;
+#: cnr-2000 (no gate) unchanged.  Env ``ASAPGRAPH_ASAP_SKIP_STALE=0``: off; ``--json`` per
+#: rank ``skip_stale`` (false where it cannot apply) and ``skip_scaled`` (the sweeps whose
+#: threshold it lowered).
+SKIP_STALE = True
 #: The ``sweep`` schedule's input wait (``jacobi`` form): a rank that has received nothing
 #: since its last sweep does not sweep again while its residual ``rl`` is below this
 #: fraction of its share ``n_r / n`` of the ranks' summed ``rl`` in the last wave (the
@@ -695,6 +727,10 @@ class _Solver:
         # 0 off) and its sender side (ASAPGRAPH_ASAP_ANSWER_HOLD=0: off, for A/B)
         self.answer_gate = float(os.environ.get("ASAPGRAPH_ASAP_ANSWER", str(ANSWER_GATE)))
         self.answer_hold = os.environ.get("ASAPGRAPH_ASAP_ANSWER_HOLD", "1") != "0"
+        # the skip threshold's R scaled by the rank's own progress where it lags a cycle
+        # (SKIP_STALE, where the gate runs; ASAPGRAPH_ASAP_SKIP_STALE=0: off)
+        self.skip_stale = os.environ.get("ASAPGRAPH_ASAP_SKIP_STALE",
+                                         "1" if SKIP_STALE else "0") != "0"
         # jacobi sweep layout (issue 14, push cost per edge): the owned vertices relabelled
         # by degree, under the single-process relabelling policy (big graph, no locality
         # in the given order: rmat:20 yes, cnr-2000 no) or env ASAPGRAPH_ASAP_REORDER=0/1;
@@ -803,6 +839,8 @@ class _Solve:
         waves = dict(nextra=6, passive_waves=2, tol=tol, drain=True)
         self.wv = make_waves(comm, self.emu, **waves)
         self.last_contrib = -1.0
+        # this rank's residual mass in its last two wave contributions (SKIP_STALE)
+        self.contrib_r = (0.0, 0.0)
         self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
         self.r_global = (comm.allreduce(_local.abs_sum(acc, 0, nloc))
@@ -1009,7 +1047,7 @@ class _Solve:
             pushed, nedge, self.rl = mm.sweep(self.dirty)
             st.edges_visited += nedge
         elif self.jac:
-            self.rl = self.d.sweep(sol.jgamma * self.r_global / lg.n, full=self._endgame(),
+            self.rl = self.d.sweep(self._skip_theta(), full=self._endgame(),
                                    mass_tol=DRIFT_TOL * self.target * self.share)
             pushed = 1
         else:
@@ -1042,6 +1080,31 @@ class _Solve:
         if vnow is not None:  # (the virtual clock sets last_sweep_len itself)
             self.last_sweep_end = self.emu.vt
         return pushed
+
+    def _skip_theta(self):
+        """The ``jacobi`` sweep's skip threshold (a block's mean ``|r|``): ``jgamma x R /
+        n``, ``R`` the global residual of the last completed wave; where the sweep gate
+        runs and the wave this rank contributed to after its last sweep is still in
+        flight, ``R`` is scaled by this rank's own residual at that contribution over its
+        residual at the one in the completed wave, if smaller, where the in-peers' sweeps
+        take about as long as this rank's (PageRank; :data:`SKIP_STALE`)."""
+        sol = self.sol
+        theta = sol.jgamma * self.r_global / self.lg.n
+        if (sol.skip_stale and sol.patience > 0 and not self.prog and not self.wv.idle
+                and self._balanced()):
+            prev, last = self.contrib_r
+            if 0.0 < last < prev:  # (--json: the sweeps whose threshold it lowered)
+                self.st.extra["skip_scaled"] = self.st.extra.get("skip_scaled", 0) + 1
+                theta *= last / prev
+        return theta
+
+    def _balanced(self):
+        """Every in-peer's last sweep took from half to twice this rank's (the shorter of
+        its last two: one pause does not count; :data:`SWEEP_FLUSH_BALANCE`)."""
+        if not self.nin or self._pl_min <= 0 or self.prev_sweep_len <= 0:
+            return False
+        own, b = min(self.last_sweep_len, self.prev_sweep_len), SWEEP_FLUSH_BALANCE
+        return self._pl_min >= own / b and self._pl_max <= own * b
 
     def arrived(self):
         """Take this round's messages into ``rl``: ``jacobi``, ``sum |r| + |pools|`` (a
@@ -1447,6 +1510,7 @@ class _Solve:
                           more=None if self.bal is None else self.bal.more())
             d.flow[:] = 0.0
             self.last_contrib = tn
+            self.contrib_r = (self.contrib_r[1], float(racc))  # (SKIP_STALE)
             _ev("C", float(passive), float(sweep_end))
             _ev("M", float(racc), float(signed))
             return True
@@ -1657,6 +1721,8 @@ class _Solve:
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
+        st.extra["skip_stale"] = (sol.skip_stale and sol.patience > 0  # (SKIP_STALE)
+                                  and self.jac and not self.prog and self.mm is None)
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         st.extra["answer_gate"] = sol.answer_gate  # the gate's answer rule (0: off)
         st.extra["gate_sleep"] = sol.gate_sleep  # an idle gated round's sleep (0: off)
