@@ -229,7 +229,9 @@ SKIP_GAMMA = (0.2, 0.1)
 #: contributions, and the full sweeps the scaling gave it delayed the answers the
 #: straggler waits for (:data:`ANSWER_GATE`): ASAP +5 / +16 / +5 % at factors 3 / 5 / 8
 #: unrestricted (capping the threshold by the rank's own mean residual instead: +10 / +5
-#: / +7 %).  PageRank only (not measured on the sum programs).  Measured (4 ranks, 1 ms,
+#: / +7 %).  PageRank only (not measured on the sum programs), and not where ranks
+#: time-share cores on the host's clock (not measured there; as :data:`GATE_DELAYED`).
+#: Measured (4 ranks, 1 ms,
 #: 1 Gbit/s, virtual clock, model compute, time to true L1 1e-6; benchmarks/REPORT.md,
 #: trans27): rmat:20 heterogeneous ``start`` seeds 1-8 1.98-2.22x -> 2.13-2.23x static
 #: BSP (seed 6 0.1837 -> 0.1708 s, mean 0.1677 -> 0.1673 s), persistent within
@@ -839,8 +841,12 @@ class _Solve:
         waves = dict(nextra=6, passive_waves=2, tol=tol, drain=True)
         self.wv = make_waves(comm, self.emu, **waves)
         self.last_contrib = -1.0
-        # this rank's residual mass in its last two wave contributions (SKIP_STALE)
+        # this rank's residual mass in its last two wave contributions, and whether the
+        # skip threshold follows it (SKIP_STALE: where the gate runs, not time-sharing
+        # cores on the host's clock, PageRank)
         self.contrib_r = (0.0, 0.0)
+        self.skip_stale = (sol.skip_stale and sol.patience > 0 and not sol.gate_shared
+                           and self.jac and not prog and mm is None)
         self.rounds = 0
         # initial total residual (b sums to 1); refreshed by every wave
         self.r_global = (comm.allreduce(_local.abs_sum(acc, 0, nloc))
@@ -1090,8 +1096,7 @@ class _Solve:
         take about as long as this rank's (PageRank; :data:`SKIP_STALE`)."""
         sol = self.sol
         theta = sol.jgamma * self.r_global / self.lg.n
-        if (sol.skip_stale and sol.patience > 0 and not self.prog and not self.wv.idle
-                and self._balanced()):
+        if (self.skip_stale and not self.wv.idle and self._balanced()):
             prev, last = self.contrib_r
             if 0.0 < last < prev:  # (--json: the sweeps whose threshold it lowered)
                 self.st.extra["skip_scaled"] = self.st.extra.get("skip_scaled", 0) + 1
@@ -1721,8 +1726,7 @@ class _Solve:
         st.extra["threshold_factor"] = self.tfac  # < 1: lowered by stalled waves
         st.extra["sweep_patience"] = sol.patience  # the sweep gate's (0: off)
         st.extra["skip_gamma"] = sol.jgamma  # the jacobi sweep's skip threshold factor
-        st.extra["skip_stale"] = (sol.skip_stale and sol.patience > 0  # (SKIP_STALE)
-                                  and self.jac and not self.prog and self.mm is None)
+        st.extra["skip_stale"] = self.skip_stale  # (SKIP_STALE)
         st.extra["idle_prio"] = sol.idle_prio  # the sweep schedule's input wait (0: off)
         st.extra["answer_gate"] = sol.answer_gate  # the gate's answer rule (0: off)
         st.extra["gate_sleep"] = sol.gate_sleep  # an idle gated round's sleep (0: off)
