@@ -848,6 +848,7 @@ class _Solve:
         self.skip_stale = (sol.skip_stale and sol.patience > 0 and not sol.gate_shared
                            and self.jac and not prog and mm is None)
         self.rounds = 0
+        self.approx_mark = -1  # the sweep count at the last flush (flush: approx)
         # initial total residual (b sums to 1); refreshed by every wave
         self.r_global = (comm.allreduce(_local.abs_sum(acc, 0, nloc))
                          if prog or resume is not None else beta)
@@ -1234,6 +1235,13 @@ class _Solve:
               else sol.sched.neighbours(self.me, self.rounds))
         gs, gw = self.gs, self.gw
         r_est = max(self.K * gs / gw, 0.0) if gw > 0 else 0.0
+        # the approximation knob holds small buffers only while the rank keeps sweeping
+        # (a sweep since its last flush): in a round without one they go, so a rank that
+        # waits for input never sits on the mass its peers wait for
+        swept = False
+        if sol.approx > 0 and not force:
+            n_sw = self.st.extra.get("sweeps", 0)
+            swept, self.approx_mark = n_sw != self.approx_mark, n_sw
         hold = None if force else self._held()
         am = self._answer_mask()  # (ANSWER_GATE: the in-peers whose answer is asked)
         for q in nb:
@@ -1264,7 +1272,12 @@ class _Solve:
                     continue
             elif sol.approx > 0 and not force:
                 mass = _local.abs_sum(acc, lo, hi) + abs(dbuf[j, 0]) + abs(dbuf[j, 1])
-                if mass < sol.approx * r_est / nout:
+                # a small buffer waits while the rank's own residual is at least its mass
+                # (the rank has more local work than the buffer carries): the threshold
+                # alone follows r_est, which counts the held mass itself, so a buffer
+                # holding most of the residual waited for ever while the rank swept its
+                # own shrinking residual (audit 27: email-Eu-core, 2 ranks, approx 0.5)
+                if swept and mass < sol.approx * r_est / nout and mass <= self.rl:
                     continue
             buf = na.open(j)
             if mm is None:  # one compiled call: the segment's mass, the form, the payload
@@ -1497,7 +1510,9 @@ class _Solve:
             # one compiled pass (a busy jacobi rank: its kept sums, the slots only)
             kept = not (passive or mm is not None or prog or not self.jac)
             if kept:  # the slot buffers: the flushes' remainders, the unflushed summed
-                slots, nsum = self._slot_mass(unflushed=not sweep_end)
+                # (right after a sweep its output is leaving the rank -- except what the
+                # approximation knob holds back, which stays: summed)
+                slots, nsum = self._slot_mass(unflushed=not sweep_end or self.sol.approx > 0)
                 racc, sx, signed = d.wave_sums(self.rl, slots)
             else:
                 racc, sx, signed = d.wave_sums()
