@@ -47,6 +47,14 @@ class HITSProgram(VertexProgram):
     def direction_at(self, ctx):
         return "out" if ctx.superstep % 2 == 0 else "in"
 
+    def setup(self, ctx):
+        # a negative weight: the scores' sums could be negative or 0 and the vectors were
+        # left unnormalised (authorities summing to -2); refused as sssp refuses them,
+        # naming the line of the first (networkx's backend declines such a graph too)
+        from asapgraph.programs.sssp import check_sssp_weights
+
+        check_sssp_weights(ctx.graph, "hits")
+
     def init(self, ctx):
         return {"hub": np.full(ctx.n_local, 1.0 / max(ctx.n, 1)), "auth": np.zeros(ctx.n_local)}
 
