@@ -96,3 +96,18 @@ def test_hits_negative_weight_matrix_market_alike(tmp_path):
                  "1 2 1\n2 3 -2\n3 1 1\n3 4 1\n")
     _refused_alike(tmp_path, ["hits", p, "--weighted"], [[], ["--np", "2"]],
                    "neg.mtx:4: negative edge weight '-2': hits needs non-negative")
+
+
+# ------------------------------------------- ASAP PageRank --approx (left unfixed: core)
+@pytest.mark.mpi
+@pytest.mark.xfail(reason="audit 27, not fixed (asapgraph/engine/asap.py): ASAP PageRank's "
+                          "jacobi form with --approx >= ~0.3 stalls until --max-iter, and the "
+                          "error_bound it reports then understates the true error 30-300x",
+                   strict=False)
+def test_asap_pagerank_approx_reaches_tol(shared, tmp_path):
+    """``--approx`` is documented as "flushed before the end, so the answer does not
+    change": the run must still reach ``tol`` (katz and ``--asap-form push`` do)."""
+    g = shared("email-Eu-core.txt")
+    r = _cli(["pagerank", g, "--np", "2", "--mode", "asap", "--approx", "0.5", "-q",
+              "--json", "-o", tmp_path / "pr.csv"], tmp_path)
+    assert r.returncode == 0, r.stderr
