@@ -7,6 +7,10 @@ process and on K ranks (``--np K`` starts ``mpiexec -n K``) where the defect cou
   sssp refuses them, ``FILE:LINE: negative edge weight '-2': hits needs non-negative edge
   weights``, exit 2, on one process and on K ranks, for text, ``.npy`` and Matrix Market
   inputs and in the Python API.
+* ``hits --weighted`` on a graph whose weights are all 0 wrote all-zero hub and authority
+  vectors (exit 0, "converged") where they must sum to 1 (networkx's svds fails on it);
+  now refused in one line, exit 2, alike on 1 and K ranks.
+* Not fixed (ASAP engine core): ASAP PageRank with ``--approx`` >= ~0.3 (xfail below).
 """
 import subprocess
 import sys
@@ -96,6 +100,19 @@ def test_hits_negative_weight_matrix_market_alike(tmp_path):
                  "1 2 1\n2 3 -2\n3 1 1\n3 4 1\n")
     _refused_alike(tmp_path, ["hits", p, "--weighted"], [[], ["--np", "2"]],
                    "neg.mtx:4: negative edge weight '-2': hits needs non-negative")
+
+
+@pytest.mark.mpi
+def test_hits_all_zero_weights_refused_alike(tmp_path):
+    p = tmp_path / "zero.txt"
+    p.write_text("0 1 0\n1 2 0\n2 0 0.0\n")
+    _refused_alike(tmp_path, ["hits", p, "--weighted"],
+                   [[], ["--np", "2"], ["--np", "3"], ["--np", "4"]],
+                   "zero.txt: hits: every edge weight is 0")
+    r = _cli(["hits", p, "-q", "-o", tmp_path / "h.csv"], tmp_path)  # unweighted: fine
+    assert r.returncode == 0, r.stderr
+    got = np.loadtxt(tmp_path / "h.csv", delimiter=",", skiprows=1)
+    assert abs(got[:, 1].sum() - 1) < 1e-12 and abs(got[:, 2].sum() - 1) < 1e-12
 
 
 # ------------------------------------------- ASAP PageRank --approx (left unfixed: core)
