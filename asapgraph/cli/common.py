@@ -121,7 +121,9 @@ def _check_program_run(args, graph):
             raise UserProgramError(user_program_line(args.program, type(exc).__name__,
                                                      exc)) from None
         return
-    else:   # wcc, labelprop, hits: nothing is refused before they run
+    elif c == "hits":   # its negative weights (setup)
+        prog = P.HITSProgram()
+    else:   # wcc, labelprop: nothing is refused before they run
         return
     check_run(prog, graph, mode, max_iter, tol)
 

@@ -47,6 +47,26 @@ class HITSProgram(VertexProgram):
     def direction_at(self, ctx):
         return "out" if ctx.superstep % 2 == 0 else "in"
 
+    def setup(self, ctx):
+        # a negative weight: the scores' sums could be negative or 0 and the vectors were
+        # left unnormalised (authorities summing to -2); refused as sssp refuses them,
+        # naming the line of the first (networkx's backend declines such a graph too)
+        from asapgraph.programs.sssp import check_sssp_weights
+
+        w = getattr(ctx.graph, "weights", None)
+        # collective first (every rank, before a rank may raise): weights at all, the largest
+        has, top = ctx.allreduce(np.array([float(w is not None and w.size > 0),
+                                           float(w.max()) if w is not None and w.size else
+                                           -np.inf]), "max")
+        check_sssp_weights(ctx.graph, "hits")
+        if has and not top > 0:  # every weight 0: A = 0, the scores are undefined (they
+            # came out all 0, not summing to 1; networkx's svds fails on it)
+            from asapgraph.errors import InputError
+
+            raise InputError(getattr(ctx.graph, "source", None) or "<graph>", None,
+                             "hits: every edge weight is 0 (the hub and authority scores "
+                             "are undefined)")
+
     def init(self, ctx):
         return {"hub": np.full(ctx.n_local, 1.0 / max(ctx.n, 1)), "auth": np.zeros(ctx.n_local)}
 

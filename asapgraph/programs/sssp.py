@@ -40,9 +40,10 @@ __all__ = ["SSSPProgram", "BFSProgram", "sssp", "bfs"]
 _INT_INF = np.iinfo(np.int64).max
 
 
-def check_sssp_weights(graph):
+def check_sssp_weights(graph, who="sssp"):
     """Refuse a negative (the line of the first, in a text file) or NaN edge weight of
-    ``graph`` (one process's graph, or a rank's local graph)."""
+    ``graph`` (one process's graph, or a rank's local graph); ``who`` names the program
+    in the message (``sssp``, ``hits``)."""
     w = graph.weights
     if w is not None and w.size and float(w.min()) < 0:
         from asapgraph.graph.convert import in_memory, negative_weight_at
@@ -50,16 +51,16 @@ def check_sssp_weights(graph):
 
         src = graph.source
         e = negative_weights_error(src, src, getattr(graph, "weight_col", None),
-                                   "sssp needs non-negative edge weights",
+                                   f"{who} needs non-negative edge weights",
                                    negative_weight_at(None, graph) if in_memory(src) else None)
         if e.line is None and not e.message.startswith(("row ", "edge ")):  # not a text
             # file, .npy array (their line or row named) or graph given in memory (the
             # edge named; one process): the value, as a plain number
-            e = InputError(src, None, f"sssp needs non-negative edge weights (found "
+            e = InputError(src, None, f"{who} needs non-negative edge weights (found "
                                       f"{float(w.min()):g})")
         raise e
     if w is not None and np.isnan(w).any():
-        raise InputError(graph.source, None, "sssp: an edge weight is NaN")
+        raise InputError(graph.source, None, f"{who}: an edge weight is NaN")
 
 
 class SSSPProgram(VertexProgram):

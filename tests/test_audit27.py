@@ -1,0 +1,130 @@
+"""Audit 27: regressions of defects found by a black-box audit, each checked alike on one
+process and on K ranks (``--np K`` starts ``mpiexec -n K``) where the defect could differ.
+
+* ``hits --weighted`` took negative edge weights and returned vectors that do not sum to 1
+  (authorities summing to -2 on a 4-vertex graph: ``x / s if s > 0 else x`` left a
+  negative sum unnormalised) where networkx's backend declines the graph; now refused as
+  sssp refuses them, ``FILE:LINE: negative edge weight '-2': hits needs non-negative edge
+  weights``, exit 2, on one process and on K ranks, for text, ``.npy`` and Matrix Market
+  inputs and in the Python API.
+* ``hits --weighted`` on a graph whose weights are all 0 wrote all-zero hub and authority
+  vectors (exit 0, "converged") where they must sum to 1 (networkx's svds fails on it);
+  now refused in one line, exit 2, alike on 1 and K ranks.
+* Not fixed (ASAP engine core): ASAP PageRank with ``--approx`` >= ~0.3 (xfail below).
+"""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from asapgraph.errors import InputError
+
+
+def _cli(args, cwd, timeout=300):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _refused_alike(cwd, args, configs, *words):
+    """Every configuration exits 2 with the same one stderr line naming ``words``, and
+    ``-o`` is not written; returns the line."""
+    seen = set()
+    out = cwd / "out.csv"
+    for extra in configs:
+        r = _cli([*args, "-q", "-o", out, *extra], cwd)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
+        assert all(w in lines[0] for w in words), (extra, lines)
+        assert not out.exists(), extra
+        seen.add(lines[0])
+    assert len(seen) == 1, seen
+    return seen.pop()
+
+
+# ------------------------------------------------------------ hits: negative weights
+NEG = "0 1 1\n1 2 -2\n2 0 1\n2 3 1\n"
+
+
+def test_hits_negative_weight_refused_in_python():
+    import networkx as nx
+
+    from asapgraph.programs import hits
+
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([(0, 1, 1.0), (1, 2, -2.0), (2, 0, 1.0), (2, 3, 1.0)])
+    with pytest.raises(InputError, match="edge 1 -> 2: negative edge weight -2.0: hits needs "
+                                         "non-negative edge weights"):
+        hits(g)
+    a = np.array([[0, 1, 1.0], [1, 2, -2.0], [2, 0, 1.0], [2, 3, 1.0]])
+    with pytest.raises(InputError, match="hits needs non-negative edge weights"):
+        hits(a)
+
+
+def test_hits_nonnegative_weights_still_sum_to_one(tmp_path):
+    import networkx as nx
+
+    p = tmp_path / "g.txt"
+    p.write_text("0 1 1\n1 2 2\n2 0 1\n2 3 0\n3 0 4\n")
+    r = _cli(["hits", p, "--weighted", "-q", "-o", tmp_path / "h.csv"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    got = np.loadtxt(tmp_path / "h.csv", delimiter=",", skiprows=1)
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([(0, 1, 1), (1, 2, 2), (2, 0, 1), (2, 3, 0), (3, 0, 4)])
+    h, a = nx.hits(g, tol=1e-12, max_iter=10000)
+    assert abs(got[:, 1].sum() - 1) < 1e-12 and abs(got[:, 2].sum() - 1) < 1e-12
+    assert np.abs(got[:, 1] - [h[int(v)] for v in got[:, 0]]).max() < 1e-6
+    assert np.abs(got[:, 2] - [a[int(v)] for v in got[:, 0]]).max() < 1e-6
+
+
+@pytest.mark.mpi
+def test_hits_negative_weight_refused_alike(tmp_path):
+    p = tmp_path / "neg.txt"
+    p.write_text(NEG)
+    line = _refused_alike(tmp_path, ["hits", p, "--weighted"],
+                          [[], ["--np", "2"], ["--np", "3"], ["--np", "4"]],
+                          "neg.txt:2: negative edge weight '-2'", "hits needs non-negative")
+    assert "Traceback" not in line
+    q = tmp_path / "neg.npy"
+    np.save(q, np.array([[0, 1, 1], [1, 2, -2], [2, 0, 1], [2, 3, 1]], dtype=float))
+    _refused_alike(tmp_path, ["hits", q, "--weighted"], [[], ["--np", "2"]],
+                   "neg.npy: row 1: negative edge weight -2.0: hits needs non-negative")
+
+
+@pytest.mark.mpi
+def test_hits_negative_weight_matrix_market_alike(tmp_path):
+    """On ranks a Matrix Market input is refused after rank 0 made one process's checks:
+    hits's negative weight is one of them (it said "not split across ranks")."""
+    p = tmp_path / "neg.mtx"
+    p.write_text("%%MatrixMarket matrix coordinate real general\n4 4 4\n"
+                 "1 2 1\n2 3 -2\n3 1 1\n3 4 1\n")
+    _refused_alike(tmp_path, ["hits", p, "--weighted"], [[], ["--np", "2"]],
+                   "neg.mtx:4: negative edge weight '-2': hits needs non-negative")
+
+
+@pytest.mark.mpi
+def test_hits_all_zero_weights_refused_alike(tmp_path):
+    p = tmp_path / "zero.txt"
+    p.write_text("0 1 0\n1 2 0\n2 0 0.0\n")
+    _refused_alike(tmp_path, ["hits", p, "--weighted"],
+                   [[], ["--np", "2"], ["--np", "3"], ["--np", "4"]],
+                   "zero.txt: hits: every edge weight is 0")
+    r = _cli(["hits", p, "-q", "-o", tmp_path / "h.csv"], tmp_path)  # unweighted: fine
+    assert r.returncode == 0, r.stderr
+    got = np.loadtxt(tmp_path / "h.csv", delimiter=",", skiprows=1)
+    assert abs(got[:, 1].sum() - 1) < 1e-12 and abs(got[:, 2].sum() - 1) < 1e-12
+
+
+# ------------------------------------------- ASAP PageRank --approx (left unfixed: core)
+@pytest.mark.mpi
+@pytest.mark.xfail(reason="audit 27, not fixed (asapgraph/engine/asap.py): ASAP PageRank's "
+                          "jacobi form with --approx >= ~0.3 stalls until --max-iter, and the "
+                          "error_bound it reports then understates the true error 30-300x",
+                   strict=False)
+def test_asap_pagerank_approx_reaches_tol(shared, tmp_path):
+    """``--approx`` is documented as "flushed before the end, so the answer does not
+    change": the run must still reach ``tol`` (katz and ``--asap-form push`` do)."""
+    g = shared("email-Eu-core.txt")
+    r = _cli(["pagerank", g, "--np", "2", "--mode", "asap", "--approx", "0.5", "-q",
+              "--json", "-o", tmp_path / "pr.csv"], tmp_path)
+    assert r.returncode == 0, r.stderr
