@@ -1013,7 +1013,7 @@ class _Solve:
     def _work(self, ev, t1, vnow=None):
         """This round's local work (when due); returns whether anything was pushed.
         ``vnow``: the virtual clock's time (the gate's clock there)."""
-        sol, lg, st, mm = self.sol, self.lg, self.st, self.mm
+        sol, st, mm = self.sol, self.st, self.mm
         # gate (fewer, larger rounds): sweep once every in-peer has delivered since the
         # last sweep, or after `patience` sweeps (a slow or silent peer is not waited
         # for), so a sweep works on combined input; the wait is counted in sweeps of

@@ -94,6 +94,21 @@ def refused():
 
 
 @pytest.fixture
+def env_refused(cli, refused):
+    """``env_refused(tmp_path, name, value)``: a 2-rank ASAP run with the knob ``name`` set
+    to ``value`` is refused in one line naming it (exit 2)."""
+
+    def check(tmp_path, name, value):
+        e = dict(os.environ)
+        e[name] = value
+        r = cli(["pagerank", "rmat:10", "--np", "2", "--mode", "asap", "-q"], tmp_path,
+                timeout=300, env=e)
+        refused(r, name)
+
+    return check
+
+
+@pytest.fixture
 def refused_alike(cli):
     """``refused_alike(cwd, args, *words, configs=..., output=None)``: on every
     configuration (extra arguments such as ``["--np", "2", "--mode", "asap"]``), ``args

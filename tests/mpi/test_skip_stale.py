@@ -48,11 +48,5 @@ def test_skip_stale_off_without_gate(pagerank_run, tmp_path):
 
 
 @pytest.mark.parametrize("value", ["yes", "2", ""])
-def test_skip_stale_refused(cli, refused, tmp_path, value):
-    import os
-
-    e = dict(os.environ)
-    e["ASAPGRAPH_ASAP_SKIP_STALE"] = value
-    r = cli(["pagerank", "rmat:10", "--np", "2", "--mode", "asap", "-q"], tmp_path,
-            timeout=300, env=e)
-    refused(r, "ASAPGRAPH_ASAP_SKIP_STALE")
+def test_skip_stale_refused(env_refused, tmp_path, value):
+    env_refused(tmp_path, "ASAPGRAPH_ASAP_SKIP_STALE", value)

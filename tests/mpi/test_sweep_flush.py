@@ -66,11 +66,5 @@ def test_sweep_flush_default_by_fanout(pagerank_run, tmp_path, k, fanout, env, o
 
 
 @pytest.mark.parametrize("value", ["yes", "2", ""])
-def test_sweep_flush_refused(cli, refused, tmp_path, value):
-    import os
-
-    e = dict(os.environ)
-    e["ASAPGRAPH_ASAP_SWEEP_FLUSH"] = value
-    r = cli(["pagerank", "rmat:10", "--np", "2", "--mode", "asap", "-q"], tmp_path,
-            timeout=300, env=e)
-    refused(r, "ASAPGRAPH_ASAP_SWEEP_FLUSH")
+def test_sweep_flush_refused(env_refused, tmp_path, value):
+    env_refused(tmp_path, "ASAPGRAPH_ASAP_SWEEP_FLUSH", value)
