@@ -1038,7 +1038,9 @@ def check_cli(args, distributed, ranks=None):
                       ranks)
         if why is not None:
             raise InputError("asapgraph", None, why)
-    if (distributed and getattr(args, "mode", "bsp") == "asap" and command in ("pagerank", "katz")
+    # (on one process too, where --mode asap runs the single-process kernel, which could
+    # certify them: the same input is refused the same way on every rank count, audit 27)
+    if (getattr(args, "mode", "bsp") == "asap" and command in ("pagerank", "katz")
             and getattr(args, "tol", None) is not None):
         why = asap_tol_refusal(args.tol, pagerank=command == "pagerank")
         if why is not None:

@@ -10,6 +10,8 @@ process and on K ranks (``--np K`` starts ``mpiexec -n K``) where the defect cou
 * ``hits --weighted`` on a graph whose weights are all 0 wrote all-zero hub and authority
   vectors (exit 0, "converged") where they must sum to 1 (networkx's svds fails on it);
   now refused in one line, exit 2, alike on 1 and K ranks.
+* ``--mode asap --tol 0`` (and PageRank tols below ``ASAP_PAGERANK_MIN_TOL``) were refused
+  on K ranks and run on one process: now refused alike on every rank count.
 * ASAP PageRank with ``--approx`` >= ~0.3 stalled to ``--max-iter`` (a held buffer's
   threshold counted the held mass itself; an idle rank sat on it) and then reported an
   error bound 30-300x below the true error (fixed in the engine's flush, the lead).
@@ -167,3 +169,14 @@ def test_asap_pagerank_approx_unconverged_bound_holds(shared, tmp_path):
         assert js["error_bound"] >= 0.99 * err, (js["error_bound"], err)
     else:
         assert err <= js["tol"], err
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("args", [["pagerank", "--tol", "0"], ["pagerank", "--tol", "1e-16"],
+                                  ["katz", "--alpha", "0.002", "--tol", "0"]])
+def test_asap_tol_refused_alike_on_every_rank_count(tmp_path, args):
+    line = _refused_alike(tmp_path, [args[0], "rmat:8", *args[1:], "--mode", "asap"],
+                          [[], ["--np", "1"], ["--np", "2"], ["--np", "3"]], "--tol", "--mode bsp")
+    assert line.startswith("asapgraph: --tol "), line
+    r = _cli([args[0], "rmat:8", *args[1:], "-q"], tmp_path)  # BSP (one process) runs them
+    assert r.returncode == 0, r.stderr
