@@ -21,7 +21,7 @@ def _solve(nloc=4, segs=((4, 9), (9, 12), (12, 20)), debug=True):
     s.seg_hi = np.array([b for _, b in segs])
     s.dirty = np.zeros(len(segs), dtype=bool)
     s.remm = np.zeros(len(segs))
-    s.sol = types.SimpleNamespace(debug_mass=debug)
+    s.sol = types.SimpleNamespace(debug_mass=debug, approx=0.0)
     return s
 
 
@@ -70,6 +70,7 @@ def _stub_round(s, waves, log):
     s.wv = waves
     s.mm, s.prog, s.jac, s.bal, s.over = None, False, True, None, False
     s.last_contrib, s.last_sweep_len, s.rl, s.passes = -1.0, 0.0, 0.25, 0
+    s.contrib_r = (0.0, 0.0)  # (SKIP_STALE)
     s.na = types.SimpleNamespace(n_sent=0, n_recv=0,
                                  charge=lambda: log.append(("charge", s.passes)))
 
