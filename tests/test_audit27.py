@@ -16,6 +16,7 @@ process and on K ranks (``--np K`` starts ``mpiexec -n K``) where the defect cou
   threshold counted the held mass itself; an idle rank sat on it) and then reported an
   error bound 30-300x below the true error (fixed in the engine's flush, the lead).
 """
+import json
 import subprocess
 import sys
 
@@ -120,11 +121,14 @@ def test_hits_all_zero_weights_refused_alike(tmp_path):
 
 
 # ------------------------------------------- ASAP PageRank --approx (fixed in asap.flush)
-def _nx_pagerank(path):
+def _l1_to_networkx(path, out):
+    """L1 distance of the ``node,rank`` file ``out`` to networkx's PageRank of ``path``."""
     import networkx as nx
 
     g = nx.read_edgelist(str(path), create_using=nx.DiGraph, nodetype=int, comments="#")
-    return nx.pagerank(g, alpha=0.85, tol=1e-15, max_iter=10000)
+    ref = nx.pagerank(g, alpha=0.85, tol=1e-15, max_iter=10000)
+    x = {int(a): float(b) for a, b in (ln.split(",") for ln in out.read_text().splitlines()[1:])}
+    return sum(abs(x[v] - ref[v]) for v in ref)
 
 
 @pytest.mark.mpi
@@ -139,13 +143,9 @@ def test_asap_pagerank_approx_reaches_tol(shared, tmp_path, k, approx):
     r = _cli(["pagerank", g, "--np", k, "--mode", "asap", "--approx", approx, "-q",
               "--json", "-o", out], tmp_path)
     assert r.returncode == 0, r.stderr
-    import json
-
     js = json.loads(r.stdout)
     assert js["converged"] and js["approx"] == approx, js
-    ref = _nx_pagerank(g)
-    x = {int(a): float(b) for a, b in (ln.split(",") for ln in out.read_text().splitlines()[1:])}
-    err = sum(abs(x[v] - ref[v]) for v in ref)
+    err = _l1_to_networkx(g, out)
     assert err <= 1e-10, err  # the default tol
 
 
@@ -159,12 +159,8 @@ def test_asap_pagerank_approx_unconverged_bound_holds(shared, tmp_path):
     r = _cli(["pagerank", g, "--np", 3, "--mode", "asap", "--approx", 0.5, "--max-iter", 8,
               "--allow-unconverged", "-q", "--json", "-o", out], tmp_path)
     assert r.returncode == 0, r.stderr
-    import json
-
     js = json.loads(r.stdout)
-    ref = _nx_pagerank(g)
-    x = {int(a): float(b) for a, b in (ln.split(",") for ln in out.read_text().splitlines()[1:])}
-    err = sum(abs(x[v] - ref[v]) for v in ref)
+    err = _l1_to_networkx(g, out)
     if not js["converged"]:
         assert js["error_bound"] >= 0.99 * err, (js["error_bound"], err)
     else:

@@ -425,7 +425,8 @@ def register_hits(sub):
         sub, "hits", "HITS hub and authority scores (networkx semantics)",
         "Kleinberg's HITS by alternating power iteration; hubs and authorities each sum "
         "to 1 (networkx hits).  Edge weights are used with --weighted (non-negative: a "
-        "negative one is refused, exit status 2); parallel edges add up.  Columns 'hub,authority'.  --top K lists the K best hubs.  BSP only.",
+        "negative one is refused, exit status 2); parallel edges add up.  Columns "
+        "'hub,authority'.  --top K lists the K best hubs.  BSP only.",
         ["asapgraph hits graph.txt -o hits.csv",
          "asapgraph hits graph.txt.gz --top 10 --json"])
     _program_common(p, "hub,authority", 1e-8, 100,

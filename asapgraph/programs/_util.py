@@ -126,3 +126,26 @@ def safe_distribution(vec, allreduce=None):
         vec = vec / total(float(vec.max(initial=0.0)), "max")
         s = total(float(vec.sum()))
     return vec / s
+
+
+def check_nonnegative_weights(graph, who):
+    """Refuse a negative (the line of the first, in a text file) or NaN edge weight of
+    ``graph`` (one process's graph, or a rank's local graph); ``who`` names the program
+    in the message (``sssp``, ``hits``)."""
+    w = graph.weights
+    if w is not None and w.size and float(w.min()) < 0:
+        from asapgraph.graph.convert import in_memory, negative_weight_at
+        from asapgraph.options import negative_weights_error
+
+        src = graph.source
+        e = negative_weights_error(src, src, getattr(graph, "weight_col", None),
+                                   f"{who} needs non-negative edge weights",
+                                   negative_weight_at(None, graph) if in_memory(src) else None)
+        if e.line is None and not e.message.startswith(("row ", "edge ")):  # not a text
+            # file, .npy array (their line or row named) or graph given in memory (the
+            # edge named; one process): the value, as a plain number
+            e = InputError(src, None, f"{who} needs non-negative edge weights (found "
+                                      f"{float(w.min()):g})")
+        raise e
+    if w is not None and np.isnan(w).any():
+        raise InputError(graph.source, None, f"{who}: an edge weight is NaN")

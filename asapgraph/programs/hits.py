@@ -26,6 +26,7 @@ import numpy as np
 from asapgraph.options import DEFAULTS, check_max_iter, check_tol
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
+from asapgraph.programs._util import check_nonnegative_weights
 
 __all__ = ["HITSProgram", "hits"]
 
@@ -51,14 +52,12 @@ class HITSProgram(VertexProgram):
         # a negative weight: the scores' sums could be negative or 0 and the vectors were
         # left unnormalised (authorities summing to -2); refused as sssp refuses them,
         # naming the line of the first (networkx's backend declines such a graph too)
-        from asapgraph.programs.sssp import check_sssp_weights
-
         w = getattr(ctx.graph, "weights", None)
         # collective first (every rank, before a rank may raise): weights at all, the largest
         has, top = ctx.allreduce(np.array([float(w is not None and w.size > 0),
                                            float(w.max()) if w is not None and w.size else
                                            -np.inf]), "max")
-        check_sssp_weights(ctx.graph, "hits")
+        check_nonnegative_weights(ctx.graph, "hits")
         if has and not top > 0:  # every weight 0: A = 0, the scores are undefined (they
             # came out all 0, not summing to 1; networkx's svds fails on it)
             from asapgraph.errors import InputError
