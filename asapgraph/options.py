@@ -304,8 +304,8 @@ def _all_ascii(tok):
 
 
 def _strtod_values(path, tok, lines):
-    """Values by the edge reader's weight rules (``strtod``: hex floats taken; ``1_0``
-    and other scripts' digits, which Python's float takes, refused)."""
+    """Values by the edge reader's weight rules (decimal only: hex floats, ``1_0`` and
+    other scripts' digits, which Python's float or ``strtod`` take, refused)."""
     import numpy as np
 
     from asapgraph.graph.io.labelled import _float_or_none

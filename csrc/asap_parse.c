@@ -240,13 +240,18 @@ int asap_parse_weight(const char *tc, int64_t len, double *out)
         char *endp;
         double v;
         int64_t i;
-        for (i = 0; i < len; i++)
+        for (i = 0; i < len; i++) {
             if (t[i] == 0)
                 return ASAP_PARSE_BINARY;
+            /* strtod reads C99 hex floats ('0x10' = 16, '0x1p4'); Python's float(),
+             * numpy and networkx refuse them, and a hex id column shifted into the
+             * weight's place would be read as a weight: a bad weight here too */
+            if (t[i] == 'x' || t[i] == 'X')
+                return ASAP_PARSE_BAD_WEIGHT;
+        }
         if (len >= (int64_t)sizeof(tmp))
             return ASAP_PARSE_BAD_WEIGHT;
-        /* strtod accepts hex floats and leading blanks; we do not want either
-         * to be silently different from what users expect, but hex is harmless */
+        /* (leading blanks never reach here: the tokenizer splits on them) */
         memcpy(tmp, t, (size_t)len);
         tmp[len] = 0;
         v = strtod(tmp, &endp);

@@ -89,6 +89,9 @@ def cmd_info(args):
     # --json shows them (info's had none: '--undirected' doubled 'edges' unsaid)
     st = {"input": args.input, **graph_stats(graph),
           **input_summary(args, graph.weights is not None), "load_seconds": load_s}
+    # a binary graph saved weighted, read without --weighted: say that it holds weights
+    # (it said "weighted: no", as if the file had none)
+    st["stored_weights"] = st["weighted"] or _asg_weighted(args.input)
     if args.json:
         write_stdout(sys.stdout, json_dumps(st) + "\n")
     else:
@@ -101,7 +104,9 @@ def cmd_info(args):
             f"dangling:         {st['dangling']:,}",
             "in-degree:        min {min}  median {median:g}  max {max}".format(**st["in_degree"]),
             "out-degree:       min {min}  median {median:g}  max {max}".format(**st["out_degree"]),
-            f"weighted:         {'yes' if st['weighted'] else 'no'}",
+            "weighted:         " + ("yes" if st["weighted"] else
+                                    "no (the file stores weights: --weighted reads them)"
+                                    if st["stored_weights"] else "no"),
             (f"vertex names:     {st['label_first']!r} .. {st['label_last']!r} (sorted)"
              if st.get("labels") else
              f"original ids:     {st['original_id_min']}..{st['original_id_max']}"),
@@ -109,6 +114,19 @@ def cmd_info(args):
         write_stdout(sys.stdout, "\n".join(lines) + "\n")
     flush_stdout(sys.stdout)
     return EXIT_OK
+
+
+def _asg_weighted(path):
+    """``path`` is a binary graph (.asg) saved with weights (header flag bit 0)."""
+    from asapgraph.graph.io._binary import is_binary_graph, read_header
+
+    try:
+        with open(path, "rb") as f:
+            if not is_binary_graph(f.read(8)):
+                return False
+        return bool(read_header(path)["flags"] & 1)
+    except (OSError, InputError, TypeError):
+        return False
 
 
 # ----------------------------------------------------------------------------- convert

@@ -74,6 +74,7 @@ def test_compressed_trailing_garbage_refused_alike(tmp_path, kind, labels, refus
     ("\u0661 1\n", ["is not an integer"]),                   # an Arabic-Indic digit one
     ("1 1_0\n", ["value '1_0' is not a number"]),            # float('1_0') == 10.0
     ("1 \u0661\n", ["value", "is not a number"]),
+    ("1 0x1p1\n", ["value '0x1p1' is not a number"]),      # strtod's hex float (2.0)
 ])
 def test_personalization_tokens_read_as_edge_lists(tmp_path, text, words, refused_alike):
     """Personalization files read ids with Python's int and values with its float: '1_0'
@@ -85,10 +86,11 @@ def test_personalization_tokens_read_as_edge_lists(tmp_path, text, words, refuse
                   "p.txt:1:", *words, configs=CONFIGS[:2])
 
 
-def test_personalization_extra_columns_and_hex_accepted(tmp_path):
-    """Like an edge list: columns past the second are ignored, hex floats are numbers."""
+def test_personalization_extra_columns_ignored(tmp_path):
+    """Like an edge list: columns past the second are ignored (hex floats are refused as
+    the edge reader's weights are: ``test_personalization_tokens_read_as_edge_lists``)."""
     (tmp_path / "g.txt").write_text("1 2\n2 3\n3 1\n")
-    (tmp_path / "p.txt").write_text("1 0x1p1 note\n2 2.0 x y\n")
+    (tmp_path / "p.txt").write_text("1 2e0 note\n2 2.0 x y\n")
     (tmp_path / "q.txt").write_text("1 2\n2 2\n")
     outs = []
     for extra in CONFIGS[:2]:

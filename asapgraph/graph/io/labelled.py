@@ -166,15 +166,13 @@ def _names(col, data, name):
 
 
 def _float_or_none(x):
-    """``x`` (bytes) as the integer reader's ``strtod`` reads it, hex floats included;
+    """``x`` (bytes) as the integer reader's parser reads a weight (decimal only: hex
+    floats such as ``0x10`` and Python's ``1_000`` are refused there, as by networkx);
     None when it is not a number."""
-    if b"_" in x:
+    if b"_" in x or b"x" in x.lower():
         return None
     try:
         return float(x)
     except ValueError:
-        pass
-    try:
-        return float.fromhex(x.decode("ascii")) if b"0x" in x.lower() else None
-    except (ValueError, UnicodeDecodeError, OverflowError):
         return None
+
