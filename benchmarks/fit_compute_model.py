@@ -2,7 +2,8 @@
 
 Usage::
 
-    python benchmarks/fit_compute_model.py [--graphs cnr-2000,rmat:18] [--np 4] [--repeat 3]
+    python benchmarks/fit_compute_model.py [--graphs cnr-2000,rmat:18] [--np 4[,16,64]]
+        [--repeat 3] [--args '--straggler 1:3 --compute model'] [--no-dynamic]
 
 Runs ``asapgraph pagerank GRAPH --np K --mode M --clock virtual --latency 1e-3 --json``
 (CPU-time compute, both modes) ``--repeat`` times per graph and fits, by least squares
@@ -20,6 +21,8 @@ recorded:
   ns_per_round x rounds + ns_per_message x messages + ns_per_byte x bytes + ns_per_pass x
   vertices of its passes``;
 * per BSP message packed (``pack``): ``CPU = ns_per_gather x values``;
+* per BSP message posted (``post``: each ``Irecv``, and each ``Isend`` with its header and
+  stamp): ``CPU = ns_per_post x messages``;
 * per layout built before a solve's first sweep (``layout_pull``, ``layout_pull_r``:
   BSP's pull rows; ``layout_push_r``: ASAP's relabelled push rows): ``CPU = ns x edges +
   ns x vertices`` of the rank's rows (BSP builds them in the run when the graph was
@@ -53,6 +56,7 @@ from bench_cost import source_of  # (benchmarks/ is on sys.path when run as a sc
 def run(graph, k, mode, exe, extra=()):
     cmd = [exe, "pagerank", source_of(graph), "--np", str(k), "--mode", mode, "--clock",
            "virtual", "--latency", "1e-3", "--tol", "1e-6", "--json", "-q", *extra]
+    print(" ".join(cmd), file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
     if r.returncode != 0:
@@ -60,13 +64,23 @@ def run(graph, k, mode, exe, extra=()):
     return [p.get("compute_calibration", {}) for p in json.loads(r.stdout)["per_rank"]]
 
 
+#: weigh each row by 1 / its CPU time (``--relative``): every rank's relative error
+#: counts alike, so the many small rows of a 64-rank run are not swamped by a few large ones
+RELATIVE = [False]
+
+
 def fit(rows, cols):
     """Non-negative least squares ``cpu = sum c_i x col_i`` (columns scaled to unit norm
-    first); returns the constants in ns and the relative L1 residual."""
+    first; rows weighed by ``1 / cpu`` with ``--relative``); returns the constants in ns
+    and the relative L1 residual."""
     from scipy.optimize import nnls
 
     A = np.array([[row[c] for c in cols] for row in rows], dtype=np.float64)
     y = np.array([row["cpu_seconds"] for row in rows])
+    if RELATIVE[0]:
+        w = 1.0 / np.maximum(y, 1e-9)
+        coef = nnls(A * w[:, None], y * w)[0]
+        return coef * 1e9, float(np.abs(A @ coef - y).sum() / max(y.sum(), 1e-300))
     scale = np.linalg.norm(A, axis=0)
     scale[scale == 0] = 1.0
     coef = nnls(A / scale, y)[0] / scale
@@ -77,18 +91,33 @@ def fit(rows, cols):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graphs", default="cnr-2000,rmat:18")
-    ap.add_argument("--np", type=int, default=4, dest="k")
+    ap.add_argument("--np", default="4", dest="k",
+                    help="rank counts, comma-separated (e.g. 4,16,64: the per-message "
+                         "constants are told apart from the per-byte ones where messages "
+                         "are many and small)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--args", default="",
+                    help="more options for every run, e.g. '--straggler 1:3 --rebalance "
+                         "start --bandwidth 125e6 --compute model' (the calibration is "
+                         "measured CPU time whatever --compute charges)")
+    ap.add_argument("--relative", action="store_true",
+                    help="weigh each rank's row by 1 / its CPU time (relative errors)")
+    ap.add_argument("--no-dynamic", action="store_true",
+                    help="leave out BSP's run in the push layout (--rebalance dynamic)")
     ap.add_argument("--exe", default=str(Path(sys.executable).with_name("asapgraph")))
     a = ap.parse_args(argv)
-    rows = {**{k: [] for k in KERNELS}, "round": [], "pack": [],
+    RELATIVE[0] = a.relative
+    rows = {**{k: [] for k in KERNELS}, "round": [], "pack": [], "post": [],
             **{"layout_" + k: [] for k in LAYOUTS}, **{k: [] for k in CODERS}}
     # BSP also in the push layout (--rebalance dynamic: it builds its pull rows in the run)
-    runs = (("bsp", ()), ("asap", ()), ("bsp", ("--rebalance", "dynamic")))
+    more = tuple(a.args.split())
+    runs = (("bsp", more), ("asap", more)) + (
+        () if a.no_dynamic else (("bsp", more + ("--rebalance", "dynamic")),))
+    ks = [int(k) for k in a.k.split(",")]
     for rep in range(a.repeat):
         for g in a.graphs.split(","):
-            for mode, extra in runs:
-                for cal in run(g, a.k, mode, a.exe, extra):
+            for (mode, extra), k in ((r, k) for r in runs for k in ks):
+                for cal in run(g, k, mode, a.exe, extra):
                     coders = sum(cal.get(k, {}).get("cpu_seconds", 0.0) for k in CODERS)
                     for kind, row in cal.items():
                         if kind == "round":  # (the coders' measured CPU out of it)
@@ -137,6 +166,10 @@ def main(argv=None):
         (g,), res = fit(rows["pack"], ("values",))
         out["gather"] = round(float(g), 2)
         notes.append(f"pack: {len(rows['pack'])} ranks, residual {res:.1%}")
+    if len(rows["post"]) >= 1:
+        (p,), res = fit(rows["post"], ("messages",))
+        out["post"] = round(float(p), -1)
+        notes.append(f"post: {len(rows['post'])} ranks, residual {res:.1%}")
     lay = {}
     for kind in LAYOUTS:
         rr = rows["layout_" + kind]

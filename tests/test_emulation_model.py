@@ -145,9 +145,18 @@ def test_compute_model_charges_work_not_cpu():
     assert e.vt == pytest.approx(t + 3 * 1000 * MODEL_NS["gather"] * 1e-9)
     assert e.calibration()["pack"] == {"messages": 1, "cpu_seconds": 7.0, "values": 1000,
                                        "ns_per_value": 7e6}
+    # BSP's posting (Irecv / Isend and stamp): charged per message, times the factor
+    t = e.vt
+    e.post(0.5, 6)
+    assert e.vt == pytest.approx(t + 3 * 6 * MODEL_NS["post"] * 1e-9)
+    assert MODEL_NS["post"] > 0
+    assert e.calibration()["post"] == {"messages": 6, "cpu_seconds": 0.5,
+                                       "us_per_message": 0.5 / 6 * 1e6}
     cpu = Emulator({"latency": 1e-3, "clock": "virtual"}, 0, 4)
     cpu.after_compute(0.25, edges=1000, vertices=100, kernel="pull")
     assert cpu.vt == pytest.approx(0.25) and cpu.round_cost(0.1, 5, 5) == 0.1
+    cpu.post(0.01, 3)  # (CPU time: the measured posting)
+    assert cpu.vt == pytest.approx(0.26)
 
 
 def test_layout_build_is_charged_like_compute():

@@ -94,9 +94,11 @@ is updated by its messages, not recounted (:meth:`_Solve.arrived`); a busy rank
 contributes to a wave at each sweep's end (:meth:`_Solve.sweep_wave`) with its kept sums
 and the remainders its flushes left, summing only the slot segments changed since their
 flush (:meth:`_Solve._slot_mass`, charged); a passive one recounts in one fused pass,
-:func:`._local.wave_sums`.  What remains is Python per message (header fields, the
-ACK, the ``Isend``: ~10-20 us) and per round (~10 us); measured in ``--json``
-(``per_rank[].compute_calibration.round`` on the virtual clock) and in
+:func:`._local.wave_sums`.  What remains is Python per message (the flush's per-peer
+tests, header fields, the ACK, the ``Isend``, the polls: 23 us a message event -- a send,
+an apply or an ACK arrival -- and 58 us a round, fitted over 4, 16 and 64 ranks in the
+twenty-eighth session, against 2.5 us a message of BSP's exchange); measured in
+``--json`` (``per_rank[].compute_calibration.round`` on the virtual clock) and in
 benchmarks/REPORT.md.
 
 *Approximation knob.*  With ``approx > 0`` a buffer whose mass is below

@@ -86,19 +86,27 @@ class _Exchange:
     def __call__(self, c):
         MPI = mpi()
         comm, lg, pg, emu, st = self.comm, self.lg, self.pg, self.emu, self.st
+        cpu = time.thread_time
         t1 = time.perf_counter()
+        mark = cpu()  # (each message's posting is charged before its stamp: emu.post)
         reqs = [comm.Irecv([c[lo:hi], MPI.DOUBLE], source=int(q), tag=TAG_DATA)
                 for (lo, hi), q in zip(pg.recv_seg, lg.in_peers)]
+        n = len(reqs)
         sreqs = []
         for b, ix, comb, q in zip(self.sbufs, pg.send_idx, pg.combined, lg.out_peers):
+            pc = 0.0
             if not comb:                # combined: filled by combine() after the sweep
-                c0 = time.thread_time()  # (the combine is charged with the sweep)
+                c0 = cpu()              # (the combine is charged with the sweep)
                 _pull.gather(c, ix, b[HEADER:])
-                emu.pack(time.thread_time() - c0, len(ix))
+                pc = cpu() - c0
+                emu.pack(pc, len(ix))
+            emu.post(cpu() - mark - pc, n + 1)
             b[0] = emu.stamp(int(q), b.nbytes)
             sreqs.append(comm.Isend([b, MPI.DOUBLE], dest=int(q), tag=TAG_DATA))
             st.messages_sent += 1
             st.bytes_sent += b.nbytes
+            mark, n = cpu(), 0
+        emu.post(cpu() - mark, n)  # (the last Isend; the receives with no send)
         t2 = time.perf_counter()
         _ev("x1", emu.vt)
         MPI.Request.Waitall(reqs)

@@ -174,8 +174,14 @@ def test_model_charges_the_layout_that_ran(cli, tmp_path):
             for p in d["per_rank"]:
                 pc = p["compute_calibration"]
                 coders = {k for k in pc if k.startswith(("encode_", "decode_"))}
-                cal = {k for k in pc if k not in ("round", "pack")} - coders
+                cal = {k for k in pc if k not in ("round", "pack", "post")} - coders
                 assert cal == {kernel + suffix} | layout, (graph, mode, pc)
+                # BSP's exchange posts every message it charges (ns_per_post): each
+                # superstep an Irecv per in-peer and an Isend per out-peer
+                if mode == "bsp":
+                    assert pc["post"]["messages"] == p["messages_sent"] + p[
+                        "messages_received"], pc
+                    assert d["emulation"]["ns_per_post"] > 0
                 # the coders' calls, measured where they ran, count the values the round
                 # charges (a model's fit takes their cost per value from them)
                 r = pc.get("round", {})
