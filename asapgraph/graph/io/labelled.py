@@ -166,13 +166,12 @@ def _names(col, data, name):
 
 
 def _float_or_none(x):
-    """``x`` (bytes) as the integer reader's parser reads a weight (decimal only: hex
-    floats such as ``0x10`` and Python's ``1_000`` are refused there, as by networkx);
-    None when it is not a number."""
+    """``x`` (bytes) as the integer reader's parser reads a weight: decimal only (hex
+    floats such as ``0x10``, which networkx refuses too, and Python's ``1_000`` are not
+    numbers there); None when it is not a number."""
     if b"_" in x or b"x" in x.lower():
         return None
     try:
         return float(x)
     except ValueError:
         return None
-
