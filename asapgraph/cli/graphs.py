@@ -117,13 +117,11 @@ def cmd_info(args):
 
 
 def _asg_weighted(path):
-    """``path`` is a binary graph (.asg) saved with weights (header flag bit 0)."""
-    from asapgraph.graph.io._binary import is_binary_graph, read_header
+    """``path`` is a binary graph (.asg) saved with weights (header flag bit 0; any other
+    input -- a text file, a generator spec, stdin -- is not)."""
+    from asapgraph.graph.io._binary import read_header
 
     try:
-        with open(path, "rb") as f:
-            if not is_binary_graph(f.read(8)):
-                return False
         return bool(read_header(path)["flags"] & 1)
     except (OSError, InputError, TypeError):
         return False

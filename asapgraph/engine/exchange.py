@@ -544,8 +544,10 @@ class Channel:
         MPI, comm, emu, st = self.MPI, self.comm, self.emu, self.st
         perf, cpu = time.perf_counter, time.thread_time
         t1 = perf()
-        mark = cpu()  # (each message's posting, its encode left out, is charged before
-        rbufs = self.rbufs  # its stamp: emu.post, as BSP PageRank's exchange)
+        # each message's posting, its encode left out, is charged before its stamp
+        # (emu.post, as in BSP PageRank's exchange)
+        mark = cpu()
+        rbufs = self.rbufs
         reqs = [comm.Irecv([rbufs[j], MPI.BYTE], source=int(q), tag=TAG_DATA)
                 for j, q in enumerate(self.recv_peers)]
         n = len(reqs)

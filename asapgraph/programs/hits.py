@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from asapgraph.errors import InputError
 from asapgraph.options import DEFAULTS, check_max_iter, check_tol
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
@@ -60,8 +61,6 @@ class HITSProgram(VertexProgram):
         check_nonnegative_weights(ctx.graph, "hits")
         if has and not top > 0:  # every weight 0: A = 0, the scores are undefined (they
             # came out all 0, not summing to 1; networkx's svds fails on it)
-            from asapgraph.errors import InputError
-
             raise InputError(getattr(ctx.graph, "source", None) or "<graph>", None,
                              "hits: every edge weight is 0 (the hub and authority scores "
                              "are undefined)")
