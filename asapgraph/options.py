@@ -895,6 +895,16 @@ ASAP_ENV = {"ASAPGRAPH_ASAP_RHO": float, "ASAPGRAPH_ASAP_RANK_PRIO": float,
                 "ASAPGRAPH_SPIN_WAITS")}}
 
 
+def env_knobs(environ=None):
+    """The :data:`ASAP_ENV` experiment knobs set in the environment, ``{name: value}``
+    (``--json``'s ``env`` and the bench's records: a run's knobs are part of its
+    configuration, so they are shown with it, not applied unseen)."""
+    import os
+
+    env = os.environ if environ is None else environ
+    return {name: env[name] for name in ASAP_ENV if name in env}
+
+
 def check_env(environ=None):
     """Refuse (InputError) a value of an :data:`ASAP_ENV` knob the engine cannot parse."""
     import os

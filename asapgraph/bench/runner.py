@@ -154,6 +154,7 @@ def _run_batch(source, ref_path, K, items, run_timeout, log, families=None, hung
                         continue
                     rec["batch_info"] = info.get("batch_info", {})
                     rec["omp_num_threads"] = info.get("omp_num_threads")
+                    rec["env"] = info.get("env", {})
                     results[rec["id"]] = rec
                     log(rec)
                     last = time.monotonic()

@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from asapgraph.options import env_knobs
+
 __all__ = ["main"]
 
 #: per-rank accounting fields kept in the record (the rest is dropped to keep files small)
@@ -154,7 +156,8 @@ def main(argv=None):
     gap = float(os.environ.get("ASAPGRAPH_BENCH_GAP", "0") or 0)
     if me == 0:
         out.write(json.dumps({"batch_info": _versions(), "ranks": comm.Get_size(),
-                              "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}) + "\n")
+                              "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+                              "env": env_knobs()}) + "\n")
         out.flush()
     try:
         for cfg in batch["runs"]:

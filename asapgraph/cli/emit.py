@@ -7,6 +7,7 @@ import sys
 import time
 
 from asapgraph.cli.common import flush_stdout, peak_rss_bytes, write_stdout
+from asapgraph.options import env_knobs
 
 __all__ = ["emit_results", "emit_program", "result_columns", "named_groups"]
 
@@ -53,6 +54,7 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
             sel = top_order(ids, values, args.top)
             summary["top"] = [[_node(i), float(v)] for i, v in zip(ids[sel], values[sel])]
         summary["peak_rss_bytes"] = peak_rss_bytes()
+        summary["env"] = env_knobs()
         write_stdout(out, json_dumps(summary) + "\n")
     elif args.top is not None:
         write_stdout(out, format_top(ids, values, args.top, score_name))
@@ -134,6 +136,7 @@ def emit_program(args, algo, ids, columns, summary, out=None):
         if args.top:
             summary["top"] = _top_rows(algo, ids, columns, args.top)[1]
         summary["peak_rss_bytes"] = peak_rss_bytes()
+        summary["env"] = env_knobs()
         write_stdout(out, json_dumps(summary) + "\n")
     elif args.top is not None:
         head, _, rows = _top_rows(algo, ids, columns, args.top)
