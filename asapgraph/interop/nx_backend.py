@@ -484,7 +484,9 @@ def single_source_shortest_path_length(G, source, cutoff=None):
     lv = np.asarray(bfs(G.engine_graph(None), s, threads=_threads()).values)
     keep = lv >= 0
     if cutoff is not None:
-        keep &= lv <= cutoff
+        # networkx expands level L + 1 while ``cutoff > L``: level L is listed when
+        # ``L - 1 < cutoff`` (``L <= cutoff`` only for an integer cutoff; 1.5 lists 2)
+        keep &= lv - 1 < cutoff
         keep[s] = True
     return _by_distance(G, lv, keep)
 
