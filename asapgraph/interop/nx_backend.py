@@ -78,8 +78,11 @@ _DOCS = {
     "single_source_shortest_path_length": "The engine's direction-optimising BFS; the dict "
                                           "is ordered by distance.",
     "single_source_dijkstra_path_length": "The engine's SSSP (Bellman-Ford supersteps, "
-                                          "lightest parallel edge); distances are floats; a "
-                                          "callable ``weight`` or negative weights fall back.",
+                                          "lightest parallel edge); int weights give int "
+                                          "distances, float weights floats; a "
+                                          "callable ``weight``, negative weights or int "
+                                          "distances of 2**53 or more (not exact in a "
+                                          "double) fall back.",
 }
 
 
@@ -512,7 +515,19 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
     mixed = getattr(G, "edge_mixed", {}).get(weight)
     if mixed is not None and not integral:
         integral = _int_reached(g, s, d, mixed)
+    ints = d[keep & integral] if isinstance(integral, np.ndarray) else d[keep] if integral \
+        else d[:0]
+    if ints.size and float(ints.max()) >= _EXACT_INT:
+        # networkx adds int weights exactly; the engine's doubles round past 2**53 (an int
+        # weight 2**60 + 1 is 2**60 already): a wrong int, not networkx's -- its code decides
+        raise NotImplementedError("single_source_dijkstra_path_length: int distances of "
+                                  "2**53 or more, not exact in double precision")
     return _by_distance(G, d, keep, as_int=integral, source=source)
+
+
+#: every integer below it is exact in a double (a distance of 2**53 may be 2**53 + 1
+#: rounded: refused too)
+_EXACT_INT = float(2**53)
 
 
 def _int_reached(g, s, d, int_edges):

@@ -20,3 +20,36 @@ def test_bfs_fractional_cutoff_is_networkx_level_rule(cutoff, directed):
     want = nx.single_source_shortest_path_length(G, 0, cutoff=cutoff)
     got = nx.single_source_shortest_path_length(G, 0, cutoff=cutoff, backend="asapgraph")
     assert got == want
+
+
+@pytest.mark.parametrize("w", [2**53 - 1, 2**53, 2**60 + 1])
+def test_dijkstra_int_distances_past_2_53_declined(w):
+    """int weights: networkx adds Python ints exactly; the engine's doubles rounded
+    2**60 + 1 to 2**60 and returned the int 1152921504606846976 for networkx's ...977
+    (a wrong answer).  Distances of 2**53 or more are declined: NotImplementedError when
+    the backend is named, networkx's exact ints when it is chosen by priority."""
+    G = nx.DiGraph()
+    G.add_edge(0, 1, weight=w)
+    G.add_edge(1, 2, weight=1)
+    G.add_edge(0, 3, weight=2)
+    want = nx.single_source_dijkstra_path_length(G, 0)
+    with pytest.raises(NotImplementedError):
+        nx.single_source_dijkstra_path_length(G, 0, backend="asapgraph")
+    prio = list(nx.config.backend_priority.algos)
+    nx.config.backend_priority.algos = ["asapgraph"]
+    try:
+        got = nx.single_source_dijkstra_path_length(G, 0)
+    finally:
+        nx.config.backend_priority.algos = prio
+    assert got == want and got[2] == w + 1
+
+
+def test_dijkstra_int_distances_below_2_53_still_run():
+    G = nx.DiGraph()
+    G.add_edge(0, 1, weight=2**53 - 3)
+    G.add_edge(1, 2, weight=1)
+    G.add_edge(0, 3, weight=2.5)   # mixed int and float weights
+    want = nx.single_source_dijkstra_path_length(G, 0)
+    got = nx.single_source_dijkstra_path_length(G, 0, backend="asapgraph")
+    assert got == want
+    assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in want.items()}
