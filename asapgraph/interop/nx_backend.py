@@ -29,6 +29,7 @@ test run can count the networkx tests that exercised the backend (not the fallba
 from __future__ import annotations
 
 import functools
+import operator
 import os
 
 import numpy as np
@@ -166,7 +167,11 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
         raise ValueError("asapgraph backend: nstart is not supported on MPI ranks (the "
                          "engines start from the uniform vector); unset it, or "
                          "nx.config.backends.asapgraph.np / mpiexec")
-    if not (limit > 0):  # networkx's loop never meets err < 0
+    # networkx loops over range(max_iter): a float max_iter is a TypeError, and
+    # max_iter <= 0 (as n * tol <= 0: err < 0 is never met) raises
+    # PowerIterationFailedConvergence, not the engine's ValueError
+    max_iter = operator.index(max_iter)
+    if not (limit > 0) or max_iter <= 0:
         raise nx.PowerIterationFailedConvergence(max_iter)
     if where is not None:
         x, conv = nx_ranks.pagerank_on_ranks(where, g, alpha, P, D, etol, max_iter)

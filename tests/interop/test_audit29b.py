@@ -53,3 +53,18 @@ def test_dijkstra_int_distances_below_2_53_still_run():
     got = nx.single_source_dijkstra_path_length(G, 0, backend="asapgraph")
     assert got == want
     assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in want.items()}
+
+
+def test_pagerank_max_iter_as_networkx():
+    """networkx loops over ``range(max_iter)``: a negative count never converges
+    (PowerIterationFailedConvergence; the backend raised the engine's ValueError) and a
+    float is a TypeError (the backend ran 50.0 sweeps)."""
+    G = nx.DiGraph([(0, 1), (1, 2), (2, 0), (2, 3)])
+    for kw in ({}, {"backend": "asapgraph"}):
+        with pytest.raises(nx.PowerIterationFailedConvergence):
+            nx.pagerank(G, max_iter=-1, **kw)
+        with pytest.raises(TypeError):
+            nx.pagerank(G, max_iter=50.0, **kw)
+    want = nx.pagerank(G, max_iter=np.int64(200), tol=1e-10)
+    got = nx.pagerank(G, max_iter=np.int64(200), tol=1e-10, backend="asapgraph")
+    assert sum(abs(want[k] - got[k]) for k in want) <= 1e-9
