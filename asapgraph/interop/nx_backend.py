@@ -351,6 +351,8 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
         x = np.zeros(n)
     else:
         x = np.fromiter(map(nstart.__getitem__, G.nodes), dtype=np.float64, count=n)
+        if len(nstart) != n:   # a key that is not a node: networkx's G[key] is a KeyError
+            raise KeyError(next(k for k in nstart if k not in G.index))
     g = G.engine_graph(weight)
     w = np.empty(0) if g.weights is None else g.weights
     empty = np.empty(0, dtype=np.uint8)

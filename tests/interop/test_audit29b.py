@@ -68,3 +68,17 @@ def test_pagerank_max_iter_as_networkx():
     want = nx.pagerank(G, max_iter=np.int64(200), tol=1e-10)
     got = nx.pagerank(G, max_iter=np.int64(200), tol=1e-10, backend="asapgraph")
     assert sum(abs(want[k] - got[k]) for k in want) <= 1e-9
+
+
+def test_katz_nstart_key_not_a_node():
+    """networkx reads ``G[key]`` for every key of ``nstart``: a key that is not a node is a
+    KeyError; the backend read ``nstart`` by node and ignored it."""
+    G = nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+    nstart = {0: 1.0, 1: 1.0, 2: 1.0, "z": 1.0}
+    for kw in ({}, {"backend": "asapgraph"}):
+        with pytest.raises(KeyError):
+            nx.katz_centrality(G, alpha=0.1, nstart=nstart, **kw)
+    want = nx.katz_centrality(G, alpha=0.1, nstart={0: 1.0, 1: 2.0, 2: 3.0})
+    got = nx.katz_centrality(G, alpha=0.1, nstart={0: 1.0, 1: 2.0, 2: 3.0},
+                             backend="asapgraph")
+    assert max(abs(want[k] - got[k]) for k in want) <= 1e-12
