@@ -82,3 +82,31 @@ def test_katz_nstart_key_not_a_node():
     got = nx.katz_centrality(G, alpha=0.1, nstart={0: 1.0, 1: 2.0, 2: 3.0},
                              backend="asapgraph")
     assert max(abs(want[k] - got[k]) for k in want) <= 1e-12
+
+
+# ---------------------------------------------------------------- the Python API
+def test_save_binary_keeps_or_refuses_vertex_names(tmp_path):
+    """save_binary wrote a named graph's dense numbers and dropped the names without a
+    word: 'a'..'d' came back as 0..3, and networkx nodes 10, 3, 7 as 0, 1, 2 (other
+    vertices' names).  Integer names are now saved as the format's original ids; other
+    names are refused (as ``convert --labels`` is).  A networkx graph is converted first
+    (it was an AttributeError: 'DiGraph' object has no attribute 'indices')."""
+    import asapgraph
+    from asapgraph.interop import as_graph
+
+    path = tmp_path / "g.asg"
+    G = nx.DiGraph([(10, 3), (3, 7), (7, 10), (7, 2**63 - 1)])
+    want = asapgraph.pagerank(G).to_dict()
+    for obj in (G, as_graph(G)):
+        asapgraph.save_binary(obj, path)
+        assert asapgraph.pagerank(asapgraph.load_binary(path)).to_dict() == want
+    for bad in (nx.DiGraph([("a", "b")]), nx.DiGraph([(-1, 1)]), nx.DiGraph([(2**63, 1)])):
+        path.unlink(missing_ok=True)
+        with pytest.raises(ValueError, match="binary format stores vertex ids"):
+            asapgraph.save_binary(bad, path)
+        with pytest.raises(ValueError, match="binary format stores vertex ids"):
+            asapgraph.save_binary(as_graph(bad), path)
+        assert not path.exists()
+    H = nx.DiGraph([(0, 1), (1, 2)])
+    asapgraph.save_binary(H, path)
+    assert asapgraph.load_binary(path).ids is None

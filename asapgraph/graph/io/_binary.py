@@ -59,14 +59,42 @@ def _le(a, dtype):
     return np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<"))
 
 
+def _saved_ids(graph):
+    """The original ids to write: ``graph.ids``, or the vertex names when they are all
+    integers the format holds; ValueError for other names (it wrote the dense numbers
+    and dropped the names: 'a', 'b' came back as 0, 1, and names 10, 3, 7 as 0, 1, 2)."""
+    labels = getattr(graph, "labels", None)
+    if labels is None:
+        return graph.ids
+    names = labels.tolist() if hasattr(labels, "tolist") else list(labels)
+    for v in names:
+        if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                and 0 <= v < 2**63):
+            raise ValueError(f"save_binary: the binary format stores vertex ids that are "
+                             f"integers in [0, 2**63), not the vertex name {v!r}; number "
+                             f"the vertices first (e.g. networkx.convert_node_labels_to_integers)")
+    return np.array(names, dtype=np.int64)
+
+
 def save_binary(graph, path):
     """Write ``graph`` to ``path`` in the binary format, atomically.
 
     The data goes to a temporary file in the same directory, which replaces
     ``path`` (``os.replace``) only once complete, so a failure never leaves a
     partial file behind.
+
+    ``graph`` is anything :func:`asapgraph.pagerank` takes (a networkx graph, a scipy
+    matrix, ... is converted first).  Vertices named by labels (``graph.labels``) are
+    saved under their names when every name is an integer in ``[0, 2**63)`` (the format's
+    original ids); other names (strings, tuples, negative numbers) are refused with a
+    ValueError: the format has no place for them, and writing the dense numbers instead
+    would rename the vertices.
     """
+    from asapgraph.graph.convert import as_engine_graph
+
     path = os.fspath(path)
+    graph = as_engine_graph(graph)
+    ids = _saved_ids(graph)
     idx = graph.indices
     isz = idx.dtype.itemsize
     arrays = [
@@ -75,7 +103,7 @@ def save_binary(graph, path):
         None if graph.weights is None else _le(graph.weights, np.float64),
         _le(graph.out_degree, np.int64),
         None if graph.out_weight is None else _le(graph.out_weight, np.float64),
-        None if graph.ids is None else _le(graph.ids, np.int64),
+        None if ids is None else _le(ids, np.int64),
     ]
     table = []
     pos = HEADER_SIZE
@@ -85,7 +113,7 @@ def save_binary(graph, path):
             continue
         table += [pos, a.nbytes]
         pos += -(-a.nbytes // _ALIGN) * _ALIGN
-    flags = (1 if graph.weights is not None else 0) | (2 if graph.ids is not None else 0)
+    flags = (1 if graph.weights is not None else 0) | (2 if ids is not None else 0)
     header = _HEAD.pack(MAGIC, FORMAT_VERSION, HEADER_SIZE, flags, graph.n, graph.m, isz, 0)
     header += _SEC.pack(*table)
     header += b"\0" * (HEADER_SIZE - len(header))
