@@ -14,6 +14,43 @@ import numpy as np
 from asapgraph.kernels._typedefs import EID, WEIGHT, vid_dtype
 
 
+def _check_shapes(indptr, indices, weights):
+    """O(1) checks of the CSR arrays given to :class:`Graph` (ValueError): the kernels
+    index with them unchecked, so ``Graph([0, 1, 3], [1, 0])`` was a segmentation fault."""
+    if indptr.ndim != 1 or indptr.shape[0] < 1:
+        raise ValueError(f"Graph: indptr must be a 1-d array of n + 1 >= 1 offsets, got "
+                         f"shape {indptr.shape}")
+    if indices.ndim != 1 or indices.dtype.kind not in "iu":
+        raise ValueError(f"Graph: indices must be a 1-d integer array, got shape "
+                         f"{indices.shape}, dtype {indices.dtype}")
+    m = indices.shape[0]
+    if indptr[0] != 0 or indptr[-1] != m:
+        raise ValueError(f"Graph: indptr must start at 0 and end at len(indices) = {m}, "
+                         f"got {int(indptr[0])} ... {int(indptr[-1])}")
+    if weights is not None and weights.shape != (m,):
+        raise ValueError(f"Graph: weights must have one value per edge ({m}), got shape "
+                         f"{weights.shape}")
+
+
+def _check_rows(indptr, indices):
+    """O(n + m) checks of CSR arrays from outside the package (ValueError): ``indptr``
+    non-decreasing and every index a vertex (the kernels read out of bounds otherwise:
+    pagerank of ``Graph([0, 2, 1, 2], [1, 0])`` returned ranks, of ``Graph([0, 1], [5])``
+    a broadcast error from inside it).  Not run when ``out_degree`` is given: the
+    package's builders pass it, for arrays they made (a binary file is checked on load)."""
+    n = indptr.shape[0] - 1
+    bad = np.flatnonzero(indptr[1:] < indptr[:-1])
+    if bad.size:
+        v = int(bad[0])
+        raise ValueError(f"Graph: indptr must be non-decreasing, got indptr[{v + 1}] = "
+                         f"{int(indptr[v + 1])} < indptr[{v}] = {int(indptr[v])}")
+    if indices.shape[0]:
+        lo, hi = int(indices.min()), int(indices.max())
+        if lo < 0 or hi >= n:
+            raise ValueError(f"Graph: indices must be vertex ids in [0, {n}), got "
+                             f"{lo if lo < 0 else hi}")
+
+
 class Graph:
     """A directed graph stored as an in-CSR (for each vertex, its in-edges).
 
@@ -45,11 +82,15 @@ class Graph:
     def __init__(self, indptr, indices, weights=None, out_degree=None, out_weight=None,
                  ids=None, source=None):
         self.indptr = np.asarray(indptr, dtype=EID)
-        self.n = int(self.indptr.shape[0] - 1)
         self.indices = np.asarray(indices)
-        self.m = int(self.indices.shape[0])
+        if self.indices.shape == (0,) and self.indices.dtype.kind not in "iu":
+            self.indices = self.indices.astype(np.int32)   # np.asarray([]) is float64
         self.weights = None if weights is None else np.asarray(weights, dtype=WEIGHT)
-        if out_degree is None:
+        _check_shapes(self.indptr, self.indices, self.weights)
+        self.n = int(self.indptr.shape[0] - 1)
+        self.m = int(self.indices.shape[0])
+        if out_degree is None:   # arrays from outside (the builders pass out_degree)
+            _check_rows(self.indptr, self.indices)
             out_degree = np.bincount(self.indices, minlength=self.n).astype(np.int64)
         self.out_degree = np.asarray(out_degree, dtype=np.int64)
         if self.weights is not None and out_weight is None:

@@ -110,3 +110,41 @@ def test_save_binary_keeps_or_refuses_vertex_names(tmp_path):
     H = nx.DiGraph([(0, 1), (1, 2)])
     asapgraph.save_binary(H, path)
     assert asapgraph.load_binary(path).ids is None
+
+
+@pytest.mark.parametrize("indptr, indices, what", [
+    ([0, 1, 3], [1, 0], "end at len"),              # was a segmentation fault
+    ([0, 2, 1, 2], [1, 0], "non-decreasing"),
+    ([0, 1], [5], r"in \[0, 1\), got 5"),           # was a broadcast error inside pagerank
+    ([0, 1, 2], [1, -1], "got -1"),
+    ([0, 1, 2], [1.0, 0.0], "integer array"),
+])
+def test_graph_from_raw_arrays_checked(indptr, indices, what):
+    """``asapgraph.Graph(indptr, indices)`` took any arrays, and the kernels index with
+    them unchecked: a CSR whose indptr ends past the indices crashed the interpreter in
+    pagerank (SIGSEGV).  Now a ValueError at construction (in a child process, so that
+    a crash fails this test and not the run)."""
+    import subprocess
+    import sys
+
+    code = ("import asapgraph\n"
+            "try:\n"
+            f"    g = asapgraph.Graph({indptr!r}, {indices!r})\n"
+            "except ValueError as e:\n"
+            "    print('ValueError', e)\n"
+            "else:\n"
+            "    print('accepted', asapgraph.pagerank(g).ranks)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr[-500:])
+    assert r.stdout.startswith("ValueError Graph:"), r.stdout
+    assert __import__("re").search(what, r.stdout), r.stdout
+
+
+def test_graph_from_raw_arrays_still_built():
+    import asapgraph
+
+    g = asapgraph.Graph(np.array([0, 1, 2]), np.array([1, 0], dtype=np.int32), [2.0, 3.0])
+    assert (g.n, g.m) == (2, 2) and g.out_degree.tolist() == [1, 1]
+    assert asapgraph.Graph([0], []).n == 0   # np.asarray([]) is float64: still no edge
+    assert asapgraph.pagerank(g).ranks.tolist() == pytest.approx([0.5, 0.5])
