@@ -105,4 +105,10 @@ def from_networkx(G, weight="weight", *, edge_attrs=None, default=1.0):
         ``nx.pagerank(result)`` (and every function the ``asapgraph`` backend implements)
         runs on asapgraph without converting again.
     """
+    if not all(hasattr(G, a) for a in ("_adj", "_node", "is_directed", "is_multigraph")):
+        # (a dict was "'dict' object has no attribute 'is_directed'", None "'NoneType'
+        # object is not iterable": errors from inside the reader)
+        kind = type(G)
+        raise TypeError(f"from_networkx: expected a networkx graph (Graph, DiGraph, "
+                        f"MultiGraph or MultiDiGraph), got {kind.__module__}.{kind.__qualname__}")
     return read_networkx(G, weight, edge_attrs=edge_attrs, default=default, cls=NxGraph)

@@ -148,3 +148,16 @@ def test_graph_from_raw_arrays_still_built():
     assert (g.n, g.m) == (2, 2) and g.out_degree.tolist() == [1, 1]
     assert asapgraph.Graph([0], []).n == 0   # np.asarray([]) is float64: still no edge
     assert asapgraph.pagerank(g).ranks.tolist() == pytest.approx([0.5, 0.5])
+
+
+@pytest.mark.parametrize("bad", [{1: 2}, None, [(0, 1)]])
+def test_from_networkx_refuses_other_objects(bad):
+    """from_networkx({1: 2}) was "AttributeError: 'dict' object has no attribute
+    'is_directed'" and from_networkx(None) "TypeError: 'NoneType' object is not
+    iterable", from inside the reader; now one TypeError saying what is expected."""
+    import asapgraph
+
+    with pytest.raises(TypeError, match="from_networkx: expected a networkx graph"):
+        asapgraph.from_networkx(bad)
+    view = nx.subgraph_view(nx.path_graph(4), filter_node=lambda v: v < 3)
+    assert asapgraph.from_networkx(view).number_of_edges() == 2
