@@ -44,7 +44,8 @@ from asapgraph.errors import InputError
 __all__ = [
     "DEFAULTS", "SCHEDULES", "DEFAULT_SCHEDULE", "REBALANCE_MODES", "rebalance_refusal",
     "RULES", "RUN_COMMANDS", "check_alpha", "check_katz_alpha", "check_tol",
-    "check_max_iter", "weight_col_index", "read_vertex_values", "dense_vertex_values",
+    "check_max_iter", "check_threads", "weight_col_index", "read_vertex_values",
+    "dense_vertex_values",
     "unknown_vertex_error", "zero_sum_error", "negative_weights_error",
     "pagerank_change_tol", "pagerank_change_of_bound", "pagerank_error_bound", "engine_tol",
     "error_bound",
@@ -169,6 +170,21 @@ def check_max_iter(max_iter, allow_none=False):
     if m < 0 or m != max_iter:
         raise ValueError(f"max_iter must be an integer >= 0, got {max_iter!r}")
     return m
+
+
+def check_threads(threads):
+    """An OpenMP thread count: a positive integer, or None (the default).  ``int()``
+    alone turned 1.5 into 1 and True into 1 without a word, and 'x' into "invalid
+    literal for int() with base 10"."""
+    if threads is None:
+        return None
+    try:
+        t = int(threads)
+    except (TypeError, ValueError):
+        t = None
+    if isinstance(threads, (bool, str, bytes)) or t is None or t != threads or t < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return t
 
 
 def weight_col_index(weight_col):

@@ -456,9 +456,8 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
                                       steps=steps)
         return _dist_programs.run(program, graph, mode=mode, max_iter=max_iter, tol=tol,
                                   comm=comm, progress=progress)
-    if threads is not None and int(threads) < 1:
-        raise ValueError(f"threads must be >= 1, got {threads!r}")
-    old = None if threads is None else K.set_num_threads(int(threads))
+    threads = _options.check_threads(threads)
+    old = None if threads is None else K.set_num_threads(threads)
     try:
         res = _run_single(program, graph, mode, max_iter, tol, comm, progress, hops, threads)
     finally:

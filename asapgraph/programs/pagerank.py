@@ -360,9 +360,8 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         method = _AUTO
     if method not in METHODS:
         raise ValueError(f"method must be one of 'auto', {', '.join(map(repr, METHODS))}; got {method!r}")
-    nthreads = _k.max_threads() if threads is None else int(threads)
-    if nthreads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
+    threads = _options.check_threads(threads)
+    nthreads = _k.max_threads() if threads is None else threads
     if weighted is None:
         weighted = graph.weights is not None
     if weighted and graph.weights is None:

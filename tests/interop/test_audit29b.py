@@ -161,3 +161,19 @@ def test_from_networkx_refuses_other_objects(bad):
         asapgraph.from_networkx(bad)
     view = nx.subgraph_view(nx.path_graph(4), filter_node=lambda v: v < 3)
     assert asapgraph.from_networkx(view).number_of_edges() == 2
+
+
+@pytest.mark.parametrize("threads", [1.5, "x", "2", True, 0])
+def test_threads_must_be_a_positive_integer(threads):
+    """asapgraph.pagerank and run took int(threads): 1.5 and True ran on one thread
+    without a word, 'x' was "invalid literal for int() with base 10: 'x'"."""
+    import asapgraph
+    from asapgraph.programs import PageRankProgram
+
+    G = nx.DiGraph([(0, 1), (1, 2), (2, 0)])
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        asapgraph.pagerank(G, threads=threads)
+    with pytest.raises(ValueError, match="threads must be a positive integer"):
+        asapgraph.run(PageRankProgram(), G, threads=threads)
+    for ok in (1, 2.0, np.int64(2)):
+        assert asapgraph.pagerank(G, threads=ok).converged
