@@ -177,3 +177,22 @@ def test_threads_must_be_a_positive_integer(threads):
         asapgraph.run(PageRankProgram(), G, threads=threads)
     for ok in (1, 2.0, np.int64(2)):
         assert asapgraph.pagerank(G, threads=ok).converged
+
+
+@pytest.mark.parametrize("kw", [{"weight_col": 4.5}, {"dst_col": 4.9}, {"src_col": 1.5},
+                                {"weight_col": "x"}, {"src_col": "x"}, {"weight_col": True}])
+def test_column_numbers_must_be_integers(tmp_path, kw):
+    """load_graph / read_edges took int(column): weight_col=4.5 read column 4, dst_col=4.9
+    read column 4 as the destination (ids 7, 8, 9: another graph), without a word;
+    src_col='x' was "'>' not supported between instances of 'int' and 'str'"."""
+    import asapgraph
+
+    p = tmp_path / "g.txt"
+    p.write_text("0 1 2.5 7\n1 2 1 8\n2 0 3 9\n")
+    name = next(iter(kw))
+    with pytest.raises(ValueError, match=f"{name} is 1-based"):
+        asapgraph.load_graph(str(p), **kw)
+    with pytest.raises(ValueError, match=f"{name} is 1-based"):
+        asapgraph.read_edges(str(p), **kw)
+    g = asapgraph.load_graph(str(p), weight_col=np.int64(4), dst_col=np.int32(2))
+    assert sorted(g.weights.tolist()) == [7.0, 8.0, 9.0]

@@ -127,13 +127,18 @@ def _decompressed_head(path, k=14):
         stream.close()
 
 
+def _is_column(c):
+    """A column number is an integer (int() alone read weight_col=4.5 as column 4 and
+    dst_col=4.9 as column 4, without a word, and 'x' as "invalid literal for int()")."""
+    return isinstance(c, (int, np.integer)) and not isinstance(c, bool)
+
+
 def _weight_col(weighted, weight_col):
     if weight_col is None:
         return 3 if weighted else 0
-    wc = int(weight_col)
-    if wc < 1:
-        raise ValueError(f"weight_col is 1-based, got {weight_col}")
-    return wc
+    if not _is_column(weight_col) or weight_col < 1:
+        raise ValueError(f"weight_col is 1-based (an integer >= 1), got {weight_col!r}")
+    return int(weight_col)
 
 
 def refuse_weight_col(name, kind, weight_col):
@@ -151,6 +156,9 @@ MAX_COLUMN = 2**31 - 1
 
 
 def _check_cols(path, src_col, dst_col, wc):
+    for what, c in (("src_col", src_col), ("dst_col", dst_col)):
+        if not _is_column(c):
+            raise ValueError(f"{what} is 1-based (an integer >= 1), got {c!r}")
     if max(src_col, dst_col, wc or 0) > MAX_COLUMN:
         raise InputError(display_name(path), None,
                          f"bad column choice: source {src_col}, destination {dst_col}, "
