@@ -59,6 +59,12 @@ def _le(a, dtype):
     return np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<"))
 
 
+def _name_refusal(v):
+    return (f"save_binary: the binary format stores vertex ids that are integers in "
+            f"[0, 2**63), not the vertex name {v!r}; number the vertices first (e.g. "
+            f"networkx.convert_node_labels_to_integers)")
+
+
 def _saved_ids(graph):
     """The original ids to write: ``graph.ids``, or the vertex names when they are all
     integers the format holds; ValueError for other names (it wrote the dense numbers
@@ -66,13 +72,17 @@ def _saved_ids(graph):
     labels = getattr(graph, "labels", None)
     if labels is None:
         return graph.ids
+    arr = np.asarray(labels) if isinstance(labels, np.ndarray) else None
+    if arr is not None and arr.dtype.kind in "iu" and arr.ndim == 1:  # (no loop)
+        if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= 2**63):
+            bad = arr[(arr < 0) | (arr > np.iinfo(np.int64).max)][0]
+            raise ValueError(_name_refusal(bad.item()))
+        return arr.astype(np.int64)
     names = labels.tolist() if hasattr(labels, "tolist") else list(labels)
     for v in names:
         if not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                 and 0 <= v < 2**63):
-            raise ValueError(f"save_binary: the binary format stores vertex ids that are "
-                             f"integers in [0, 2**63), not the vertex name {v!r}; number "
-                             f"the vertices first (e.g. networkx.convert_node_labels_to_integers)")
+            raise ValueError(_name_refusal(v))
     return np.array(names, dtype=np.int64)
 
 
