@@ -450,12 +450,19 @@ def _only_rank0_sees(comm, path):
 
 def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
     """Rank 0 reads, decompresses (by the file's magic bytes, as one process does) and
-    streams line-aligned chunks round-robin; all ranks parse theirs."""
+    streams line-aligned chunks round-robin; all ranks parse theirs.
+
+    The error raised is the first in the file's order, as one process reports it: the
+    chunks are dealt round-robin, so the lowest failing rank (:func:`agree`) may hold a
+    later chunk than another failing rank (``--np 2``: rank 0's third chunk before rank
+    1's second).  A damaged stream is refused as such, before any line's error, as on
+    ranks before (and as one process does when the damage lies in the block it read
+    first: it parses a block once it has read it whole)."""
     from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
-    parts, err = [], None
+    parts, err, at = [], None, None   # at: where err lies in the file (a line)
     hdr = np.zeros(2, dtype=np.int64)
     if me == 0:
         line = 1
@@ -464,13 +471,13 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
         try:  # by magic bytes, as one process opens it
             f, kind, _ = open_binary(path)
         except InputError as e:
-            f, err = None, e
+            f, err, at = None, e, 0
         rest = b""
         while f is not None:
             try:
                 blk = f.read(chunk_bytes)
             except (OSError, *_DECOMP_ERRORS):
-                err = err or InputError(path, None, f"corrupt or truncated {kind} data")
+                err, at = InputError(path, None, f"corrupt or truncated {kind} data"), 0
                 blk = b""
             data = rest + blk
             if blk:
@@ -489,7 +496,7 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
                             parts.append(_narrow(_parse_text(data, path, line, weighted,
                                                              weight_col)))
                         except InputError as e:
-                            err = e
+                            err, at = e, (line if e.line is None else e.line)
                 else:
                     hdr[0], hdr[1] = len(data), line
                     comm.Send([hdr, MPI.INT64_T], dest=dest, tag=TAG_CHUNK_HDR)
@@ -516,8 +523,9 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
                     parts.append(_narrow(_parse_text(buf, path, int(hdr[1]), weighted,
                                                      weight_col)))
                 except InputError as e:
-                    err = e
-    agree(comm, err)
+                    err, at = e, (int(hdr[1]) if e.line is None else e.line)
+    where = comm.allgather(None if err is None else (at, me))
+    agree(comm, err if err is not None and (at, me) == min(w for w in where if w) else None)
     return _concat_parts(parts, weighted)
 
 

@@ -1,0 +1,76 @@
+"""Audit 29: messy inputs refused alike on one process and on K ranks.
+
+* A compressed edge list is decompressed by rank 0 and dealt to the ranks chunk by chunk,
+  round-robin; with bad lines in several chunks the ranks agreed on the error of the
+  lowest failing *rank*, which may hold a later chunk: ``pagerank two.txt.gz --np 2``
+  named line 350000 where one process (and the same file uncompressed, on any rank
+  count) names line 200000.  Now the first error in the file's order, everywhere.
+"""
+import gzip
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(900)]
+
+
+def _cli(args, cwd, env=None, timeout=240):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def _refused_alike(cwd, args, configs, env=None):
+    """Every configuration exits 2 with one and the same stderr line, ``-o`` unwritten;
+    returns the line."""
+    seen = set()
+    out = cwd / "out.csv"
+    for extra in configs:
+        r = _cli([*args, "-q", "-o", out, *extra], cwd, env)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
+        assert not out.exists(), extra
+        seen.add(lines[0])
+    assert len(seen) == 1, seen
+    return seen.pop()
+
+
+#: chunks of rank 0's stream (ASAPGRAPH_DIST_CHUNK_BYTES, for the tests): about 8,700
+#: lines each of the file below, so its four bad lines lie in chunks 1 to 4
+CHUNK = {"ASAPGRAPH_DIST_CHUNK_BYTES": "100000"}
+BAD = [12000, 21000, 30000, 39000]
+
+
+def _lines():
+    rows = [f"{i} {(i * 7919) % 50000}" for i in range(50000)]
+    for k, no in enumerate(BAD):
+        rows[no - 1] = f"5 bad{k}"
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_compressed_input_first_error_in_file_order(tmp_path):
+    data = _lines()
+    starts = [data[:i].count(b"\n") for i in range(0, len(data), 100000)]  # ~chunk starts
+    assert [sum(s < no for s in starts) - 1 for no in BAD] == [1, 2, 3, 4]
+    (tmp_path / "two.txt.gz").write_bytes(gzip.compress(data, 1))
+    (tmp_path / "two.txt").write_bytes(data)
+    configs = [[], ["--np", "2"], ["--np", "3"], ["--np", "4", "--mode", "asap"]]
+    want = "two.txt.gz:12000: expected an integer vertex id in column 2, got 'bad0'"
+    assert _refused_alike(tmp_path, ["pagerank", "two.txt.gz"], configs, CHUNK) == want
+    assert _refused_alike(tmp_path, ["wcc", "two.txt.gz"], [["--np", "2"]], CHUNK) == want
+    # uncompressed (byte ranges, in file order already): the same line
+    assert _refused_alike(tmp_path, ["pagerank", "two.txt"], configs[:3], CHUNK) == \
+        want.replace(".gz", "")
+
+
+def test_damaged_compressed_input_still_refused_as_damaged(tmp_path):
+    """A truncated stream is refused as such on ranks whatever lines fail before the
+    damage (rank 0 finds it), as one process refuses it when it lies in its first block."""
+    z = gzip.compress(_lines(), 1)
+    (tmp_path / "cut.txt.gz").write_bytes(z[: len(z) * 8 // 10])
+    configs = [[], ["--np", "2"], ["--np", "3"]]
+    assert _refused_alike(tmp_path, ["pagerank", "cut.txt.gz"], configs, CHUNK) == \
+        "cut.txt.gz: corrupt or truncated gzip data"
