@@ -356,7 +356,7 @@ cdef class EdgeAccumulator:
         cdef int64_t nl[MAXPIECES]
         cdef int nuls[MAXPIECES]
         cdef int crs[MAXPIECES]
-        cdef int64_t cr_line, cr_at, err_line
+        cdef int64_t cr_line, cr_at, err_line, nul_line
         cdef int64_t ub[MAXPIECES]
         cdef int64_t off[MAXPIECES]
         cdef int64_t got[MAXPIECES]
@@ -387,17 +387,22 @@ cdef class EdgeAccumulator:
             q = <const char *>memchr(buf + pos, b'\n', <size_t>(end - pos)) if pos < end else NULL
             bnd[i] = (q - buf) + 1 if q != NULL else end
         bnd[T] = end
-        # NUL bytes anywhere mean binary data (checked piece by piece, in parallel)
+        # a NUL byte means binary data (checked piece by piece, in parallel): refused at
+        # its line unless a parse error or a bare CR comes first in file order (as the
+        # ranks' byte ranges find it; the readers refuse a NUL in a file's first 64 KiB
+        # before any line is parsed)
         with nogil:
             for i in prange(T, schedule="static", num_threads=T):
                 nl[i] = asap_count_newlines_nul_cr(buf + bnd[i], bnd[i + 1] - bnd[i], &nuls[i],
                                                    &crs[i])
-                if nuls[i]:
-                    nl[i] = -1
+        nul_line = -1
+        lines_before = self.lines
         for i in range(T):
-            if nl[i] < 0:
-                self.error = (BINARY, None, 0, 0, b"")
-                return -1
+            if nuls[i]:
+                q = <const char *>memchr(buf + bnd[i], 0, <size_t>(bnd[i + 1] - bnd[i]))
+                nul_line = lines_before + 1 + asap_count_newlines(buf + bnd[i], q - (buf + bnd[i]))
+                break
+            lines_before += nl[i]
         total_ub = 0
         total_nl = 0
         for i in range(T):
@@ -448,6 +453,10 @@ cdef class EdgeAccumulator:
             for j in range(i):
                 lines_before += nl[j]
             err_line = lines_before + errs[i].line
+        if nul_line >= 0 and (err_line < 0 or nul_line <= err_line) and (
+                cr_line < 0 or nul_line <= cr_line):
+            self.error = (BINARY, nul_line, 0, 0, b"")
+            return -1
         if cr_line >= 0 and (err_line < 0 or cr_line <= err_line):
             self.error = (BARE_CR, cr_line, 0, 0, b"")
             return -1

@@ -457,8 +457,9 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
     later chunk than another failing rank (``--np 2``: rank 0's third chunk before rank
     1's second).  A damaged stream is refused as such, before any line's error, as on
     ranks before (and as one process does when the damage lies in the block it read
-    first: it parses a block once it has read it whole)."""
-    from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
+    first: it parses a block once it has read it whole).  A NUL byte in the first 64 KiB
+    is refused before any line, as one process refuses it."""
+    from asapgraph.graph.io._text import _DECOMP_ERRORS, BINARY_HEAD, nul_refusal, open_binary
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
@@ -475,10 +476,14 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
         rest = b""
         while f is not None:
             try:
-                blk = f.read(chunk_bytes)
+                blk = f.read(chunk_bytes if line > 1 or rest else max(chunk_bytes, BINARY_HEAD))
             except (OSError, *_DECOMP_ERRORS):
                 err, at = InputError(path, None, f"corrupt or truncated {kind} data"), 0
                 blk = b""
+            if line == 1 and not rest and err is None:  # the head, as one process reads it
+                bad = nul_refusal(path, blk)
+                if bad is not None:
+                    err, at, blk = bad, -1, b""
             data = rest + blk
             if blk:
                 cut = data.rfind(b"\n") + 1

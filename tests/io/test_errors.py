@@ -97,10 +97,10 @@ def test_corrupt_gzip(tmp_path, rng):
 def test_binary_garbage(tmp_path, rng):
     p = tmp_path / "edges.txt"
     p.write_bytes(b"\x7fELF\x02\x01\x01\x00" + rng.bytes(4000))
-    assert str(err_of(p)) == f"{p}: binary data, not a text edge list"
-    # a NUL far from the start (after the first block) is caught too
+    assert str(err_of(p)) == f"{p}:1: binary data, not a text edge list"
+    # a NUL far from the start (after the first block) is caught too, at its line
     p.write_bytes(b"1 2\n" * 300000 + b"3 \x00 4\n")
-    assert str(err_of(p)) == f"{p}: binary data, not a text edge list"
+    assert str(err_of(p)) == f"{p}:300001: binary data, not a text edge list"
 
 
 @pytest.mark.parametrize("head,what", [

@@ -74,3 +74,32 @@ def test_damaged_compressed_input_still_refused_as_damaged(tmp_path):
     configs = [[], ["--np", "2"], ["--np", "3"]]
     assert _refused_alike(tmp_path, ["pagerank", "cut.txt.gz"], configs, CHUNK) == \
         "cut.txt.gz: corrupt or truncated gzip data"
+
+
+# ------------------------------------------- a NUL byte: binary data, at its line, alike
+def _nul_file(path, edits, gz=False):
+    rows = [f"{i} {(i * 7919) % 50000}" for i in range(50000)]
+    for no, text in edits.items():
+        rows[no - 1] = text
+    data = ("\n".join(rows) + "\n").encode()
+    path.write_bytes(gzip.compress(data, 1) if gz else data)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("case, want", [
+    # a NUL in the first 64 KiB: refused first (it was "FILE: binary data", no line, on
+    # one process and line 10's error on ranks, which look at their own range's head)
+    ({10: "5 x", 3000: "7 8\x00"}, "{f}:3000: binary data, not a text edge list"),
+    # further on: the first problem in file order
+    ({10: "5 x", 30000: "7 \x00 8"},
+     "{f}:10: expected an integer vertex id in column 2, got 'x'"),
+    ({30000: "7 \x00 8", 40000: "5 x"}, "{f}:30000: binary data, not a text edge list"),
+])
+def test_nul_refused_alike(tmp_path, gz, case, want):
+    f = "n.txt.gz" if gz else "n.txt"
+    _nul_file(tmp_path / f, case, gz)
+    configs = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"], ["--np", "4"]]
+    assert _refused_alike(tmp_path, ["pagerank", f], configs, CHUNK) == want.format(f=f)
+    if "got 'x'" not in want:   # ('x' is a name with --labels)
+        assert _refused_alike(tmp_path, ["pagerank", f, "--labels"], [[], ["--np", "2"]],
+                              CHUNK) == want.format(f=f)

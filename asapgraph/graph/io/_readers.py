@@ -577,6 +577,16 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
         from asapgraph.graph.io._text import os_error
 
         raise os_error(name, exc) from None
+    if begin > 0:  # the file's head, as one process looks at it (parse_mapped at 0)
+        from asapgraph.graph.io._text import BINARY_HEAD, nul_refusal, os_error
+
+        try:
+            bad = nul_refusal(name, os.pread(f.fileno(), BINARY_HEAD, 0))
+        except OSError as exc:
+            bad = os_error(name, exc)
+        if bad is not None:
+            f.close()
+            raise bad
     acc = _parse.EdgeAccumulator(src_col, dst_col, wc, id32)
     try:
         if stop <= begin or not parse_mapped(f, acc, path, None, chunk_bytes, None, begin,

@@ -124,7 +124,7 @@ def error_message(err, line0=1):
     if code == _parse.NONFINITE:
         return line, f"weight {t!r} is not a finite number"
     if code == _parse.BINARY:
-        return None, "binary data, not a text edge list"
+        return line, "binary data, not a text edge list"
     if code == _parse.BARE_CR:
         return line, ("line ends with a bare CR (old Mac line endings): convert with "
                       "`tr '\\r' '\\n'`")
@@ -140,6 +140,25 @@ _UNSUPPORTED_MAGIC = (
     (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "7z x"),
     (b"\x1f\x9d", "compress(1) (.Z) data", "uncompress"),
 )
+
+
+#: a NUL byte in a file's first ``BINARY_HEAD`` bytes (decompressed) refuses it as binary
+#: data before any line is parsed, on one process and on every rank alike; a NUL further
+#: on is refused at its line unless an error comes first in file order
+BINARY_HEAD = 1 << 16
+
+
+def nul_refusal(name, head, line0=1):
+    """The :class:`InputError` refusing ``head`` (a file's first bytes, from its start)
+    as binary data when it holds a NUL byte within ``BINARY_HEAD`` or starts with the
+    magic bytes of a format that is not read; else None."""
+    named = binary_data(head[:8])
+    if named != binary_data():
+        return InputError(name, None, named)
+    at = bytes(head[:BINARY_HEAD]).find(b"\x00")
+    if at < 0:
+        return None
+    return InputError(name, line0 + bytes(head[:at]).count(b"\n"), named)
 
 
 def binary_data(head=b""):
@@ -447,9 +466,10 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
         filled = carry + got
         if first:
             first = False
-            if b"\x00" in buf[: min(filled, 1 << 16)] or binary_data(buf[:8]) != binary_data():
+            bad = nul_refusal(name, buf[: min(filled, BINARY_HEAD)], 1 + line_offset)
+            if bad is not None:
                 mv.release()
-                raise InputError(name, None, binary_data(buf[:8]))
+                raise bad
             if buf[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark: blank it out
                 buf[:3] = b"   "
             if bytes(buf[:14]) == b"%%MatrixMarket" and line_offset == 0:
@@ -519,9 +539,9 @@ def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, be
             mm.madvise(mmap.MADV_SEQUENTIAL)
         size = len(mm) if stop is None else min(int(stop), len(mm))
         pos = int(begin)
-        if b"\x00" in mm[pos: min(size, pos + (1 << 16))] or (
-                pos == 0 and binary_data(mm[:8]) != binary_data()):
-            raise InputError(name, None, binary_data(mm[:8] if pos == 0 else b""))
+        bad = nul_refusal(name, mm[: min(len(mm), BINARY_HEAD)]) if pos == 0 else None
+        if bad is not None:  # (a byte range further on: parse_byte_range looked at the head)
+            raise bad
         if pos == 0 and mm[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark: a blank
             pos = 3
         step = max(int(chunk_bytes), 1 << 12)

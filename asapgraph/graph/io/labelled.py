@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.graph.io._text import (_DECOMP_ERRORS, binary_data, display_name, open_binary,
-                                      os_error)
+from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, display_name, nul_refusal,
+                                      open_binary, os_error)
 
 __all__ = ["read_labelled"]
 
@@ -61,13 +61,27 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
     if data[:14] == b"%%MatrixMarket":
         raise InputError(name, None, f"--labels applies to text edge lists, and this is "
                          f"{_FORMATS['mtx']} (integer vertex ids): drop --labels")
-    if data[:3] == b"\xef\xbb\xbf":  # a UTF-8 byte order mark: not part of the first name
-        data = data[3:]
-    if binary_data(data[:8]) != binary_data():  # zstd, zip, ...: named
-        raise InputError(name, None, binary_data(data[:8]))
-    if b"\x00" in data:  # as the integer reader: NUL bytes mean a binary file
-        raise InputError(name, data[:data.index(b"\x00")].count(b"\n") + 1,
-                         "binary data, not a text edge list")
+    bom = 3 if data[:3] == b"\xef\xbb\xbf" else 0  # not part of the first name
+    data = data[bom:]
+    bad = nul_refusal(name, data[:BINARY_HEAD - bom])  # (the file's first 64 KiB)
+    if bad is not None:  # zstd, zip, ... (named), or a NUL byte: as the integer reader
+        raise bad
+    nul = data.find(b"\x00")
+    if nul < 0:
+        return _read_text(data, name, weight_col, src_col, dst_col)
+    # as the integer reader: a NUL byte further on is binary data at its line, unless a
+    # line before it is refused first
+    line = data[:nul].count(b"\n") + 1
+    try:
+        _read_text(data[:data.rfind(b"\n", 0, nul) + 1], name, weight_col, src_col, dst_col)
+    except InputError as exc:
+        if exc.line is not None:
+            raise
+    raise InputError(name, line, "binary data, not a text edge list")
+
+
+def _read_text(data, name, weight_col, src_col, dst_col):
+    """:func:`read_labelled` of the text ``data`` (its byte order mark removed)."""
     if weight_col and b"," in data:
         _refuse_decimal_comma(data, weight_col, name)
     lines = data.replace(b",", b" ").splitlines()

@@ -1,0 +1,95 @@
+"""Audit 29: a NUL byte in a text edge list (binary data) is refused at its line, and
+the same way on one process, on K ranks and with ``--labels``.
+
+Before: the integer reader said ``FILE: binary data, not a text edge list`` with no line
+(``--labels`` named it: ``FILE:4000: ...``), and which problem it reported depended on
+where the NUL fell: a NUL anywhere in the first 64 KiB of the file (one process) or of a
+rank's byte range (ranks), or anywhere in a parser block, won over a bad line before it,
+so ``0 1`` ... ``12 x`` (line 10) ... ``12 3<NUL>`` (line 4000) was "binary data" on one
+process and ``FILE:10: expected an integer vertex id`` on 2 ranks.  Now: a NUL in the
+file's first 64 KiB is refused first, at its line, by every reader and rank; further on
+it is refused at its line unless a line before it is refused first (file order, as every
+other problem).  (The ranks' side: tests/mpi/test_audit29_mpi.py.)
+"""
+import gzip
+
+import pytest
+
+from asapgraph import load_graph
+from asapgraph.errors import InputError
+from asapgraph.graph.io import parse_byte_range, read_edges
+
+BIN = "binary data, not a text edge list"
+
+
+def _file(tmp_path, name, edits, n=50000, gz=False):
+    rows = [f"{i} {(i * 7919) % n}" for i in range(n)]
+    for no, text in edits.items():
+        rows[no - 1] = text
+    data = ("\n".join(rows) + "\n").encode()
+    p = tmp_path / name
+    p.write_bytes(gzip.compress(data, 1) if gz else data)
+    return p
+
+
+def _refusal(p, labels=False):
+    with pytest.raises(InputError) as ei:
+        load_graph(p, labels=labels)
+    if not labels:
+        with pytest.raises(InputError) as e2:
+            read_edges(p)
+        assert str(e2.value) == str(ei.value)
+    return str(ei.value)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("labels", [False, True])
+def test_nul_is_refused_at_its_line(tmp_path, gz, labels):
+    p = _file(tmp_path, "g.txt" + (".gz" if gz else ""), {30000: "7 \x00 8"}, gz=gz)
+    assert _refusal(p, labels) == f"{p}:30000: {BIN}"          # past the first 64 KiB
+    p = _file(tmp_path, "h.txt" + (".gz" if gz else ""), {3000: "7 8\x00"}, gz=gz)
+    assert _refusal(p, labels) == f"{p}:3000: {BIN}"           # within it
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_first_problem_in_file_order_past_the_head(tmp_path, gz):
+    sfx = ".gz" if gz else ""
+    p = _file(tmp_path, "a.txt" + sfx, {10: "5 x", 30000: "7 \x00 8"}, gz=gz)
+    assert _refusal(p) == f"{p}:10: expected an integer vertex id in column 2, got 'x'"
+    p = _file(tmp_path, "b.txt" + sfx, {10: "a", 30000: "7 \x00 8"}, gz=gz)
+    assert _refusal(p, labels=True) == f"{p}:10: missing column 2 (line has 1 column)"
+    p = _file(tmp_path, "c.txt" + sfx, {30000: "7 \x00 8", 40000: "5 x"}, gz=gz)
+    assert _refusal(p) == _refusal(p, labels=True) == f"{p}:30000: {BIN}"
+
+
+def test_nul_in_the_head_is_refused_before_any_line(tmp_path):
+    p = _file(tmp_path, "a.txt", {10: "5 x", 3000: "7 8\x00"})
+    assert _refusal(p) == _refusal(p, labels=True) == f"{p}:3000: {BIN}"
+    # a byte range further on (a rank's) looks at the file's head too
+    size = p.stat().st_size
+    for a, b in ((0, size // 2), (size // 2, size), (0, 100)):
+        with pytest.raises(InputError) as ei:
+            parse_byte_range(p, a, b)
+        assert str(ei.value) == f"{p}:3000: {BIN}", (a, b)
+
+
+def test_byte_ranges_past_the_head_follow_file_order(tmp_path):
+    p = _file(tmp_path, "a.txt", {30000: "7 \x00 8", 31000: "5 x"})
+    size = p.stat().st_size
+    with pytest.raises(InputError) as ei:
+        parse_byte_range(p, size // 3, size)
+    assert str(ei.value) == f"{p}:30000: {BIN}"
+    p = _file(tmp_path, "b.txt", {30000: "5 x", 31000: "7 \x00 8"})
+    with pytest.raises(InputError) as ei:
+        parse_byte_range(p, size // 3, size)
+    assert str(ei.value) == f"{p}:30000: expected an integer vertex id in column 2, got 'x'"
+    assert parse_byte_range(p, 0, size // 3).m > 0   # (a range before both: fine)
+
+
+def test_binary_files_are_still_named(tmp_path):
+    p = tmp_path / "x.txt"
+    p.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 10)
+    assert _refusal(p) == _refusal(p, labels=True) == f"{p}:1: {BIN}"
+    p.write_bytes(b"\x28\xb5\x2f\xfd\x24\x1d\xe9\x00" + b"0 1\n" * 10)
+    assert "zstd-compressed, which asapgraph does not read" in _refusal(p)
+    assert _refusal(p) == _refusal(p, labels=True)
