@@ -10,9 +10,17 @@ process and ``FILE:10: expected an integer vertex id`` on 2 ranks.  Now: a NUL i
 file's first 64 KiB is refused first, at its line, by every reader and rank; further on
 it is refused at its line unless a line before it is refused first (file order, as every
 other problem).  (The ranks' side: tests/mpi/test_audit29_mpi.py.)
+
+Normalised Katz centrality divided by ``sqrt(sum x^2)``: the sum overflows from values of
+about 1e154 (``katz --beta 1e200``: every score 0, exit 0) and underflows below about
+1e-162 (``--beta 1e-200``: the unnormalised values written); networkx's ``math.hypot``
+scales, so it gives 0.5 for the 4-cycle-and-tail graph where asapgraph (one process, K
+ranks, BSP and ASAP, and its networkx backend) gave 0 or 1e-200.  The norm is now taken of
+the values divided by the largest first when the plain sum is not finite and normal.
 """
 import gzip
 
+import numpy as np
 import pytest
 
 from asapgraph import load_graph
@@ -93,3 +101,29 @@ def test_binary_files_are_still_named(tmp_path):
     p.write_bytes(b"\x28\xb5\x2f\xfd\x24\x1d\xe9\x00" + b"0 1\n" * 10)
     assert "zstd-compressed, which asapgraph does not read" in _refusal(p)
     assert _refusal(p) == _refusal(p, labels=True)
+
+
+# -------------------------------------------------------- Katz: the L2 norm of the result
+EDGES = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4)]
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e300, 1e-200, 1e-300, 1.0])
+def test_katz_normalised_without_overflow(scale):
+    nx = pytest.importorskip("networkx")
+    from asapgraph.programs import katz
+
+    G = nx.DiGraph(EDGES)
+    beta = {v: scale * (1 + v) for v in G}
+    tol = 1e-16 * scale   # (absolute: networkx stops at an L1 change below n * tol)
+    want = nx.katz_centrality(G, alpha=0.1, beta=beta, tol=tol, max_iter=10000)
+    assert abs(sum(x * x for x in want.values()) - 1) < 1e-12   # (networkx scales: hypot)
+    a = np.array(EDGES)
+    for b in (scale, beta):
+        res = katz(a, alpha=0.1, beta=b, tol=10 * tol)
+        x = dict(zip(res.ids.tolist(), res.values.tolist()))
+        ref = want if b is beta else nx.katz_centrality(G, alpha=0.1, beta=scale, tol=tol,
+                                                        max_iter=10000)
+        assert max(abs(x[v] - ref[v]) for v in G) < 1e-9, (b, x, ref)
+    got = nx.katz_centrality(G, alpha=0.1, beta=beta, tol=tol, max_iter=10000,
+                             backend="asapgraph")
+    assert max(abs(got[v] - want[v]) for v in G) < 1e-9, got

@@ -368,11 +368,11 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
             err = float(np.abs(xnew - x).sum())
             x = xnew
             if err < n * tol:
-                s = 1.0
                 if normalized:
-                    norm = float(np.linalg.norm(x))
-                    s = 1.0 / norm if norm > 0 else 1.0
-                return dict(zip(G.nodes, (x * s).tolist()))
+                    from asapgraph.programs._util import unit_l2
+
+                    x = unit_l2(x)
+                return dict(zip(G.nodes, x.tolist()))
     finally:
         if old is not None:
             K.set_num_threads(old)

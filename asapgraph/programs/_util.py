@@ -128,6 +128,27 @@ def safe_distribution(vec, allreduce=None):
     return vec / s
 
 
+def unit_l2(vec, allreduce=None):
+    """``vec / ||vec||_2`` (``vec`` itself when it is all 0) without overflow or underflow
+    of the sum of squares: where it is not finite and normal, the entries are first
+    divided by the largest magnitude (the plain sum overflows from entries of about
+    1e154, which wrote all zeros, and underflows below about 1e-162, which wrote the
+    values unnormalised; networkx's ``math.hypot`` scales).  Exact where the plain sum
+    is finite and normal.  ``allreduce`` as in :func:`safe_distribution`."""
+    def total(v, op="sum"):
+        return v if allreduce is None else allreduce(v, op)
+
+    vec = np.asarray(vec, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        s = total(float(np.dot(vec, vec)))
+    if not (np.isfinite(s) and s >= np.finfo(np.float64).tiny):
+        big = total(float(np.max(np.abs(vec), initial=0.0)), "max")
+        if big > 0 and np.isfinite(big):
+            vec = vec / big
+            s = total(float(np.dot(vec, vec)))
+    return vec / np.sqrt(s) if s > 0 else vec
+
+
 def check_nonnegative_weights(graph, who):
     """Refuse a negative (the line of the first, in a text file) or NaN edge weight of
     ``graph`` (one process's graph, or a rank's local graph); ``who`` names the program

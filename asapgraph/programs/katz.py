@@ -28,7 +28,7 @@ import numpy as np
 
 from asapgraph.options import DEFAULTS, check_katz_alpha, check_katz_bound, spectral_radius_bound
 from asapgraph.graph.convert import as_engine_graph
-from asapgraph.programs._util import vertex_vector
+from asapgraph.programs._util import unit_l2, vertex_vector
 from asapgraph.engine.program import VertexProgram
 from asapgraph.engine.single import run
 
@@ -69,10 +69,7 @@ class KatzProgram(VertexProgram):
         return np.full(ctx.n_local, self.alpha)
 
     def result(self, ctx, values):
-        if not self.normalized:
-            return values
-        norm = np.sqrt(ctx.allreduce(float(np.dot(values, values))))
-        return values / norm if norm > 0 else values
+        return unit_l2(values, ctx.allreduce) if self.normalized else values
 
 
 def _spectral_bound(ctx, alpha, use_weights):

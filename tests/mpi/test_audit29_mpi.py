@@ -103,3 +103,18 @@ def test_nul_refused_alike(tmp_path, gz, case, want):
     if "got 'x'" not in want:   # ('x' is a name with --labels)
         assert _refused_alike(tmp_path, ["pagerank", f, "--labels"], [[], ["--np", "2"]],
                               CHUNK) == want.format(f=f)
+
+
+# ------------------------------------------------- normalised Katz: no overflow of the norm
+@pytest.mark.parametrize("beta", ["1e200", "1e-200", "1"])
+def test_katz_normalised_alike(tmp_path, beta):
+    """Every score is 0.5 (four vertices of equal Katz value): it was 0 for --beta 1e200
+    (the sum of squares overflowed) and 1e-200 for --beta 1e-200 (it underflowed: the
+    values were written unnormalised), on one process and on ranks alike."""
+    (tmp_path / "g.txt").write_text("0 1\n1 2\n2 0\n2 3\n")
+    for i, extra in enumerate([[], ["--np", "2"], ["--np", "3", "--mode", "asap"]]):
+        out = tmp_path / f"k{i}.csv"
+        r = _cli(["katz", "g.txt", "--beta", beta, "-q", "-o", out, *extra], tmp_path)
+        assert r.returncode == 0 and not r.stderr, (extra, r.stderr[-2000:])
+        got = [float(ln.split(",")[1]) for ln in out.read_text().split()[1:]]
+        assert len(got) == 4 and max(abs(x - 0.5) for x in got) < 1e-9, (extra, got)
