@@ -35,9 +35,9 @@ import sys
 from asapgraph._version import __version__
 from asapgraph.cli.common import (EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
                                   EXIT_PIPE, EXIT_UNCONVERGED, check_output_path, err,
-                                  load_input, mpi_rank_from_env, mpi_world_size_from_env,
-                                  peak_rss_bytes, quiet_stdout, read_vertex_values,
-                                  wants_distributed)
+                                  exit_interrupted, load_input, mpi_rank_from_env,
+                                  mpi_world_size_from_env, peak_rss_bytes, quiet_stdout,
+                                  read_vertex_values, says_interrupted, wants_distributed)
 from asapgraph.cli.emit import emit_program, emit_results, result_columns
 from asapgraph.cli.graphs import (cmd_convert, cmd_generate, cmd_info, graph_stats,
                                   register_convert, register_generate, register_info,
@@ -159,6 +159,8 @@ def _mpi_abort_if_needed(code):
         return
     try:
         if mpi.Is_initialized() and not mpi.Is_finalized() and mpi.COMM_WORLD.Get_size() > 1:
+            if code == EXIT_INTERRUPTED:  # Ctrl-C: quietly (no 'Abort(130) on node' line)
+                exit_interrupted(mpi.COMM_WORLD)
             sys.stderr.flush()
             mpi.COMM_WORLD.Abort(code)
     except Exception:  # noqa: BLE001 - aborting is best effort
@@ -206,7 +208,8 @@ def main(argv=None):
         err(f"asapgraph: {exc}")
         code = EXIT_UNCONVERGED
     except KeyboardInterrupt:
-        err("asapgraph: interrupted")
+        if says_interrupted():
+            err("asapgraph: interrupted")
         code = EXIT_INTERRUPTED
     except BrokenPipeError:
         # stdout was closed by the reader (e.g. '| head'): stop quietly

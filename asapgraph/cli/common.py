@@ -14,7 +14,7 @@ __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_I
            "wants_distributed", "progress_for", "load_input", "check_output_path",
            "matrix_market_rank_refusal",
            "read_vertex_values", "dense_vector", "err", "quiet_stdout", "write_stdout",
-           "flush_stdout"]
+           "flush_stdout", "says_interrupted", "exit_interrupted"]
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INPUT, EXIT_UNCONVERGED = 0, 1, 2, 3
 EXIT_INTERRUPTED, EXIT_PIPE = 130, 141
@@ -25,6 +25,38 @@ def peak_rss_bytes():
     from asapgraph._rss import peak_rss_bytes as peak
 
     return peak()
+
+
+def says_interrupted(environ=None):
+    """Whether this process prints ``asapgraph: interrupted`` on Ctrl-C: one process, the
+    ``--np`` launcher, and rank 0 under a user's own ``mpiexec``; not a rank of the
+    launcher's job (the launcher says it once: every rank said ``error on rank N:
+    KeyboardInterrupt`` or ``asapgraph: interrupted``, and MPI_Abort its own line)."""
+    env = os.environ if environ is None else environ
+    size = mpi_world_size_from_env(env)
+    if size is None or size <= 1:
+        return True
+    return env.get("ASAPGRAPH_LAUNCHED", "") in ("", "0") and not mpi_rank_from_env(env)
+
+
+def exit_interrupted(comm):
+    """End this rank of a job interrupted by Ctrl-C, status 130: ``comm.Abort`` (mpiexec
+    stops the ranks that are still running, quietly; ranks that merely exit make Hydra
+    kill the others and print a "BAD TERMINATION" banner on stdout), with this rank's
+    standard error closed first so that MPICH writes no ``Abort(130) on node N`` line
+    (never returns)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        comm.Abort(EXIT_INTERRUPTED)
+    finally:
+        os._exit(EXIT_INTERRUPTED)
 
 
 def wants_distributed(args, environ=None):

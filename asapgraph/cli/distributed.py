@@ -107,10 +107,15 @@ def run_on_world(fn, args):
             if comm.Get_rank() == 0:
                 _err(e.message)
             code = 2 if e.input_error else 1
+    except KeyboardInterrupt:  # Ctrl-C (mpiexec passes it to every rank): one line
+        from asapgraph.cli.common import exit_interrupted, says_interrupted
+
+        if says_interrupted() and comm.Get_rank() == 0:
+            _err("asapgraph: interrupted")
+        exit_interrupted(comm)
     except BaseException as e:  # noqa: BLE001 - agreed if every rank failed, else abort
         msg, input_error = _failure_line(e, comm.Get_rank())
-        agreed = None if isinstance(e, KeyboardInterrupt) else _agree_failure(failures, msg,
-                                                                              input_error)
+        agreed = _agree_failure(failures, msg, input_error)
         if agreed is None:  # this rank alone (so far): abort the job
             debug_traceback(e.__cause__ if getattr(e, "one_line", False) and e.__cause__
                             else e)

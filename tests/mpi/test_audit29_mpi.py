@@ -5,6 +5,9 @@
   lowest failing *rank*, which may hold a later chunk: ``pagerank two.txt.gz --np 2``
   named line 350000 where one process (and the same file uncompressed, on any rank
   count) names line 200000.  Now the first error in the file's order, everywhere.
+* A NUL byte (binary data): refused at its line, alike everywhere (see tests/test_audit29.py).
+* Normalised Katz: the L2 norm of the values overflowed or underflowed (all 0, or the
+  values unnormalised) on every configuration (see tests/test_audit29.py).
 """
 import gzip
 import os
@@ -118,3 +121,48 @@ def test_katz_normalised_alike(tmp_path, beta):
         assert r.returncode == 0 and not r.stderr, (extra, r.stderr[-2000:])
         got = [float(ln.split(",")[1]) for ln in out.read_text().split()[1:]]
         assert len(got) == 4 and max(abs(x - 0.5) for x in got) < 1e-9, (extra, got)
+
+
+# ------------------------------------------------------------- Ctrl-C on a distributed run
+PROGRESS = ("asapgraph: superstep", "asapgraph: wave", "asapgraph: iteration")
+
+
+def _interrupt(tmp_path, args):
+    """Start ``asapgraph ARGS`` in a session of its own, send SIGINT to the whole process
+    group (launcher, mpiexec and ranks, as a terminal's Ctrl-C) once the first superstep
+    or wave is reported, and return ``(status, the stderr lines that are not progress)``."""
+    import signal
+
+    p = subprocess.Popen([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    lines = []
+    try:
+        for line in p.stderr:
+            lines.append(line.rstrip("\n"))
+            if line.startswith(PROGRESS):
+                break
+        os.killpg(p.pid, signal.SIGINT)
+        out, rest = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    lines += rest.splitlines()
+    assert "BAD TERMINATION" not in out, out  # (Hydra's banner for a rank it killed)
+    return p.returncode, [ln for ln in lines if not ln.startswith("asapgraph: ") or
+                          ln.startswith(("asapgraph: interrupted", "asapgraph: converged"))]
+
+
+@pytest.mark.parametrize("k, mode", [(2, "bsp"), (2, "asap"), (3, "bsp")])
+def test_ctrl_c_says_interrupted_once(tmp_path, k, mode):
+    """A terminal's Ctrl-C (SIGINT to the launcher, mpiexec and every rank): the one line
+    ``asapgraph: interrupted`` and status 130, as on one process, no output file.  Each
+    rank said ``error on rank N: KeyboardInterrupt:`` (or ``asapgraph: interrupted``) and
+    MPICH an ``Abort(1) on node N`` line for it.  (Hydra's own "Sending Ctrl-C to
+    processes" lines on stdout are not asapgraph's.)"""
+    args = ["pagerank", "rmat:14", "--np", k, "--mode", mode, "--latency", "0.1",
+            "--tol", "1e-14", "--max-iter", "100000", "-o", "out.csv"]
+    rc, lines = _interrupt(tmp_path, args)
+    assert rc == 130 and lines == ["asapgraph: interrupted"], (rc, lines)
+    assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())
