@@ -8,6 +8,8 @@
 * A NUL byte (binary data): refused at its line, alike everywhere (see tests/test_audit29.py).
 * Normalised Katz: the L2 norm of the values overflowed or underflowed (all 0, or the
   values unnormalised) on every configuration (see tests/test_audit29.py).
+* Ctrl-C on ``--np K``: every rank added ``error on rank N: KeyboardInterrupt:`` and
+  MPICH's ``Abort(N) on node N`` lines to the launcher's ``asapgraph: interrupted``.
 """
 import gzip
 import os
