@@ -44,7 +44,15 @@ def exit_interrupted(comm):
     stops the ranks that are still running, quietly; ranks that merely exit make Hydra
     kill the others and print a "BAD TERMINATION" banner on stdout), with this rank's
     standard error closed first so that MPICH writes no ``Abort(130) on node N`` line
-    (never returns)."""
+    (never returns).  Further SIGINTs are ignored from here on: mpiexec passes the
+    terminal's Ctrl-C on to the ranks, which got it already, and a second
+    KeyboardInterrupt before the abort would end the rank without it (Hydra's banner)."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):  # (not the main thread)
+        pass
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -108,6 +108,12 @@ def run_on_world(fn, args):
                 _err(e.message)
             code = 2 if e.input_error else 1
     except KeyboardInterrupt:  # Ctrl-C (mpiexec passes it to every rank): one line
+        import signal
+
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the second one, mpiexec's)
+        except ValueError:  # (not the main thread)
+            pass
         from asapgraph.cli.common import exit_interrupted, says_interrupted
 
         if says_interrupted() and comm.Get_rank() == 0:
