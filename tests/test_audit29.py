@@ -19,6 +19,9 @@ ranks, BSP and ASAP, and its networkx backend) gave 0 or 1e-200.  The norm is no
 the values divided by the largest first when the plain sum is not finite and normal.
 """
 import gzip
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -127,3 +130,22 @@ def test_katz_normalised_without_overflow(scale):
     got = nx.katz_centrality(G, alpha=0.1, beta=beta, tol=tol, max_iter=10000,
                              backend="asapgraph")
     assert max(abs(got[v] - want[v]) for v in G) < 1e-9, got
+
+
+@pytest.mark.parametrize("model", [["rmat", "--scale", "4", "--edge-factor", "0"],
+                                   ["er", "--vertices", "10", "--edges", "0"]])
+def test_generate_refuses_a_text_edge_list_without_edges(tmp_path, model):
+    """``generate`` wrote a text edge list of 0 edges that every command then refused ("no
+    edges found"); now refused up front, nothing written.  ``.asg`` keeps the vertices:
+    written, and PageRank reads it (uniform ranks)."""
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "generate", *model, "-o", "g.txt",
+                        "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and r.stderr.startswith("g.txt: no edges to write"), r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not list(tmp_path.iterdir())
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "generate", *model, "-o", "g.asg",
+                        "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "g.asg", "--json", "-q"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["vertices"] == (16 if model[0] == "rmat" else 10)

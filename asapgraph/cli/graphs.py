@@ -276,6 +276,10 @@ def cmd_generate(args):
             what = f"Erdős–Rényi G(n={n}, m={args.edges}) with replacement, seed {args.seed}"
     except ValueError as exc:
         raise InputError(f"generate {args.model}", None, str(exc)) from None
+    if not binary and not len(src):  # (the readers refuse an edge list without edges)
+        raise InputError(out, None, "no edges to write: a text edge list cannot hold vertices "
+                                    "without edges (ask for edges, or write .asg, which "
+                                    "keeps them)")
     prog.stage(f"generated {len(src):,} edges in {time.perf_counter() - t0:.2f} s; writing {out}")
     if binary:
         _io.save_binary(Graph.from_edges(src, dst, n=n, source=out), out)
