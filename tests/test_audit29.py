@@ -149,3 +149,19 @@ def test_generate_refuses_a_text_edge_list_without_edges(tmp_path, model):
                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["vertices"] == (16 if model[0] == "rmat" else 10)
+
+
+def test_a_token_that_is_not_utf8_is_quoted_once(tmp_path):
+    """A token whose bytes are not UTF-8 was quoted with its escape doubled (``got
+    'caf\\\\xe9'``); now as Python shows the bytes (``'caf\\xe9'``), alike on ranks; UTF-8
+    text is quoted as text."""
+    (tmp_path / "a.txt").write_bytes(b"0 1\ncaf\xe9 2\n")
+    (tmp_path / "b.txt").write_bytes("0 1\ncafé 2\n".encode())
+    for name, shown in (("a.txt", "'caf\\xe9'"), ("b.txt", "'café'")):
+        for extra in ([], ["--np", "2", "--mode", "asap"]):
+            r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", name, "-q",
+                                *extra], cwd=tmp_path, capture_output=True, timeout=300)
+            err = r.stderr.decode("utf-8")
+            assert r.returncode == 2, err
+            assert err.strip() == (f"{name}:2: expected an integer vertex id in column 1, got "
+                                   f"{shown} (vertex names? pass --labels)"), (extra, err)

@@ -91,6 +91,16 @@ def decimal_comma_hint(token, what="the weight"):
     return f" (a decimal comma? write {what} with a point, {token.replace(',', '.')!r})"
 
 
+def shown(tok):
+    """A token as a message quotes it: the repr of its text, or where the bytes are not
+    UTF-8, of the bytes without the ``b`` (``'caf\\xe9'``, where the text with
+    ``backslashreplace`` showed its escape doubled, ``'caf\\\\xe9'``)."""
+    try:
+        return repr(bytes(tok).decode("utf-8"))
+    except UnicodeDecodeError:
+        return repr(bytes(tok))[1:]
+
+
 def error_message(err, line0=1):
     """``(line, message)`` for an ``EdgeAccumulator.error`` tuple of a buffer whose first
     line is line ``line0`` of the file."""
@@ -98,31 +108,32 @@ def error_message(err, line0=1):
     if line is not None:
         line += line0 - 1
     t = tok.decode("utf-8", "backslashreplace")
+    q = shown(tok)
     if code == _parse.BAD_ID:
         sep = next((c for c in ";|" if c in t and t.replace(c, "").isdigit()), None)
         if sep is not None:   # '1;2;0,5' (a European CSV), '1|2': not separators here
-            return line, (f"expected an integer vertex id in column {col}, got {t!r} ('{sep}' "
+            return line, (f"expected an integer vertex id in column {col}, got {q} ('{sep}' "
                           "does not separate columns: use tabs, spaces or commas)")
         named = col == 1 and any(c.isalpha() for c in t)   # a name, not a damaged number
         hint = (" (a header line? start it with '#'" + ("; vertex names? pass --labels)"
                                                         if named else ")")) if line == 1 else \
             (" (vertex names? pass --labels)" if named else "")
-        return line, f"expected an integer vertex id in column {col}, got {t!r}{hint}"
+        return line, f"expected an integer vertex id in column {col}, got {q}{hint}"
     if code == _parse.NEG_ID:
-        return line, f"negative vertex id {t!r} in column {col} (ids must be >= 0)"
+        return line, f"negative vertex id {q} in column {col} (ids must be >= 0)"
     if code == _parse.SIGNED_ID:
-        return line, f"vertex id {t!r} in column {col} has a sign (ids are plain digits)"
+        return line, f"vertex id {q} in column {col} has a sign (ids are plain digits)"
     if code == _parse.DECIMAL_ID:
-        return line, f"vertex id {t!r} in column {col} is not an integer"
+        return line, f"vertex id {q} in column {col} is not an integer"
     if code == _parse.ID_OVERFLOW:
         return line, f"vertex id {t} does not fit in int64"
     if code == _parse.MISSING_COL:
         return line, f"missing column {col} (line has {_plural(ncols, 'column')})"
     if code == _parse.BAD_WEIGHT:
-        return line, (f"expected a number for the weight in column {col}, got {t!r}"
+        return line, (f"expected a number for the weight in column {col}, got {q}"
                       f"{decimal_comma_hint(t)}")
     if code == _parse.NONFINITE:
-        return line, f"weight {t!r} is not a finite number"
+        return line, f"weight {q} is not a finite number"
     if code == _parse.BINARY:
         return line, "binary data, not a text edge list"
     if code == _parse.BARE_CR:
