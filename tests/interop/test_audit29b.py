@@ -119,7 +119,7 @@ def test_save_binary_keeps_or_refuses_vertex_names(tmp_path):
     ([0, 1, 2], [1, -1], "got -1"),
     ([0, 1, 2], [1.0, 0.0], "integer array"),
 ])
-def test_graph_from_raw_arrays_checked(indptr, indices, what):
+def test_graph_from_raw_arrays_checked(tmp_path, indptr, indices, what):
     """``asapgraph.Graph(indptr, indices)`` took any arrays, and the kernels index with
     them unchecked: a CSR whose indptr ends past the indices crashed the interpreter in
     pagerank (SIGSEGV).  Now a ValueError at construction (in a child process, so that
@@ -135,7 +135,7 @@ def test_graph_from_raw_arrays_checked(indptr, indices, what):
             "else:\n"
             "    print('accepted', asapgraph.pagerank(g).ranks)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, cwd=tmp_path)  # (not the checkout: the installed package)
     assert r.returncode == 0, (r.returncode, r.stderr[-500:])
     assert r.stdout.startswith("ValueError Graph:"), r.stdout
     assert __import__("re").search(what, r.stdout), r.stdout
