@@ -165,3 +165,26 @@ def test_a_token_that_is_not_utf8_is_quoted_once(tmp_path):
             assert r.returncode == 2, err
             assert err.strip() == (f"{name}:2: expected an integer vertex id in column 1, got "
                                    f"{shown} (vertex names? pass --labels)"), (extra, err)
+
+
+@pytest.mark.parametrize("head", [b"source,target", b"FromNodeId\tToNodeId", b"src dst"])
+def test_labels_refuse_a_header_line(tmp_path, head):
+    """With ``--labels`` a CSV's header line was read as an edge between vertices named
+    'source' and 'target' (a wrong answer, exit 0); now refused at line 1, as the integer
+    reader refuses it, alike on ranks.  Commented, it is skipped; single letters (``u v``)
+    stay vertex names."""
+    p = tmp_path / "g.csv"
+    p.write_bytes(head + b"\na,b\nb,c\nc,a\n")
+    for extra in ([], ["--np", "2", "--mode", "asap"]):
+        r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "g.csv", "--labels",
+                            "-q", *extra], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.startswith("g.csv:1: a header line") and "'#'" in r.stderr, r.stderr
+    with pytest.raises(InputError, match="header line"):
+        load_graph(p, labels=True)
+    p.write_bytes(b"# " + head + b"\na,b\nb,c\nc,a\n")
+    assert load_graph(p, labels=True).n == 3
+    p.write_bytes(b"u v\nv w\n")
+    assert load_graph(p, labels=True).n == 3
+

@@ -107,6 +107,7 @@ def _read_text(data, name, weight_col, src_col, dst_col):
         n = int(ncol[i])
         raise InputError(name, line_of(i), f"missing column {need} (line has {n} "
                          f"column{'' if n == 1 else 's'})")
+    _refuse_header(kept[0], line_of(0), name, src_col, dst_col)
     k = int(ncol[0])
     if np.all(ncol == k):
         tok = np.array(b" ".join(kept).split()).reshape(-1, k)
@@ -118,6 +119,29 @@ def _read_text(data, name, weight_col, src_col, dst_col):
     if weight_col:
         w = _weights(tok[:, weight_col - 1], weight_col, name, line_of)
     return src, dst, w
+
+
+#: column names of edge-list headers (lower case): a first line whose source and target
+#: tokens are both one of these is a header, not an edge (single letters such as ``u v``
+#: or ``a b`` are not taken: they name vertices in small examples)
+HEADER_WORDS = frozenset(
+    b"source target src dst from to fromnodeid tonodeid from_id to_id src_id dst_id "
+    b"source_id target_id sourceid targetid node1 node2 node_1 node_2 id1 id2 id_1 id_2 "
+    b"head tail origin destination sender receiver".split())
+
+
+def _refuse_header(first, line, name, src_col, dst_col):
+    """Refuse a first line that names the columns (``source,target``): with ``--labels``
+    any token is a vertex name, so it was read as an edge between vertices 'source' and
+    'target' (as networkx's read_edgelist does) -- a wrong answer for a CSV export; the
+    integer reader refuses it at its id.  A graph whose vertices are really named so:
+    put that edge after another one."""
+    words = first.split()
+    a, b = words[src_col - 1].lower(), words[dst_col - 1].lower()
+    if a in HEADER_WORDS and b in HEADER_WORDS:
+        raise InputError(name, line, f"a header line ({words[src_col - 1].decode()!r}, "
+                         f"{words[dst_col - 1].decode()!r}) where the first edge should be: "
+                         "start it with '#' to skip it")
 
 
 def _refuse_decimal_comma(data, weight_col, name):
