@@ -39,20 +39,23 @@ def says_interrupted(environ=None):
     return env.get("ASAPGRAPH_LAUNCHED", "") in ("", "0") and not mpi_rank_from_env(env)
 
 
-def exit_interrupted(comm):
+def exit_interrupted(comm, say=False):
     """End this rank of a job interrupted by Ctrl-C, status 130: ``comm.Abort`` (mpiexec
     stops the ranks that are still running, quietly; ranks that merely exit make Hydra
     kill the others and print a "BAD TERMINATION" banner on stdout), with this rank's
     standard error closed first so that MPICH writes no ``Abort(130) on node N`` line
     (never returns).  Further SIGINTs are ignored from here on: mpiexec passes the
     terminal's Ctrl-C on to the ranks, which got it already, and a second
-    KeyboardInterrupt before the abort would end the rank without it (Hydra's banner)."""
+    KeyboardInterrupt before the abort would end the rank without it (Hydra's banner).
+    ``say``: print ``asapgraph: interrupted`` first (the job's one line)."""
     import signal
 
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):  # (not the main thread)
         pass
+    if say:
+        err("asapgraph: interrupted")
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -108,17 +108,9 @@ def run_on_world(fn, args):
                 _err(e.message)
             code = 2 if e.input_error else 1
     except KeyboardInterrupt:  # Ctrl-C (mpiexec passes it to every rank): one line
-        import signal
-
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the second one, mpiexec's)
-        except ValueError:  # (not the main thread)
-            pass
         from asapgraph.cli.common import exit_interrupted, says_interrupted
 
-        if says_interrupted() and comm.Get_rank() == 0:
-            _err("asapgraph: interrupted")
-        exit_interrupted(comm)
+        exit_interrupted(comm, say=says_interrupted() and comm.Get_rank() == 0)
     except BaseException as e:  # noqa: BLE001 - agreed if every rank failed, else abort
         msg, input_error = _failure_line(e, comm.Get_rank())
         agreed = _agree_failure(failures, msg, input_error)
