@@ -251,12 +251,8 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
                 os.close(fd)
         try:
             rc = watchdog.wait_job(proc, status)
-        except KeyboardInterrupt:  # mpiexec got the terminal's SIGINT too: let it stop
-            try:
-                proc.wait(timeout=5)
-            except (subprocess.TimeoutExpired, KeyboardInterrupt):
-                proc.kill()
-                proc.wait()
+        except KeyboardInterrupt:
+            stop_mpiexec(proc)
             raise  # the CLI says "asapgraph: interrupted", status 130, as on one process
         recs = status.records() if status.address is not None else None  # None: no reports
         line, code = watchdog.explain(rc, recs, nprocs, exe)
@@ -266,6 +262,34 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
         return code
     finally:
         status.close()
+
+
+#: seconds mpiexec has, after this process's SIGINT, to stop on a SIGINT of its own (a
+#: terminal's Ctrl-C reaches the whole process group: Hydra then stops within ~20 ms)
+#: before it is sent one (the SIGINT came to this process alone: ``kill -INT``, a
+#: supervisor); then :data:`STOP_WAIT` more before it is killed
+INT_GRACE = 0.5
+STOP_WAIT = 5.0
+
+
+def stop_mpiexec(proc):
+    """This process was interrupted: let mpiexec stop its ranks.  A terminal's Ctrl-C
+    reached mpiexec and the ranks too; a SIGINT sent to this process alone did not, and
+    the ranks went on computing until mpiexec was killed :data:`STOP_WAIT` seconds later
+    (audit 29): it is forwarded once mpiexec has not stopped within :data:`INT_GRACE`.
+    (A second SIGINT makes Hydra abort at once: the job ends either way.)"""
+    import signal
+
+    try:
+        try:
+            proc.wait(timeout=INT_GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=STOP_WAIT)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        proc.kill()
+        proc.wait()
 
 
 def launch(args, command="pagerank"):

@@ -129,10 +129,11 @@ def test_katz_normalised_alike(tmp_path, beta):
 PROGRESS = ("asapgraph: superstep", "asapgraph: wave", "asapgraph: iteration")
 
 
-def _interrupt(tmp_path, args):
+def _interrupt(tmp_path, args, group=True, stdout=None):
     """Start ``asapgraph ARGS`` in a session of its own, send SIGINT to the whole process
-    group (launcher, mpiexec and ranks, as a terminal's Ctrl-C) once the first superstep
-    or wave is reported, and return ``(status, the stderr lines that are not progress)``."""
+    group (launcher, mpiexec and ranks, as a terminal's Ctrl-C; ``group`` false: to the
+    launcher alone) once the first superstep or wave is reported, and return ``(status,
+    the stderr lines that are not progress)``; ``stdout`` (a list): gets the stdout."""
     import signal
 
     p = subprocess.Popen([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=tmp_path,
@@ -144,7 +145,10 @@ def _interrupt(tmp_path, args):
             lines.append(line.rstrip("\n"))
             if line.startswith(PROGRESS):
                 break
-        os.killpg(p.pid, signal.SIGINT)
+        if group:
+            os.killpg(p.pid, signal.SIGINT)
+        else:
+            os.kill(p.pid, signal.SIGINT)
         out, rest = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
@@ -152,6 +156,8 @@ def _interrupt(tmp_path, args):
             p.wait()
     lines += rest.splitlines()
     assert "BAD TERMINATION" not in out, out  # (Hydra's banner for a rank it killed)
+    if stdout is not None:
+        stdout.append(out)
     return p.returncode, [ln for ln in lines if not ln.startswith("asapgraph: ") or
                           ln.startswith(("asapgraph: interrupted", "asapgraph: converged"))]
 
@@ -167,4 +173,20 @@ def test_ctrl_c_says_interrupted_once(tmp_path, k, mode):
             "--tol", "1e-14", "--max-iter", "100000", "-o", "out.csv"]
     rc, lines = _interrupt(tmp_path, args)
     assert rc == 130 and lines == ["asapgraph: interrupted"], (rc, lines)
+    assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("mode", ["bsp", "asap"])
+def test_sigint_to_the_launcher_alone_stops_the_ranks(tmp_path, mode):
+    """SIGINT to the ``--np`` launcher alone (``kill -INT``, a supervisor), not to its
+    process group: the launcher forwards it to mpiexec, which stops the ranks (Hydra says
+    "Sending Ctrl-C" on its stdout).  Before, nothing reached mpiexec: the ranks computed
+    on until the launcher killed mpiexec 5 s later (no Hydra line).  The job still ends as
+    a terminal's Ctrl-C does: one line, status 130, no output file."""
+    args = ["pagerank", "rmat:14", "--np", 2, "--mode", mode, "--latency", "0.1",
+            "--tol", "1e-14", "--max-iter", "100000", "-o", "out.csv"]
+    out = []
+    rc, lines = _interrupt(tmp_path, args, group=False, stdout=out)
+    assert rc == 130 and lines == ["asapgraph: interrupted"], (rc, lines)
+    assert "Ctrl-C" in out[0], out  # mpiexec got the SIGINT (it was not killed)
     assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())
