@@ -98,8 +98,9 @@ def test_hits_negative_weight_refused_alike(tmp_path):
 
 @pytest.mark.mpi
 def test_hits_negative_weight_matrix_market_alike(tmp_path):
-    """On ranks a Matrix Market input is refused after rank 0 made one process's checks:
-    hits's negative weight is one of them (it said "not split across ranks")."""
+    """On ranks rank 0 makes one process's checks on a Matrix Market input before it
+    scatters it: hits's negative weight is one of them (it said "not split across
+    ranks")."""
     p = tmp_path / "neg.mtx"
     p.write_text("%%MatrixMarket matrix coordinate real general\n4 4 4\n"
                  "1 2 1\n2 3 -2\n3 1 1\n3 4 1\n")

@@ -12,7 +12,7 @@ from asapgraph.comm.launch import mpi_rank_from_env, mpi_world_size_from_env
 __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_INTERRUPTED",
            "EXIT_PIPE", "peak_rss_bytes", "mpi_world_size_from_env", "mpi_rank_from_env",
            "wants_distributed", "progress_for", "load_input", "check_output_path",
-           "matrix_market_rank_refusal",
+           "matrix_market_checked",
            "read_vertex_values", "dense_vector", "err", "quiet_stdout", "write_stdout",
            "flush_stdout", "says_interrupted", "exit_interrupted"]
 
@@ -98,14 +98,14 @@ def load_input(args, progress=None):
     return g, time.perf_counter() - t0
 
 
-def matrix_market_rank_refusal(args):
-    """The refusal of a Matrix Market input on MPI ranks (they do not split it), or None
-    when ``args.input`` is not one.  First the checks one process makes on the same
-    command line, so that a bad file reads the same on 1 and K ranks: the reader's (banner,
-    size line, entries), then PageRank's and sssp's refusal of negative weights (a
-    skew-symmetric matrix with --weighted said "not split across ranks" on K ranks).
-    Loads the whole file: call it on one rank (:func:`asapgraph.cli.distributed.
-    refuse_matrix_market_agreed`)."""
+def matrix_market_checked(args):
+    """A Matrix Market ``args.input`` read on rank 0 for K ranks, after the checks one
+    process makes on the same command line, so that a bad file reads the same on 1 and K
+    ranks: the reader's (banner, size line, entries), PageRank's and sssp's refusal of
+    negative weights, the personalization and dangling files, katz's alpha, a
+    ``--source``, a user's program.  Returns the graph (the ranks scatter it:
+    :func:`asapgraph.cli.distributed.matrix_market_agreed`), or None when ``args.input``
+    is not a Matrix Market file.  Loads the whole file: call it on one rank."""
     path = getattr(args, "input", None)
     if not isinstance(path, str) or path == "-" or getattr(args, "labels", False):
         return None
@@ -128,8 +128,7 @@ def matrix_market_rank_refusal(args):
                 dense_vector(graph, getattr(args, opt))
     else:  # katz's alpha against its bound, sssp's and bfs's --source, a user's program
         _check_program_run(args, graph)
-    return InputError(path, None, "Matrix Market input is not split across ranks; "
-                                  "convert it first (asapgraph convert IN OUT.asg)")
+    return graph
 
 
 def _check_program_run(args, graph):

@@ -17,6 +17,10 @@ only its own share, with original ids.
 * A binary ``.asg`` graph or an ``.npy`` edge array is memory-mapped and sliced by edge.
 * A generator spec (``rmat:S``, ``er:N:M``) is produced per rank with the counter-based
   ``*_slice`` generators: rank r makes edges ``[r m/K, (r+1) m/K)``.
+* A Matrix Market file is read whole by rank 0 with the single-process reader (its checks
+  and messages, its isolated vertices, symmetric entries mirrored) and its edges are
+  scattered, ``m / K`` consecutive ones to each rank, with the file's vertex ids
+  (:func:`scatter_matrix_market`, called by the loader before this step).
 * :class:`DenseEdges` (edge arrays in memory or memory-mapped, ids already dense, the
   vertex count given, so vertices without edges keep their place, as in a generator
   spec): rank r takes edges ``[r m/K, (r+1) m/K)``.  The networkx backend's runs on
@@ -38,7 +42,8 @@ import numpy as np
 from asapgraph.errors import InputError
 from asapgraph.comm.mpi import TAG_CHUNK, TAG_CHUNK_HDR, agree, mpi
 
-__all__ = ["read_local_edges", "DenseEdges", "scatter_labelled"]
+__all__ = ["read_local_edges", "DenseEdges", "scatter_labelled", "scatter_graph",
+           "scatter_matrix_market"]
 
 
 @dataclass
@@ -46,7 +51,8 @@ class DenseEdges:
     """Edges ``src[k] -> dst[k]`` over dense ids ``0..n-1`` (every rank holds the same
     arrays, or memory maps of the same files), optional float64 ``weights``; ``name`` is
     what messages call the input.  ``local``: the arrays are this rank's share of the
-    edges already (:func:`scatter_labelled`), not the whole list."""
+    edges already (:func:`scatter_labelled`, :func:`scatter_graph`), not the whole list.
+    ``ids``: the original ids of the dense ones (every rank; None: the dense ids)."""
 
     src: object
     dst: object
@@ -54,6 +60,7 @@ class DenseEdges:
     weights: object = None
     name: str = "<in-memory graph>"
     local: bool = False
+    ids: object = None
 
     def __fspath__(self):
         return self.name
@@ -74,10 +81,8 @@ def scatter_labelled(path, comm, weighted=False, weight_col=None):
     from asapgraph.graph.io.labelled import read_labelled
     from asapgraph.graph.labels import factorize_pair
 
-    MPI = mpi()
-    K, me = comm.Get_size(), comm.Get_rank()
     err, labels, meta, s, d, w = None, None, None, None, None, None
-    if me == 0:
+    if comm.Get_rank() == 0:
         try:
             s, d, w = read_labelled(path, weight_col=_weight_col(weighted, weight_col))
             labels, s, d = factorize_pair(s, d)
@@ -85,6 +90,18 @@ def scatter_labelled(path, comm, weighted=False, weight_col=None):
         except Exception as e:  # noqa: BLE001 - agreed below
             err = e
     agree(comm, err)
+    src, dst, wl, n = _scatter_edges(comm, meta, s, d, w)
+    del s, d, w
+    name = display_name(os.fspath(path))
+    return DenseEdges(src, dst, n, wl, name=name, local=True), labels
+
+
+def _scatter_edges(comm, meta, s, d, w):
+    """Rank 0's edge arrays ``s, d, w`` (``meta = (m, n, has weights)`` there, None
+    elsewhere), ``m / K`` consecutive edges to each rank (collective): ``(src, dst, w,
+    n)``, ids int32 when they fit."""
+    MPI = mpi()
+    K, me = comm.Get_size(), comm.Get_rank()
     m, n, has_w = comm.bcast(meta, root=0)
     dt = np.int32 if n < 2**31 - 1 else np.int64
     counts = np.array([m * (r + 1) // K - m * r // K for r in range(K)], dtype=np.int64)
@@ -102,9 +119,65 @@ def scatter_labelled(path, comm, weighted=False, weight_col=None):
     src = scatter(s, dt, itype)
     dst = scatter(d, dt, itype)
     wl = scatter(w, np.float64, MPI.DOUBLE) if has_w else None
+    return src, dst, wl, n
+
+
+def scatter_graph(g, comm, name):
+    """A graph rank 0 holds (``g``, None elsewhere) on K ranks (collective): its edges,
+    ``m / K`` consecutive ones to each rank, and its original ids (every rank: ``n``
+    int64) as a local :class:`DenseEdges`, so vertices without edges keep their place."""
+    meta, s, d, w = None, None, None, None
+    if comm.Get_rank() == 0:
+        s, d, w = g.edges()
+        meta = (int(g.m), int(g.n), w is not None)
+    src, dst, wl, n = _scatter_edges(comm, meta, s, d, w)
     del s, d, w
-    name = display_name(os.fspath(path))
-    return DenseEdges(src, dst, n, wl, name=name, local=True), labels
+    has_ids = comm.bcast(None if comm.Get_rank() else g.ids is not None, root=0)
+    ids = None
+    if has_ids:
+        ids = (np.ascontiguousarray(g.ids, dtype=np.int64) if comm.Get_rank() == 0
+               else np.empty(n, dtype=np.int64))
+        comm.Bcast(ids, root=0)
+    return DenseEdges(src, dst, n, wl, name=name, local=True, ids=ids)
+
+
+def scatter_matrix_market(source, comm, weighted, undirected, weight_col):
+    """A Matrix Market file on K ranks (collective), or None when ``source`` is not one
+    (rank 0 decides; an unreadable path is left to the ranks' reading, which names it).
+    Rank 0 reads it whole with the single-process reader -- its checks and lines, its
+    isolated vertices, symmetric entries mirrored, ``undirected`` applied or refused as
+    there -- and scatters it (:func:`scatter_graph`): only rank 0 needs the file, and it
+    holds the whole graph once.  ``weight_col``: 0-based, as the loader's.  Before,
+    ranks refused Matrix Market input ("not split across ranks") that one process read."""
+    from asapgraph.graph.generators import is_spec
+    from asapgraph.graph.io._text import display_name
+
+    if isinstance(source, DenseEdges) or not isinstance(source, (str, os.PathLike)):
+        return None  # (DenseEdges is path-like: its name)
+    path = os.fspath(source)
+    if path == "-" or (is_spec(path) and not os.path.exists(path)):
+        return None
+    mm = False
+    if comm.Get_rank() == 0:
+        try:
+            from asapgraph.graph.io import detect_format
+
+            mm = os.path.isfile(path) and detect_format(path) == "mtx"
+        except Exception:  # noqa: BLE001 - the ranks' reading reports it
+            mm = False
+    if not comm.bcast(mm, root=0):
+        return None
+    err, g = None, None
+    if comm.Get_rank() == 0:
+        from asapgraph.graph.io import load_graph
+
+        try:
+            g = load_graph(path, weighted=weighted, undirected=undirected,
+                           weight_col=None if weight_col is None else int(weight_col) + 1)
+        except Exception as e:  # noqa: BLE001 - agreed: one line from rank 0
+            err = e
+    agree(comm, err)
+    return scatter_graph(g, comm, display_name(path))
 
 def _compression(path):
     """The file's compression by its magic bytes, as the single process decides it
@@ -281,6 +354,10 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         if weighted:
             w = (np.ones(len(source.src)) if source.weights is None
                  else np.asarray(source.weights, dtype=np.float64))
+        if source.ids is not None and info is not None:
+            from asapgraph.partition.idmap import SpecIds
+
+            info["idmap"] = SpecIds(int(source.n), source.ids)
         return (np.asarray(source.src, dtype=dt), np.asarray(source.dst, dtype=dt), w,
                 int(source.n))
     if isinstance(source, DenseEdges):
@@ -333,7 +410,8 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
     except Exception as e:  # noqa: BLE001
         err = e
     agree(comm, err)
-    if fmt == "mtx":
+    if fmt == "mtx":  # (the loader scattered rank 0's Matrix Market file before this step:
+        # :func:`scatter_matrix_market`; here only when rank 0 saw another file at the path)
         agree(comm, InputError(path, None, "Matrix Market input is not split across ranks; "
                                            "convert it first (asapgraph convert IN OUT.asg)"))
     if fmt in ("binary", "npy"):

@@ -29,8 +29,8 @@ def test_skew_symmetric_weighted_refused_alike(tmp_path, cmd, what, refused_alik
 def test_bad_matrix_market_refused_alike(tmp_path, refused_alike, cli):
     """A .mtx that one process refuses (a negative weight at its line, an entry out of
     range, a wrong entry count) was refused on K ranks only as 'not split across ranks';
-    now the same line as one process everywhere.  A good .mtx still gets the ranks'
-    refusal (they do not split Matrix Market files)."""
+    now the same line as one process everywhere.  A good .mtx runs on ranks too (rank 0
+    reads it and scatters it: tests/mpi/test_matrix_market_ranks.py)."""
     (tmp_path / "neg.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 3\n"
                                       "1 2 0.5\n2 3 -1.5\n3 1 1\n")
     line = refused_alike(tmp_path, ["pagerank", "neg.mtx", "--weighted"], configs=CONFIGS)
@@ -46,8 +46,9 @@ def test_bad_matrix_market_refused_alike(tmp_path, refused_alike, cli):
     (tmp_path / "ok.mtx").write_text("%%MatrixMarket matrix coordinate pattern general\n"
                                      "3 3 2\n1 2\n2 3\n")
     for extra in CONFIGS[1:]:
-        r = cli(["pagerank", "ok.mtx", "-q", *extra], tmp_path)
-        assert r.returncode == 2 and "not split across ranks" in r.stderr, r.stderr
+        r = cli(["pagerank", "ok.mtx", "-q", "--top", "3", *extra], tmp_path)
+        assert r.returncode == 0 and not r.stderr, r.stderr
+        assert [ln.split()[1] for ln in r.stdout.splitlines()[1:]] == ["3", "2", "1"], r.stdout
 
 
 @pytest.mark.parametrize("labels", [[], ["--labels"]])
@@ -148,14 +149,19 @@ def test_npy_negative_weight_names_its_row(tmp_path, cmd, what, refused_alike):
     assert line.startswith(f"w.npy: row 1: negative edge weight -1.5: {what}"), line
 
 
-def test_matrix_market_with_bom_refused_on_ranks(tmp_path, refused_alike):
-    """A BOM'd Matrix Market file named .txt was read as an edge list on K ranks too (its
-    size line an edge); now the ranks refuse it as they refuse every .mtx."""
+def test_matrix_market_with_bom_read_alike_on_ranks(tmp_path, cli):
+    """A BOM'd Matrix Market file named .txt was read as an edge list on K ranks (its
+    size line an edge); then refused there; now K ranks read it as one process does (rank
+    0 reads it and scatters it): the same three vertices and ranks."""
     (tmp_path / "g.txt").write_bytes(b"\xef\xbb\xbf%%MatrixMarket matrix coordinate pattern "
                                      b"general\n3 3 2\n1 2\n2 3\n")
-    line = refused_alike(tmp_path, ["pagerank", "g.txt"], configs=CONFIGS[1:],
-                         output="refused.csv")
-    assert line.startswith("g.txt: Matrix Market input is not split across ranks"), line
+    want = None
+    for extra in [[], *CONFIGS[1:]]:
+        r = cli(["pagerank", "g.txt", "-q", "--top", "5", "--tol", "1e-12", *extra], tmp_path)
+        assert r.returncode == 0 and not r.stderr, (extra, r.stderr[-2000:])
+        got = [(ln.split()[1], round(float(ln.split()[2]), 9)) for ln in r.stdout.splitlines()[1:]]
+        want = want or got
+        assert got == want and [v for v, _ in got] == ["3", "2", "1"], (extra, got, want)
 
 
 @pytest.mark.parametrize("fmt", ["mtx", "asg"])

@@ -210,18 +210,18 @@ MTX = ("%%MatrixMarket matrix coordinate integer general\n5 5 7\n"
 
 
 @pytest.mark.parametrize("labels", [[], ["--labels"]])
-def test_matrix_market_in_disguise_refused_alike(tmp_path, labels):
+def test_matrix_market_in_disguise_read_alike(tmp_path, labels):
     """A gzip-compressed Matrix Market file named ``g.gz`` (and any .mtx with --labels) was
     read as a text edge list on every configuration: the size line '5 5 7' became an edge
-    5 -> 5, exit 0.  Now: one process reads it as Matrix Market (or refuses --labels), K
-    ranks refuse it as they refuse .mtx -- one line, exit 2."""
+    5 -> 5, exit 0.  Now: every configuration reads it as Matrix Market (K ranks: rank 0
+    reads it and scatters it), or refuses --labels in one line, exit 2."""
     import gzip
 
     p = tmp_path / "g.gz"
     p.write_bytes(gzip.compress(MTX.encode()))
     for extra in CONFIGS[:3]:
         r = _cli(["pagerank", p, "-q", "-o", tmp_path / "o.csv", *labels, *extra], tmp_path)
-        if not extra and not labels:   # one process: Matrix Market, 7 edges, no 5 -> 5
+        if not labels:   # Matrix Market, 7 edges, no 5 -> 5
             assert r.returncode == 0, r.stderr
             got = _scores(tmp_path / "o.csv")
             want = _nx([(1, 2, 1), (2, 3, 1), (3, 1, 1), (3, 4, 1), (4, 1, 1), (2, 4, 1), (5, 1, 1)])
