@@ -17,6 +17,13 @@ with ideal stealing) and the floor without stealing; their ratio in decades is t
 a pause long enough to reach the floors can be shortened, converted to seconds at
 ``--decade-seconds`` (default: the pause-free ASAP run's pace on rmat:20, 4 ranks, model
 clock: 0.1123 s for six decades).  Numpy/scipy only; ~1 min a level at scale 20.
+
+``--runs ASAP.json BSP.json`` (two ``asapgraph bench --json-out`` files of one transient
+cell and seed, e.g. from ``bench_issue14.py --cells transient --out DIR``) applies the
+ceiling to that seed instead: every stall of the ASAP run's error trace (a gap of more
+than 15 ms between its points: a rank paused) is shortened by the saving above, and a
+stall that began within 1/share of 1e-6 ends the run within the decades left.  It
+prints the BSP / ASAP ratio as run and the most ideal stealing could make of it.
 """
 from __future__ import annotations
 
@@ -36,7 +43,12 @@ def main(argv=None):
     ap.add_argument("--alpha", type=float, default=0.85)
     ap.add_argument("--rounds", type=int, default=120, help="frozen rounds to the floor")
     ap.add_argument("--decade-seconds", type=float, default=0.1123 / 6)
+    ap.add_argument("--runs", nargs=2, metavar=("ASAP_JSON", "BSP_JSON"))
+    ap.add_argument("--saving", type=float, default=0.0084, help="--runs: seconds a stall")
+    ap.add_argument("--share", type=float, default=0.26, help="--runs: the paused share")
     a = ap.parse_args(argv)
+    if a.runs:
+        return seed_ceiling(a)
     K, alpha = a.ranks, a.alpha
     src, dst = gen.rmat(a.scale, 16, seed=0)[:2]
     n = 1 << a.scale
@@ -79,6 +91,33 @@ def main(argv=None):
               f"{wo.max():.3f}; at most {dec.min():.2f}-{dec.max():.2f} decades = "
               f"{dec.min() * a.decade_seconds * 1e3:.1f}-"
               f"{dec.max() * a.decade_seconds * 1e3:.1f} ms a pause")
+
+
+def seed_ceiling(a, level=1e-6):
+    """``--runs``: the ceiling of ideal stealing on one seed's transient runs."""
+    import json
+    import math
+
+    def rec(path):
+        return json.load(open(path))["records"][0]
+
+    ra, rb = rec(a.runs[0]), rec(a.runs[1])
+    key = next(k for k in ra["time_to_error"] if abs(float(k) - level) < 1e-12)
+    ta, tb = ra["time_to_error"][key], rb["time_to_error"][key]
+    saved, end = 0.0, None
+    tr = ra["error_trace"]
+    for (t0, e0, _), (t1, _, _) in zip(tr, tr[1:]):
+        if t0 >= ta:
+            break
+        if t1 - t0 > 0.015:  # a stall: a rank paused
+            if e0 * a.share <= level:  # the others alone would have finished it
+                end = t0 + a.decade_seconds * math.log10(e0 / level)
+                break
+            saved += min(t1 - t0, a.saving)
+    best = (ta if end is None else end) - saved
+    print(f"BSP {tb:.4f} s, ASAP {ta:.4f} s: {tb / ta:.3f}x; with ideal stealing ASAP >= "
+          f"{best:.4f} s: at most {tb / best:.3f}x ({saved * 1e3:.0f} ms of stalls saved"
+          f"{', the last pause overtaken' if end is not None else ''})")
 
 
 if __name__ == "__main__":
