@@ -12,7 +12,7 @@ from asapgraph.comm.launch import mpi_rank_from_env, mpi_world_size_from_env
 __all__ = ["EXIT_OK", "EXIT_INTERNAL", "EXIT_INPUT", "EXIT_UNCONVERGED", "EXIT_INTERRUPTED",
            "EXIT_PIPE", "peak_rss_bytes", "mpi_world_size_from_env", "mpi_rank_from_env",
            "wants_distributed", "progress_for", "load_input", "check_output_path",
-           "matrix_market_checked",
+           "whole_file_checked",
            "read_vertex_values", "dense_vector", "err", "quiet_stdout", "write_stdout",
            "flush_stdout", "says_interrupted", "exit_interrupted"]
 
@@ -98,21 +98,21 @@ def load_input(args, progress=None):
     return g, time.perf_counter() - t0
 
 
-def matrix_market_checked(args):
-    """A Matrix Market ``args.input`` read on rank 0 for K ranks, after the checks one
-    process makes on the same command line, so that a bad file reads the same on 1 and K
-    ranks: the reader's (banner, size line, entries), PageRank's and sssp's refusal of
-    negative weights, the personalization and dangling files, katz's alpha, a
-    ``--source``, a user's program.  Returns the graph (the ranks scatter it:
-    :func:`asapgraph.cli.distributed.matrix_market_agreed`), or None when ``args.input``
-    is not a Matrix Market file.  Loads the whole file: call it on one rank."""
+def whole_file_checked(args):
+    """A Matrix Market or Parquet ``args.input`` read on rank 0 for K ranks, after the
+    checks one process makes on the same command line, so that a bad file reads the same
+    on 1 and K ranks: the reader's (banner, size line, entries, columns), PageRank's and
+    sssp's refusal of negative weights, the personalization and dangling files, katz's
+    alpha, a ``--source``, a user's program.  Returns the graph (the ranks scatter it:
+    :func:`asapgraph.cli.distributed.whole_file_agreed`), or None when ``args.input`` is
+    neither.  Loads the whole file: call it on one rank."""
     path = getattr(args, "input", None)
     if not isinstance(path, str) or path == "-" or getattr(args, "labels", False):
         return None
     try:
-        from asapgraph.graph.io import detect_format
+        from asapgraph.graph.io._readers import whole_file_format
 
-        if not os.path.isfile(path) or detect_format(path) != "mtx":
+        if not os.path.isfile(path) or whole_file_format(path) is None:
             return None
     except Exception:  # noqa: BLE001 - the ranks' own reading reports it
         return None

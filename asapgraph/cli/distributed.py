@@ -20,7 +20,7 @@ import sys
 import time
 
 __all__ = ["run_distributed", "emulation_from_args", "emit_agreed", "check_output_agreed",
-           "matrix_market_agreed"]
+           "whole_file_agreed"]
 
 
 def emulation_from_args(args):
@@ -160,14 +160,15 @@ def _agree_failure(comm, line, input_error, wait=None):
     return comm.bcast((line, input_error), root=0)
 
 
-def matrix_market_agreed(comm, args):
-    """A Matrix Market input on K ranks (collective): rank 0 reads it and makes one
-    process's checks (:func:`asapgraph.cli.common.matrix_market_checked`: a bad file, or
+def whole_file_agreed(comm, args):
+    """A Matrix Market or Parquet input on K ranks (collective): rank 0 reads it and makes
+    one process's checks (:func:`asapgraph.cli.common.whole_file_checked`: a bad file, or
     a refused option, gets the same line as on one process), then scatters it
     (:func:`asapgraph.partition.reading.scatter_graph`, with the file's vertex ids and
-    ``--undirected`` applied).  Returns this rank's local ``DenseEdges``, or None when
-    the input is not a Matrix Market file."""
-    from asapgraph.cli.common import matrix_market_checked
+    ``--undirected`` applied).  Returns ``(this rank's local DenseEdges, the vertex names
+    on rank 0 when the file names them by text, else None)``, or None when the input is
+    neither format."""
+    from asapgraph.cli.common import whole_file_checked
     from asapgraph.comm.mpi import agree
     from asapgraph.graph.io._text import display_name
     from asapgraph.partition.reading import scatter_graph
@@ -175,13 +176,14 @@ def matrix_market_agreed(comm, args):
     err, g = None, None
     if comm.Get_rank() == 0:
         try:
-            g = matrix_market_checked(args)
+            g = whole_file_checked(args)
         except Exception as e:  # noqa: BLE001 - agreed: one line from rank 0
             err = e
     agree(comm, err)
     if not comm.bcast(g is not None if comm.Get_rank() == 0 else None, root=0):
         return None
-    return scatter_graph(g, comm, display_name(args.input))
+    names = g.labels if g is not None else None
+    return scatter_graph(g, comm, display_name(args.input)), names
 
 
 def _run(args, comm):
@@ -192,14 +194,14 @@ def _run(args, comm):
 
     me = comm.Get_rank()
     check_output_agreed(comm, args)
-    mm = matrix_market_agreed(comm, args)
+    whole = whole_file_agreed(comm, args)
     weighted = bool(args.weighted or getattr(args, "weight_col", None) is not None)
     emu = emulation_from_args(args)
     if me == 0 and not args.quiet:
         _err(f"asapgraph: distributed pagerank on {comm.Get_size()} ranks, mode {args.mode}, "
              f"partition {args.partition}" + (" (network emulation on)" if emu.active else ""))
     t0 = time.perf_counter()
-    source, names = (mm, None) if mm is not None else labelled_input(args, comm, weighted)
+    source, names = whole if whole is not None else labelled_input(args, comm, weighted)
     pers, dang = args.personalization, getattr(args, "dangling", None)
     if getattr(args, "labels", False):  # the files name vertices (read on rank 0 only)
         from asapgraph.options import LabelledValues
@@ -209,7 +211,7 @@ def _run(args, comm):
     res = pagerank(source, comm, mode=args.mode, partition=args.partition, alpha=args.alpha,
                    tol=args.tol, max_iter=args.max_iter, personalization=pers,
                    dangling=dang, weighted=weighted,
-                   undirected=args.undirected and mm is None,  # (mm: applied on rank 0)
+                   undirected=args.undirected and whole is None,  # (applied on rank 0)
                    fanout=args.fanout, window=args.window,
                    approx=args.approx, emulation=emu, seed=args.seed,
                    weight_col=getattr(args, "weight_col", None),

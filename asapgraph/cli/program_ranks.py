@@ -99,12 +99,12 @@ def _cli_program(args, g):
 
 def _cli_run(args, comm):
     from asapgraph.cli.distributed import (check_output_agreed, emit_agreed,
-                                           matrix_market_agreed)
+                                           whole_file_agreed)
     from asapgraph.cli.emit import emit_program, named_groups, result_columns
 
     me = comm.Get_rank()
     check_output_agreed(comm, args)
-    mm = matrix_market_agreed(comm, args)
+    whole = whole_file_agreed(comm, args)
     weighted = bool(getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None)
     wc = getattr(args, "weight_col", None)  # 1-based, as on one process
     t0 = time.perf_counter()
@@ -131,10 +131,10 @@ def _cli_run(args, comm):
         progress.stage(f"distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
                        f"partition {getattr(args, 'partition', 'range')}")
         progress.stage(f"loading {args.input} on {comm.Get_size()} ranks")
-    source, names = (mm, None) if mm is not None else labelled_input(args, comm, weighted)
+    source, names = whole if whole is not None else labelled_input(args, comm, weighted)
     try:
         g = load(source, comm, partition=getattr(args, "partition", "range"), weighted=weighted,
-                 undirected=bool(getattr(args, "undirected", False)) and mm is None,
+                 undirected=bool(getattr(args, "undirected", False)) and whole is None,
                  weight_col=wc,
                  progress=progress)
         err = None

@@ -470,8 +470,8 @@ def check_run(program, graph, mode="bsp", max_iter=None, tol=None):
     """What :func:`run` checks on one process before its first iteration (the program's
     declarations, ``max_iter``, ``tol``, finite weights, ``program.setup``: Katz's bound of
     the largest eigenvalue, sssp's non-negative weights), without running it: rank 0 makes
-    them on a Matrix Market input before it scatters it, so that a refusal reads as on one
-    process (:func:`asapgraph.cli.common.matrix_market_checked`)."""
+    them on a Matrix Market or Parquet input before it scatters it, so that a refusal reads
+    as on one process (:func:`asapgraph.cli.common.whole_file_checked`)."""
     program = validate_program(program, mode)
     max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
     tol = _options.check_tol(program.default_tol if tol is None else tol)

@@ -51,7 +51,7 @@ from asapgraph.partition.idmap import IdMap, SpecIds, map_ids
 from asapgraph.partition.local_graph import LocalGraph, build_local
 from asapgraph.partition.memory import MEM_TRACE, mem_mark, phase, trim_malloc, tune_malloc
 from asapgraph.partition.partitioners import Partition, range_partition
-from asapgraph.partition.reading import DenseEdges, read_local_edges, scatter_matrix_market
+from asapgraph.partition.reading import DenseEdges, read_local_edges, scatter_whole_file
 from asapgraph.partition.rows import fits, local_from_slice
 
 __all__ = ["load_partitioned", "LocalGraph", "read_local_edges", "read_dense_edges",
@@ -69,10 +69,11 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     """
     t0 = time.perf_counter()
     info = {}
-    mm = scatter_matrix_market(source, comm, weighted, undirected, weight_col)
-    if mm is not None:  # rank 0 read it whole (undirected applied there, as on one process)
-        source, undirected = mm, False
-        phase(progress, f"read the Matrix Market file on rank 0: {mm.n:,} vertices", t0)
+    whole = scatter_whole_file(source, comm, weighted, undirected, weight_col)
+    if whole is not None:  # rank 0 read it (undirected applied there, as on one process)
+        source, undirected = whole, False
+        phase(progress, f"read {whole.name} on rank 0 and scattered it: {whole.n:,} "
+                        "vertices", t0)
     src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed,
                                            info)
     mem_mark("read")

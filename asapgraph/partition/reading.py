@@ -20,7 +20,7 @@ only its own share, with original ids.
 * A Matrix Market file is read whole by rank 0 with the single-process reader (its checks
   and messages, its isolated vertices, symmetric entries mirrored) and its edges are
   scattered, ``m / K`` consecutive ones to each rank, with the file's vertex ids
-  (:func:`scatter_matrix_market`, called by the loader before this step).
+  (:func:`scatter_whole_file`, called by the loader before this step; Parquet too).
 * :class:`DenseEdges` (edge arrays in memory or memory-mapped, ids already dense, the
   vertex count given, so vertices without edges keep their place, as in a generator
   spec): rank r takes edges ``[r m/K, (r+1) m/K)``.  The networkx backend's runs on
@@ -43,7 +43,7 @@ from asapgraph.errors import InputError
 from asapgraph.comm.mpi import TAG_CHUNK, TAG_CHUNK_HDR, agree, mpi
 
 __all__ = ["read_local_edges", "DenseEdges", "scatter_labelled", "scatter_graph",
-           "scatter_matrix_market"]
+           "scatter_whole_file"]
 
 
 @dataclass
@@ -141,14 +141,15 @@ def scatter_graph(g, comm, name):
     return DenseEdges(src, dst, n, wl, name=name, local=True, ids=ids)
 
 
-def scatter_matrix_market(source, comm, weighted, undirected, weight_col):
-    """A Matrix Market file on K ranks (collective), or None when ``source`` is not one
-    (rank 0 decides; an unreadable path is left to the ranks' reading, which names it).
-    Rank 0 reads it whole with the single-process reader -- its checks and lines, its
-    isolated vertices, symmetric entries mirrored, ``undirected`` applied or refused as
-    there -- and scatters it (:func:`scatter_graph`): only rank 0 needs the file, and it
-    holds the whole graph once.  ``weight_col``: 0-based, as the loader's.  Before,
-    ranks refused Matrix Market input ("not split across ranks") that one process read."""
+def scatter_whole_file(source, comm, weighted, undirected, weight_col):
+    """A Matrix Market or Parquet file on K ranks (collective), or None when ``source`` is
+    neither (rank 0 decides; an unreadable path is left to the ranks' reading, which names
+    it).  Rank 0 reads it whole with the single-process reader -- its checks and lines,
+    its isolated vertices, symmetric entries mirrored, ``undirected`` applied or refused
+    as there -- and scatters it (:func:`scatter_graph`): only rank 0 needs the file, and
+    it holds the whole graph once.  ``weight_col``: 0-based, as the loader's.  Before,
+    ranks refused Matrix Market input ("not split across ranks") and Parquet ("binary
+    data, not a text edge list") that one process read."""
     from asapgraph.graph.generators import is_spec
     from asapgraph.graph.io._text import display_name
 
@@ -157,15 +158,15 @@ def scatter_matrix_market(source, comm, weighted, undirected, weight_col):
     path = os.fspath(source)
     if path == "-" or (is_spec(path) and not os.path.exists(path)):
         return None
-    mm = False
+    whole = False
     if comm.Get_rank() == 0:
         try:
-            from asapgraph.graph.io import detect_format
+            from asapgraph.graph.io._readers import whole_file_format
 
-            mm = os.path.isfile(path) and detect_format(path) == "mtx"
+            whole = os.path.isfile(path) and whole_file_format(path) is not None
         except Exception:  # noqa: BLE001 - the ranks' reading reports it
-            mm = False
-    if not comm.bcast(mm, root=0):
+            whole = False
+    if not comm.bcast(whole, root=0):
         return None
     err, g = None, None
     if comm.Get_rank() == 0:
@@ -178,6 +179,7 @@ def scatter_matrix_market(source, comm, weighted, undirected, weight_col):
             err = e
     agree(comm, err)
     return scatter_graph(g, comm, display_name(path))
+
 
 def _compression(path):
     """The file's compression by its magic bytes, as the single process decides it
@@ -411,7 +413,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         err = e
     agree(comm, err)
     if fmt == "mtx":  # (the loader scattered rank 0's Matrix Market file before this step:
-        # :func:`scatter_matrix_market`; here only when rank 0 saw another file at the path)
+        # :func:`scatter_whole_file`; here only when rank 0 saw another file at the path)
         agree(comm, InputError(path, None, "Matrix Market input is not split across ranks; "
                                            "convert it first (asapgraph convert IN OUT.asg)"))
     if fmt in ("binary", "npy"):

@@ -30,7 +30,7 @@ def test_bad_matrix_market_refused_alike(tmp_path, refused_alike, cli):
     """A .mtx that one process refuses (a negative weight at its line, an entry out of
     range, a wrong entry count) was refused on K ranks only as 'not split across ranks';
     now the same line as one process everywhere.  A good .mtx runs on ranks too (rank 0
-    reads it and scatters it: tests/mpi/test_matrix_market_ranks.py)."""
+    reads it and scatters it: tests/mpi/test_whole_file_ranks.py)."""
     (tmp_path / "neg.mtx").write_text("%%MatrixMarket matrix coordinate real general\n3 3 3\n"
                                       "1 2 0.5\n2 3 -1.5\n3 1 1\n")
     line = refused_alike(tmp_path, ["pagerank", "neg.mtx", "--weighted"], configs=CONFIGS)

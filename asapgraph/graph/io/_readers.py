@@ -64,6 +64,17 @@ def detect_format(path):
     return "text"
 
 
+def whole_file_format(path):
+    """``'mtx'`` or ``'parquet'`` for an input that MPI ranks do not split (rank 0 reads it
+    whole and scatters it: :func:`asapgraph.partition.reading.scatter_whole_file`), else
+    None.  Parquet by its name, as :func:`load_graph` decides it."""
+    if path == "-":
+        return None
+    if _strip_comp(os.fspath(path)).endswith(".parquet"):
+        return "parquet"
+    return "mtx" if detect_format(path) == "mtx" else None
+
+
 _BOM = b"\xef\xbb\xbf"
 
 

@@ -68,7 +68,11 @@ def write_values(path, ids, columns, fsync=False):
     """
     fmt, gz = output_format(path)
     ids = _node_column(ids)
-    cols = {k: np.asarray(v) for k, v in columns.items()}
+    # (a column of names -- components of a graph whose vertices are named by text, read
+    # from Parquet or networkx as objects -- is written as the node column is: it raised
+    # "cannot format a column of dtype object")
+    cols = {k: _node_column(v) if np.asarray(v).dtype.kind == "O" else np.asarray(v)
+            for k, v in columns.items()}
     for k, v in cols.items():
         if v.shape != ids.shape:
             raise ValueError(f"column {k!r} has shape {v.shape}, ids have {ids.shape}")

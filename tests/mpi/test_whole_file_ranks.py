@@ -1,6 +1,7 @@
-"""Matrix Market input on K ranks: rank 0 reads the file with the single-process reader
-and scatters its edges with the file's vertex ids (``partition.reading.scatter_graph``).
-Before, ``--np K`` refused a ``.mtx`` that one process read ("not split across ranks").
+"""Matrix Market and Parquet input on K ranks: rank 0 reads the file with the
+single-process reader and scatters its edges with the file's vertex ids
+(``partition.reading.scatter_graph``).  Before, ``--np K`` refused a ``.mtx`` ("not split
+across ranks") and a ``.parquet`` ("binary data") that one process read.
 
 Every case compares the full output of K ranks (BSP and ASAP) with one process, and one
 real graph written by scipy's Matrix Market writer with networkx's PageRank."""
@@ -135,3 +136,53 @@ def test_matrix_market_python_api_on_ranks(tmp_path):
     p = subprocess.run([find_mpiexec(None), "-n", "3", sys.executable, "-c", code],
                        cwd=tmp_path, capture_output=True, text=True, timeout=240)
     assert p.returncode == 0 and "ok 120" in p.stdout, (p.stdout[-1000:], p.stderr[-2000:])
+
+
+# ------------------------------------------------------------------------------- Parquet
+def _write_parquet(d):
+    """Integer ids with a weight column, and vertices named by text (one process writes
+    their names; components are named by a vertex)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rng = np.random.default_rng(11)
+    m = 500
+    s, t = rng.integers(1, 90, m), rng.integers(1, 90, m)
+    pq.write_table(pa.table({"source": s, "target": t, "weight": rng.uniform(0.5, 2.0, m)}),
+                   str(d / "g.parquet"))
+    names = np.array([f"v{i}" for i in range(40)])
+    a, b = rng.integers(0, 40, 60), rng.integers(0, 40, 60)
+    pq.write_table(pa.table({"source": names[a], "target": names[b]}), str(d / "s.parquet"))
+
+
+PARQUET = [
+    (["pagerank", "g.parquet", "--tol", "1e-12"], 1e-10),
+    (["pagerank", "g.parquet", "--weighted", "--undirected", "--tol", "1e-12"], 1e-10),
+    (["pagerank", "s.parquet", "--tol", "1e-12"], 1e-10),
+    (["wcc", "s.parquet"], None),
+    (["sssp", "g.parquet", "--weighted", "--source", "5"], 1e-12),
+]
+
+
+@pytest.mark.parametrize("args, tol", PARQUET, ids=[" ".join(c[0][:3]) for c in PARQUET])
+def test_parquet_on_ranks_as_on_one_process(tmp_path, cli, args, tol):
+    """A Parquet edge table: ranks said "binary data, not a text edge list" (exit 2) where
+    one process read it; rank 0 reads and scatters it now, names included.  ``tol`` None:
+    the values are vertex names (wcc's components), compared exactly.  (wcc of a graph
+    named by text failed on one process too: "cannot format a column of dtype object".)"""
+    _write_parquet(tmp_path)
+    r = cli([*args, "-q", "-o", "one.csv"], tmp_path)
+    assert r.returncode == 0 and not r.stderr, r.stderr[-2000:]
+    one = list(csv.reader(open(tmp_path / "one.csv")))
+    for extra in CONFIGS:
+        r = cli([*args, "-q", "-o", "k.csv", *extra], tmp_path)
+        assert r.returncode == 0 and not r.stderr, (extra, r.stderr[-2000:])
+        got = list(csv.reader(open(tmp_path / "k.csv")))
+        assert got[0] == one[0] and len(got) == len(one), (extra, got[:2], one[:2])
+        if tol is None:
+            assert sorted(got) == sorted(one), extra
+            continue
+        a, b = dict((r[0], r[1:]) for r in one[1:]), dict((r[0], r[1:]) for r in got[1:])
+        assert set(a) == set(b), extra
+        err = max((abs(float(x) - float(y)) for k in a for x, y in zip(a[k], b[k])),
+                  default=0.0)
+        assert err <= tol, (extra, err)
