@@ -535,11 +535,12 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
     The error raised is the first in the file's order, as one process reports it: the
     chunks are dealt round-robin, so the lowest failing rank (:func:`agree`) may hold a
     later chunk than another failing rank (``--np 2``: rank 0's third chunk before rank
-    1's second).  A damaged stream is refused as such, before any line's error, as on
-    ranks before (and as one process does when the damage lies in the block it read
-    first: it parses a block once it has read it whole).  A NUL byte in the first 64 KiB
+    1's second).  A damaged stream is refused as such unless a line before the damage is
+    bad (then that line, as one process reports it whatever block the damage lies in:
+    the lines the failed read lost are read again, :func:`before_damage`).  A NUL byte in the first 64 KiB
     is refused before any line, as one process refuses it."""
-    from asapgraph.graph.io._text import _DECOMP_ERRORS, BINARY_HEAD, nul_refusal, open_binary
+    from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage, nul_refusal,
+                                          open_binary)
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
@@ -554,20 +555,26 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
         except InputError as e:
             f, err, at = None, e, 0
         rest = b""
+        off = 0   # decompressed bytes read
+        damage = None
         while f is not None:
             try:
                 blk = f.read(chunk_bytes if line > 1 or rest else max(chunk_bytes, BINARY_HEAD))
             except (OSError, *_DECOMP_ERRORS):
-                err, at = InputError(path, None, f"corrupt or truncated {kind} data"), 0
-                blk = b""
+                # the lines before the damage first (the failed read lost them): a bad
+                # one is the first problem in the file's order, as on one process
+                damage = InputError(path, None, f"corrupt or truncated {kind} data")
+                blk = before_damage(path, off)
+                blk = blk[:blk.rfind(b"\n") + 1]
+            off += len(blk)
             if line == 1 and not rest and err is None:  # the head, as one process reads it
                 bad = nul_refusal(path, blk)
                 if bad is not None:
                     err, at, blk = bad, -1, b""
             data = rest + blk
-            if blk:
+            if blk or damage is not None:  # (damaged: the cut line after its whole lines)
                 cut = data.rfind(b"\n") + 1
-                if cut == 0:
+                if cut == 0 and damage is None:
                     rest = data
                     continue
                 data, rest = data[:cut], data[cut:]
@@ -589,6 +596,10 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
                               tag=TAG_CHUNK)
                 line += data.count(b"\n")
                 i += 1
+            if damage is not None:
+                if err is None:  # at its line: a later rank's earlier bad line goes first
+                    err, at = damage, line
+                break
             if not blk:
                 break
         if f is not None:

@@ -72,13 +72,17 @@ def test_compressed_input_first_error_in_file_order(tmp_path):
 
 
 def test_damaged_compressed_input_still_refused_as_damaged(tmp_path):
-    """A truncated stream is refused as such on ranks whatever lines fail before the
-    damage (rank 0 finds it), as one process refuses it when it lies in its first block."""
+    """A truncated stream is refused as such on ranks when no line fails before the
+    damage; a line that fails before it is named first (audit 30b: the first problem in
+    the file's order, tests/mpi/test_audit30b_mpi.py)."""
     z = gzip.compress(_lines(), 1)
     (tmp_path / "cut.txt.gz").write_bytes(z[: len(z) * 8 // 10])
     configs = [[], ["--np", "2"], ["--np", "3"]]
     assert _refused_alike(tmp_path, ["pagerank", "cut.txt.gz"], configs, CHUNK) == \
-        "cut.txt.gz: corrupt or truncated gzip data"
+        "cut.txt.gz:12000: expected an integer vertex id in column 2, got 'bad0'"
+    (tmp_path / "cut2.txt.gz").write_bytes(z[: len(z) // 10])   # before line 12000
+    assert _refused_alike(tmp_path, ["pagerank", "cut2.txt.gz"], configs, CHUNK) == \
+        "cut2.txt.gz: corrupt or truncated gzip data"
 
 
 # ------------------------------------------- a NUL byte: binary data, at its line, alike

@@ -453,6 +453,57 @@ def _read_fill(stream, mv, path, kind):
     return got
 
 
+def before_damage(path, skip=0):
+    """The decompressed bytes of the file ``path`` from offset ``skip`` up to where its
+    stream fails (corrupt or truncated data), read again in small pieces: a reader's
+    block read that fails loses the bytes it had decompressed, and the first problem in
+    the file's order is reported -- a bad line before the damage, else the damage.  An
+    error path (the file is decompressed again); ``b""`` for standard input, which cannot
+    be read twice."""
+    if path == "-" or not isinstance(path, (str, os.PathLike)):
+        return b""
+    try:
+        f, _, _ = open_binary(path)
+    except (InputError, OSError):
+        return b""
+    read = getattr(f, "read1", None) or f.read
+    out, pos = bytearray(), 0
+    try:
+        while True:
+            try:
+                b = read(1 << 16)
+            except (OSError, *_DECOMP_ERRORS):
+                break
+            if not b:
+                break
+            if pos + len(b) > skip:
+                out += b[max(0, skip - pos):]
+            pos += len(b)
+    finally:
+        f.close()
+    return bytes(out)
+
+
+def _damage_after(acc, path, name, done, first, line_offset, exc):
+    """``exc`` (a stream's damage) unless a whole line the parser had not reached before
+    it is bad: then that line's error (:func:`before_damage`)."""
+    data = bytearray(before_damage(path, done))
+    if first:   # the head's checks, as a block read whole makes them
+        bad = nul_refusal(name, data[:BINARY_HEAD], 1 + line_offset)
+        if bad is not None:
+            return bad
+        if data[:3] == b"\xef\xbb\xbf":
+            data[:3] = b"   "
+    cut = data.rfind(b"\n") + 1
+    if cut:
+        with memoryview(data) as mv:
+            consumed = acc.feed(mv[:cut], False)
+        if consumed < 0:
+            line, msg = error_message(acc.error)
+            return InputError(name, None if line is None else line + line_offset, msg)
+    return exc
+
+
 def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=None,
                 progress=None, line_offset=0):
     """Feed all of ``stream`` to the accumulator ``acc``, block by block (a generator).
@@ -473,7 +524,13 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
     first = True
     while True:
         mv = memoryview(buf)
-        got = _read_fill(stream, mv[carry:], path, kind)
+        try:
+            got = _read_fill(stream, mv[carry:], path, kind)
+        except InputError as exc:
+            mv.release()
+            if kind is None or line_offset:  # (a .mtx: its header is not counted in done)
+                raise
+            raise _damage_after(acc, path, name, done, first, line_offset, exc) from None
         filled = carry + got
         if first:
             first = False

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, display_name, nul_refusal,
-                                      open_binary, os_error)
+from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage, display_name,
+                                      nul_refusal, open_binary, os_error)
 
 __all__ = ["read_labelled"]
 
@@ -25,18 +25,23 @@ _FORMATS = {"mtx": "a Matrix Market file", "npy": "a .npy edge array",
 
 
 def _read_all(path):
+    """``(data, damage)``: the file's bytes and None, or, for a damaged compressed stream,
+    its whole lines before the damage and the error that names it."""
     name = display_name(path)
     try:
         stream, kind, _total = open_binary(path)
         try:
-            return stream.read()
+            return stream.read(), None
         except _DECOMP_ERRORS + (OSError,) as exc:
             if kind is None and isinstance(exc, OSError):
                 raise
             # as the integer reader says it (was 'internal error: EOFError' for a
             # truncated .bz2/.xz, LZMAError for a corrupt .xz, 'cannot read: Not a
-            # gzipped file' for a .gz with trailing garbage)
-            raise InputError(name, None, f"corrupt or truncated {kind} data") from None
+            # gzipped file' for a .gz with trailing garbage); a bad line before the
+            # damage first, as the integer reader (audit 30)
+            data = before_damage(path)
+            return data[:data.rfind(b"\n") + 1], InputError(
+                name, None, f"corrupt or truncated {kind} data")
         finally:
             if path != "-":
                 stream.close()
@@ -57,7 +62,18 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
         if fmt != "text":   # a Matrix Market size line would be read as an edge
             raise InputError(name, None, f"--labels applies to text edge lists, and this is "
                              f"{_FORMATS[fmt]} (integer vertex ids): drop --labels")
-    data = _read_all(path)
+    data, damage = _read_all(path)
+    if damage is None:
+        return _read_data(data, name, weight_col, src_col, dst_col)
+    try:  # the first problem in the file's order: a bad line before the damage
+        _read_data(data, name, weight_col, src_col, dst_col)
+    except InputError as exc:
+        if exc.line is not None:
+            raise
+    raise damage
+
+
+def _read_data(data, name, weight_col, src_col, dst_col):
     if data[:14] == b"%%MatrixMarket":
         raise InputError(name, None, f"--labels applies to text edge lists, and this is "
                          f"{_FORMATS['mtx']} (integer vertex ids): drop --labels")

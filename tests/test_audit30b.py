@@ -1,0 +1,95 @@
+"""Audit 30b (one process; the ranks' side: tests/mpi/test_audit30b_mpi.py).
+
+* A damaged compressed edge list (truncated, or corrupt further on) with a bad line before
+  the damage: one process named the bad line only when the reader had parsed its block
+  before reaching the damage (a block read that fails loses what it had decompressed), so
+  a bad line in the last block (up to 32 MiB of text) was "corrupt or truncated gzip data";
+  ``--labels`` (the whole file read at once) always said that.  Now the first problem in
+  the file's order, as for every other problem: the bad line when it comes before the
+  damage, else the damage (the lines the failed read lost are decompressed again, in small
+  pieces: an error path only).
+"""
+import bz2
+import gzip
+import lzma
+import os
+import subprocess
+import sys
+
+import pytest
+
+from asapgraph import load_graph
+from asapgraph.errors import InputError
+from asapgraph.graph.io import read_edges
+
+ROWS = 800_000   # ~11 MB of text: the reader's blocks grow 1, 4, 16 MiB (several blocks)
+COMP = {"gz": lambda d: gzip.compress(d, 1), "bz2": lambda d: bz2.compress(d, 1),
+        "xz": lambda d: lzma.compress(d, preset=0)}
+
+
+def _damaged(path, ext, bad_line, bad_text, keep=0.95):
+    """A text edge list with line ``bad_line`` replaced, compressed, the first ``keep`` of
+    its compressed bytes kept (truncated); returns the path."""
+    rows = [f"{i} {(i * 7919) % 500_000}" for i in range(ROWS)]
+    if bad_line:
+        rows[bad_line - 1] = bad_text
+    z = COMP[ext](("\n".join(rows) + "\n").encode())
+    path.write_bytes(z[: int(len(z) * keep)])
+    return path
+
+
+def _refusal(p, labels=False):
+    with pytest.raises(InputError) as ei:
+        load_graph(p, labels=labels)
+    if not labels:
+        with pytest.raises(InputError) as e2:
+            read_edges(p)
+        assert str(e2.value) == str(ei.value)
+    return str(ei.value)
+
+
+def _cli(args, cwd):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.path.dirname(
+                              os.path.dirname(os.path.abspath(__file__)))})
+
+
+BAD_INT = "expected an integer vertex id in column 2, got 'bad'"
+BAD_ONE = "missing column 2 (line has 1 column)"
+
+
+@pytest.mark.parametrize("ext", ["gz", "bz2", "xz"])
+def test_bad_line_before_the_damage_in_the_same_block(tmp_path, ext):
+    """Line 700,000 lies in the reader's last block, with the cut: it was the damage."""
+    p = _damaged(tmp_path / f"near.txt.{ext}", ext, 700_000, "5 bad")
+    assert _refusal(p) == f"{p}:700000: {BAD_INT}"
+    q = _damaged(tmp_path / f"lnear.txt.{ext}", ext, 700_000, "5")  # ('bad' is a name)
+    assert _refusal(q, labels=True) == f"{q}:700000: {BAD_ONE}"
+
+
+def test_first_problem_in_file_order(tmp_path):
+    """An early bad line (an earlier block: named before too), a bad line after the damage
+    (the damage), no bad line (the damage); --labels alike."""
+    damage = "corrupt or truncated gzip data"
+    p = _damaged(tmp_path / "early.txt.gz", "gz", 1000, "5")
+    assert _refusal(p) == _refusal(p, labels=True) == f"{p}:1000: {BAD_ONE}"
+    p = _damaged(tmp_path / "after.txt.gz", "gz", 799_000, "5", keep=0.5)
+    assert _refusal(p) == _refusal(p, labels=True) == f"{p}: {damage}"
+    p = _damaged(tmp_path / "clean.txt.gz", "gz", 0, "", keep=0.9)
+    assert _refusal(p) == _refusal(p, labels=True) == f"{p}: {damage}"
+    # the cut line itself is not a bad line: '123 4' of '123 456' (the damage)
+    p = _damaged(tmp_path / "near.txt.gz", "gz", 700_000, "5")
+    assert _refusal(p) == _refusal(p, labels=True) == f"{p}:700000: {BAD_ONE}"
+
+
+def test_cli_alike_threads(tmp_path):
+    """The command line: decompressed inline (--threads 1) or read ahead in a thread."""
+    _damaged(tmp_path / "near.txt.gz", "gz", 700_000, "5 bad")
+    want = f"near.txt.gz:700000: {BAD_INT}"
+    for extra in ([], ["--threads", "1"], ["--threads", "2"]):
+        r = _cli(["pagerank", "near.txt.gz", "-q", "-o", "out.csv", *extra], tmp_path)
+        assert (r.returncode, r.stderr.strip()) == (2, want), extra
+        assert not (tmp_path / "out.csv").exists()
+    r = _cli(["info", "near.txt.gz"], tmp_path)
+    assert (r.returncode, r.stderr.strip().splitlines()[-1]) == (2, want)
