@@ -50,7 +50,7 @@ __all__ = [
     "pagerank_change_tol", "pagerank_change_of_bound", "pagerank_error_bound", "engine_tol",
     "error_bound",
     "check_residual", "spectral_radius_bound", "check_cli", "Given", "GivenAppend",
-    "STDIN_SPLIT_REFUSAL", "stdin_refusal",
+    "STDIN_SPLIT_REFUSAL", "STDIN_ONCE_REFUSAL", "stdin_refusal", "prefetch_stdin_values",
 ]
 
 # ----------------------------------------------------------------------------- defaults
@@ -204,8 +204,56 @@ def weight_col_index(weight_col):
 # ----------------------------------------------------------------------------- vertex values
 
 
+#: standard input read as a node-value file (``--personalization -``): ``(data, error)``
+#: once read; it cannot be read twice (rank 0 may look at it before the run reads it)
+_STDIN_VALUES = None
+
+
+def _stdin_bytes():
+    """The decompressed bytes of standard input, read once (:data:`_STDIN_VALUES`); the
+    error of that read is raised on every call."""
+    global _STDIN_VALUES
+    if _STDIN_VALUES is None:
+        from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
+
+        data, err = None, None
+        try:
+            stream, kind, _ = open_binary("-")
+            try:
+                data = stream.read()
+            except _DECOMP_ERRORS + (OSError,) as exc:
+                err = InputError("<stdin>", None, f"corrupt or truncated {kind} data"
+                                 if kind is not None else (getattr(exc, "strerror", None)
+                                                           or str(exc)))
+        except InputError as exc:
+            err = exc
+        except OSError as exc:
+            err = InputError("<stdin>", None, exc.strerror or str(exc))
+        _STDIN_VALUES = (data, err)
+    data, err = _STDIN_VALUES
+    if err is not None:
+        raise err
+    return data
+
+
+def prefetch_stdin_values(args):
+    """Read standard input now when ``--personalization`` or ``--dangling`` is ``-``
+    (rank 0 before loading the graph: a stream mpiexec forwards must not wait); a
+    problem with it is reported where the file is read, as on one process."""
+    if "-" in (getattr(args, "personalization", None), getattr(args, "dangling", None)):
+        try:
+            _stdin_bytes()
+        except InputError:
+            pass
+
+
+def _shown(path):
+    return "<stdin>" if path == "-" else path
+
+
 def read_vertex_values(path, text_ids=False):
     """Read a two-column file ``node value`` (personalization, dangling distribution).
+    ``-`` is standard input (read once; its lines are named ``<stdin>:LINE``).
 
     Lines are ``ID VALUE`` separated by blanks, a tab or a comma; ``#`` and ``%``
     start comment lines; blank lines are skipped.  Values must be finite and >= 0,
@@ -224,12 +272,18 @@ def read_vertex_values(path, text_ids=False):
     InputError
         ``FILE:LINE: message`` for the first bad line.
     """
-    import numpy as np
+    if path == "-":  # standard input (it was a file named '-')
+        data, path = _stdin_bytes(), "<stdin>"
+    else:
+        data = _read_values_file(path)
+    return _parse_vertex_values(data, path, text_ids)
 
+
+def _read_values_file(path):
     from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
 
     try:   # compressed like edge lists (a .gz file was 'FILE:1: not UTF-8 text')
-        stream, kind, _ = open_binary(path) if path != "-" else (open(path, "rb"), None, 0)
+        stream, kind, _ = open_binary(path)
         try:
             data = stream.read()
         except _DECOMP_ERRORS + (OSError,) as exc:
@@ -240,6 +294,12 @@ def read_vertex_values(path, text_ids=False):
             stream.close()
     except OSError as exc:
         raise InputError(path, None, exc.strerror or str(exc)) from None
+    return data
+
+
+def _parse_vertex_values(data, path, text_ids):
+    import numpy as np
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -350,7 +410,7 @@ def unknown_vertex_error(path, lines, ids, i):
     """The error for entry ``i`` of a node-value file whose id is not a vertex."""
     node = ids[i]
     node = repr(str(node)) if isinstance(node, str) else int(node)
-    return InputError(path, int(lines[i]), f"node {node} is not a vertex of the graph")
+    return InputError(_shown(path), int(lines[i]), f"node {node} is not a vertex of the graph")
 
 
 def labelled_vertex_values(labels, path):
@@ -395,7 +455,7 @@ class LabelledValues:
 
 
 def zero_sum_error(path):
-    return InputError(path, None, "the values sum to 0; at least one must be positive")
+    return InputError(_shown(path), None, "the values sum to 0; at least one must be positive")
 
 
 def dense_vertex_values(original_ids, path):
@@ -950,12 +1010,24 @@ STDIN_SPLIT_REFUSAL = ("standard input cannot be split across ranks; save it to 
                        "use --np 1)")
 
 
+#: ``-`` for more than one of INPUT, ``--personalization`` and ``--dangling``
+STDIN_ONCE_REFUSAL = ("standard input '-' can be read once: give it to only one of {}; "
+                      "save the others to files")
+
+
 def stdin_refusal(args, distributed):
-    """The :class:`InputError` for ``INPUT`` = ``-`` on K ranks without ``--labels``, or
+    """The :class:`InputError` for ``-`` given to more than one of ``INPUT``,
+    ``--personalization`` and ``--dangling`` (each would read standard input; on one
+    process and on ranks), then for ``INPUT`` = ``-`` on K ranks without ``--labels``, or
     None.  Decided before any rank starts (the ``--np`` launcher; under the user's own
     mpiexec, before MPI starts): mpiexec forwards standard input to rank 0 only as fast as
     that rank reads it, and MPICH's Hydra stopped the job ("process reading stdin too
-    slowly") when ~200 KB or more were waiting."""
+    slowly") when ~200 KB or more were waiting.  A ``--personalization``/``--dangling``
+    file ``-`` is read by rank 0 (whole, first: :func:`prefetch_stdin_values`)."""
+    named = [w for w, d in (("INPUT", "input"), ("--personalization", "personalization"),
+                            ("--dangling", "dangling")) if getattr(args, d, None) == "-"]
+    if len(named) > 1:
+        return InputError("asapgraph", None, STDIN_ONCE_REFUSAL.format(" and ".join(named)))
     if distributed and getattr(args, "input", None) == "-" and not getattr(args, "labels",
                                                                              False):
         return InputError("-", None, STDIN_SPLIT_REFUSAL)

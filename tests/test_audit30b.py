@@ -8,6 +8,10 @@
   the file's order, as for every other problem: the bad line when it comes before the
   damage, else the damage (the lines the failed read lost are decompressed again, in small
   pieces: an error path only).
+* ``pagerank G --personalization -`` (or ``--dangling -``) read a file named ``-`` in the
+  working directory where INPUT ``-`` reads standard input: now ``-`` is standard input
+  there too (``<stdin>:LINE`` in its messages), and ``-`` given to two of INPUT,
+  ``--personalization`` and ``--dangling`` is refused in one line, exit 2.
 """
 import bz2
 import gzip
@@ -93,3 +97,54 @@ def test_cli_alike_threads(tmp_path):
         assert not (tmp_path / "out.csv").exists()
     r = _cli(["info", "near.txt.gz"], tmp_path)
     assert (r.returncode, r.stderr.strip().splitlines()[-1]) == (2, want)
+
+
+# ------------------------------------------------ --personalization - : standard input
+GRAPH = "0 1\n1 2\n2 0\n2 3\n"
+SEEDS = "0 1\n3 2\n"
+
+
+def _ranks(tmp_path, args, stdin):
+    r = subprocess.run([sys.executable, "-m", "asapgraph", *args, "-q", "-o", "out.csv"],
+                       cwd=tmp_path, input=stdin, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": os.path.dirname(
+                           os.path.dirname(os.path.abspath(__file__)))})
+    return r, ((tmp_path / "out.csv").read_text() if (tmp_path / "out.csv").exists() else None)
+
+
+@pytest.mark.parametrize("opt", ["--personalization", "--dangling"])
+def test_dash_is_standard_input(tmp_path, opt):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    (tmp_path / "seeds.txt").write_text(SEEDS)
+    (tmp_path / "-").write_text("1 1\n")   # a file named '-' is not read
+    r, want = _ranks(tmp_path, ["pagerank", "g.txt", opt, "seeds.txt"], None)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "out.csv").unlink()
+    r, got = _ranks(tmp_path, ["pagerank", "g.txt", opt, "-"], SEEDS)
+    assert r.returncode == 0, r.stderr
+    assert got == want
+    (tmp_path / "out.csv").unlink()
+    # compressed on standard input, as a file
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "g.txt", opt, "-",
+                        "-q", "-o", "out.csv"], cwd=tmp_path, input=gzip.compress(
+                            SEEDS.encode()), capture_output=True, timeout=120)
+    assert r.returncode == 0 and (tmp_path / "out.csv").read_text() == want
+    (tmp_path / "out.csv").unlink()
+    # its problems at their line, named <stdin>
+    r, got = _ranks(tmp_path, ["pagerank", "g.txt", opt, "-"], "0 1\n9 2\n")
+    assert (r.returncode, r.stderr.strip(), got) == (
+        2, "<stdin>:2: node 9 is not a vertex of the graph", None)
+
+
+@pytest.mark.parametrize("args, named", [
+    (["g.txt", "--personalization", "-", "--dangling", "-"], "--personalization and --dangling"),
+    (["-", "--personalization", "-"], "INPUT and --personalization"),
+    (["-", "--dangling", "-"], "INPUT and --dangling"),
+])
+def test_dash_twice_refused(tmp_path, args, named):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    (tmp_path / "-").write_text(SEEDS)   # (read as the file before)
+    r, got = _ranks(tmp_path, ["pagerank", *args], GRAPH)
+    assert (r.returncode, r.stderr.strip(), got) == (
+        2, f"asapgraph: standard input '-' can be read once: give it to only one of {named}; "
+           "save the others to files", None)

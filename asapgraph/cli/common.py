@@ -182,7 +182,7 @@ def check_output_path(path, args=None):
     output_format(path)
     for opt in ("input", "personalization", "dangling"):
         src = getattr(args, opt, None) if args is not None else None
-        if not isinstance(src, (str, os.PathLike)) or not os.path.isfile(path):
+        if not isinstance(src, (str, os.PathLike)) or src == "-" or not os.path.isfile(path):
             continue
         try:
             same = os.path.isfile(src) and os.path.samefile(path, src)

@@ -193,6 +193,10 @@ def _run(args, comm):
     from asapgraph.comm.mpi import agree
 
     me = comm.Get_rank()
+    if me == 0:  # --personalization -: read whole before the graph (mpiexec forwards it)
+        from asapgraph.options import prefetch_stdin_values
+
+        prefetch_stdin_values(args)
     check_output_agreed(comm, args)
     whole = whole_file_agreed(comm, args)
     weighted = bool(args.weighted or getattr(args, "weight_col", None) is not None)

@@ -193,8 +193,11 @@ def rank_command(exe, nprocs, argv, module="asapgraph"):
 
 def reads_stdin(args):
     """True when the ranks of this command read standard input: ``INPUT`` is ``-`` with
-    ``--labels`` (rank 0 reads the named edge list for everyone); ``-`` without it is
-    refused before the launch (:func:`asapgraph.options.stdin_refusal`)."""
+    ``--labels`` (rank 0 reads the named edge list for everyone; ``-`` without it is
+    refused before the launch, :func:`asapgraph.options.stdin_refusal`), or the
+    ``--personalization`` or ``--dangling`` file is ``-`` (rank 0 reads it)."""
+    if "-" in (getattr(args, "personalization", None), getattr(args, "dangling", None)):
+        return True
     return getattr(args, "input", None) == "-" and bool(getattr(args, "labels", False))
 
 

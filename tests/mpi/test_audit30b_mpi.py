@@ -5,6 +5,9 @@
   lay before it, where one process named the bad line when it lay in a block it had
   parsed before the damage.  Now the first problem in the file's order everywhere: the
   bad line before the damage, else the damage.
+* ``--personalization -`` / ``--dangling -`` read a file named ``-`` on ranks too: now
+  rank 0 reads standard input (the launcher hands it its descriptor), the same answer as
+  one process; ``-`` twice is refused in one line before any rank starts.
 """
 import gzip
 import lzma
@@ -24,7 +27,8 @@ def _cli(args, cwd, env=None, timeout=300, stdin=None):
     e.update(env or {})
     return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=e,
-                          stdin=stdin)
+                          **({"stdin": subprocess.DEVNULL} if stdin is None else
+                             {"input": stdin}))
 
 
 def _refused_alike(cwd, args, configs, env=None):
@@ -81,3 +85,45 @@ def test_bad_line_in_the_block_of_the_damage(tmp_path, xz):
     env = {"ASAPGRAPH_DIST_CHUNK_BYTES": "1000000"}
     assert _refused_alike(tmp_path, ["pagerank", f], CONFIGS, env) == want
     assert _refused_alike(tmp_path, ["pagerank", f], [["--np", "2"]]) == want
+
+
+# ------------------------------------------------ --personalization - : standard input
+GRAPH = "0 1\n1 2\n2 0\n2 3\n3 4\n4 0\n"
+SEEDS = "0 1\n3 2\n"
+
+
+@pytest.mark.parametrize("opt", ["--personalization", "--dangling"])
+def test_dash_is_standard_input_on_ranks(tmp_path, opt):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    (tmp_path / "seeds.txt").write_text(SEEDS)
+    (tmp_path / "-").write_text("1 1\n")   # a file named '-' is not read
+    want = None
+    for extra in ([], ["--np", "2"], ["--np", "3", "--mode", "asap"]):
+        out = tmp_path / "out.csv"
+        for src, stdin in (("seeds.txt", None), ("-", SEEDS)):
+            r = _cli(["pagerank", "g.txt", opt, src, "--tol", "1e-9", "--json", "-q",
+                      "-o", out, *extra], tmp_path, stdin=stdin)
+            assert r.returncode == 0, (extra, src, r.stderr)
+            assert '"' + opt[2:] + '": "' + src + '"' in r.stdout   # applied, in --json
+            ranks = {ln.split(",")[0]: float(ln.split(",")[1])
+                     for ln in out.read_text().splitlines()[1:]}
+            out.unlink()
+            want = want or ranks
+            assert ranks.keys() == want.keys()
+            assert max(abs(ranks[k] - want[k]) for k in want) < 1e-8, (extra, src)
+    # a bad line: the same one line everywhere
+    for extra in ([], ["--np", "2"], ["--np", "2", "--mode", "asap"]):
+        r = _cli(["pagerank", "g.txt", opt, "-", "-q", *extra], tmp_path, stdin="0 1\n9 2\n")
+        assert (r.returncode, r.stderr.strip()) == (
+            2, "<stdin>:2: node 9 is not a vertex of the graph"), extra
+
+
+def test_dash_twice_refused_on_ranks(tmp_path):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    (tmp_path / "-").write_text(SEEDS)
+    for extra in ([], ["--np", "2"], ["--np", "2", "--labels"]):
+        r = _cli(["pagerank", "g.txt", "--personalization", "-", "--dangling", "-", "-q",
+                  *extra], tmp_path, stdin=SEEDS)
+        assert (r.returncode, r.stderr.strip()) == (
+            2, "asapgraph: standard input '-' can be read once: give it to only one of "
+               "--personalization and --dangling; save the others to files"), extra
