@@ -713,6 +713,8 @@ def check_katz_bound(alpha, bound, factor, source):
 #: The commands that run an algorithm (and take the run options below).
 RUN_COMMANDS = ("pagerank", "katz", "hits", "wcc", "sssp", "bfs", "labelprop", "run")
 PROGRAM_COMMANDS = ("katz", "hits", "wcc", "sssp", "bfs", "labelprop", "run")
+#: the commands that run in one process (no --np, no ranks): :func:`one_process_refusal`
+ONE_PROCESS_COMMANDS = ("info", "convert", "generate", "bench")
 
 
 @dataclass(frozen=True)
@@ -1125,6 +1127,9 @@ def check_cli(args, distributed, ranks=None):
     _check_konect_header(args)
     if getattr(args, "labels", False):  # info too (it loaded the spec and then failed with
         _check_labels_input(getattr(args, "input", None))  # an internal error, exit 1)
+    why = one_process_refusal(args, distributed)
+    if why is not None:
+        raise InputError("asapgraph", None, why)
     if command not in RUN_COMMANDS:
         return
     check_env()
@@ -1146,6 +1151,27 @@ def check_cli(args, distributed, ranks=None):
     stdin_err = stdin_refusal(args, distributed)
     if stdin_err is not None:
         raise stdin_err
+
+
+def one_process_refusal(args, distributed):
+    """Why ``info``, ``convert``, ``generate`` or ``bench`` refuses ``--np`` (it has no
+    ranks: it runs in one process, and ``bench`` starts its own with ``--ranks``), or
+    ``info``/``convert``/``generate`` refuses to run under the user's own mpiexec with
+    several ranks (each rank printed the whole summary, or wrote the same file); None
+    otherwise."""
+    command = getattr(args, "command", None)
+    if command not in ONE_PROCESS_COMMANDS:
+        return None
+    if getattr(args, "np_refused", None) is not None:
+        if command == "bench":
+            return ("--np does not apply to bench: it starts its own ranks, give their "
+                    "counts with --ranks (e.g. --ranks 2,4)")
+        return (f"--np does not apply to {command}: it runs in one process (--np applies "
+                f"to {', '.join(RUN_COMMANDS[:-1])} and {RUN_COMMANDS[-1]})")
+    if distributed and command != "bench":
+        return (f"{command} runs in one process: start it without mpiexec (each of the "
+                "ranks would do the whole work)")
+    return None
 
 
 class Given(argparse._StoreAction):

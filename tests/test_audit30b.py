@@ -12,6 +12,12 @@
   working directory where INPUT ``-`` reads standard input: now ``-`` is standard input
   there too (``<stdin>:LINE`` in its messages), and ``-`` given to two of INPUT,
   ``--personalization`` and ``--dangling`` is refused in one line, exit 2.
+* ``info G --np 2`` (convert, generate, bench alike) said ``asapgraph: error: unrecognized
+  arguments: --np 2`` (one line already, not argparse's multi-line usage: the CLI's parser
+  prints one line since an earlier audit); now the line says why: the command runs in one
+  process (bench: it starts its own ranks, ``--ranks``).  Under the user's own mpiexec with
+  several ranks info/convert/generate are refused too (each rank printed the summary, or
+  wrote the file): tests/mpi/test_audit30b_mpi.py.
 """
 import bz2
 import gzip
@@ -148,3 +154,31 @@ def test_dash_twice_refused(tmp_path, args, named):
     assert (r.returncode, r.stderr.strip(), got) == (
         2, f"asapgraph: standard input '-' can be read once: give it to only one of {named}; "
            "save the others to files", None)
+
+
+# ------------------------------------------------ --np on the one-process commands
+RUN = "pagerank, katz, hits, wcc, sssp, bfs, labelprop and run"
+
+
+@pytest.mark.parametrize("args, out", [
+    (["info", "g.txt"], None),
+    (["info", "g.txt", "--json"], None),
+    (["convert", "g.txt", "g.asg"], "g.asg"),
+    (["generate", "rmat", "--scale", "4", "-o", "r.txt"], "r.txt"),
+    (["generate", "er", "--vertices", "10", "--edges", "5", "-o", "e.txt"], "e.txt"),
+])
+@pytest.mark.parametrize("np_", [["--np", "2"], ["--np", "1"], ["--np=4"]])
+def test_np_refused_by_one_process_commands(tmp_path, args, out, np_):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    r = _cli([*args, *np_], tmp_path)
+    assert (r.returncode, r.stderr.strip(), r.stdout) == (
+        2, f"asapgraph: --np does not apply to {args[0]}: it runs in one process (--np "
+           f"applies to {RUN})", "")
+    assert out is None or not (tmp_path / out).exists()
+
+
+def test_np_refused_by_bench(tmp_path):
+    r = _cli(["bench", "--quick", "--np", "2"], tmp_path)
+    assert (r.returncode, r.stderr.strip()) == (
+        2, "asapgraph: --np does not apply to bench: it starts its own ranks, give their "
+           "counts with --ranks (e.g. --ranks 2,4)")

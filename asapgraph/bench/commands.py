@@ -209,6 +209,9 @@ def register(subparsers):
     p = subparsers.add_parser("bench", help="benchmark BSP vs ASAP (scenarios, grids, report)",
                               description=__doc__.split("\n")[0])
     add_arguments(p)
+    from asapgraph.cli.options import add_one_process_np
+
+    add_one_process_np(p)   # (refused: --ranks)
     p.set_defaults(func=run_command)
     return p
 

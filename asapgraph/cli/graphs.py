@@ -9,7 +9,8 @@ import time
 from asapgraph._version import __version__
 from asapgraph.cli.common import (EXIT_OK, flush_stdout, input_summary, load_input,
                                   progress_for, write_stdout)
-from asapgraph.cli.options import Formatter, add_input_options, nonneg_int, positive_int
+from asapgraph.cli.options import (Formatter, add_input_options, add_one_process_np, nonneg_int,
+                                   positive_int)
 from asapgraph.errors import InputError
 
 __all__ = ["graph_stats", "write_edge_list", "register_info", "cmd_info", "register_convert",
@@ -76,6 +77,7 @@ def register_info(sub):
     add_input_options(p)
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_one_process_np(p)
     p.set_defaults(func=cmd_info)
     return p
 
@@ -139,6 +141,7 @@ def register_convert(sub):
     add_input_options(p)
     p.add_argument("out", metavar="OUT", help="output file, must end in .asg")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    add_one_process_np(p)
     p.set_defaults(func=cmd_convert)
     return p
 
@@ -198,6 +201,7 @@ def register_generate(sub):
         q.add_argument("-o", "--output", required=True, metavar="FILE",
                        help="text edge list (.txt, .el, .tsv, + .gz/.bz2/.xz) or .asg")
         q.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+        add_one_process_np(q)
         q.set_defaults(func=cmd_generate)
     return p
 

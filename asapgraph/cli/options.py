@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["Formatter", "positive_int", "nonneg_int", "small_int", "nonneg_float", "positive_float", "alpha",
+__all__ = ["Formatter", "add_one_process_np", "positive_int", "nonneg_int", "small_int", "nonneg_float", "positive_float", "alpha",
            "add_input_options", "add_output_options", "add_iteration_options",
            "add_distributed_options"]
 
@@ -192,6 +192,13 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
                             "sweeps, output (default: all cores / OMP_NUM_THREADS; with --np K "
                             "in --mode bsp: sweep threads per rank, default 1)")
     return g
+
+
+def add_one_process_np(p):
+    """A hidden ``--np`` on a command that runs in one process (info, convert, generate,
+    bench): refused in one line naming why (:func:`asapgraph.options.one_process_refusal`)
+    instead of argparse's "unrecognized arguments: --np 2"."""
+    p.add_argument("--np", dest="np_refused", default=None, metavar="K", help=argparse.SUPPRESS)
 
 
 def add_distributed_options(p, command=None):

@@ -8,6 +8,9 @@
 * ``--personalization -`` / ``--dangling -`` read a file named ``-`` on ranks too: now
   rank 0 reads standard input (the launcher hands it its descriptor), the same answer as
   one process; ``-`` twice is refused in one line before any rank starts.
+* ``info``, ``convert`` and ``generate`` under the user's own ``mpiexec -n K``: every rank
+  did the whole work (the summary printed K times, the file written K times); now one line
+  from rank 0, exit 2 (``--np`` on them: tests/test_audit30b.py).
 """
 import gzip
 import lzma
@@ -127,3 +130,20 @@ def test_dash_twice_refused_on_ranks(tmp_path):
         assert (r.returncode, r.stderr.strip()) == (
             2, "asapgraph: standard input '-' can be read once: give it to only one of "
                "--personalization and --dangling; save the others to files"), extra
+
+
+# ------------------------------------------------ one-process commands under mpiexec
+@pytest.mark.parametrize("args, out", [
+    (["info", "g.txt"], None),
+    (["convert", "g.txt", "g.asg"], "g.asg"),
+    (["generate", "rmat", "--scale", "4", "-o", "r.txt"], "r.txt"),
+])
+def test_one_process_commands_refused_under_mpiexec(tmp_path, mpirun, args, out):
+    (tmp_path / "g.txt").write_text(GRAPH)
+    r = mpirun(2, [sys.executable, "-m", "asapgraph", *args], timeout=120)
+    assert (r.returncode, r.stderr.strip(), r.stdout) == (
+        2, f"asapgraph: {args[0]} runs in one process: start it without mpiexec (each of "
+           "the ranks would do the whole work)", ""), r.stderr
+    assert out is None or not (tmp_path / out).exists()
+    r = mpirun(1, [sys.executable, "-m", "asapgraph", *args, "-q"], timeout=120)
+    assert r.returncode == 0, r.stderr   # one rank: one process
