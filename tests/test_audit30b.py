@@ -6,8 +6,10 @@
   a bad line in the last block (up to 32 MiB of text) was "corrupt or truncated gzip data";
   ``--labels`` (the whole file read at once) always said that.  Now the first problem in
   the file's order, as for every other problem: the bad line when it comes before the
-  damage, else the damage (the lines the failed read lost are decompressed again, in small
-  pieces: an error path only).
+  cut, else the cut (the lines the failed read lost are decompressed again, in small
+  pieces: an error path only).  Only for a file cut short: before corrupt data a decoder
+  outputs garbage for a while (tests/io/test_errors.py::test_corrupt_gzip would name a
+  garbage line), so corrupt data is refused as such, as before.
 * ``pagerank G --personalization -`` (or ``--dangling -``) read a file named ``-`` in the
   working directory where INPUT ``-`` reads standard input: now ``-`` is standard input
   there too (``<stdin>:LINE`` in its messages), and ``-`` given to two of INPUT,

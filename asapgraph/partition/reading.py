@@ -535,12 +535,13 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
     The error raised is the first in the file's order, as one process reports it: the
     chunks are dealt round-robin, so the lowest failing rank (:func:`agree`) may hold a
     later chunk than another failing rank (``--np 2``: rank 0's third chunk before rank
-    1's second).  A damaged stream is refused as such unless a line before the damage is
-    bad (then that line, as one process reports it whatever block the damage lies in:
-    the lines the failed read lost are read again, :func:`before_damage`).  A NUL byte in the first 64 KiB
+    1's second).  A truncated stream is refused as such unless a line before the cut is
+    bad (then that line, as one process reports it whatever block the cut lies in: the
+    lines the failed read lost are read again, :func:`before_damage`); corrupt data is
+    refused as such before any line's error, as before.  A NUL byte in the first 64 KiB
     is refused before any line, as one process refuses it."""
-    from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage, nul_refusal,
-                                          open_binary)
+    from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage,
+                                          damage_error, nul_refusal, open_binary)
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
@@ -560,12 +561,15 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
         while f is not None:
             try:
                 blk = f.read(chunk_bytes if line > 1 or rest else max(chunk_bytes, BINARY_HEAD))
-            except (OSError, *_DECOMP_ERRORS):
-                # the lines before the damage first (the failed read lost them): a bad
-                # one is the first problem in the file's order, as on one process
-                damage = InputError(path, None, f"corrupt or truncated {kind} data")
-                blk = before_damage(path, off)
-                blk = blk[:blk.rfind(b"\n") + 1]
+            except (OSError, *_DECOMP_ERRORS) as exc:
+                damage = damage_error(path, kind, exc)
+                if not damage.truncated:  # corrupt: refused as such (see damage_error)
+                    err, at, damage = damage, 0, None
+                    blk = b""
+                else:  # cut short: the lines before the cut first (the failed read lost
+                    # them), a bad one is the first problem in the file's order
+                    blk = before_damage(path, off)
+                    blk = blk[:blk.rfind(b"\n") + 1]
             off += len(blk)
             if line == 1 and not rest and err is None:  # the head, as one process reads it
                 bad = nul_refusal(path, blk)

@@ -439,13 +439,11 @@ def _read_fill(stream, mv, path, kind):
     while got < n:
         try:
             r = stream.readinto(mv[got:])
-        except _DECOMP_ERRORS:
-            raise InputError(display_name(path), None,
-                             f"corrupt or truncated {kind} data") from None
+        except _DECOMP_ERRORS as exc:
+            raise damage_error(path, kind, exc) from None
         except OSError as exc:
             if kind is not None:
-                raise InputError(display_name(path), None,
-                                 f"corrupt or truncated {kind} data") from None
+                raise damage_error(path, kind, exc) from None
             raise os_error(display_name(path), exc) from None
         if not r:
             break
@@ -453,13 +451,25 @@ def _read_fill(stream, mv, path, kind):
     return got
 
 
+def damage_error(path, kind, exc):
+    """The error of a damaged compressed stream (``exc`` raised by its reader), with
+    ``truncated`` true when the stream merely ends early (``EOFError``): every byte before
+    the cut is the file's own, so a bad line there is the first problem in the file's
+    order (:func:`before_damage`).  Corrupt data is not: a decoder outputs garbage for a
+    while before it notices (a gzip member's CRC is checked at its end), so the lines
+    just before the point where it fails may be no lines of the file."""
+    err = InputError(display_name(path), None, f"corrupt or truncated {kind} data")
+    err.truncated = isinstance(exc, EOFError)
+    return err
+
+
 def before_damage(path, skip=0):
     """The decompressed bytes of the file ``path`` from offset ``skip`` up to where its
-    stream fails (corrupt or truncated data), read again in small pieces: a reader's
-    block read that fails loses the bytes it had decompressed, and the first problem in
-    the file's order is reported -- a bad line before the damage, else the damage.  An
-    error path (the file is decompressed again); ``b""`` for standard input, which cannot
-    be read twice."""
+    stream ends early (a truncated file: :func:`damage_error`), read again in small
+    pieces: a reader's block read that fails loses the bytes it had decompressed, and the
+    first problem in the file's order is reported -- a bad line before the cut, else the
+    cut.  An error path (the file is decompressed again); ``b""`` for standard input,
+    which cannot be read twice."""
     if path == "-" or not isinstance(path, (str, os.PathLike)):
         return b""
     try:
@@ -528,7 +538,8 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
             got = _read_fill(stream, mv[carry:], path, kind)
         except InputError as exc:
             mv.release()
-            if kind is None or line_offset:  # (a .mtx: its header is not counted in done)
+            # (a .mtx: its header is not counted in done; corrupt data: see damage_error)
+            if kind is None or line_offset or not getattr(exc, "truncated", False):
                 raise
             raise _damage_after(acc, path, name, done, first, line_offset, exc) from None
         filled = carry + got

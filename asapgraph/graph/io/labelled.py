@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
-from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage, display_name,
-                                      nul_refusal, open_binary, os_error)
+from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage, damage_error,
+                                      display_name, nul_refusal, open_binary, os_error)
 
 __all__ = ["read_labelled"]
 
@@ -37,11 +37,13 @@ def _read_all(path):
                 raise
             # as the integer reader says it (was 'internal error: EOFError' for a
             # truncated .bz2/.xz, LZMAError for a corrupt .xz, 'cannot read: Not a
-            # gzipped file' for a .gz with trailing garbage); a bad line before the
-            # damage first, as the integer reader (audit 30)
+            # gzipped file' for a .gz with trailing garbage); a bad line before a cut
+            # first, as the integer reader (audit 30b; not before corrupt data)
+            damage = damage_error(path, kind, exc)
+            if not damage.truncated:
+                raise damage from None
             data = before_damage(path)
-            return data[:data.rfind(b"\n") + 1], InputError(
-                name, None, f"corrupt or truncated {kind} data")
+            return data[:data.rfind(b"\n") + 1], damage
         finally:
             if path != "-":
                 stream.close()
