@@ -195,10 +195,13 @@ def reads_stdin(args):
     """True when the ranks of this command read standard input: ``INPUT`` is ``-`` with
     ``--labels`` (rank 0 reads the named edge list for everyone; ``-`` without it is
     refused before the launch, :func:`asapgraph.options.stdin_refusal`), or the
-    ``--personalization`` or ``--dangling`` file is ``-`` (rank 0 reads it)."""
-    if "-" in (getattr(args, "personalization", None), getattr(args, "dangling", None)):
+    ``--personalization`` or ``--dangling`` file is ``-`` (rank 0 reads it; its problems,
+    a closed standard input included, come after the graph's, as on one process:
+    ``"values"``, a true value)."""
+    if getattr(args, "input", None) == "-" and bool(getattr(args, "labels", False)):
         return True
-    return getattr(args, "input", None) == "-" and bool(getattr(args, "labels", False))
+    return "values" if "-" in (getattr(args, "personalization", None),
+                               getattr(args, "dangling", None)) else False
 
 
 def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
@@ -231,7 +234,9 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
     if status.address is not None:  # else (not Linux): no supervisors
         env[watchdog.ENV_STATUS] = status.address
         env[watchdog.ENV_LAUNCHER] = watchdog.process_identity()
-    if stdin and sys.stdin is None:  # started with descriptor 0 closed: as one process
+    if stdin is True and sys.stdin is None:  # started with descriptor 0 closed: as one
+        # process (INPUT '-'; a closed --personalization '-' is refused after the
+        # graph's problems: rank 0 finds it closed, stdio_for_rank0)
         from asapgraph.graph.io._text import STDIN_CLOSED
 
         status.close()

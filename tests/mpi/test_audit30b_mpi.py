@@ -147,3 +147,20 @@ def test_one_process_commands_refused_under_mpiexec(tmp_path, mpirun, args, out)
     assert out is None or not (tmp_path / out).exists()
     r = mpirun(1, [sys.executable, "-m", "asapgraph", *args, "-q"], timeout=120)
     assert r.returncode == 0, r.stderr   # one rank: one process
+
+
+def test_closed_stdin_reported_after_the_graph(tmp_path):
+    """``--personalization -`` with standard input closed: the graph's own problem first,
+    then ``<stdin>: cannot read``, on one process and on ranks (the launcher refused the
+    closed stdin before starting any rank, ahead of the graph's bad line)."""
+    (tmp_path / "bad.txt").write_text("0 1\n1 x\n")
+    (tmp_path / "g.txt").write_text(GRAPH)
+    for f, want in (("bad.txt", "bad.txt:2: expected an integer vertex id in column 2, "
+                                "got 'x'"),
+                    ("g.txt", "<stdin>: cannot read: standard input is closed")):
+        for extra in ([], ["--np", "2"]):
+            r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", f,
+                                "--personalization", "-", "-q", *extra], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300,
+                               preexec_fn=lambda: os.close(0))
+            assert (r.returncode, r.stderr.strip()) == (2, want), (f, extra)
