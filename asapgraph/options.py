@@ -611,22 +611,45 @@ def _error_factor(program, ctx):
     return float(v)
 
 
+def _error_units(program, ctx):
+    """``(scale, unit)`` of a program that solves in a scaled unit (Katz,
+    ``error_units(ctx)``): its result is ``scale`` times the engine's values, so an
+    error of ``F * mass`` in the engine's unit is ``scale * F * mass`` in the values',
+    and ``tol`` is measured in ``unit`` (a bound on error / unit).  ``(1, 1)`` otherwise."""
+    f = getattr(program, "error_units", None)
+    if f is None:
+        return 1.0, 1.0
+    scale, unit = f(ctx)
+    return float(scale), float(unit)
+
+
 def engine_tol(program, ctx, tol):
     """The threshold the engines compare the program's residual with, for a run whose
-    ``tol`` bounds the L1 error (see the module doc): ``tol / error_factor``.  Programs
-    without ``error_factor`` (or returning None) keep ``tol`` for their own test."""
+    ``tol`` bounds the L1 error (see the module doc): ``tol / error_factor`` (times
+    ``unit / scale`` for a program solving in a scaled unit, :func:`_error_units`:
+    Katz, whose ``tol`` is in units of beta).  Programs without ``error_factor`` (or
+    returning None) keep ``tol`` for their own test."""
     f = _error_factor(program, ctx)
     if f is None:
         return float(tol)
-    return math.inf if f == 0.0 else float(tol) / f
+    if f == 0.0:
+        return math.inf
+    scale, unit = _error_units(program, ctx)
+    # (unit / scale is in [1, 2) for Katz: no product here under- or overflows)
+    return float(tol) * (unit / scale) / f
 
 
-def error_bound(program, ctx, residual, converged):
+def error_bound(program, ctx, residual, converged, relative=False):
     """Certified L1 error bound reached by a program run (None: not certifiable).
 
     Sum programs with ``error_factor``: ``factor * residual`` (the pending L1 delta
-    mass or the last change).  Min/max (monotone) accumulative programs: 0 at the fixed
+    mass or the last change), in the unit of the values (times ``scale`` for a program
+    solving in a scaled unit, :func:`_error_units`); ``relative``: in the unit of
+    ``tol`` instead (the error over ``unit``; Katz: over beta), None for programs without
+    :func:`_error_units`.  Min/max (monotone) accumulative programs: 0 at the fixed
     point (they stop only when no value can improve), None when stopped early."""
+    if relative and getattr(program, "error_units", None) is None:
+        return None
     if getattr(program, "accumulative", False) and program.combiner in ("min", "max"):
         return 0.0 if converged else None
     f = _error_factor(program, ctx)
@@ -634,7 +657,8 @@ def error_bound(program, ctx, residual, converged):
         return None
     if not math.isfinite(residual):
         return math.inf
-    return float(f) * float(residual)
+    scale, unit = _error_units(program, ctx)
+    return float(f) * float(residual) * ((scale / unit) if relative else scale)
 
 
 def check_residual(residual, what, iteration):

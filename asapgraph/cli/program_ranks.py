@@ -201,7 +201,7 @@ def _cli_run(args, comm):
         "bytes_sent": st["bytes_sent"], "columns": list(cols), **input_summary(args, g.weighted),
     }
     # the engine's figures: bound, schedule, traffic, emulation
-    for k in ("engine", "error_bound", "spectral_gap", "spectral_gap_mean", "fanout",
+    for k in ("engine", "error_bound", "relative_error_bound", "spectral_gap", "spectral_gap_mean", "fanout",
               "fanout_asked", "window",
               "approx", "seed", "schedule", "extrapolations", "emulation", "data_messages_sent",
               "acks_sent", "waves", "emulated_delay_seconds", "straggler_sleep_seconds",

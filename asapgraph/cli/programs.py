@@ -172,6 +172,8 @@ def _run_program_command(args, algo):
         "edges_scanned": res.stats.get("edges_scanned"), "columns": list(cols),
         **input_summary(args, graph.weights is not None),
     }
+    if res.stats.get("relative_error_bound") is not None:  # katz: in units of beta
+        summary["relative_error_bound"] = res.stats["relative_error_bound"]
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, graph, cols))
     emit_program(args, algo, res.vertices(), cols, summary)

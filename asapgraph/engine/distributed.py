@@ -314,6 +314,10 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
              "partition": g.part.kind, "engine": "distributed", **extra, "tol": tol,
              "error_bound": (bound if bound is not None
                              else _options.error_bound(program, ctx, residual, conv))}
+    if bound is None:  # (Katz: the bound in units of beta, what the run stopped on)
+        rel = _options.error_bound(program, ctx, residual, conv, relative=True)
+        if rel is not None:
+            stats["relative_error_bound"] = rel
     ids = gatherv(comm, g.orig)
     cols = values if isinstance(values, dict) else {None: values}
     gathered = {k: _gather_any(comm, np.asarray(v)) for k, v in cols.items()}

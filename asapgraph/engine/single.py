@@ -513,6 +513,7 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress, ho
         stats = {"mode": mode, "seconds": seconds, "iteration_seconds": [], "dense_steps": iters,
                  "sparse_steps": 0, "residual": residual, "threads": 1, **extra, "tol": tol,
                  "error_bound": _options.error_bound(program, ctx, residual, converged)}
+        _relative_bound(stats, program, ctx, residual, converged)
         progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
         result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
                                name=getattr(program, "name", "program"))
@@ -536,11 +537,21 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress, ho
              "sparse_steps": emap.sparse_steps, "residual": residual,
              "threads": K.num_threads(), "tol": tol,
              "error_bound": _options.error_bound(program, ctx, residual, converged)}
+    _relative_bound(stats, program, ctx, residual, converged)
     progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
     result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
                            name=getattr(program, "name", "program"))
     result.labels = getattr(graph, "labels", None)
     return result
+
+
+def _relative_bound(stats, program, ctx, residual, converged):
+    """``stats["relative_error_bound"]``: the bound in the unit of ``tol`` (Katz: the
+    L1 error over beta; what the run stopped on), for programs solving in a scaled unit
+    (:func:`asapgraph.options.error_bound`); absent otherwise."""
+    rel = _options.error_bound(program, ctx, residual, converged, relative=True)
+    if rel is not None:
+        stats["relative_error_bound"] = rel
 
 
 def _pagerank_solver(program, ctx, graph, tol, max_iter, progress, threads, t0):

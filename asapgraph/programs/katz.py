@@ -24,8 +24,11 @@ Psychometrika 18, 1953; Maiter (Zhang et al., TPDS 2014); networkx ``katz_centra
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from asapgraph.errors import InputError
 from asapgraph.options import DEFAULTS, check_katz_alpha, check_katz_bound, spectral_radius_bound
 from asapgraph.graph.convert import as_engine_graph
 from asapgraph.programs._util import unit_l2, vertex_vector
@@ -56,20 +59,53 @@ class KatzProgram(VertexProgram):
         self.spectral_bound, self._factor = _spectral_bound(ctx, self.alpha, self.use_weights)
         check_katz_bound(self.alpha, self.spectral_bound, self._factor,
                          getattr(ctx.graph, "source", None))
+        self._scale, self._unit = _beta_units(ctx, self.beta)
 
     def error_factor(self, ctx):
-        """``L1 error <= factor * pending L1 mass`` (set by ``setup``)."""
+        """``L1 error <= factor * pending L1 mass`` (set by ``setup``; in the engine's
+        unit, see :meth:`error_units`)."""
         return self._factor
 
+    def error_units(self, ctx):
+        """``(scale, unit)``: the engines solve for ``x / scale`` (``beta / scale``, the
+        power of two ``scale`` that brings ``max |beta|`` into [1, 2): exact, and no sum
+        over- or underflows for any beta), and ``tol`` bounds the L1 error in units of
+        ``unit = max |beta|`` (see :func:`_beta_units`)."""
+        return self._scale, self._unit
+
     def init_delta(self, ctx):
-        beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (ctx.n_local,)).copy()
-        return np.zeros(ctx.n_local), beta
+        beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (ctx.n_local,))
+        return np.zeros(ctx.n_local), beta / self._scale
 
     def coef(self, ctx):
         return np.full(ctx.n_local, self.alpha)
 
     def result(self, ctx, values):
-        return unit_l2(values, ctx.allreduce) if self.normalized else values
+        if self.normalized:  # scale-invariant (a power of two: the same bits)
+            return unit_l2(values, ctx.allreduce)
+        out = values * self._scale
+        # collective: the same decision and message on every rank
+        big = float(ctx.allreduce(float(np.max(np.abs(values), initial=0.0)), "max"))
+        if not np.isfinite(big * self._scale):
+            raise InputError("asapgraph", None,
+                             f"katz overflowed: the unnormalised values exceed the largest "
+                             f"float64 ({np.finfo(np.float64).max:.4g}): the largest is "
+                             f"{big * (self._scale / self._unit):.6g} x beta "
+                             f"(beta {self._unit:g}); use a smaller --beta or --normalized")
+        return out
+
+
+def _beta_units(ctx, beta):
+    """``(scale, unit)`` of :meth:`KatzProgram.error_units`: ``unit = max |beta|`` over
+    all vertices (collective on ranks) and ``scale`` the power of two with ``unit /
+    scale`` in [1, 2); ``(1, 1)`` for a beta of 0 or not finite (nothing to scale)."""
+    b = np.abs(np.asarray(beta, dtype=np.float64))
+    unit = float(np.max(b, initial=0.0)) if b.size else 0.0
+    if ctx.size > 1:
+        unit = float(ctx.allreduce(unit, "max"))
+    if not (0.0 < unit < math.inf):
+        return 1.0, 1.0
+    return math.ldexp(1.0, math.frexp(unit)[1] - 1), unit
 
 
 def _spectral_bound(ctx, alpha, use_weights):
