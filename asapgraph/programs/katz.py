@@ -48,6 +48,9 @@ class KatzProgram(VertexProgram):
     edge_op = "mul"
     accumulative = True
     default_tol, default_max_iter = DEFAULTS["katz"]
+    #: :meth:`error_units` (set by ``setup``; a subclass whose ``setup`` does not call
+    #: ours solves in beta's own unit)
+    _scale = _unit = 1.0
 
     def __init__(self, alpha=0.1, beta=1.0, normalized=True, weighted=False):
         self.alpha = check_katz_alpha(alpha)
