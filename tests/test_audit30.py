@@ -64,7 +64,7 @@ def test_error_bound_is_absolute_and_holds(beta, mode):
                                   mode=mode).iterations
 
 
-@pytest.mark.parametrize("beta", [1e-300, 5e-324, 1e308, 1.7976931348623157e308])
+@pytest.mark.parametrize("beta", [1e-300, 5e-324, 1.7976931348623157e308])
 def test_normalised_independent_of_beta_scale(beta):
     """Normalised: the same vector (to 1e-12) for every beta, and scipy's to the bound."""
     x1 = _reference()

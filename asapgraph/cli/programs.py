@@ -272,8 +272,10 @@ def register_katz(sub):
     g.add_argument("--normalized", action=argparse.BooleanOptionalAction, default=True,
                    help="divide the result by its L2 norm")
     _program_common(p, "katz", 1e-10, 1000,
-                    tol_help="bound on the L1 error of the unnormalised values: stop when the "
-                             "certified bound (--json: error_bound) is <= T",
+                    tol_help="bound on the L1 error of the unnormalised values in units "
+                             "of beta (the error divided by --beta; with beta 1, the error "
+                             "itself): stop when the certified bound over beta (--json: "
+                             "relative_error_bound; error_bound is the absolute one) is <= T",
                     mode_note="bsp: Jacobi power series; asap: asynchronous delta "
                               "accumulation (Gauss-Seidel order); same fixed point")
     p.set_defaults(func=lambda a: _run_program_command(a, KATZ))

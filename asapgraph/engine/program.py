@@ -284,6 +284,13 @@ class VertexProgram:
         ``tol`` is the threshold of the pending mass itself and ``error_bound`` is None.
         Called once after ``setup`` (collectively on ranks).
 
+    Optional method ``error_units(ctx)`` (with ``error_factor``)
+        ``(scale, unit)`` for a program that solves in a scaled unit (the built-in Katz:
+        ``init_delta`` returns ``beta / scale``, ``result`` multiplies by ``scale``):
+        ``stats["error_bound"]`` is then ``scale * F * mass`` (the values' unit), ``tol``
+        bounds the error over ``unit`` (engines stop at ``F * mass <= tol * unit /
+        scale``), and ``stats["relative_error_bound"]`` is ``error_bound / unit``.
+
     Combiner identities (``combined[v]`` where no message arrived, the initial values of
     the delta form of min/max programs, "unreached"): sum 0; min ``+inf`` (float64) or
     ``np.iinfo(np.int64).max``; max ``-inf`` or ``np.iinfo(np.int64).min``.  A value

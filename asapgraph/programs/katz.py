@@ -11,7 +11,16 @@ a DiGraph whose edge weight is the multiplicity).  Converges when ``alpha`` is b
 Variant: delta-accumulative: values 0, deltas ``beta``; a vertex sends
 ``alpha * delta_u * w_uv`` along its out-edges (coef ``alpha``, edge op ``mul``).  BSP is
 the Jacobi power series, ASAP the Gauss-Seidel order; both reach the same fixed point.
-Termination: ``tol`` bounds the L1 error of the unnormalised values.  Before the run,
+Scaled unit: the engines solve for ``x / s`` from ``beta / s``, ``s`` the power of two
+with ``max |beta| / s`` in [1, 2) (exact; ``result`` multiplies back, or normalises, which
+does not depend on ``s``), so no sum of the pending mass over- or underflows for any beta
+(ASAP's termination waves overflowed at beta 1e308 on ranks) and every beta runs the same
+iterations.  Unnormalised values beyond float64 are refused (``InputError``, collective).
+
+Termination: ``tol`` bounds the L1 error of the unnormalised values in units of beta
+(the error over ``max |beta|``; :meth:`KatzProgram.error_units`); ``stats["error_bound"]``
+is the absolute bound (the values' unit), ``stats["relative_error_bound"]`` the one
+``tol`` bounds.  Before the run,
 ``setup`` computes a certified upper bound ``B`` of ``lambda_max(A)`` (matrix norms and
 Collatz-Wielandt bounds, :func:`asapgraph.options.spectral_radius_bound`, a few edge
 passes) and refuses ``alpha >= 1 / B`` (the series may diverge) with the bound in the
@@ -152,8 +161,10 @@ def katz(graph, alpha=0.1, beta=1.0, tol=1e-10, max_iter=1000, normalized=True, 
         Attenuation; must be below ``1 / lambda_max`` for convergence.
     beta : float, array over dense ids, or dict ``{original id: value}``
     tol : float
-        Bound on the L1 error of the unnormalised values (see the module doc; networkx
-        stops when the L1 change is below ``n * tol``).
+        Bound on the L1 error of the unnormalised values in units of beta (the error
+        over ``max |beta|``; see the module doc; networkx stops when the L1 change is
+        below ``n * tol``, absolute).  ``stats["error_bound"]``: the absolute bound
+        reached; ``stats["relative_error_bound"]``: over ``max |beta|`` (``<= tol``).
     max_iter : int
     normalized : bool
     weighted : bool
