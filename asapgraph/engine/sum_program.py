@@ -35,7 +35,9 @@ own bound with ``1 - alpha`` replaced by 1, i.e. the program API's rule "stop wh
 pending mass ``sum |delta|`` is at most ``tol``".  It is returned as ``error_bound``.
 (For a contraction ``||A_c||_1 = c < 1`` the L1 error of the values is at most
 ``error_bound * c / (1 - c)``.)  The values returned fold the residuals still pending in
-(they are part of the next round's sum).
+(they are part of the next round's sum).  Initial deltas whose largest magnitude lies
+outside [2^-64, 2^64] are solved in a scaled unit (:func:`_delta_scale`: a power of two,
+exact, ``tol`` scaled alike), so the pending-mass sums neither overflow nor underflow.
 
 What is not compiled (runs on the older engine of :mod:`.programs`, which calls every
 hook): programs that override ``aggregate`` or ``post_delta`` (global terms such as
@@ -267,6 +269,27 @@ class _Whole:
         self.dangling = np.zeros(graph.n, dtype=np.uint8)
 
 
+#: :func:`_delta_scale`: initial deltas whose largest magnitude lies outside [2^-64, 2^64]
+#: are solved in a scaled unit; inside, runs are as they always were (to the bit)
+_SCALE_FREE = (2.0 ** -64, 2.0 ** 64)
+
+
+def _delta_scale(dmax):
+    """The power of two ``s`` to solve in (``x = s * x'`` from ``delta0 / s``, ``tol /
+    s``: exact, the same stops), given the largest ``|delta0|`` over all ranks: 1 inside
+    :data:`_SCALE_FREE`, else ``dmax / s`` in [1, 2).  The delta form is linear in the
+    deltas, and a pending mass ``sum |r|`` of deltas near 1e308 overflowed (ASAP on ranks
+    then stopped "diverged" where one process, which never checks its first sum, went
+    on); deltas near 1e-300 lose bits to subnormals.  (Katz scales its beta itself, so
+    its deltas are in [1, 2): ``s = 1``.)"""
+    dmax = float(dmax)
+    if not (0.0 < dmax < np.inf) or _SCALE_FREE[0] <= dmax <= _SCALE_FREE[1]:
+        return 1.0
+    import math
+
+    return math.ldexp(1.0, math.frexp(dmax)[1] - 1)
+
+
 def run_local(program, ctx, graph, tol, max_iter, progress=None):
     """One process (no MPI): the BSP engine's rounds with no exchange, for both modes.
 
@@ -276,9 +299,13 @@ def run_local(program, ctx, graph, tol, max_iter, progress=None):
     v0, d0, coef = prepare(program, ctx)
     use_w = program.edge_op == "mul" and program.use_weights
     lg = _Whole(graph, program.direction, coef, use_w)
-    on_round = None if progress is None else (lambda it, m: progress.iteration(it, m))
-    x, it, conv, mass, steps, edges = _delta_jacobi(lg, d0, tol, max_iter, lambda a, b: (a, b),
+    s = _delta_scale(np.max(np.abs(d0), initial=0.0))
+    on_round = None if progress is None else (lambda it, m: progress.iteration(it, m * s))
+    x, it, conv, mass, steps, edges = _delta_jacobi(lg, d0 / s if s != 1.0 else d0, tol / s,
+                                                    max_iter, lambda a, b: (a, b),
                                                     lambda acc: None, on_round)
+    if s != 1.0:
+        x, mass = x * s, mass * s
     return v0 + x, it, conv, mass, {"edges_scanned": int(edges), "error_bound": mass,
                                     "extrapolations": steps, "engine": ENGINE}
 
@@ -406,9 +433,12 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
     st = RankStats(me)
     extra = {}
     report = None
+    s = _delta_scale(comm.allreduce(float(np.max(np.abs(d0), initial=0.0)), op=MPI.MAX))
+    if s != 1.0:  # (the same s on every rank)
+        d0, tol = d0 / s, tol / s
     if progress is not None and me == 0:
         def rank0_report(it, mass):
-            progress.iteration(it, mass)
+            progress.iteration(it, mass * s)
         report = rank0_report
     if mode == "bsp":
         x, iters, conv, bound = _bsp(comm, lg, d0, tol, max_iter, emu, st, report)
@@ -423,6 +453,8 @@ def run_sum_program(program, ctx, g, comm, mode, tol, max_iter, options=None, pr
         iters = int(comm.allreduce(rounds, op=MPI.MAX))
         conv = bool(bound <= tol)
         extra = asap_extra(comm, sol, st)
+    if s != 1.0:
+        x, bound = x * s, bound * s
     values = v0 + x
     stats = _totals(comm, st, emu, bound, extra)
     return values, int(iters), bool(conv), float(bound), stats
