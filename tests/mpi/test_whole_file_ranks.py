@@ -186,3 +186,17 @@ def test_parquet_on_ranks_as_on_one_process(tmp_path, cli, args, tol):
         err = max((abs(float(x) - float(y)) for k in a for x, y in zip(a[k], b[k])),
                   default=0.0)
         assert err <= tol, (extra, err)
+
+
+def test_empty_parquet_refused_alike(tmp_path, refused_alike):
+    """A Parquet table without rows: one process ran on an empty graph (exit 0, nothing
+    written), K ranks said "no edges found"; now every configuration says it, as for an
+    empty text file."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"source": pa.array([], pa.int64()),
+                             "target": pa.array([], pa.int64())}), str(tmp_path / "e.parquet"))
+    for cmd in (["pagerank"], ["wcc"]):
+        line = refused_alike(tmp_path, [*cmd, "e.parquet"], configs=[[], *CONFIGS[:2]],
+                             output="o.csv")
+        assert line == "e.parquet: no edges found", line

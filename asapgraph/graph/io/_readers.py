@@ -376,6 +376,8 @@ def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
         table = pq.read_table(path)
     except OSError as exc:
         raise InputError(name, None, f"cannot read Parquet: {exc}") from None
+    if table.num_rows == 0:  # as a text edge list (it ran on an empty graph, exit 0; K
+        raise InputError(name, None, "no edges found")  # ranks refused it so)
     cols = table.column_names
     named = src_col == 1 and dst_col == 2 and {"source", "target"} <= set(cols)
     src, dst = ("source", "target") if named else (src_col - 1, dst_col - 1)
