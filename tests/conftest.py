@@ -95,3 +95,24 @@ def push_rows(rng):
         return indptr, tgt, (deg == 0).astype(np.uint8), 1.0 / np.maximum(deg, 1)
 
     return make
+
+
+@pytest.fixture
+def refusal():
+    """``refusal(path, labels=False)``: the one-line message of the ``InputError`` that
+    ``load_graph(path, labels=labels)`` raises (``read_edges`` must raise the same one
+    when not ``labels``)."""
+    from asapgraph import load_graph
+    from asapgraph.errors import InputError
+    from asapgraph.graph.io import read_edges
+
+    def check(p, labels=False):
+        with pytest.raises(InputError) as ei:
+            load_graph(p, labels=labels)
+        if not labels:
+            with pytest.raises(InputError) as e2:
+                read_edges(p)
+            assert str(e2.value) == str(ei.value)
+        return str(ei.value)
+
+    return check

@@ -30,9 +30,6 @@ import sys
 
 import pytest
 
-from asapgraph import load_graph
-from asapgraph.errors import InputError
-from asapgraph.graph.io import read_edges
 
 ROWS = 800_000   # ~11 MB of text: the reader's blocks grow 1, 4, 16 MiB (several blocks)
 COMP = {"gz": lambda d: gzip.compress(d, 1), "bz2": lambda d: bz2.compress(d, 1),
@@ -50,16 +47,6 @@ def _damaged(path, ext, bad_line, bad_text, keep=0.95):
     return path
 
 
-def _refusal(p, labels=False):
-    with pytest.raises(InputError) as ei:
-        load_graph(p, labels=labels)
-    if not labels:
-        with pytest.raises(InputError) as e2:
-            read_edges(p)
-        assert str(e2.value) == str(ei.value)
-    return str(ei.value)
-
-
 def _cli(args, cwd):
     return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300,
@@ -72,27 +59,27 @@ BAD_ONE = "missing column 2 (line has 1 column)"
 
 
 @pytest.mark.parametrize("ext", ["gz", "bz2", "xz"])
-def test_bad_line_before_the_damage_in_the_same_block(tmp_path, ext):
+def test_bad_line_before_the_damage_in_the_same_block(tmp_path, ext, refusal):
     """Line 700,000 lies in the reader's last block, with the cut: it was the damage."""
     p = _damaged(tmp_path / f"near.txt.{ext}", ext, 700_000, "5 bad")
-    assert _refusal(p) == f"{p}:700000: {BAD_INT}"
+    assert refusal(p) == f"{p}:700000: {BAD_INT}"
     q = _damaged(tmp_path / f"lnear.txt.{ext}", ext, 700_000, "5")  # ('bad' is a name)
-    assert _refusal(q, labels=True) == f"{q}:700000: {BAD_ONE}"
+    assert refusal(q, labels=True) == f"{q}:700000: {BAD_ONE}"
 
 
-def test_first_problem_in_file_order(tmp_path):
+def test_first_problem_in_file_order(tmp_path, refusal):
     """An early bad line (an earlier block: named before too), a bad line after the damage
     (the damage), no bad line (the damage); --labels alike."""
     damage = "corrupt or truncated gzip data"
     p = _damaged(tmp_path / "early.txt.gz", "gz", 1000, "5")
-    assert _refusal(p) == _refusal(p, labels=True) == f"{p}:1000: {BAD_ONE}"
+    assert refusal(p) == refusal(p, labels=True) == f"{p}:1000: {BAD_ONE}"
     p = _damaged(tmp_path / "after.txt.gz", "gz", 799_000, "5", keep=0.5)
-    assert _refusal(p) == _refusal(p, labels=True) == f"{p}: {damage}"
+    assert refusal(p) == refusal(p, labels=True) == f"{p}: {damage}"
     p = _damaged(tmp_path / "clean.txt.gz", "gz", 0, "", keep=0.9)
-    assert _refusal(p) == _refusal(p, labels=True) == f"{p}: {damage}"
+    assert refusal(p) == refusal(p, labels=True) == f"{p}: {damage}"
     # the cut line itself is not a bad line: '123 4' of '123 456' (the damage)
     p = _damaged(tmp_path / "near.txt.gz", "gz", 700_000, "5")
-    assert _refusal(p) == _refusal(p, labels=True) == f"{p}:700000: {BAD_ONE}"
+    assert refusal(p) == refusal(p, labels=True) == f"{p}:700000: {BAD_ONE}"
 
 
 def test_cli_alike_threads(tmp_path):

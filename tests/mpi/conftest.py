@@ -110,16 +110,19 @@ def env_refused(cli, refused):
 
 @pytest.fixture
 def refused_alike(cli):
-    """``refused_alike(cwd, args, *words, configs=..., output=None)``: on every
+    """``refused_alike(cwd, args, *words, configs=..., output=None, env=None)``: on every
     configuration (extra arguments such as ``["--np", "2", "--mode", "asap"]``), ``args
     -q`` exits 2 with one stderr line naming ``words``, and that line is the same
-    everywhere; returns it.  ``output``: also ``-o output``, which must not be written."""
+    everywhere; returns it.  ``output``: also ``-o output``, which must not be written;
+    ``env``: variables added to the environment."""
 
-    def check(cwd, args, *words, configs, output=None):
+    def check(cwd, args, *words, configs, output=None, env=None):
         seen = set()
         out = None if output is None else Path(cwd) / output
+        full = None if env is None else {**os.environ, **env}
         for extra in configs:
-            r = cli([*args, "-q", *(["-o", out] if out else []), *extra], cwd, timeout=180)
+            r = cli([*args, "-q", *(["-o", out] if out else []), *extra], cwd, timeout=180,
+                    env=full)
             lines = r.stderr.strip().splitlines()
             assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
             assert all(w in lines[0] for w in words), (extra, lines)

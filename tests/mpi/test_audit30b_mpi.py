@@ -34,21 +34,6 @@ def _cli(args, cwd, env=None, timeout=300, stdin=None):
                              {"input": stdin}))
 
 
-def _refused_alike(cwd, args, configs, env=None):
-    """Every configuration exits 2 with one and the same stderr line, ``-o`` unwritten;
-    returns the line."""
-    seen = set()
-    out = cwd / "out.csv"
-    for extra in configs:
-        r = _cli([*args, "-q", "-o", out, *extra], cwd, env)
-        lines = r.stderr.strip().splitlines()
-        assert r.returncode == 2 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
-        assert not out.exists(), extra
-        seen.add(lines[0])
-    assert len(seen) == 1, seen
-    return seen.pop()
-
-
 def _damaged(path, bad, keep, xz=False):
     rows = [f"{i} {(i * 7919) % 500_000}" for i in range(ROWS)]
     for no, text in bad.items():
@@ -62,32 +47,35 @@ CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"]]
 DAMAGE = "corrupt or truncated {} data"
 
 
-def test_bad_line_in_an_earlier_block_than_the_damage(tmp_path):
+def test_bad_line_in_an_earlier_block_than_the_damage(tmp_path, refused_alike):
     """Line 1000 is in the first block one process parses: it named it, the ranks the
     damage."""
     _damaged(tmp_path / "early.txt.gz", {1000: "5"}, 0.9)
     want = "early.txt.gz:1000: missing column 2 (line has 1 column)"
-    assert _refused_alike(tmp_path, ["pagerank", "early.txt.gz"], CONFIGS) == want
-    assert _refused_alike(tmp_path, ["wcc", "early.txt.gz", "--labels"],
-                          [[], ["--np", "2"]]) == want
+    assert refused_alike(tmp_path, ["pagerank", "early.txt.gz"], configs=CONFIGS,
+                         output="out.csv") == want
+    assert refused_alike(tmp_path, ["wcc", "early.txt.gz", "--labels"],
+                         configs=[[], ["--np", "2"]], output="out.csv") == want
     # a bad line after the cut, or none: the damage, as before
     _damaged(tmp_path / "after.txt.gz", {799_000: "5"}, 0.5)
     _damaged(tmp_path / "clean.txt.gz", {}, 0.9)
     for f in ("after.txt.gz", "clean.txt.gz"):
-        assert _refused_alike(tmp_path, ["pagerank", f], CONFIGS) == \
-            f"{f}: " + DAMAGE.format("gzip")
+        assert refused_alike(tmp_path, ["pagerank", f], configs=CONFIGS,
+                             output="out.csv") == f"{f}: " + DAMAGE.format("gzip")
 
 
 @pytest.mark.parametrize("xz", [False, True])
-def test_bad_line_in_the_block_of_the_damage(tmp_path, xz):
+def test_bad_line_in_the_block_of_the_damage(tmp_path, xz, refused_alike):
     """Line 700,000 is in the block with the cut: the damage everywhere before."""
     f = "near.txt." + ("xz" if xz else "gz")
     _damaged(tmp_path / f, {700_000: "5 bad"}, 0.95, xz)
     want = f"{f}:700000: expected an integer vertex id in column 2, got 'bad'"
     # small chunks from rank 0: the bad line on a rank other than 0 too
     env = {"ASAPGRAPH_DIST_CHUNK_BYTES": "1000000"}
-    assert _refused_alike(tmp_path, ["pagerank", f], CONFIGS, env) == want
-    assert _refused_alike(tmp_path, ["pagerank", f], [["--np", "2"]]) == want
+    assert refused_alike(tmp_path, ["pagerank", f], configs=CONFIGS, output="out.csv",
+                         env=env) == want
+    assert refused_alike(tmp_path, ["pagerank", f], configs=[["--np", "2"]],
+                         output="out.csv") == want
 
 
 # ------------------------------------------------ --personalization - : standard input
