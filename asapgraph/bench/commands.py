@@ -417,6 +417,14 @@ def run_command(args):
         for sch in {s.schedule for s in specs} - {"", *SCHEDULES}:
             raise InputError(BENCH, None, f"unknown schedule {sch!r} (expected "
                              f"{' or '.join(SCHEDULES)})")
+        from asapgraph.options import asap_tol_refusal, rebalance_refusal
+
+        for s in specs:  # what asapgraph.engine.pagerank refuses: before any run, not a
+            # failed run (exit 1, a traceback in the record) per refused combination
+            why = ((asap_tol_refusal(s.tol) if s.mode == "asap" else None)
+                   or rebalance_refusal(s.rebalance, s.partition, "jacobi", s.mode))
+            if why:
+                raise InputError(BENCH, None, f"{why} ({s.label()})")
         from asapgraph.bench.reference import resolve_graph
 
         for gname in sorted({s.graph for s in specs} | set(peer_graphs)):
