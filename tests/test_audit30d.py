@@ -7,6 +7,11 @@
   :func:`asapgraph.options.rebalance_refusal` and :func:`asapgraph.options.asap_tol_refusal`,
   which the CLI and :func:`asapgraph.engine.pagerank` already share: now the bench asks
   them for every planned run before any run, one line, exit status 2.
+* ``asapgraph bench --scenario S --ranks K`` with a rank count the scenario has not kept
+  nothing of it: ``--scenario rq5 --ranks 7`` ran no run at all and exited 0 (an empty
+  JSON), ``--scenario rq3 --ranks 4,7`` ran the 4-rank runs and dropped the 7 silently,
+  where ``--graphs G`` with a graph the scenario has not is refused.  Now refused alike,
+  naming the scenario's rank counts.
 """
 import json
 import subprocess
@@ -57,3 +62,29 @@ def test_bench_grid_bsp_tol_0_still_runs(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     recs = json.loads(out.read_text())["records"]
     assert [(x["mode"], x["tol"], x["ok"]) for x in recs] == [("bsp", 0.0, True)]
+
+
+@pytest.mark.parametrize("scenario, ranks, graphs, needle", [
+    ("rq5", "7", None, "scenario rq5 has no run on 7 ranks (its rank counts: 4)"),
+    ("rq3", "4,7", None, "scenario rq3 has no run on 7 ranks (its rank counts: 4,6)"),
+    ("scale", "8", "cnr-2000", "scenario scale has no run on 8 ranks (its rank counts for "
+                               "cnr-2000: 4,16,64)"),
+])
+def test_bench_scenario_refuses_rank_counts_it_has_not(tmp_path, scenario, ranks, graphs, needle):
+    out = tmp_path / "s.json"
+    r = _asapgraph(["bench", "--scenario", scenario, "--ranks", ranks,
+                    *(["--graphs", graphs] if graphs else []), "--no-peers", "--budget", "0",
+                    "-q", "--json-out", out, "--outdir", tmp_path / "rep"], tmp_path)
+    _one_line_refusal(r, needle)
+    assert not out.exists()
+
+
+def test_bench_scenario_ranks_it_has_still_filter(tmp_path):
+    """``--ranks`` of counts the scenario has keeps exactly those (--budget 0: every run is
+    skipped, so nothing is started; the plan is in the JSON)."""
+    out = tmp_path / "s.json"
+    r = _asapgraph(["bench", "--scenario", "rq3", "--ranks", "6", "--no-peers", "--budget", "0",
+                    "-q", "--json-out", out, "--outdir", tmp_path / "rep"], tmp_path)
+    assert r.returncode == 1, r.stderr   # every run skipped by the budget
+    recs = json.loads(out.read_text())["records"]
+    assert recs and {x["ranks"] for x in recs} == {6}

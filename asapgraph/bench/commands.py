@@ -240,7 +240,16 @@ def _plan(args):
                 raise InputError(BENCH, None, f"scenario {args.scenario} has no graph "
                                  f"{sorted(keep - {s.graph for s in specs})[0]!r}")
             specs = [s for s in specs if s.graph in keep]
-        if args.ranks:
+        if args.ranks:  # keep only these rank counts (one the scenario has not: refused,
+            # as --graphs is; it kept nothing of it, and with no other count ran 0 runs, exit 0)
+            have = {s.ranks for s in specs}
+            if set(args.ranks) - have:
+                from asapgraph.errors import InputError
+
+                raise InputError(BENCH, None, f"scenario {args.scenario} has no run on "
+                                 f"{min(set(args.ranks) - have)} ranks (its rank counts"
+                                 f"{' for ' + ','.join(args.graphs) if args.graphs else ''}: "
+                                 f"{','.join(map(str, sorted(have)))})")
             specs = [s for s in specs if s.ranks in set(args.ranks)]
         return args.scenario, _scenario_schedules(args, specs), [], 180.0, None
     strag = []
