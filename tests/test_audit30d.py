@@ -12,6 +12,12 @@
   JSON), ``--scenario rq3 --ranks 4,7`` ran the 4-rank runs and dropped the 7 silently,
   where ``--graphs G`` with a graph the scenario has not is refused.  Now refused alike,
   naming the scenario's rank counts.
+* ``--help`` of wcc, labelprop, sssp, bfs and hits said ``--top K``: "print the K vertices
+  with the highest component / label / distance / level / hub,authority", where the
+  command lists the K largest components / communities (``component|label, size``), the K
+  farthest *reachable* vertices (unreachable ones never listed) and the K best hubs (README
+  and each command's description said so).  Each ``--top`` help now says what it lists;
+  README's "``wcc``, ``labelprop``: ``label,size``" is ``component,size`` for wcc.
 """
 import json
 import subprocess
@@ -88,3 +94,44 @@ def test_bench_scenario_ranks_it_has_still_filter(tmp_path):
     assert r.returncode == 1, r.stderr   # every run skipped by the budget
     recs = json.loads(out.read_text())["records"]
     assert recs and {x["ranks"] for x in recs} == {6}
+
+
+def _top_help(cmd, tmp_path):
+    r = _asapgraph([cmd, "--help"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    i = next(j for j, x in enumerate(lines) if x.lstrip().startswith("--top K"))
+    out = [lines[i]]
+    for x in lines[i + 1:]:
+        if x.lstrip().startswith("-"):
+            break
+        out.append(x)
+    return " ".join(" ".join(out).split())
+
+
+@pytest.mark.parametrize("cmd, args, says", [
+    ("wcc", [], "the K largest components"),
+    ("labelprop", ["--allow-unconverged"], "the K largest communities"),
+    ("sssp", ["--source", "0"], "the K farthest reachable vertices"),
+    ("bfs", ["--source", "0"], "the K farthest reachable vertices"),
+    ("hits", [], "the K best hubs"),
+])
+def test_top_help_says_what_top_lists(tmp_path, cmd, args, says):
+    h = _top_help(cmd, tmp_path)
+    assert says in h, h
+    # and the listing is that: groups as (label, size), reachable only, sorted by hub
+    g = tmp_path / "g.txt"
+    g.write_text("0 1\n1 2\n2 0\n3 4\n5 5\n7 0\n")
+    r = _asapgraph([cmd, g, *args, "--top", "10", "--json", "-q"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    top = json.loads(r.stdout)["top"]
+    if "largest" in says:   # (label, size), largest first, every vertex in one group
+        sizes = [size for _, size in top]
+        assert sizes == sorted(sizes, reverse=True) and sum(sizes) == 7, top
+        if cmd == "wcc":
+            assert top == [[0, 4], [3, 2], [5, 1]]
+    elif "reachable" in says:
+        assert {v for v, _ in top} == {0, 1, 2} and top[0] == [2, 2]   # 3, 4, 5, 7: unreachable
+    else:
+        hubs = [row[1] for row in top]
+        assert hubs == sorted(hubs, reverse=True)

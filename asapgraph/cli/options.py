@@ -147,15 +147,17 @@ def add_input_options(p, positional=True):
 
 
 
-def add_output_options(p, value_name="value"):
-    """``-o``, ``--top``, ``--json``, ``--quiet``."""
+def add_output_options(p, value_name="value", top_help=None):
+    """``-o``, ``--top``, ``--json``, ``--quiet`` (``top_help``: what ``--top K`` lists, where
+    it is not the K vertices of highest value: the largest groups, the farthest reachable)."""
     g = p.add_argument_group("output options")
     g.add_argument("-o", "--output", metavar="OUT", default=None,
                    help=f"write every vertex as 'node,{value_name}' (original ids); format by "
                         "extension: .csv, .tsv (+ .gz), .npy, .parquet (needs pyarrow); the "
                         "file appears atomically")
     g.add_argument("--top", type=nonneg_int, default=None, metavar="K",
-                   help=f"print the K vertices with the highest {value_name} as a table")
+                   help=top_help or f"print the K vertices with the highest {value_name} as a "
+                                    "table (ties: smaller id)")
     g.add_argument("--json", action="store_true",
                    help="print one JSON object with the run's figures on stdout (nothing else)")
     g.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")

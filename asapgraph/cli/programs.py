@@ -115,10 +115,10 @@ def _program_parser(sub, name, help, description, examples):
 
 
 def _program_common(p, value_help, tol_default=None, max_iter_default=None, tol=True,
-                    tol_help=None, max_iter_help=None, mode_note=None):
+                    tol_help=None, max_iter_help=None, mode_note=None, top_help=None):
     add_iteration_options(p, tol_default, max_iter_default, tol=tol, threads=False,
                           tol_help=tol_help, max_iter_help=max_iter_help)
-    add_output_options(p, value_help)
+    add_output_options(p, value_help, top_help)
     add_distributed_options(p)
     if mode_note:  # refine the --mode help of this command
         for a in p._actions:
@@ -305,6 +305,8 @@ def register_wcc(sub):
          "asapgraph wcc graph.txt.gz --top 5 --json",
          "asapgraph wcc rmat:18 --mode asap"])
     _program_common(p, "component", tol=False,
+                    top_help="print the K largest components as a table (component, size; "
+                             "ties: smaller component)",
                     max_iter_help="superstep cap (default: none; the run ends after at most "
                                   "the component diameter + 1 supersteps)",
                     mode_note="bsp: synchronous label propagation; asap (the default "
@@ -352,6 +354,8 @@ def register_sssp(sub):
     g.add_argument("--source", type=_vertex_id, required=True, metavar="ID",
                    help="original id of the source vertex (exit status 2 if not in the graph)")
     _program_common(p, "distance", tol=False,
+                    top_help="print the K farthest reachable vertices as a table (largest "
+                             "distance; unreachable ones are not listed; ties: smaller id)",
                     max_iter_help="superstep cap (default: none)",
                     mode_note="bsp: synchronous Bellman-Ford; asap: asynchronous "
                               "label-correcting worklist; same distances")
@@ -370,6 +374,8 @@ def register_bfs(sub):
     g.add_argument("--source", type=_vertex_id, required=True, metavar="ID",
                    help="original id of the source vertex (exit status 2 if not in the graph)")
     _program_common(p, "level", tol=False, max_iter_help="superstep cap (default: none)",
+                    top_help="print the K farthest reachable vertices as a table (largest "
+                             "level; unreachable ones are not listed; ties: smaller id)",
                     mode_note="bsp: level-synchronous BFS; asap: asynchronous worklist; "
                               "same levels")
     p.set_defaults(func=lambda a: _run_program_command(a, BFS))
@@ -404,6 +410,8 @@ def register_labelprop(sub):
         ["asapgraph labelprop graph.txt -o communities.csv --allow-unconverged",
          "asapgraph labelprop graph.txt --top 10 --json"])
     _program_common(p, "label", max_iter_default=100, tol=False,
+                    top_help="print the K largest communities as a table (label, size; "
+                             "ties: smaller label)",
                     mode_note="bsp only (asap is refused with exit status 2: the mode "
                               "combine is not order-independent)")
     p.set_defaults(func=lambda a: _run_program_command(a, LABELPROP))
@@ -434,6 +442,8 @@ def register_hits(sub):
         ["asapgraph hits graph.txt -o hits.csv",
          "asapgraph hits graph.txt.gz --top 10 --json"])
     _program_common(p, "hub,authority", 1e-8, 100,
+                    top_help="print the K best hubs (highest hub score, with their "
+                             "authority) as a table (ties: smaller id)",
                     tol_help="stop when the L1 change of the hub vector is <= T",
                     max_iter_help="give up after N HITS iterations (two supersteps each; exit "
                                   "status 3 unless --allow-unconverged)",
@@ -585,6 +595,8 @@ def register_run(sub):
                         "pending delta, a residual of 0), where more would change nothing "
                         "(--json: iterations); replaces --tol and --max-iter")
     _program_common(p, "<columns>", None, None,
+                    top_help="print the K vertices with the highest value of the program's "
+                             "first column (every column shown) as a table (ties: smaller id)",
                     tol_help="tolerance of the program's termination test (default: the "
                              "program's default_tol)",
                     max_iter_help="cap on the iterations (default: the program's "
