@@ -804,13 +804,20 @@ _EMU = Rule(RUN_COMMANDS, ("bsp", "asap"), "multi", "")
 
 def _straggler_check(args, ranks):
     """A straggler rank must be one of the run's ranks (0 .. K-1): a factor for a rank that
-    does not exist would slow nothing."""
+    does not exist would slow nothing; and given once (a second ``--straggler`` for the same
+    rank silently replaced the first's factor)."""
+    seen = {}
     for text in getattr(args, "straggler", None) or []:
         for part in str(text).split(","):
             r = part.split(":")[0].strip()
             if r.lstrip("-").isdigit() and int(r) >= ranks:
                 return (f"--straggler {text}: rank {int(r)} is not one of the {ranks} ranks "
                         f"(0..{ranks - 1})")
+            if r.isdigit():
+                if int(r) in seen:
+                    return (f"--straggler {text}: rank {int(r)} already has a factor "
+                            f"(--straggler {seen[int(r)]}); give each rank once")
+                seen[int(r)] = text
     return None
 
 

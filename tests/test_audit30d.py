@@ -18,6 +18,14 @@
   farthest *reachable* vertices (unreachable ones never listed) and the K best hubs (README
   and each command's description said so).  Each ``--top`` help now says what it lists;
   README's "``wcc``, ``labelprop``: ``label,size``" is ``component,size`` for wcc.
+* ``--straggler 1:inf`` was accepted by every command and by ``asapgraph bench``: the rank's
+  every sweep lasted forever, and the run never ended (``pagerank rmat:8 --np 2
+  --straggler 1:inf`` ran until killed); bench also took ``1:nan`` (``nan < 1`` is False in
+  :func:`asapgraph.engine.emulation.parse_straggler`).  A rank given twice (``1:3,1:2``, or
+  ``--straggler 1:3 --straggler 1:2`` on a command) kept the last factor silently.  Now a
+  factor must be a finite number >= 1 and each rank is given once: one line, exit 2, on
+  the command line (the ranks' side: tests/mpi/test_audit30d_mpi.py) and in bench; bench's
+  repeated ``--straggler`` stays what it is, one grid setting each.
 """
 import json
 import subprocess
@@ -135,3 +143,52 @@ def test_top_help_says_what_top_lists(tmp_path, cmd, args, says):
     else:
         hubs = [row[1] for row in top]
         assert hubs == sorted(hubs, reverse=True)
+
+
+@pytest.mark.parametrize("text, ok", [
+    ("1:3", {1: 3.0}), ("1:3,2:1.5", {1: 3.0, 2: 1.5}), ("0:1", {0: 1.0}),
+    ("1:inf", None), ("1:nan", None), ("1:0.5", None), ("1:3,1:2", None), ("-1:3", None),
+    ("x:3", None), ("1:y", None),
+])
+def test_parse_straggler_finite_factors_each_rank_once(text, ok):
+    from asapgraph.engine.emulation import parse_straggler
+
+    if ok is None:
+        with pytest.raises(ValueError):
+            parse_straggler(text)
+    else:
+        assert parse_straggler(text) == ok
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--straggler", "1:inf"], "FACTOR a finite number >= 1"),
+    (["--straggler", "1:nan"], "FACTOR a finite number >= 1"),
+    (["--straggler", "1:3,1:2"], "each rank once"),
+    (["--straggler", "1:3", "--straggler", "1:2"],
+     "--straggler 1:2: rank 1 already has a factor (--straggler 1:3)"),
+])
+@pytest.mark.parametrize("cmd", [["pagerank", "rmat:8"], ["sssp", "rmat:8", "--source", "0"]])
+def test_cli_straggler_refusals(tmp_path, cmd, args, needle):
+    r = _asapgraph([*cmd, "--np", "2", *args, "-q"], tmp_path, timeout=60)
+    _one_line_refusal(r, needle)
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("1:inf", "straggler factor must be a finite number >= 1, got inf"),
+    ("1:nan", "straggler factor must be a finite number >= 1, got nan"),
+    ("1:3,1:2", "rank 1 is given twice in '1:3,1:2'"),
+])
+def test_bench_straggler_refusals(tmp_path, spec, needle):
+    out = tmp_path / "g.json"
+    r = _asapgraph(["bench", "--grid", "--graphs", "rmat:8", "--ranks", "2", "--straggler", spec,
+                    "--repeat", "1", "--no-peers", "-q", "--json-out", out, "--outdir",
+                    tmp_path / "rep"], tmp_path)
+    _one_line_refusal(r, needle)
+    assert not out.exists()
+
+
+def test_cli_straggler_two_ranks_still_run(tmp_path):
+    r = _asapgraph(["pagerank", "rmat:8", "--np", "3", "--straggler", "1:3", "--straggler",
+                    "2:2", "--json", "-q"], tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["emulation"]["straggler"] == {"1": 3.0, "2": 2.0}

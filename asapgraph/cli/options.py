@@ -108,16 +108,21 @@ def _pauses(text):
 
 
 def _straggler(text):
-    """``RANK:FACTOR`` (rank >= 0, factor >= 1), or a comma list of them: those ranks
-    compute FACTOR times slower."""
+    """``RANK:FACTOR`` (rank >= 0, a finite factor >= 1), or a comma list of them (each rank
+    once): those ranks compute FACTOR times slower (:func:`asapgraph.engine.emulation.
+    parse_straggler`, which the engines and ``asapgraph bench`` read it with)."""
+    from asapgraph.engine.emulation import parse_straggler
+
     try:
-        for part in text.split(","):
-            r, f = part.split(":")
-            if int(r) < 0 or not (float(f) >= 1.0):
-                raise ValueError
+        ok = all(r.strip() and f.strip() for r, _, f in (p.partition(":") for p in
+                                                            text.split(","))) \
+            and parse_straggler(text)
     except ValueError:
+        ok = False
+    if not ok:
         raise argparse.ArgumentTypeError(
-            f"expected RANK:FACTOR with RANK >= 0 and FACTOR >= 1, got {text!r}") from None
+            f"expected RANK:FACTOR with RANK >= 0 and FACTOR a finite number >= 1, each rank "
+            f"once, got {text!r}") from None
     return text
 
 

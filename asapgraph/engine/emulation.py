@@ -207,7 +207,10 @@ def fine_timer_slack():
 
 
 def parse_straggler(text):
-    """``"1:3,2:1.5"`` -> ``{1: 3.0, 2: 1.5}`` (rank:factor list)."""
+    """``"1:3,2:1.5"`` -> ``{1: 3.0, 2: 1.5}`` (rank:factor list).  ValueError for a bad
+    part, a rank below 0, a factor that is not a finite number >= 1 (``inf`` made the
+    rank's every sweep last forever: the run never ended; ``nan`` passed a ``< 1`` test) and
+    a rank given twice (the second factor silently replaced the first)."""
     out = {}
     if not text:
         return out
@@ -219,11 +222,16 @@ def parse_straggler(text):
             continue
         r, _, f = part.partition(":")
         try:
-            out[int(r)] = float(f) if f else 2.0
+            rank, factor = int(r), (float(f) if f else 2.0)
         except ValueError:
             raise ValueError(f"bad straggler spec {part!r}: expected RANK:FACTOR") from None
-        if out[int(r)] < 1.0:
-            raise ValueError(f"straggler factor must be >= 1, got {f}")
+        if rank < 0:
+            raise ValueError(f"bad straggler spec {part!r}: RANK must be >= 0")
+        if not 1.0 <= factor < math.inf:
+            raise ValueError(f"straggler factor must be a finite number >= 1, got {f}")
+        if rank in out:
+            raise ValueError(f"rank {rank} is given twice in {text!r}")
+        out[rank] = factor
     return out
 
 
