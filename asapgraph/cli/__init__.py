@@ -122,7 +122,10 @@ class _Parser(argparse.ArgumentParser):
     first, 17 lines for ``pagerank``).  Subcommand parsers inherit the class."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        # under the user's own mpiexec every rank parses the same command line: rank 0
+        # prints the line, so K ranks print it once (was: once per rank), as bad input
+        _report_input_error(f"{self.prog}: error: {message} (see {self.prog} --help)")
+        self.exit(2)
 
 
 def build_parser(command=None):
