@@ -29,6 +29,8 @@ def run(inp, np_, before, pagerank=False):
     env = dict(os.environ)
     if before:
         env["PYTHONPATH"] = os.pathsep.join(x for x in (before, env.get("PYTHONPATH")) if x)
+    if os.path.exists(inp):  # the runs start in / (not a source checkout): a relative
+        inp = os.path.abspath(inp)   # path (README's `FILE`) failed every run ("FAILED")
     cmd = [sys.executable, "-m", "asapgraph", "pagerank", inp, "--json", "-q"]
     cmd += ["--tol", "1e-10"] if pagerank else ["--max-iter", "1", "--allow-unconverged"]
     if np_ > 1:
@@ -36,7 +38,9 @@ def run(inp, np_, before, pagerank=False):
     t = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
     wall = time.perf_counter() - t
-    if out.returncode != 0:
+    if out.returncode != 0:  # say why (the table only says FAILED)
+        why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        sys.stderr.write(f"{inp} (np {np_}): {why}\n")
         return None
     d = json.loads(out.stdout)
     rss = d.get("peak_rss_mb_max_rank") or d.get("peak_rss_bytes", 0) / 2**20

@@ -26,6 +26,9 @@
   factor must be a finite number >= 1 and each rank is given once: one line, exit 2, on
   the command line (the ranks' side: tests/mpi/test_audit30d_mpi.py) and in bench; bench's
   repeated ``--straggler`` stays what it is, one grid setting each.
+* ``python benchmarks/bench_load_dist.py FILE ...`` (README, "Ranks against one process")
+  runs its commands in ``/``, so a relative FILE failed every run, printed as ``FAILED``
+  without a reason: an existing path is made absolute, and a failed run says why on stderr.
 """
 import json
 import subprocess
@@ -192,3 +195,20 @@ def test_cli_straggler_two_ranks_still_run(tmp_path):
                     "2:2", "--json", "-q"], tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout)["emulation"]["straggler"] == {"1": 3.0, "2": 2.0}
+
+
+def test_bench_load_dist_relative_file(tmp_path):
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_load_dist.py"
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "g.txt").write_text("0 1\n1 2\n2 0\n2 3\n")
+    r = subprocess.run([sys.executable, str(script), "d/g.txt", "nosuch.txt", "--np", "1",
+                        "--repeat", "1"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=240, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    rows = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln.endswith(("FAILED", " ")) or
+            ln.startswith(("d/g.txt", "nosuch.txt"))}
+    assert "FAILED" not in rows["d/g.txt"], r.stdout
+    assert "FAILED" in rows["nosuch.txt"], r.stdout
+    assert "nosuch.txt (np 1): nosuch.txt: file not found" in r.stderr, r.stderr
