@@ -29,6 +29,10 @@
 * ``python benchmarks/bench_load_dist.py FILE ...`` (README, "Ranks against one process")
   runs its commands in ``/``, so a relative FILE failed every run, printed as ``FAILED``
   without a reason: an existing path is made absolute, and a failed run says why on stderr.
+* ``asapgraph run prog.py:P G --mode asap`` for a program that is not accumulative (README:
+  exit status 2) said ``cannot load the program: ValueError: P cannot run in ASAP mode``:
+  the program loaded; its declarations do not allow the mode.  Now the reason alone; a
+  program that cannot be loaded still says so.
 """
 import json
 import subprocess
@@ -212,3 +216,34 @@ def test_bench_load_dist_relative_file(tmp_path):
     assert "FAILED" not in rows["d/g.txt"], r.stdout
     assert "FAILED" in rows["nosuch.txt"], r.stdout
     assert "nosuch.txt (np 1): nosuch.txt: file not found" in r.stderr, r.stderr
+
+
+NOT_ACCUMULATIVE = """
+import numpy as np
+from asapgraph.programs import VertexProgram
+
+
+class NA(VertexProgram):
+    name = "hops"
+    value_dtype = np.float64
+    combiner = "min"
+    direction = "out"
+    edge_op = "add_one"
+    use_weights = False
+    accumulative = False
+
+    def init(self, ctx):
+        d = np.full(ctx.n_local, np.inf)
+        d[ctx.ids == 0] = 0
+        return d
+"""
+
+
+def test_run_asap_not_accumulative_is_not_a_load_failure(tmp_path):
+    (tmp_path / "na.py").write_text(NOT_ACCUMULATIVE)
+    r = _asapgraph(["run", "./na.py:NA", "rmat:6", "--mode", "asap", "-q"], tmp_path)
+    line = _one_line_refusal(r, "./na.py:NA: hops cannot run in ASAP mode",
+                             "does not declare accumulative = True")
+    assert "cannot load" not in line
+    r = _asapgraph(["run", "./na.py:Nope", "rmat:6", "-q"], tmp_path)
+    _one_line_refusal(r, "./na.py:Nope: cannot load the program")

@@ -483,13 +483,18 @@ def load_user_program(args):
     _cwd_on_path(args.program)
     try:
         prog = load_program(args.program, **params)
-        prog = validate_program(prog, args.mode)
     except ProgramError as exc:  # loaded, but its declarations are wrong: what is wrong
         raise InputError(args.program, None, exc.message) from None
     except (ValueError, TypeError, ImportError, SyntaxError, AttributeError) as exc:
         msg = str(exc).replace("\n", " ")
         raise InputError(args.program, getattr(exc, "lineno", None) if isinstance(
             exc, SyntaxError) else None, f"cannot load the program: {type(exc).__name__}: {msg}") from None
+    try:  # loaded: what its declarations do not allow (e.g. --mode asap, not accumulative)
+        prog = validate_program(prog, args.mode)
+    except ProgramError as exc:
+        raise InputError(args.program, None, exc.message) from None
+    except (ValueError, TypeError) as exc:   # (was "cannot load the program: ...")
+        raise InputError(args.program, None, str(exc).replace("\n", " ")) from None
     return prog
 
 
