@@ -33,6 +33,9 @@
   exit status 2) said ``cannot load the program: ValueError: P cannot run in ASAP mode``:
   the program loaded; its declarations do not allow the mode.  Now the reason alone; a
   program that cannot be loaded still says so.
+* ``ASAPGRAPH_BENCH_GAP=abc asapgraph bench ...`` (benchmarks/README: ``ASAPGRAPH_BENCH_GAP=S``)
+  failed every run with a ValueError traceback in its record, exit 1: refused before any
+  run now, one line, exit 2.
 """
 import json
 import subprocess
@@ -247,3 +250,17 @@ def test_run_asap_not_accumulative_is_not_a_load_failure(tmp_path):
     assert "cannot load" not in line
     r = _asapgraph(["run", "./na.py:Nope", "rmat:6", "-q"], tmp_path)
     _one_line_refusal(r, "./na.py:Nope: cannot load the program")
+
+
+@pytest.mark.parametrize("gap", ["abc", "-1", "inf", "nan"])
+def test_bench_gap_env_refused(tmp_path, gap):
+    import os
+
+    out = tmp_path / "g.json"
+    env = dict(os.environ, ASAPGRAPH_BENCH_GAP=gap)
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "bench", "--grid", "--graphs", "rmat:8",
+                        "--ranks", "2", "--modes", "bsp", "--no-peers", "-q", "--json-out", str(out),
+                        "--outdir", str(tmp_path / "rep")], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    _one_line_refusal(r, f"ASAPGRAPH_BENCH_GAP={gap!r}")
+    assert not out.exists()

@@ -426,6 +426,15 @@ def run_command(args):
         for sch in {s.schedule for s in specs} - {"", *SCHEDULES}:
             raise InputError(BENCH, None, f"unknown schedule {sch!r} (expected "
                              f"{' or '.join(SCHEDULES)})")
+        gap = os.environ.get("ASAPGRAPH_BENCH_GAP", "").strip()
+        if gap:  # read by every rank of every job (benchmarks/README): a bad value failed
+            try:  # each run with a traceback in its record, exit 1
+                ok = 0.0 <= float(gap) < float("inf")
+            except ValueError:
+                ok = False
+            if not ok:
+                raise InputError(BENCH, None, f"ASAPGRAPH_BENCH_GAP={gap!r}: expected the "
+                                 "seconds the ranks idle before each run, a finite number >= 0")
         from asapgraph.options import asap_tol_refusal, rebalance_refusal
 
         for s in specs:  # what asapgraph.engine.pagerank refuses: before any run, not a
