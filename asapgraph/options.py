@@ -1187,9 +1187,8 @@ def check_cli(args, distributed, ranks=None):
 def one_process_refusal(args, distributed):
     """Why ``info``, ``convert``, ``generate`` or ``bench`` refuses ``--np`` (it has no
     ranks: it runs in one process, and ``bench`` starts its own with ``--ranks``), or
-    ``info``/``convert``/``generate`` refuses to run under the user's own mpiexec with
-    several ranks (each rank printed the whole summary, or wrote the same file); None
-    otherwise."""
+    refuses to run under the user's own mpiexec with several ranks (each rank printed the
+    whole summary, or wrote the same file; each ran the whole benchmark); None otherwise."""
     command = getattr(args, "command", None)
     if command not in ONE_PROCESS_COMMANDS:
         return None
@@ -1199,7 +1198,11 @@ def one_process_refusal(args, distributed):
                     "counts with --ranks (e.g. --ranks 2,4)")
         return (f"--np does not apply to {command}: it runs in one process (--np applies "
                 f"to {', '.join(RUN_COMMANDS[:-1])} and {RUN_COMMANDS[-1]})")
-    if distributed and command != "bench":
+    if distributed and command == "bench":  # (was run by every rank: K benchmarks at once,
+        # timing each other, each starting its own jobs and writing the same files)
+        return ("bench starts its own ranks (--ranks): start it without mpiexec (each of the "
+                "ranks would run the whole benchmark)")
+    if distributed:
         return (f"{command} runs in one process: start it without mpiexec (each of the "
                 "ranks would do the whole work)")
     return None
