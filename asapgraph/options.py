@@ -121,6 +121,20 @@ def asap_tol_refusal(tol, pagerank=True):
     return None
 
 
+def program_asap_tol_refusal(program, mode, tol):
+    """The reason an ASAP run of a vertex program cannot stop at ``tol`` (None: it can):
+    a sum-accumulative program (on either program engine, hooks or not) at ``tol`` 0.
+    :func:`asapgraph.programs.run` checks it on one process and
+    :func:`asapgraph.engine.distributed.run` on ranks, so ``asapgraph run P G --mode asap
+    --tol 0`` is refused alike on every rank count (one process ran to ``--max-iter`` and
+    exited 3, or stopped where a delta underflowed; ranks said ``P raised ValueError``,
+    exit status 1).  Min/max programs stop at their fixed point, which needs no tol."""
+    if (mode != "asap" or not getattr(program, "accumulative", False)
+            or getattr(program, "combiner", None) != "sum"):
+        return None
+    return asap_tol_refusal(tol, pagerank=False)
+
+
 # ----------------------------------------------------------------------------- scalars
 
 

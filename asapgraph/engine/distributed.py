@@ -190,10 +190,9 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         # more (the built-in programs' default 1 << 30) keep the tuned engine: both
         # converge to the same fixed point
         engine_options = dict(engine_options or {}, hop_supersteps=True)
-    why = (_options.asap_tol_refusal(tol, pagerank=False)
-           if mode == "asap" and engine_kind(program) == "sum" else None)
-    if why is not None:
-        raise ValueError(why)
+    why = _options.program_asap_tol_refusal(program, mode, tol)
+    if why is not None:  # (bad input, exit status 2: the same on every rank and on one process)
+        raise InputError("asapgraph", None, why)
     global _RUNS
     _RUNS += 1  # runs are collective: the same number on every rank
     rc = g.comm.Dup()  # private channel: no message of this run can match another's

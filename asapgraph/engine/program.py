@@ -53,7 +53,9 @@ Engine-facing contract (what the distributed engine must honour too)
 * ``ctx.vertices`` (dense global ids), ``ctx.ids`` (original ids), ``ctx.out_degree``,
   ``ctx.in_degree``, ``ctx.out_weight`` are local arrays; ``ctx.n`` is the global count.
 * Boundary messages are combined with the same ``combiner`` before they are applied, so a
-  custom combiner must be a commutative, associative numpy ufunc.
+  custom combiner must be a commutative, associative numpy ufunc (checked on a few small values of
+  ``value_dtype`` when the program is validated: ``np.subtract`` or ``np.power`` is
+  refused with a :class:`ProgramError`).
 * ``state`` is opaque to the engine (an array, or a dict of arrays aligned with the local
   vertices); the engine only reads ``scatter``'s output and ``result``'s output.
 * ``apply`` must return new arrays (not modify ``state`` in place) when the program
@@ -426,12 +428,65 @@ def validate_program(program, mode="bsp"):
         raise ProgramError(program, f"sum-accumulative programs need value_dtype float64, not {vd} "
                            "(deltas are scaled by coef() and summed as floats)")
     _check_defined(program)
+    if isinstance(comb, np.ufunc):
+        _check_order_free(program, comb, vd)
     builtin_path = isinstance(comb, str) and comb != COLLECT and program.edge_op is not None
     if builtin_path and vd not in (np.dtype(np.float64), np.dtype(np.int64)):
         raise ProgramError(program, f"value_dtype {vd} with the built-in combiner {comb!r} and edge_op "
                            f"{program.edge_op!r}: the kernels take float64 or int64 (use a custom "
                            "message()/ufunc combiner for other dtypes)")
     return _with_checks(program, vd)
+
+
+def _check_order_free(program, comb, vd):
+    """Refuse a ufunc combiner that is not commutative and associative on a few small
+    values of ``value_dtype`` (e.g. ``np.subtract``, ``np.power``, ``np.arctan2``).
+
+    The engines combine the messages to a vertex in an order that depends on the edge
+    layout, the rank count and (on ranks) the boundary exchange: such a combiner gave a
+    different answer on every rank count.  A probe cannot prove the laws, but it catches
+    the ufuncs that break them on ordinary values; one that cannot run on the dtype is
+    left to fail where it is used."""
+    vd = np.dtype(vd)
+    if vd.kind not in "biuf":
+        return
+    base = [0, 1, 2, 3, 7] + ([-1] if vd.kind in "if" else []) + ([0.5] if vd.kind == "f" else [])
+    if vd.kind == "b":
+        base = [False, True]
+    for values in (base, [v for v in base if v >= 0]):  # (np.power refuses ints ** -1)
+        vals = np.asarray(values).astype(vd)
+        a, b, c = (x.ravel() for x in np.meshgrid(vals, vals, vals, indexing="ij"))
+        try:
+            with np.errstate(all="ignore"):
+                ab, ba = comb(a, b), comb(b, a)
+                left, right = comb(ab, c), comb(a, comb(b, c))
+            break
+        except Exception:  # noqa: BLE001 - not defined on this dtype: fails where it is used
+            continue
+    else:
+        return
+    a, b, c = a.tolist(), b.tolist(), c.tolist()
+
+    def same(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.dtype.kind in "fc" or y.dtype.kind in "fc":
+            return np.isclose(x, y, rtol=1e-12, atol=0.0, equal_nan=True)
+        return x == y
+
+    law = None
+    if not same(ab, ba).all():
+        law, i = "commutative", int(np.flatnonzero(~same(ab, ba))[0])
+        example = f"{comb.__name__}({a[i]!r}, {b[i]!r}) != {comb.__name__}({b[i]!r}, {a[i]!r})"
+    elif not same(left, right).all():
+        law, i = "associative", int(np.flatnonzero(~same(left, right))[0])
+        example = (f"{comb.__name__}({comb.__name__}({a[i]!r}, {b[i]!r}), {c[i]!r}) != "
+                   f"{comb.__name__}({a[i]!r}, {comb.__name__}({b[i]!r}, {c[i]!r}))")
+    if law is not None:
+        raise ProgramError(program, f"combiner np.{comb.__name__} is not {law} ({example}): the "
+                           "engines combine a vertex's messages in an order that depends on the "
+                           "edge layout and the rank count, so the answer would too; use a "
+                           "commutative, associative ufunc (np.add, np.maximum, np.bitwise_or, "
+                           "...) or combiner 'collect'")
 
 
 def _check_defined(program):

@@ -43,6 +43,7 @@ from asapgraph.engine.program import (COMBINERS, EDGE_OPS, Context, VertexProgra
                                      check_finite_weights, combiner_identity, exact_steps,
                                      finish_steps, validate_program)
 from asapgraph.engine.result import ProgramResult
+from asapgraph.errors import InputError
 from asapgraph.engine.supersteps import (EMPTY_W, PUSH_FRACTION, better, delta_loop,
                                         generic_edge_map, minmax_diverged, minmax_growth_flags,
                                         minmax_init_flags, reduce_aggregates, value_form_loop)
@@ -487,6 +488,9 @@ def _run_single(program, graph, mode, max_iter, tol, comm, progress, hops=False,
     progress = _progress.get(progress)
     max_iter = _options.check_max_iter(program.default_max_iter if max_iter is None else max_iter)
     tol = _options.check_tol(program.default_tol if tol is None else tol)
+    why = _options.program_asap_tol_refusal(program, mode, tol)
+    if why is not None:  # (as on ranks: asapgraph.engine.distributed.run)
+        raise InputError("asapgraph", None, why)
     ctx = Context(graph, mode=mode, tol=tol, max_iter=max_iter, comm=comm)
     topo = _topology(graph)
     with np.errstate(over="ignore", invalid="ignore"):  # a divergence is reported, not warned

@@ -1,0 +1,53 @@
+"""Audit 30c on ranks (one process: tests/test_audit30c.py): users' own programs refused
+alike on one process and on K ranks, in both modes.
+
+* ``run P G --mode asap --tol 0`` of a sum-accumulative program: ranks exited 1 with
+  ``P raised ValueError: --tol 0 cannot be certified ...`` (tuned engine) or ran it
+  (a program with hooks, the general engine); one process ran to ``--max-iter`` (exit 3).
+* A ufunc combiner that is not commutative (``np.subtract``): 166 of 300 values differed
+  between one process and 3 ranks, exit 0 on both.
+"""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location(
+    "_audit30c_one", Path(__file__).resolve().parents[1] / "test_audit30c.py")
+_one = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_one)
+PROGRAMS, _graph_file = _one.PROGRAMS, _one._graph_file
+
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(900)]
+
+ASAP = [["--mode", "asap"], ["--np", "2", "--mode", "asap"], ["--np", "3", "--mode", "asap"]]
+
+
+@pytest.mark.parametrize("cls", ["Katz", "HookedPR"])
+def test_asap_tol0_refused_alike(tmp_path, refused_alike, cls):
+    (tmp_path / "progs.py").write_text(PROGRAMS)
+    g = _graph_file(tmp_path / "g.txt")
+    line = refused_alike(tmp_path, ["run", f"progs.py:{cls}", g, "--tol", "0"],
+                         "--tol 0 cannot be certified", configs=ASAP, output="out.csv")
+    assert line.startswith("asapgraph: ")
+
+
+def test_bsp_tol0_and_minmax_asap_tol0_run_on_ranks(tmp_path, cli):
+    (tmp_path / "progs.py").write_text(PROGRAMS)
+    g = _graph_file(tmp_path / "g.txt")
+    r = cli(["run", "progs.py:Reach", g, "--tol", "0", "--np", "2", "--mode", "asap", "-q",
+             "-o", "a.csv"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    one = cli(["run", "progs.py:Reach", g, "-q", "-o", "b.csv"], tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+    r = cli(["run", "progs.py:Katz", g, "--tol", "0", "--np", "2", "--max-iter", "5",
+             "--allow-unconverged", "-q", "-o", "c.csv"], tmp_path)
+    assert r.returncode == 0, r.stderr
+
+
+def test_non_commutative_combiner_refused_alike(tmp_path, refused_alike):
+    (tmp_path / "progs.py").write_text(PROGRAMS)
+    g = _graph_file(tmp_path / "g.txt")
+    refused_alike(tmp_path, ["run", "progs.py:Sub", g], "combiner np.subtract is not commutative",
+                  configs=[[], ["--np", "2"], ["--np", "3"]], output="out.csv")
