@@ -187,3 +187,24 @@ def test_asap_tol0_of_a_minmax_program_runs(tmp_path):
               "out.csv"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out.csv").exists()
+
+
+def test_json_shows_the_applied_max_iter_and_no_tol_under_steps(tmp_path):
+    """``run --json`` said ``max_iter: null`` where the program's ``default_max_iter``
+    applied (``tol`` showed the program's default), and under ``--steps K`` it showed the
+    program's ``default_tol``, which ``--steps`` replaces."""
+    import json
+
+    (tmp_path / "progs.py").write_text(PROGRAMS + '''
+
+class Capped(Katz):
+    default_max_iter = 37
+    default_tol = 1e-7
+''')
+    g = _graph_file(tmp_path / "g.txt")
+    for args, want in [([], (37, 1e-7)), (["--max-iter", "12"], (12, 1e-7)),
+                       (["--tol", "1e-9"], (37, 1e-9)), (["--steps", "3"], (None, None))]:
+        r = _cli(["run", "progs.py:Capped", g, "--json", "-q", *args], tmp_path)
+        assert r.returncode == 0, r.stderr
+        js = json.loads(r.stdout)
+        assert (js["max_iter"], js["tol"]) == want, (args, js["max_iter"], js["tol"])

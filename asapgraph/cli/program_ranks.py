@@ -183,7 +183,7 @@ def _cli_run(args, comm):
     if me != 0:
         agree(comm, None)  # rank 0 writes the results
         return 0
-    from asapgraph.cli.programs import summary_tol
+    from asapgraph.cli.programs import summary_max_iter, summary_tol
 
     cols = result_columns(algo, res)
     if names is not None and algo.top == "groups":  # a group's vertex, by name
@@ -192,7 +192,7 @@ def _cli_run(args, comm):
     summary = {
         "command": args.command, "input": args.input, "vertices": g.n, "edges": g.m,
         "weighted": g.weighted, "tol": summary_tol(args, prog),
-        "max_iter": getattr(args, "max_iter", None),
+        "max_iter": summary_max_iter(args, prog),
         "iterations": res.iterations, "converged": res.converged, "residual": st.get("residual"),
         "error_bound": st.get("error_bound"), "load_seconds": load_s,
         "compute_seconds": st["seconds"], "mode": mode,

@@ -157,13 +157,13 @@ def _run_program_command(args, algo):
     cols = result_columns(algo, res)
     if algo.top == "groups" and getattr(graph, "labels", None) is not None:
         cols = named_groups(graph.labels, cols, graph.ids)
-    max_iter = getattr(args, "max_iter", None)
     if not res.converged and not args.allow_unconverged:
         raise NotConvergedError(unconverged_message(args.command, res))
     summary = {
         "command": args.command, "input": args.input, "vertices": graph.n, "edges": graph.m,
         "weighted": graph.weights is not None,
-        "tol": summary_tol(args, getattr(args, "_program_obj", None)), "max_iter": max_iter,
+        "tol": summary_tol(args, getattr(args, "_program_obj", None)),
+        "max_iter": summary_max_iter(args, getattr(args, "_program_obj", None)),
         "iterations": res.iterations, "converged": res.converged,
         "residual": res.stats.get("residual"), "error_bound": res.stats.get("error_bound"),
         "load_seconds": load_s,
@@ -228,9 +228,23 @@ def summary_tol(args, program=None):
     the engines apply; commands that take no ``--tol`` (``wcc``, ``sssp``, ``bfs``,
     ``labelprop``): null (K ranks said 1e-10 and 0.0, one process null)."""
     tol = getattr(args, "tol", None)
+    if args.command == "run" and getattr(args, "steps", None) is not None:
+        return None  # --steps K replaces the test (it said the program's unused default_tol)
     if tol is None and args.command == "run" and program is not None:
         tol = getattr(program, "default_tol", None)
     return tol
+
+
+def summary_max_iter(args, program=None):
+    """The ``max_iter`` of a run for ``--json``, alike on 1 and K ranks: the ``--max-iter``
+    given (or the command's default; null where there is no cap); ``run`` without it: the
+    program's ``default_max_iter``, which the engines apply (it said null, where ``tol``
+    showed the program's default), null with ``--steps K`` (``steps`` says it)."""
+    max_iter = getattr(args, "max_iter", None)
+    if (max_iter is None and args.command == "run" and program is not None
+            and getattr(args, "steps", None) is None):
+        max_iter = getattr(program, "default_max_iter", None)
+    return None if max_iter is None else int(max_iter)
 
 
 def _max_iter_or_none(args):

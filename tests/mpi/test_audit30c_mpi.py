@@ -51,3 +51,24 @@ def test_non_commutative_combiner_refused_alike(tmp_path, refused_alike):
     g = _graph_file(tmp_path / "g.txt")
     refused_alike(tmp_path, ["run", "progs.py:Sub", g], "combiner np.subtract is not commutative",
                   configs=[[], ["--np", "2"], ["--np", "3"]], output="out.csv")
+
+
+def test_json_max_iter_and_tol_alike_on_ranks(tmp_path, cli):
+    """``--json`` ``max_iter``/``tol`` of ``run``: the program's defaults where they apply,
+    null under ``--steps``, the same on 1 and K ranks in both modes."""
+    import json
+
+    (tmp_path / "progs.py").write_text(PROGRAMS + '''
+
+class Capped(Katz):
+    default_max_iter = 37
+    default_tol = 1e-7
+''')
+    g = _graph_file(tmp_path / "g.txt")
+    for args, want in [([], (37, 1e-7)), (["--np", "2"], (37, 1e-7)),
+                       (["--np", "3", "--mode", "asap"], (37, 1e-7)),
+                       (["--steps", "3"], (None, None)), (["--steps", "3", "--np", "2"], (None, None))]:
+        r = cli(["run", "progs.py:Capped", g, "--json", "-q", *args], tmp_path)
+        assert r.returncode == 0, r.stderr
+        js = json.loads(r.stdout)
+        assert (js["max_iter"], js["tol"]) == want, (args, js["max_iter"], js["tol"])
