@@ -65,7 +65,7 @@ import time
 import numpy as np
 
 from asapgraph import options as _options
-from asapgraph.comm.mpi import mpi
+from asapgraph.comm.mpi import agree, mpi
 from asapgraph.engine import exchange as ex
 from asapgraph.engine.bsp_programs import EMPTY_W, collective
 from asapgraph.engine.emulation import Emulator, now
@@ -111,8 +111,14 @@ def run_asap(program, ctx, g, comm, progress, coef, options=None, strict=False, 
     (``asapgraph.engine.distributed.STRICT``) also counts as late a wave joined while
     holding a sendable boundary entry.  ``inputs``: ``program.init_delta(ctx)``'s
     ``(values, deltas)`` (called here, collectively, when None)."""
-    return _Run(program, ctx, g, comm, progress, coef, dict(options or {}), strict,
-                inputs).run()
+    r = _Run(program, ctx, g, comm, progress, coef, dict(options or {}), strict, inputs)
+    out = r.run()
+    # a hook that raised on some ranks only (post_delta, aggregate: called between waves,
+    # not collectively) capped its rank, so the run wound down; now every rank raises the
+    # same error (the rank alone had waited forever in an agreement the others never
+    # reached, or aborted the job)
+    agree(comm, r.failed)
+    return out
 
 
 class _Run:
@@ -332,6 +338,9 @@ class _Run:
         ctx, st, na, emu = self.ctx, self.st, self.na, self.emu
         self.wv = wv = make_waves(self.comm, emu, passive_waves=1, max_waves=ctx.max_iter)
         self.capped = False
+        self.failed = None  # the exception of a hook on this rank (see _hook)
+        self.agg_zero = {k: (0.0, op) for k, op in
+                         (getattr(self.program, "aggregators", None) or {}).items()}
         self.last_wave_time = time.perf_counter()
         # safety net for programs whose deltas never die out (e.g. Katz with alpha too big)
         self.sweep_cap = max(ctx.max_iter, 1) * 100
@@ -362,6 +371,19 @@ class _Run:
                 time.sleep(dt)
                 st.wait_s += dt
         return self._finish(wv, t_start)
+
+    def _hook(self, fn, ctx, arr):
+        """``fn(ctx, arr)`` of a hook called between waves on this rank alone; None once
+        a hook raised here: the exception is kept for :func:`run_asap`'s agreement, the
+        rank stops sweeping (capped: every rank stops after the next wave and the run
+        winds down, no message left in flight) and calls no more hooks."""
+        if self.failed is not None:
+            return None
+        try:
+            return fn(ctx, arr)
+        except Exception as e:  # noqa: BLE001 - agreed by every rank after the run
+            self.failed, self.capped = e, True
+            return None
 
     def _round(self, got):
         """One round after the poll (``got``: messages applied): local work, flushes,
@@ -407,8 +429,10 @@ class _Run:
                     return True, False, waiting
                 if wv.reduced:
                     ctx.aggregates = wv.reduced
-                    if self.custom_post:
-                        self.deltas[:nloc] = program.post_delta(ctx, self.deltas[:nloc])
+                    post = (self._hook(program.post_delta, ctx, self.deltas[:nloc])
+                            if self.custom_post else None)
+                    if post is not None:
+                        self.deltas[:nloc] = post
                         # a global term is local work created without a message: it
                         # counts as activity for the termination test; ``busy`` may
                         # only grow here (it also covers entries held back by the
@@ -427,10 +451,16 @@ class _Run:
             # join the next wave: counters, then the aggregates of the deltas sent since
             more = None
             if self.custom_agg:
-                partial = program.aggregate(ctx, self.sent_mass[:nloc]) or {}
+                partial = self._hook(program.aggregate, ctx, self.sent_mass[:nloc])
                 self.sent_mass[:] = 0.0
                 ops = getattr(program, "aggregators", {}) or {}
-                more = {k: (v, ops.get(k, "sum")) for k, v in partial.items()}
+                if self.failed is not None:  # (neutral values, the names of the others)
+                    more = self.agg_zero
+                else:
+                    more = {k: (v, ops.get(k, "sum")) for k, v in (partial or {}).items()}
+                    self.agg_zero = {k: (np.zeros_like(np.asarray(v, dtype=np.float64))
+                                         if np.ndim(v) else 0.0, op)
+                                     for k, (v, op) in more.items()}
             wv.contribute(na.n_sent, na.n_recv, busy, self.dirty, self.capped, more=more)
             self.dirty = False
             joined = True

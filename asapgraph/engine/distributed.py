@@ -300,7 +300,7 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
     else:
         state, iters, conv, residual, it_times = bsp_value(program, ctx, emap, progress)
         extra = traffic_totals(comm, emap.st, emap.emu)
-    values = program.result(ctx, state)
+    values = collective(comm, program.result, ctx, state)  # (raised on one rank: on every rank)
     seconds = time.perf_counter() - t0
     if extra.get("clock") == "virtual":  # the figures in virtual seconds, the host's beside
         extra["wall_seconds"], seconds = seconds, extra["virtual_seconds"]

@@ -6,6 +6,14 @@ alike on one process and on K ranks, in both modes.
   (a program with hooks, the general engine); one process ran to ``--max-iter`` (exit 3).
 * A ufunc combiner that is not commutative (``np.subtract``): 166 of 300 values differed
   between one process and 3 ranks, exit 0 on both.
+* A hook of the general engine failing on one rank only in ASAP (``post_delta`` returning
+  NaN, ``aggregate`` raising): the hooks run between termination waves, not collectively,
+  and the failing rank waited forever in an error agreement the others never reached
+  (``post_delta``: the job hung) or aborted the job.  Now the rank stops sweeping, the run
+  winds down and every rank raises the same error: one line, exit 2 (bad values) or 1
+  (the program raised), as on one process and in BSP.
+* ``result()`` raising on one rank only: the line plus MPICH's ``Abort(1) on node 1``
+  line; now agreed (one line).
 """
 import importlib.util
 from pathlib import Path
@@ -72,3 +80,63 @@ class Capped(Katz):
         assert r.returncode == 0, r.stderr
         js = json.loads(r.stdout)
         assert (js["max_iter"], js["tol"]) == want, (args, js["max_iter"], js["tol"])
+
+
+HOSTILE = PROGRAMS + '''
+
+class PostNaN(HookedPR):
+    calls = 0
+
+    def post_delta(self, ctx, deltas):
+        self.calls += 1
+        d = super().post_delta(ctx, deltas)
+        if ctx.rank == ctx.size - 1 and self.calls == 3:
+            d = d.copy()
+            d[0] = np.nan
+        return d
+
+
+class AggRaises(HookedPR):
+    calls = 0
+
+    def aggregate(self, ctx, sent):
+        self.calls += 1
+        if ctx.rank == ctx.size - 1 and self.calls == 4:
+            raise RuntimeError("aggregate failed")
+        return super().aggregate(ctx, sent)
+
+
+class ResultRaises(Katz):
+    def result(self, ctx, state):
+        if ctx.rank == ctx.size - 1:
+            raise RuntimeError("result failed")
+        return state
+'''
+
+BOTH = [[], ["--mode", "asap"], ["--np", "2"], ["--np", "2", "--mode", "asap"],
+        ["--np", "3", "--mode", "asap"]]
+
+
+def test_hook_returning_nan_on_one_rank_refused_alike(tmp_path, refused_alike):
+    (tmp_path / "progs.py").write_text(HOSTILE)
+    g = _graph_file(tmp_path / "g.txt")
+    refused_alike(tmp_path, ["run", "progs.py:PostNaN", g],
+                  "PostNaN.post_delta() returned non-finite deltas", configs=BOTH,
+                  output="out.csv")
+
+
+@pytest.mark.parametrize("cls,words", [("AggRaises", "raised RuntimeError: aggregate failed"),
+                                       ("ResultRaises", "raised RuntimeError: result failed")])
+def test_callback_raising_on_one_rank_one_line(tmp_path, cli, cls, words):
+    (tmp_path / "progs.py").write_text(HOSTILE)
+    g = _graph_file(tmp_path / "g.txt")
+    seen = set()
+    for extra in BOTH:
+        r = cli(["run", f"progs.py:{cls}", g, "-q", "-o", "out.csv", *extra], tmp_path,
+                timeout=180)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 1 and len(lines) == 1, (extra, r.returncode, r.stderr[-2000:])
+        assert words in lines[0], (extra, lines)
+        assert not (tmp_path / "out.csv").exists()
+        seen.add(lines[0])
+    assert len(seen) == 1, seen
