@@ -90,7 +90,7 @@ class PostNaN(HookedPR):
     def post_delta(self, ctx, deltas):
         self.calls += 1
         d = super().post_delta(ctx, deltas)
-        if ctx.rank == ctx.size - 1 and self.calls == 3:
+        if ctx.rank == ctx.size - 1 and self.calls == 1:  # (the first: every rank has one)
             d = d.copy()
             d[0] = np.nan
         return d
@@ -101,7 +101,7 @@ class AggRaises(HookedPR):
 
     def aggregate(self, ctx, sent):
         self.calls += 1
-        if ctx.rank == ctx.size - 1 and self.calls == 4:
+        if ctx.rank == ctx.size - 1 and self.calls == 1:
             raise RuntimeError("aggregate failed")
         return super().aggregate(ctx, sent)
 
