@@ -24,7 +24,6 @@
 import bz2
 import gzip
 import lzma
-import os
 import subprocess
 import sys
 
@@ -48,10 +47,10 @@ def _damaged(path, ext, bad_line, bad_text, keep=0.95):
 
 
 def _cli(args, cwd):
+    # (the environment as given: the installed package, or a built tree on PYTHONPATH;
+    # never the checkout itself, whose source tree is not built on a clean install)
     return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": os.path.dirname(
-                              os.path.dirname(os.path.abspath(__file__)))})
+                          capture_output=True, text=True, timeout=300)
 
 
 BAD_INT = "expected an integer vertex id in column 2, got 'bad'"
@@ -101,9 +100,7 @@ SEEDS = "0 1\n3 2\n"
 
 def _ranks(tmp_path, args, stdin):
     r = subprocess.run([sys.executable, "-m", "asapgraph", *args, "-q", "-o", "out.csv"],
-                       cwd=tmp_path, input=stdin, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": os.path.dirname(
-                           os.path.dirname(os.path.abspath(__file__)))})
+                       cwd=tmp_path, input=stdin, capture_output=True, text=True, timeout=120)
     return r, ((tmp_path / "out.csv").read_text() if (tmp_path / "out.csv").exists() else None)
 
 
