@@ -42,6 +42,7 @@ import numpy as np
 
 from asapgraph.bench.reference import ensure_reference, load_reference, resolve_graph
 from asapgraph.bench.scenarios import LEVELS
+from asapgraph.comm.watchdog import die_with
 
 __all__ = ["run_specs", "machine_info", "score_record", "level_key"]
 
@@ -139,8 +140,12 @@ def _run_batch(source, ref_path, K, items, run_timeout, log, families=None, hung
             cmd = [exe, "-n", str(K), sys.executable, "-m", "asapgraph.bench.worker",
                    str(bpath), str(opath)]
             errf = open(Path(td) / "stderr.txt", "w+b")
+            # (die_with: mpiexec and its ranks end when this process dies, however it dies;
+            # a bench killed from outside left its job running for ever -- one with a
+            # straggler factor inf was found an hour later)
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=errf,
-                                    env=_worker_env(), start_new_session=True, cwd=td)
+                                    env=_worker_env(), start_new_session=True, cwd=td,
+                                    preexec_fn=die_with(os.getpid()))
             seen, info, last = 0, {}, time.monotonic()
             timed_out = False
             while True:

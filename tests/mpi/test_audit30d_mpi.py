@@ -10,6 +10,10 @@ on 1 and K ranks, printed once: rank 0 prints it now, as the other bad-input lin
 timing each other, each starting its own jobs and writing the same JSON); info, convert
 and generate were refused there already: bench is too, one line from rank 0, exit 2.
 """
+import os
+import subprocess
+import sys
+
 import pytest
 
 
@@ -58,3 +62,63 @@ def test_own_mpiexec_bench_refused(mpirun, tmp_path):
     assert not out.exists()
     r = mpirun(1, [sys.executable, "-m", "asapgraph", "bench", "--list"], timeout=120)
     assert r.returncode == 0 and "quick" in r.stdout, r.stderr   # one rank: fine
+
+
+def _descendants(pid):
+    """Every process below ``pid`` (from /proc: ``pgrep -P`` level by level)."""
+    out, todo = [], [pid]
+    while todo:
+        kids = subprocess.run(["pgrep", "-P", str(todo.pop())], capture_output=True,
+                              text=True).stdout.split()
+        out += [int(k) for k in kids]
+        todo += [int(k) for k in kids]
+    return out
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is gone for our purpose
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_bench_job_ends_with_bench(tmp_path):
+    """``asapgraph bench`` killed from outside (SIGKILL: no handler runs) took nothing of
+    its job with it: mpiexec and the worker ranks ran on for ever (a job with a straggler
+    factor inf was found an hour later).  mpiexec now dies with the bench process and
+    its ranks with it.  (The job: ~70 supersteps of a 2 s latency, minutes long.)"""
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "asapgraph", "bench", "--grid", "--graphs",
+                          "rmat:10", "--ranks", "2", "--modes", "bsp", "--latency", "2",
+                          "--tol", "1e-14", "--no-peers", "-q", "--json-out", "o.json",
+                          "--results-dir", ".", "--outdir", "."], cwd=tmp_path,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    job = []
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 120:  # the job started: mpiexec and two ranks
+            job = _descendants(p.pid)
+            if len(job) >= 4:
+                break
+            time.sleep(0.2)
+        assert len(job) >= 4, job
+        p.kill()
+        p.wait()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 60 and any(_alive(q) for q in job):
+            time.sleep(0.2)
+        assert not [q for q in job if _alive(q)], "bench's job outlived it"
+    finally:
+        for q in job:
+            try:
+                os.kill(q, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if p.poll() is None:
+            p.kill()
+            p.wait()
