@@ -169,3 +169,25 @@ def test_place_by_key_into_a_longer_buffer(rng):
     assert (out[cut:cut + 100] == -1).all()
     with pytest.raises(ValueError):
         rb.place_by_key(src, dst, np.zeros(0, np.int32), pos, out[:m - 1])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_mark_rows_reaching_equals_numpy(rng, threads, dtype):
+    """A rank's boundary rows (an edge to a slot ``>= nloc``): empty rows, rows whose
+    only remote edge is the last, and rows without one, against a per-edge numpy form."""
+    n, nloc = 2000, 1500
+    deg = rng.integers(0, 6, n)
+    deg[::7] = 0
+    indptr = np.zeros(n + 1, np.int64)
+    indptr[1:] = np.cumsum(deg)
+    tgt = rng.integers(0, nloc + 40, int(indptr[-1])).astype(dtype)
+    tgt[rng.random(len(tgt)) < 0.7] %= nloc  # most rows stay local
+    want = np.zeros(n, bool)
+    src = np.repeat(np.arange(n), deg)
+    want[src[tgt >= nloc]] = True
+    got = np.zeros(n, np.uint8)
+    with omp_threads(threads):
+        _graph.mark_rows_reaching(indptr, tgt, nloc, got)
+    assert 0 < want.sum() < n - (deg == 0).sum()
+    np.testing.assert_array_equal(got.astype(bool), want)

@@ -852,6 +852,20 @@ def mark_outside(const vid_t[::1] a, int64_t lo, int64_t hi, uint8_t[::1] mark):
                 mark[x] = 1
 
 
+def mark_rows_reaching(const eid_t[::1] indptr, const out_t[::1] tgt, int64_t lim,
+                       uint8_t[::1] mark):
+    """``mark[v] = 1`` for every row ``v`` of the CSR ``indptr``/``tgt`` with an entry
+    ``>= lim`` (a rank's vertices with an edge to a remote slot); one pass, each row's
+    scan stopping at its first such entry."""
+    cdef int64_t v, e, n = indptr.shape[0] - 1
+    with nogil:
+        for v in prange(n, schedule="static"):
+            for e in range(indptr[v], indptr[v + 1]):
+                if tgt[e] >= lim:
+                    mark[v] = 1
+                    break
+
+
 def slot_lookup(const uint8_t[::1] mark, int32_t[::1] lookup):
     """``lookup[x]`` = rank of ``x`` among the marked ids (marked ids only); returns their
     count.  The numbering is increasing in ``x``."""
