@@ -144,7 +144,10 @@ def add_arguments(p):
     g = p.add_argument_group("grid options (comma-separated lists; with --scenario only "
                              "--graphs, --ranks and --schedule apply, the others are refused)")
     g.add_argument("--graphs", default=None, type=_names, help="generator specs or files / shared "
-                   "dataset names (default rmat:16); with --scenario: keep only these")
+                   "dataset names (default rmat:16; a spec without a seed gets seed 1 here, "
+                   "the seed of benchmarks/REPORT.md's figures, where `asapgraph pagerank "
+                   "rmat:S` uses seed 0: rmat:S:16:0 benches that graph); with --scenario: "
+                   "keep only these")
     g.add_argument("--ranks", default=None, type=_positive_ints,
                    help="rank counts (default 4); with --scenario: keep only these")
     g.add_argument("--modes", action=Given, default="bsp,asap", type=_strs)

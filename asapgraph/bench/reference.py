@@ -52,8 +52,10 @@ def shared_datasets_dir():
 def resolve_graph(name):
     """``(source, label)``: the source string given to the engines, and a display label.
 
-    Generator specs get an explicit seed (``rmat:20`` -> ``rmat:20:16:1``), because the
-    distributed engines would otherwise seed them with the run's schedule seed.  A name
+    Generator specs without a seed get seed 1 (``rmat:20`` -> ``rmat:20:16:1``): the
+    graphs of benchmarks/REPORT.md's figures since the first session (the engines' own
+    default is seed 0, ``asapgraph pagerank rmat:20``); the records' ``source`` and the
+    progress lines name the resolved spec.  A name
     that is not a file is looked up in :func:`shared_datasets_dir` (``cnr-2000`` ->
     ``.../cnr-2000.txt.gz``).
 

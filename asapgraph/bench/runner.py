@@ -324,7 +324,10 @@ def run_specs(specs, results_dir, run_timeout=180.0, progress=None, budget=None)
             if time.perf_counter() - t > 0.5:
                 say(f"reference ready ({time.perf_counter() - t:.1f} s)")
         path, ref = refs[src]
-        say(f"{specs[idxs[0]].graph}: {len(idxs)} runs on {K} ranks")
+        g = specs[idxs[0]].graph
+        if src != g and not os.path.exists(src):
+            g = f"{g} ({src})"  # the seed a generator spec was given (resolve_graph)
+        say(f"{g}: {len(idxs)} runs on {K} ranks")
 
         def log(rec, _specs=specs):
             done[0] += 1
