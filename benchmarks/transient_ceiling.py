@@ -2,14 +2,15 @@
 
 Usage::
 
-    python benchmarks/transient_ceiling.py [--scale 20] [--ranks 4] [--levels 1e-4,1e-6]
-        [--decade-seconds 0.0187]
+    python benchmarks/transient_ceiling.py [--scale 20] [--seed 1] [--ranks 4]
+        [--levels 1e-4,1e-6] [--decade-seconds 0.0187]
 
 While a rank is paused nobody advances the residual it holds.  Without stealing, the mass
 its peers push into its vertices waits for it too (in their buffers or its queue); with
 ideal stealing (every peer holds the paused rank's out-edges and pushes that mass on, at
 no cost), only the residual the rank held when the pause began waits.  This runs the
-delta (residual-push) PageRank of ``rmat:S`` in Jacobi rounds on K equal vertex ranges (the
+delta (residual-push) PageRank of ``rmat:S:16:SEED`` (default seed 1: the graph that
+``asapgraph bench`` and bench_issue14.py run for ``rmat:S``) in Jacobi rounds on K equal vertex ranges (the
 generator permutes ids) until the true L1 error (sum of residual / (1 - alpha)) reaches
 each level, then freezes each rank in turn and pushes everything else to a fixed point.
 It prints, as fractions of the residual at the pause: the paused rank's share (the floor
@@ -38,6 +39,7 @@ from asapgraph.graph import generators as gen
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scale", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1, help="the generator's seed (bench's: 1)")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--levels", default="1e-4,1e-6")
     ap.add_argument("--alpha", type=float, default=0.85)
@@ -50,7 +52,7 @@ def main(argv=None):
     if a.runs:
         return seed_ceiling(a)
     K, alpha = a.ranks, a.alpha
-    src, dst = gen.rmat(a.scale, 16, seed=0)[:2]
+    src, dst = gen.rmat(a.scale, 16, seed=a.seed)[:2]
     n = 1 << a.scale
     A = sp.csr_matrix((np.ones(len(src)), (src.astype(np.int64), dst.astype(np.int64))),
                       shape=(n, n))
@@ -67,7 +69,7 @@ def main(argv=None):
 
     levels = sorted((float(x) for x in a.levels.split(",")), reverse=True)
     r = np.full(n, (1.0 - alpha) / n)
-    print(f"rmat:{a.scale}, {K} ranks, alpha {alpha}: floors as fractions of the residual "
+    print(f"rmat:{a.scale}:16:{a.seed}, {K} ranks, alpha {alpha}: floors as fractions of the residual "
           f"at the pause; saving at {a.decade_seconds * 1e3:.1f} ms a decade")
     for level in levels:
         while r.sum() / (1.0 - alpha) > level:
