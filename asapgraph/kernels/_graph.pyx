@@ -856,10 +856,11 @@ def mark_rows_reaching(const eid_t[::1] indptr, const out_t[::1] tgt, int64_t li
                        uint8_t[::1] mark):
     """``mark[v] = 1`` for every row ``v`` of the CSR ``indptr``/``tgt`` with an entry
     ``>= lim`` (a rank's vertices with an edge to a remote slot); one pass, each row's
-    scan stopping at its first such entry."""
+    scan stopping at its first such entry.  Serial: it runs on every rank at once, where
+    an OpenMP team per rank (ranks sharing the cores) took 30 ms instead of 2."""
     cdef int64_t v, e, n = indptr.shape[0] - 1
     with nogil:
-        for v in prange(n, schedule="static"):
+        for v in range(n):
             for e in range(indptr[v], indptr[v + 1]):
                 if tgt[e] >= lim:
                     mark[v] = 1
