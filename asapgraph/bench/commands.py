@@ -33,13 +33,20 @@ def _ints(text):
 
 def _positive_ints(text):
     """Comma-separated integers >= 1 (rank counts; ``--ranks 0`` ran and reported a
-    'K=0' row)."""
+    'K=0' row), at most :func:`asapgraph.comm.launch.max_local_ranks`."""
     try:
         vals = _ints(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}") from None
     if not vals or min(vals) < 1:
         raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}")
+    # every rank of a run is started on this host, as --np's (--ranks 100000 hung)
+    from asapgraph.comm.launch import local_ranks_refusal
+
+    why = local_ranks_refusal(max(vals), "run the command itself (asapgraph pagerank ...) "
+                              "under your own mpiexec with a hostfile")
+    if why is not None:
+        raise argparse.ArgumentTypeError(why)
     return vals
 
 

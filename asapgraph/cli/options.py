@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["Formatter", "add_one_process_np", "positive_int", "nonneg_int", "small_int", "nonneg_float", "positive_float", "alpha",
+__all__ = ["Formatter", "add_one_process_np", "positive_int", "nonneg_int", "small_int", "rank_count", "nonneg_float", "positive_float", "alpha",
            "add_input_options", "add_output_options", "add_iteration_options",
            "add_distributed_options"]
 
@@ -67,6 +67,20 @@ def _bounded_int(lo, hi, what):
 positive_int = _bounded_int(1, INT64_MAX, "a positive integer")
 nonneg_int = _bounded_int(0, INT64_MAX, "an integer >= 0")
 small_int = _bounded_int(1, INT32_MAX, "a positive integer")
+
+
+def rank_count(text):
+    """``--np``: :data:`small_int`, and no more ranks than the launcher starts on this host
+    (:func:`asapgraph.comm.launch.local_ranks_refusal`: ``--np 100000`` hung)."""
+    from asapgraph.comm.launch import local_ranks_refusal
+
+    v = small_int(text)
+    why = local_ranks_refusal(v)
+    if why is not None:
+        raise argparse.ArgumentTypeError(why)
+    return v
+
+
 nonneg_float = _checked(float, lambda v: 0.0 <= v < float("inf"), "a finite number >= 0")
 positive_float = _checked(float, lambda v: 0.0 < v < float("inf"), "a finite number > 0")
 
@@ -220,9 +234,10 @@ def add_distributed_options(p, command=None):
                                    SCHEDULES, Given, GivenAppend)
 
     g = p.add_argument_group("distributed options (MPI)")
-    g.add_argument("--np", type=small_int, default=1, metavar="P",
-                   help="number of MPI processes; > 1 launches mpiexec (or runs under your "
-                        "own mpiexec)")
+    g.add_argument("--np", type=rank_count, default=1, metavar="P",
+                   help="number of MPI processes; > 1 launches mpiexec with P ranks on this "
+                        "host, at most 64 per core (at least 256); for more, or several "
+                        "hosts, run under your own mpiexec without --np")
     g.add_argument("--mode", choices=("bsp", "asap"), default="bsp",
                    help="bsp: synchronous supersteps; asap: asynchronous approximate "
                         "(with --np 1 both run the single-process kernel)")

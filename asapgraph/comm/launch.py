@@ -19,7 +19,37 @@ import sys
 from asapgraph.errors import InputError
 
 __all__ = ["find_mpiexec", "rebuild_argv", "launch", "run_ranks", "reads_stdin", "rank_env",
-           "RANK_ENV_DEFAULTS", "mpi_world_size_from_env", "mpi_rank_from_env"]
+           "RANK_ENV_DEFAULTS", "mpi_world_size_from_env", "mpi_rank_from_env",
+           "LOCAL_RANKS_MIN", "LOCAL_RANKS_PER_CORE", "max_local_ranks", "local_ranks_refusal"]
+
+#: The most ranks started on this host by the ``--np`` launcher (and by ``asapgraph
+#: bench --ranks``, the networkx backend's ``np``): every one of them is a process here,
+#: so a typo (``--np 100000``) had mpiexec fork until the host gave out, and the command
+#: hung.  The bound is :data:`LOCAL_RANKS_PER_CORE` ranks per core, at least
+#: :data:`LOCAL_RANKS_MIN` (256 on a 2-core host: the 64-rank runs of issue 15 fit; a rank
+#: takes 80-170 MB, benchmarks/REPORT.md).  More ranks: your own ``mpiexec`` with a
+#: hostfile, without ``--np`` (README, "Running on several hosts"); that is not bounded.
+LOCAL_RANKS_MIN = 256
+LOCAL_RANKS_PER_CORE = 64
+
+
+def max_local_ranks():
+    """The most ranks started on this host (:data:`LOCAL_RANKS_MIN`, or
+    :data:`LOCAL_RANKS_PER_CORE` per core of ``os.cpu_count()``, whichever is larger)."""
+    return max(LOCAL_RANKS_MIN, LOCAL_RANKS_PER_CORE * (os.cpu_count() or 1))
+
+
+def local_ranks_refusal(k, beyond=None):
+    """Why ``k`` ranks are not started on this host (one clause, for a usage error), or
+    None when ``k <= max_local_ranks()``.  ``beyond``: how to run more (default: under
+    your own mpiexec with a hostfile, without ``--np``)."""
+    limit = max_local_ranks()
+    if k <= limit:
+        return None
+    beyond = beyond or (f"run under your own mpiexec with a hostfile and no --np "
+                        f"(mpiexec -f HOSTFILE -n {k} asapgraph ...)")
+    return (f"at most {limit} ranks on this host ({LOCAL_RANKS_PER_CORE} per core, at least "
+            f"{LOCAL_RANKS_MIN}), got {k}: for more, {beyond}")
 
 #: Environment defaults for the ranks started with MPICH's ``mpiexec`` (a variable the
 #: user has set is left alone); measured with the MPICH wheel (ch4:ucx), cnr-2000 on 4

@@ -49,7 +49,7 @@ import tempfile
 
 import numpy as np
 
-from asapgraph.comm.launch import mpi_world_size_from_env
+from asapgraph.comm.launch import local_ranks_refusal, mpi_world_size_from_env
 
 __all__ = ["placement", "pagerank_on_ranks", "last_run", "MODES"]
 
@@ -90,6 +90,10 @@ def placement(np_, mode):
                              f"runs on {world} MPI ranks (unset np, or set it to {world})")
         return ("world", world, mode or "bsp")
     if np_ is not None and np_ > 1:
+        why = local_ranks_refusal(np_, "run your script under your own mpiexec with a "
+                                       "hostfile and np unset")
+        if why is not None:  # (started every rank on this host: 100000 hung, as --np did)
+            raise ValueError(f"nx.config.backends.asapgraph.np: {why}")
         return ("spawn", np_, mode or "bsp")
     return None
 
