@@ -514,6 +514,30 @@ def _damage_after(acc, path, name, done, first, line_offset, exc):
     return exc
 
 
+def unless_corrupt(stream, path, kind, err):
+    """``err`` (a problem in the text of the compressed stream ``stream``), unless the
+    rest of the stream is corrupt: then that damage (:func:`damage_error`).  Corrupt data
+    is refused as such before any problem of the text, whatever block it lies in -- the
+    lines a decoder put out before it noticed the damage (a gzip member's CRC is checked
+    at its end) may be no lines of the file -- as on K ranks, where rank 0 decompresses
+    the whole stream (:func:`asapgraph.partition.reading._stream_from_rank0`); on one
+    process a bad line before the damage was named when it lay in an earlier block than
+    the damage (which blocks depended on the file's size and the threads).  An error
+    path: the rest of the stream is decompressed.  A stream that merely ends early
+    keeps ``err`` (a line before the cut is the file's own)."""
+    if kind is None or not isinstance(err, InputError):
+        return err
+    scratch = bytearray(1 << 20)
+    with memoryview(scratch) as mv:
+        try:
+            while _read_fill(stream, mv, path, kind):
+                pass
+        except InputError as exc:
+            if getattr(exc, "truncated", None) is False:
+                return exc
+    return err
+
+
 def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=None,
                 progress=None, line_offset=0):
     """Feed all of ``stream`` to the accumulator ``acc``, block by block (a generator).
@@ -548,14 +572,15 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
             bad = nul_refusal(name, buf[: min(filled, BINARY_HEAD)], 1 + line_offset)
             if bad is not None:
                 mv.release()
-                raise bad
+                raise unless_corrupt(stream, path, kind, bad)
             if buf[:3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark: blank it out
                 buf[:3] = b"   "
             if bytes(buf[:14]) == b"%%MatrixMarket" and line_offset == 0:
                 # (files are recognised before; stdin is not): its size line is no edge
                 mv.release()
-                raise InputError(name, 1, "Matrix Market data where a text edge list was "
-                                 "expected: save it to a file and give its path")
+                raise unless_corrupt(stream, path, kind, InputError(
+                    name, 1, "Matrix Market data where a text edge list was expected: save "
+                    "it to a file and give its path"))
         if filled == 0:
             mv.release()
             break
@@ -563,7 +588,8 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
         if consumed < 0:
             line, msg = error_message(acc.error)
             mv.release()
-            raise InputError(name, None if line is None else line + line_offset, msg)
+            raise unless_corrupt(stream, path, kind, InputError(
+                name, None if line is None else line + line_offset, msg))
         done += consumed
         rest = filled - consumed
         if got == 0:
