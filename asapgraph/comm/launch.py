@@ -245,7 +245,10 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
     writes the results) also writes to this process's standard output directly: through
     mpiexec, a reader that went away (``| head``) killed mpiexec with SIGPIPE (exit 4);
     now rank 0 sees the closed pipe, every rank ends with status 141, quietly, as one
-    process does.
+    process does.  The other ranks write there directly too, and mpiexec's own standard
+    output, which then holds only Hydra's diagnostics, is ``/dev/null`` (they reached
+    the user's stdout: "Sending Ctrl-C to processes as requested" on a SIGINT, the "BAD
+    TERMINATION" banner of a rank that died).
 
     The ranks end within about :data:`.watchdog.POLL` seconds when this process dies,
     however it dies.  When a rank dies (a signal, an unknown exit status) one line on
@@ -278,8 +281,14 @@ def run_ranks(exe, nprocs, argv, module="asapgraph", stdin=False):
         if stream is not None:
             stream.flush()
     # a descriptor closed at start may hold another file of this process now: not for
-    # mpiexec (rank 0 sees the closed stdout: ENV_STDIO)
-    out = subprocess.DEVNULL if sys.stdout is None else None
+    # mpiexec (rank 0 sees the closed stdout: ENV_STDIO).  When the ranks write to this
+    # process's stdout directly (watchdog.take_stdio), mpiexec's own stdout carries
+    # Hydra's lines alone -- "[mpiexec@host] Sending Ctrl-C to processes as requested"
+    # and "Press Ctrl-C again to force abort" on a SIGINT, the "BAD TERMINATION" banner
+    # when a rank died -- which landed in the user's stdout (a --json consumer's): it
+    # gets /dev/null.  (Not stderr: the launcher's one line there says what happened,
+    # "asapgraph: interrupted" or the rank that died; Hydra's would make it 3 or 12.)
+    out = subprocess.DEVNULL if sys.stdout is None or watchdog.passes_stdout(stdio) else None
     try:
         try:
             proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out,

@@ -57,7 +57,7 @@ import time
 
 __all__ = ["ENV_LAUNCHER", "ENV_STATUS", "ENV_STDIO", "EXIT_RANK_DIED", "POLL",
            "process_identity", "is_alive", "die_with", "supervise", "StatusSocket", "wait_job",
-           "explain", "stdio_for_rank0", "take_stdio"]
+           "explain", "stdio_for_rank0", "take_stdio", "passes_stdout"]
 
 ENV_LAUNCHER = "ASAPGRAPH_LAUNCHER"
 ENV_STATUS = "ASAPGRAPH_STATUS_SOCKET"
@@ -226,11 +226,23 @@ def _stdio_fds(env):
     return out
 
 
+def passes_stdout(value):
+    """True when the :data:`ENV_STDIO` value ``value`` hands the launcher's open standard
+    output to the ranks (:func:`take_stdio`): mpiexec's own standard output then carries
+    no rank's output, only Hydra's diagnostics (:func:`.launch.run_ranks`)."""
+    if not value:
+        return False
+    items = value.partition(";")[2].split(",")
+    return any(i.startswith("1=") and i != "1=closed" for i in items)
+
+
 def take_stdio(environ=None):
     """Rank side (the bootstrap of :func:`.launch.rank_command`, in the rank, before any
     other import): rank 0 makes the launcher's descriptors of :data:`ENV_STDIO` its
-    standard input/output; every rank then closes the copies.  Nothing happens without
-    the variable (ranks of the user's own mpiexec)."""
+    standard input/output, and every other rank the launcher's standard output (none of
+    them writes through mpiexec, whose standard output then holds Hydra's own lines
+    alone: :func:`.launch.run_ranks`); every rank then closes the copies.  Nothing
+    happens without the variable (ranks of the user's own mpiexec)."""
     import sys
 
     env = os.environ if environ is None else environ
@@ -244,7 +256,7 @@ def take_stdio(environ=None):
             elif rank0 and t == 0:
                 sys.stdin = None
             continue
-        if rank0:
+        if rank0 or t == 1:
             try:
                 if t == 1 and sys.stdout is not None:
                     sys.stdout.flush()

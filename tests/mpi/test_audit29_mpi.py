@@ -133,12 +133,14 @@ def test_katz_normalised_alike(tmp_path, beta):
 PROGRESS = ("asapgraph: superstep", "asapgraph: wave", "asapgraph: iteration")
 
 
-def _interrupt(tmp_path, args, group=True, stdout=None):
+def _interrupt(tmp_path, args, group=True, stdout=None, elapsed=None):
     """Start ``asapgraph ARGS`` in a session of its own, send SIGINT to the whole process
     group (launcher, mpiexec and ranks, as a terminal's Ctrl-C; ``group`` false: to the
     launcher alone) once the first superstep or wave is reported, and return ``(status,
-    the stderr lines that are not progress)``; ``stdout`` (a list): gets the stdout."""
+    the stderr lines that are not progress)``; ``stdout`` (a list): gets the stdout;
+    ``elapsed`` (a list): gets the seconds from the SIGINT to the launcher's end."""
     import signal
+    import time
 
     p = subprocess.Popen([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=tmp_path,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -149,11 +151,14 @@ def _interrupt(tmp_path, args, group=True, stdout=None):
             lines.append(line.rstrip("\n"))
             if line.startswith(PROGRESS):
                 break
+        t0 = time.monotonic()
         if group:
             os.killpg(p.pid, signal.SIGINT)
         else:
             os.kill(p.pid, signal.SIGINT)
         out, rest = p.communicate(timeout=120)
+        if elapsed is not None:
+            elapsed.append(time.monotonic() - t0)
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
@@ -172,25 +177,31 @@ def test_ctrl_c_says_interrupted_once(tmp_path, k, mode):
     ``asapgraph: interrupted`` and status 130, as on one process, no output file.  Each
     rank said ``error on rank N: KeyboardInterrupt:`` (or ``asapgraph: interrupted``) and
     MPICH an ``Abort(1) on node N`` line for it.  (Hydra's own "Sending Ctrl-C to
-    processes" lines on stdout are not asapgraph's.)"""
+    processes" lines went to stdout: now nowhere, tests/mpi/test_hydra_stdout.py.)"""
     args = ["pagerank", "rmat:14", "--np", k, "--mode", mode, "--latency", "0.1",
             "--tol", "1e-14", "--max-iter", "100000", "-o", "out.csv"]
-    rc, lines = _interrupt(tmp_path, args)
+    out = []
+    rc, lines = _interrupt(tmp_path, args, stdout=out)
     assert rc == 130 and lines == ["asapgraph: interrupted"], (rc, lines)
+    assert out == [""], out
     assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("mode", ["bsp", "asap"])
 def test_sigint_to_the_launcher_alone_stops_the_ranks(tmp_path, mode):
     """SIGINT to the ``--np`` launcher alone (``kill -INT``, a supervisor), not to its
-    process group: the launcher forwards it to mpiexec, which stops the ranks (Hydra says
-    "Sending Ctrl-C" on its stdout).  Before, nothing reached mpiexec: the ranks computed
-    on until the launcher killed mpiexec 5 s later (no Hydra line).  The job still ends as
-    a terminal's Ctrl-C does: one line, status 130, no output file."""
+    process group: the launcher forwards it to mpiexec, which stops the ranks.  Before,
+    nothing reached mpiexec: the ranks computed on until the launcher killed mpiexec 5 s
+    later (launch.STOP_WAIT).  The job still ends as a terminal's Ctrl-C does: one line,
+    status 130, no output file -- and nothing on stdout (Hydra's "Sending Ctrl-C to
+    processes as requested" lines were printed there: tests/mpi/test_hydra_stdout.py)."""
+    from asapgraph.comm.launch import INT_GRACE, STOP_WAIT
+
     args = ["pagerank", "rmat:14", "--np", 2, "--mode", mode, "--latency", "0.1",
             "--tol", "1e-14", "--max-iter", "100000", "-o", "out.csv"]
-    out = []
-    rc, lines = _interrupt(tmp_path, args, group=False, stdout=out)
+    out, took = [], []
+    rc, lines = _interrupt(tmp_path, args, group=False, stdout=out, elapsed=took)
     assert rc == 130 and lines == ["asapgraph: interrupted"], (rc, lines)
-    assert "Ctrl-C" in out[0], out  # mpiexec got the SIGINT (it was not killed)
+    assert out == [""], out
+    assert took[0] < INT_GRACE + STOP_WAIT, took  # mpiexec stopped (it was not killed)
     assert not list(tmp_path.iterdir()), list(tmp_path.iterdir())
