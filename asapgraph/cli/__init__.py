@@ -191,6 +191,14 @@ def main(argv=None):
         if os.environ.get("ASAPGRAPH_LAUNCHED", "") in ("", "0"):  # the launcher checked
             from asapgraph.options import check_cli
 
+            world = mpi_world_size_from_env()
+            if (world is not None and "np" in (getattr(args, "_given", None) or ())
+                    and args.np != world):  # (it ran on the launcher's ranks, --np unused)
+                raise InputError("asapgraph", None,
+                                 f"--np {args.np} but this command runs on {world} MPI "
+                                 f"rank(s) (under your mpiexec): drop --np, or give --np "
+                                 f"{world}")
+
             check_cli(args, wants_distributed(args),
                       args.np if getattr(args, "np", 1) > 1 else mpi_world_size_from_env())
         # --threads N on one process: the whole command's OpenMP threads (restored after:
