@@ -68,6 +68,20 @@ DEFAULTS = {
 }
 
 
+#: ASAP on ranks: ``max_iter`` counts BSP supersteps -- the run may do ``ASAP_WORK_FACTOR x
+#: max_iter`` sweeps of the whole graph's edges, summed over the ranks (why 8: the
+#: rationale of :data:`asapgraph.engine.asap.WORK_FACTOR`); ``--json``:
+#: ``work_budget_edges``, ``work_factor``
+ASAP_WORK_FACTOR = 8
+
+
+def asap_work_words(max_iter, rounds):
+    """What ``--max-iter`` capped in an ASAP run on ranks, for ``did not converge after
+    ...`` (every command words it alike)."""
+    return (f"{max_iter} supersteps' worth of edge work ({ASAP_WORK_FACTOR * max_iter} sweeps "
+            f"of the graph's edges over the ranks, {rounds} rounds)")
+
+
 #: ASAP (``jacobi`` form): what a sweep pushes -- every block above the skip threshold
 #: (``sweep``) or first the blocks of largest residual per unit of work (``priority``); the
 #: default is chosen from measurements (benchmarks/REPORT.md, issue 14: unemulated, 2 and

@@ -232,8 +232,10 @@ def _run(args, comm):
         return 0
     st = res.stats
     if not res.converged and not args.allow_unconverged:
+        from asapgraph.options import asap_work_words
+
         what = (f"{res.iterations} iterations" if args.mode == "bsp" else
-                f"{args.max_iter} sweeps of edge work per rank ({res.iterations} rounds)")
+                asap_work_words(args.max_iter, res.iterations))
         _err(f"asapgraph: PageRank did not converge: error bound {res.error_bound:.3e} > tol "
              f"{args.tol:g} after {what} (raise --max-iter or --tol, or pass "
              "--allow-unconverged to write the results anyway)")
@@ -261,7 +263,7 @@ def _run(args, comm):
     }
     if args.mode == "asap":
         for k in ("spectral_gap", "spectral_gap_mean", "fanout", "fanout_asked", "window",
-                  "approx", "seed"):
+                  "approx", "seed", "work_budget_edges", "work_factor"):
             summary[k] = st.get(k)
         summary["asap_form"] = st.get("form")
         summary["schedule"] = st.get("schedule")

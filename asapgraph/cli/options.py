@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from asapgraph.options import ASAP_WORK_FACTOR
+
 __all__ = ["Formatter", "add_one_process_np", "positive_int", "nonneg_int", "small_int", "rank_count", "nonneg_float", "positive_float", "alpha",
            "add_input_options", "add_output_options", "add_iteration_options",
            "add_distributed_options"]
@@ -202,7 +204,10 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
     # waves' bound) reported different things about the start vector
     g.add_argument("--max-iter", type=positive_int, default=max_iter_default, metavar="N",
                    help=max_iter_help or "give up after N >= 1 iterations (exit status 3 "
-                                         "unless --allow-unconverged)")
+                                         "unless --allow-unconverged): BSP supersteps; "
+                                         "ASAP with --np, N supersteps' worth of edge work "
+                                         f"({ASAP_WORK_FACTOR} x N sweeps of the graph's "
+                                         "edges over the ranks; --json: work_budget_edges)")
     g.add_argument("--allow-unconverged", action="store_true",
                    help="write the results and exit 0 even when --max-iter was reached")
     if threads:

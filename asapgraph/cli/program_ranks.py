@@ -202,7 +202,7 @@ def _cli_run(args, comm):
     }
     # the engine's figures: bound, schedule, traffic, emulation
     for k in ("engine", "error_bound", "relative_error_bound", "spectral_gap", "spectral_gap_mean", "fanout",
-              "fanout_asked", "window",
+              "fanout_asked", "window", "work_budget_edges", "work_factor",
               "approx", "seed", "schedule", "extrapolations", "emulation", "data_messages_sent",
               "acks_sent", "waves", "emulated_delay_seconds", "straggler_sleep_seconds",
               "clock", "virtual_seconds", "wall_seconds"):

@@ -12,6 +12,7 @@ from asapgraph.cli.options import (Formatter, add_distributed_options, add_input
                                    add_iteration_options, add_output_options, nonneg_float,
                                    nonneg_int, positive_float)
 from asapgraph.errors import InputError, NotConvergedError
+from asapgraph.options import ASAP_WORK_FACTOR
 
 __all__ = ["Algo", "KATZ", "WCC", "SSSP", "BFS", "LABELPROP", "HITS", "parse_param",
            "unconverged_message", "user_program_line", "UserProgramError",
@@ -183,12 +184,15 @@ def _run_program_command(args, algo):
 def unconverged_message(command, res):
     """``COMMAND did not converge after ...`` (after ``asapgraph: ``), on one process and on
     K ranks: what ``--max-iter`` capped, as ``asapgraph pagerank`` words it (ASAP on ranks:
-    ``5 sweeps of edge work per rank (127 rounds)``; see
+    ``5 supersteps' worth of edge work (40 sweeps of the graph's edges over the ranks,
+    127 rounds)``, :func:`asapgraph.options.asap_work_words`; see
     :func:`asapgraph.engine.distributed.run`)."""
     st = res.stats
     counts = st.get("max_iter_counts")
     if counts == "sweeps":
-        what = f"{st['max_iter']} sweeps of edge work per rank ({res.iterations} rounds)"
+        from asapgraph.options import asap_work_words
+
+        what = asap_work_words(st["max_iter"], res.iterations)
     elif counts == "waves":
         what = f"{res.iterations} rounds (termination waves; --max-iter caps them)"
     else:
@@ -621,8 +625,10 @@ def register_run(sub):
                     max_iter_help="cap on the iterations (default: the program's "
                                   "default_max_iter; exit status 3 when reached unless "
                                   "--allow-unconverged): BSP supersteps; ASAP sweeps (one "
-                                  "process) or, with --np, sweeps of edge work per rank "
-                                  "(termination waves for programs with hooks)",
+                                  "process) or, with --np, N supersteps' worth of edge work "
+                                  f"({ASAP_WORK_FACTOR} x N sweeps of the graph's edges over "
+                                  "the ranks; --json: work_budget_edges) (termination waves "
+                                  "for programs with hooks)",
                     mode_note="bsp: synchronous supersteps; asap: asynchronous (programs "
                               "declaring accumulative = True only, else exit status 2)")
     p.set_defaults(func=cmd_run)

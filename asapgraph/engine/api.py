@@ -180,10 +180,11 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         ``<= tol``; ASAP when its certified L1 error bound is ``<= tol``.  The bound
         reached is ``stats["error_bound"]``.
     max_iter : int
-        BSP: superstep limit.  ASAP: limit on each rank's edge work, in sweeps of its local
-        edges (an ASAP sweep may run on partial input, so it can need somewhat more than
-        BSP's supersteps); a run stopped by it flushes everything and returns
-        ``converged`` False with the bound reached.
+        BSP: superstep limit.  ASAP: limit on the ranks' summed edge work, counted in
+        BSP supersteps: :data:`asapgraph.engine.asap.WORK_FACTOR` x ``max_iter`` sweeps
+        of the whole graph's edges (an ASAP sweep may run on partial input, so it needs
+        more edge work than BSP; ``stats["work_budget_edges"]``); a run stopped by it
+        flushes everything and returns ``converged`` False with the bound reached.
     personalization, dangling : dict, (ids, values), path or None
         Per-vertex weights by original id (normalised; missing ids get 0, ids that are
         not vertices are refused, as on one process); ``dangling`` defaults to the

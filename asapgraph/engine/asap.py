@@ -81,10 +81,12 @@ parameters here: two consecutive waves with every rank passive, ``dirty`` from t
 message counters, and the bound of the earlier wave ``<= tol``; if all ranks are passive
 but the bound is still above ``tol``, the push threshold is lowered (identically
 everywhere).  There is no barrier and no blocking collective in the main loop.
-``max_iter`` bounds each rank's edge work (in sweeps of its local edges): a rank over it
-stops sweeping and reports itself capped; after that wave every rank only flushes (the
-drain), and the run ends at the next two quiet waves with the bound reached, reported as
-not converged (so a limit never leaves a message in flight).
+``max_iter`` counts BSP's supersteps: it bounds the ranks' summed edge work to
+:data:`WORK_FACTOR` x ``max_iter`` sweeps of the whole graph's edges (each wave sums the
+ranks' work of the solve; a rank alone over it stops at once): once a wave shows it
+reached, every rank stops sweeping and reports itself capped; after the next wave every
+rank only flushes (the drain), and the run ends at the next two quiet waves with the
+bound reached, reported as not converged (so a limit never leaves a message in flight).
 
 *A round's cost* (issue 14 item 3).  Besides its sweep a round costs one compiled call
 per message each way (:func:`._local.encode_segment`: the segment's mass, the form and
@@ -134,7 +136,8 @@ from asapgraph.engine.reduce import Schedule
 from asapgraph.engine.termination import DIRTY, EXTRA, RECV, SENT
 from asapgraph.engine.vclock import make_waves, run_solve
 
-__all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE", "cut_edges", "push_rows"]
+__all__ = ["FORMS", "SCHEDULES", "DEFAULT_SCHEDULE", "WORK_FACTOR", "cut_edges", "push_rows",
+           "work_figures"]
 
 _FLT_MAX = float(np.finfo(np.float64).max)
 
@@ -155,8 +158,28 @@ SCHEDULES, DEFAULT_SCHEDULE = _options.SCHEDULES, _options.DEFAULT_SCHEDULE
 
 # the solver's fields of a termination wave: residual mass (the bound's numerator), sum of
 # x, pushed and produced signed mass (sum programs' extrapolation), signed residual, the
-# ranks' local residuals (their sum: what the priority schedule's rank gate compares with)
-_R, _SX, _F0, _F1, _SG, _RL = range(EXTRA, EXTRA + 6)
+# ranks' local residuals (their sum: what the priority schedule's rank gate compares with),
+# the ranks' edge work in this solve (its sum: what the work limit compares with)
+_R, _SX, _F0, _F1, _SG, _RL, _W = range(EXTRA, EXTRA + 7)
+
+#: the work limit of ASAP on ranks, in whole-graph sweeps per ``max_iter``: a solve stops
+#: (drains, not converged) once the ranks' summed edge work reaches ``WORK_FACTOR x
+#: max_iter x m`` (``m`` the edges of the whole graph), so ``max_iter`` counts BSP's
+#: supersteps (one superstep scans every edge once) with room for the extra edge work of
+#: the asynchronous schedule.  Why 8: ASAP's edge work to the same tol, over BSP's
+#: (audit 31; a personalised-PageRank-like sum program at alpha 0.9 on undirected
+#: graphs, 2 cores shared with other jobs, load average 5-18): p2p-Gnutella08, tol 1e-8
+#: (BSP 89 supersteps), 2-4 ranks 1.7-2.5x, but 2 ranks 4.5-5.7x in 3 of 11 runs, and
+#: 5-9.3x with another 2-rank run beside it; er:3000:6000, tol 1e-10 (BSP 83), 2 and 3
+#: ranks 2.1-3.6x (the accumulative programs up to ~2.85x unloaded).  So a run that BSP
+#: finishes within ``max_iter`` supersteps finishes within it in ASAP too, short of a
+#: heavily oversubscribed host, while a run that does not converge still stops after
+#: 8x BSP's work at that cap.  Until audit 31 the limit was ``max_iter`` sweeps of each
+#: rank's *local* edges (about ``max_iter x m`` in all): such runs exited 3 in ASAP on
+#: 2-4 ranks (p2p-Gnutella08 above with the default 100: "after 100 sweeps of edge work
+#: per rank").
+#: ``--json``: ``work_budget_edges`` (the applied limit), ``work_factor``.
+WORK_FACTOR = _options.ASAP_WORK_FACTOR
 _TRACE = bool(os.environ.get("ASAPGRAPH_TRACE_ASAP"))
 _ENDGAME = 10.0  # priority schedule: off within this factor of the passivity target
 _WAVE_INTERVAL = 0.005  # seconds between the periodic waves of an active rank (at least)
@@ -578,6 +601,13 @@ def cut_edges(lg, emu=None):
     return c
 
 
+def work_figures(sol):
+    """``--json``'s figures of the work limit of :class:`_Solver` ``sol``: the applied
+    budget in edges (None: no limit) and :data:`WORK_FACTOR`."""
+    budget = None if not np.isfinite(sol.max_work) else int(sol.max_work)
+    return {"work_budget_edges": budget, "work_factor": WORK_FACTOR}
+
+
 class _Solver:
     """The ASAP solver of one rank: its configuration (expander, window, knobs), kept
     across the solves of a run (:func:`.asap_pagerank.run_asap` may solve twice); see :meth:`solve`."""
@@ -628,7 +658,11 @@ class _Solver:
         # the jacobi form's passivity target scaled by the measured sum(x) (SCALED_TARGET)
         self.scaled_target = float(os.environ.get("ASAPGRAPH_ASAP_SCALED_TARGET",
                                                   str(SCALED_TARGET)))
-        self.max_work = float(max_iter) * max(lg.mloc, 1) if max_iter is not None else np.inf
+        # the work limit (WORK_FACTOR x max_iter sweeps of the whole graph's edges, summed
+        # over the ranks by the waves; a rank alone over it stops at once)
+        self.m_total = int(comm.allreduce(int(lg.mloc))) if comm.Get_size() > 1 else int(lg.mloc)
+        self.max_work = (float(WORK_FACTOR) * float(max_iter) * max(self.m_total, 1)
+                         if max_iter is not None else np.inf)
         self.MPI = MPI
         self.comm, self.lg, self.alpha, self.emu, self.st = comm, lg, alpha, emu, st
         self.K, self.me = comm.Get_size(), comm.Get_rank()
@@ -840,7 +874,8 @@ class _Solve:
         # included): a rank over it stops sweeping; once any rank is, every rank stops
         # after the same wave, flushes its buffers, and the run ends at the next quiet
         # waves with the bound it has (not converged)
-        waves = dict(nextra=6, passive_waves=2, tol=tol, drain=True)
+        waves = dict(nextra=7, passive_waves=2, tol=tol, drain=True)
+        self.over = self.work_capped = False  # (the work limit: this rank's, the waves')
         self.wv = make_waves(comm, self.emu, **waves)
         self.last_contrib = -1.0
         # this rank's residual mass in its last two wave contributions, and whether the
@@ -1528,7 +1563,8 @@ class _Solve:
                 racc = float(mm.pending() + np.count_nonzero(self.dirty))
             wv.contribute(self.na.n_sent, self.na.n_recv, not passive, capped=self.over,
                           extra=(racc, sx, d.flow[0], d.flow[1],
-                                 signed if prog else 0.0, self.rl),
+                                 signed if prog else 0.0, self.rl,
+                                 float(self.st.edges_visited - self.e_start)),
                           more=None if self.bal is None else self.bal.more())
             d.flow[:] = 0.0
             self.last_contrib = tn
@@ -1557,9 +1593,17 @@ class _Solve:
                 raise AssertionError(f"slot mass {mass!r} != {full!r} (sum over the slots)")
         return mass, nsum
 
+    def over_work(self):
+        """Over the work limit: the ranks' summed edge work of a completed wave reached
+        :attr:`_Solver.max_work` (every rank decides the same; the next contributions
+        are capped, and that wave starts the drain), or this rank's own edge work did."""
+        return self.work_capped or self.st.edges_visited - self.e_start >= self.sol.max_work
+
     def _on_wave(self, res):
         """Act on the completed wave ``res``; True: stop now."""
         wv, mm, d, st = self.wv, self.mm, self.d, self.st
+        if res[_W] >= self.sol.max_work:  # (the same sums on every rank)
+            self.work_capped = True
         jac, prog, beta = self.jac, self.prog, d.beta
         self.r_global = float(res[_R])
         self.rl_global = float(res[_RL])
@@ -1679,7 +1723,7 @@ class _Solve:
             t1 = perf()
             st.comm_s += t1 - t0
             self.arrived()
-            self.over = st.edges_visited - self.e_start >= sol.max_work  # no more sweeps
+            self.over = self.over_work()  # no more sweeps
             pre = self.flush_first()  # an earlier sweep's output whose window freed
             if pre:
                 t1b = perf()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.comm.mpi import mpi
-from asapgraph.engine.asap import _Solver
+from asapgraph.engine.asap import _Solver, work_figures
 
 __all__ = ["run_asap", "same_vec", "dangling_rhs", "normalised", "solver_figures"]
 
@@ -21,7 +21,8 @@ def run_asap(comm, lg, p, dvec, alpha, tol, emu, st, fanout=2, window=1, approx=
              debug_mass=False, form="jacobi", max_iter=None, schedule=None):
     """Run ASAP PageRank; returns ``(x_local, rounds, converged, bound, extra)``.
 
-    ``max_iter``: most edge work per rank, in sweeps of its local edges (None: no limit);
+    ``max_iter``: BSP supersteps' worth of edge work, :data:`.asap.WORK_FACTOR` x
+    ``max_iter`` sweeps of the whole graph's edges summed over the ranks (None: no limit);
     a run stopped by it returns ``converged`` False with the bound it reached.
     """
     MPI = mpi()
@@ -72,7 +73,7 @@ def normalised(comm, emu, y):
 
 def solver_figures(sol, debug_mass, checks, worst):
     """The ``extra`` figures of an ASAP PageRank run on :class:`_Solver` ``sol``."""
-    extra = {**sol.sched.figures(), "fanout_asked": sol.fanout_asked,
+    extra = {**sol.sched.figures(), "fanout_asked": sol.fanout_asked, **work_figures(sol),
              "window": sol.window, "approx": sol.approx,
              "form": sol.form, "schedule": sol.schedule}
     if debug_mass:

@@ -130,9 +130,11 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         and ``stats["max_iter_counts"]`` say which): BSP, ``"supersteps"`` (counted as
         ``iterations``); ASAP on the tuned engines (accumulative sum and min/max
         programs, ``stats["engine"]`` ``"tuned-sum"`` / ``"tuned-minmax"``),
-        ``"sweeps"``: each rank's edge work, in sweeps of its local edges, while
+        ``"sweeps"``: the ranks' summed edge work, ``max_iter`` BSP supersteps' worth
+        (:data:`.asap.WORK_FACTOR` x ``max_iter`` sweeps of the whole graph's edges,
+        ``stats["work_budget_edges"]``), while
         ``iterations`` counts the rounds of the rank that ran most (so a run capped at 5
-        sweeps may report 127 iterations); ASAP on the general program engine (programs
+        supersteps' worth may report 127 iterations); ASAP on the general program engine (programs
         with ``aggregate``/``post_delta``/``direction_at`` hooks), ``"waves"``: the
         termination waves, counted as ``iterations`` (and, as a safety net, ``100 *
         max_iter`` local sweeps per rank).

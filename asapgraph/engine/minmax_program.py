@@ -177,7 +177,8 @@ def run_minmax_program(program, ctx, g, comm, mode, max_iter, options=None, prog
     ``inputs``: ``program.init_delta(ctx)`` (evaluated here when None).  ``options``:
     ``fanout``, ``window``, ``seed`` (ASAP) and ``emulation``, as for sum programs
     (``approx`` does not apply: the answer is exact).  ``max_iter``: BSP supersteps; ASAP,
-    edge work per rank in sweeps of its local edges.  Returns ``(values over the owned
+    the ranks' summed edge work in BSP supersteps' worth (:data:`.asap.WORK_FACTOR` x
+    ``max_iter`` sweeps of the whole graph's edges).  Returns ``(values over the owned
     vertices, iterations, converged, pending, stats)``; ``pending`` (also
     ``stats["error_bound"]``) is the number of improving deltas left (0 when converged).
     """

@@ -397,7 +397,9 @@ def _totals(comm, st, emu, bound, extra, engine=ENGINE):
 
 def asap_extra(comm, sol, st):
     """The ASAP figures of a program run on :class:`.asap._Solver` (schedule, waves, sweeps)."""
-    return {**sol.sched.figures(), "fanout_asked": sol.fanout_asked,
+    from asapgraph.engine.asap import work_figures
+
+    return {**sol.sched.figures(), "fanout_asked": sol.fanout_asked, **work_figures(sol),
             "window": sol.window, "approx": sol.approx,
             "waves": st.extra.get("waves", 0),
             "sweeps_max": int(comm.allreduce(st.extra.get("sweeps", 0), op=mpi().MAX)),

@@ -313,7 +313,7 @@ def run_solve(s, wave_interval):
     clock (:func:`drive`); returns nothing (``s`` holds the state).  Same rounds as the
     host-clock loop of :meth:`.asap._Solve.run`, ordered by the windows of the module
     docstring."""
-    emu, na, st, d, wv, sol = s.emu, s.na, s.st, s.d, s.wv, s.sol
+    emu, na, st, d, wv = s.emu, s.na, s.st, s.d, s.wv
     nloc = s.nloc
     sent = 0
 
@@ -342,7 +342,7 @@ def run_solve(s, wave_interval):
         if res is not None and s._on_wave(res):
             return True, False
         s.arrived()
-        s.over = st.edges_visited - s.e_start >= sol.max_work
+        s.over = s.over_work()
         charge()  # (the sweep starts after the decode of what opened its gate)
         pre = s.flush_first()  # (as on the host clock; each message charged before its stamp)
         v0, charged = emu.vt, emu.compute_vs

@@ -168,7 +168,7 @@ def test_cli_asap_work_limit_exit_3(tmp_path):
     assert r.returncode == 3, r.stderr
     err = [ln for ln in r.stderr.splitlines() if ln.strip()]
     bad = [ln for ln in err if "did not converge" in ln]
-    assert len(bad) == 1 and "2 sweeps of edge work per rank" in bad[0], r.stderr
+    assert len(bad) == 1 and "2 supersteps' worth of edge work" in bad[0], r.stderr
     assert "Traceback" not in r.stderr
     assert not out.exists()
     r = _cli(["pagerank", "rmat:10:8:3", "--np", "2", "--mode", "asap", "--tol", "1e-14",

@@ -194,11 +194,12 @@ class Hooked(Decay):
 
 
 @pytest.mark.parametrize("cls, words", [
-    ("Decay", r"after 3 sweeps of edge work per rank \(\d+ rounds\), residual"),
+    ("Decay", r"after 3 supersteps' worth of edge work \(\d+ sweeps of the graph's edges over "
+              r"the ranks, \d+ rounds\), residual"),
     ("Hooked", r"after \d+ rounds \(termination waves; --max-iter caps them\), residual"),
 ])
 def test_unconverged_asap_on_ranks_says_what_max_iter_capped(tmp_path, cls, words):
-    """--max-iter 3 capped each rank's sweeps (tuned engine) or the waves (general
+    """--max-iter 3 capped the ranks' edge work (tuned engine) or the waves (general
     engine); the line said '127 iterations' for a cap of 5 (as asapgraph pagerank says)."""
     import re
 
