@@ -5,8 +5,9 @@ on 2-4 ranks (p2p-Gnutella08 undirected, a PPR-like program at alpha 0.9, tol 1e
 89 supersteps; ASAP ``did not converge after 100 sweeps of edge work per rank``): ASAP
 capped each rank at ``max_iter`` sweeps of its own edges while it does 1.7-3.6x BSP's
 edge work to the same tol (more on a loaded host).  ASAP on ranks now may do
-``WORK_FACTOR x max_iter`` sweeps of the whole graph's edges summed over the ranks (``--json``: ``work_budget_edges``,
-``work_factor``); the cap still stops a run that does not converge (exit 3).
+``WORK_FACTOR x max_iter`` sweeps of the whole graph's edges summed over the ranks
+(``--json``: ``work_budget_edges``, ``work_factor``); the cap still stops a run that does
+not converge (exit 3).
 """
 import json
 import math
