@@ -667,6 +667,18 @@ def engine_tol(program, ctx, tol):
     return float(tol) * (unit / scale) / f
 
 
+def values_residual(program, ctx, residual):
+    """A run's ``residual`` (the pending L1 delta mass, or the last change) in the unit of
+    the values, as ``error_bound``: ``scale`` times the engines' for a program solving in
+    a scaled unit (Katz, :func:`_error_units`: until audit 31 its ``residual`` was
+    reported in the engines' unit ``x / 2^k``, 1e100 below ``error_bound`` at beta
+    1e100); unchanged otherwise (None stays None)."""
+    if residual is None:
+        return None
+    scale, _ = _error_units(program, ctx)
+    return residual if scale == 1.0 else float(residual) * scale
+
+
 def error_bound(program, ctx, residual, converged, relative=False):
     """Certified L1 error bound reached by a program run (None: not certifiable).
 

@@ -319,6 +319,9 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         rel = _options.error_bound(program, ctx, residual, conv, relative=True)
         if rel is not None:
             stats["relative_error_bound"] = rel
+    # (Katz: the engines' pending mass in the values' unit, as error_bound and as on one
+    # process, :func:`.single._relative_bound`)
+    stats["residual"] = _options.values_residual(program, ctx, residual)
     ids = gatherv(comm, g.orig)
     cols = values if isinstance(values, dict) else {None: values}
     gathered = {k: _gather_any(comm, np.asarray(v)) for k, v in cols.items()}

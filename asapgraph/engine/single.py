@@ -552,10 +552,13 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress, ho
 def _relative_bound(stats, program, ctx, residual, converged):
     """``stats["relative_error_bound"]``: the bound in the unit of ``tol`` (Katz: the
     L1 error over beta; what the run stopped on), for programs solving in a scaled unit
-    (:func:`asapgraph.options.error_bound`); absent otherwise."""
+    (:func:`asapgraph.options.error_bound`); absent otherwise.  ``stats["residual"]``
+    (the engines' ``residual``) becomes the values' unit, as ``error_bound``
+    (:func:`asapgraph.options.values_residual`)."""
     rel = _options.error_bound(program, ctx, residual, converged, relative=True)
     if rel is not None:
         stats["relative_error_bound"] = rel
+    stats["residual"] = _options.values_residual(program, ctx, residual)
 
 
 def _pagerank_solver(program, ctx, graph, tol, max_iter, progress, threads, t0):
