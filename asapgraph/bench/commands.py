@@ -158,7 +158,9 @@ def add_arguments(p):
     g.add_argument("--ranks", default=None, type=_positive_ints,
                    help="rank counts (default 4); with --scenario: keep only these")
     g.add_argument("--modes", action=Given, default="bsp,asap", type=_strs)
-    g.add_argument("--fanout", action=Given, default="2", type=_POSITIVE)
+    g.add_argument("--fanout", action=Given, default="2", type=_POSITIVE,
+                   help="ASAP fanouts, clamped to K-1 on K ranks (records: fanout applied, "
+                        "fanout_asked as given, as the engine's --json)")
     g.add_argument("--window", action=Given, default="1", type=_POSITIVE)
     g.add_argument("--approx", action=Given, default="0", type=_FINITE_NONNEG)
     g.add_argument("--latency", action=Given, default="0", type=_FINITE_NONNEG,

@@ -87,6 +87,16 @@ class RunSpec:
     pause_every: float = 0.0
     pause_min: float = 0.0
     pause_max: float = 0.0
+    # ASAP: the fanout asked for (``--fanout``), as the engine's ``--json`` reports it
+    # beside the one applied: :func:`grid` clamps ``fanout`` to K-1 (None: as ``fanout``;
+    # BSP: None, it has no fanout)
+    fanout_asked: int | None = None
+
+    def __post_init__(self):
+        if self.mode == "asap" and self.fanout_asked is None:
+            self.fanout_asked = self.fanout
+        elif self.mode != "asap":
+            self.fanout_asked = None
 
     @property
     def emulated(self):
@@ -416,14 +426,19 @@ def grid(graphs, ranks=(4,), modes=("bsp", "asap"), fanout=(2,), window=(1,), ap
     for g, K, m, k, w, a, lat, bw, sg, t, part, sch, rb in itertools.product(
             graphs, ranks, modes, fanout, window, approx, latency, bandwidth, straggler, tol,
             partition, schedule, rebalance):
+        asked = int(k)
         if m == "bsp":
             k, w, a, sch = 2, 1, 0.0, ""
         else:
             k = min(int(k), max(1, int(K) - 1))  # the engine clamps the fanout to K-1
         spec = RunSpec(g, int(K), m, part, int(k), int(w), float(a), float(t), latency=float(lat),
                        bandwidth=float(bw), straggler=sg, seed=seed, group="grid",
-                       schedule=sch, rebalance=rb, tags={"rebalance": rb}, **pz)
-        key = tuple(sorted((kk, str(v)) for kk, v in spec.as_dict().items()))
+                       schedule=sch, rebalance=rb, tags={"rebalance": rb},
+                       fanout_asked=asked if m == "asap" else None, **pz)
+        # (the same run once: an ask clamped to another ask's fanout is that run, which
+        # records the first ask)
+        key = tuple(sorted((kk, str(v)) for kk, v in spec.as_dict().items()
+                           if kk != "fanout_asked"))
         if key in seen:
             continue
         seen.add(key)
