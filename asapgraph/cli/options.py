@@ -239,8 +239,6 @@ def add_distributed_options(p, command=None):
                                    SCHEDULES, Given, GivenAppend)
 
     g = p.add_argument_group("distributed options (MPI)")
-    from asapgraph.options import Given  # (--np under the user's mpiexec: cli.main)
-
     g.add_argument("--np", action=Given, type=rank_count, default=1, metavar="P",
                    help="number of MPI processes; > 1 launches mpiexec with P ranks on this "
                         "host, at most 64 per core (at least 256); for more, or several "
