@@ -208,6 +208,8 @@ def _cli_run(args, comm):
               "clock", "virtual_seconds", "wall_seconds"):
         if st.get(k) is not None:
             summary[k] = st[k]
+    if summary["max_iter"] is None and "work_budget_edges" in summary:
+        summary["work_budget_edges"] = None  # no cap asked (the engine's is 1 << 30 sweeps)
     if algo.extra_summary is not None:
         summary.update(algo.extra_summary(args, g, cols))
     emit_agreed(comm, emit_program, args, algo, named(names, res.ids), cols, summary)

@@ -103,3 +103,17 @@ def test_max_iter_well_below_bsp_supersteps_exits_3_in_every_mode(tmp_path, cli)
             assert not d["converged"] and d["work_budget_edges"] == 8 * cap * m, d
             # stopped at the wave after the budget: within a few sweeps of the graph
             assert d["work_budget_edges"] <= d["edges_scanned"] <= d["work_budget_edges"] + 4 * m, d
+
+
+@pytest.mark.parametrize("extra, budget", [([], None), (["--max-iter", "5"], 8 * 5 * 30)])
+def test_sssp_without_max_iter_reports_no_budget(tmp_path, cli, extra, budget):
+    """sssp has no cap unless ``--max-iter`` is given (``max_iter`` null in ``--json``); its
+    ASAP run on ranks reported a budget of 8 x 2^30 sweeps of the graph (the engine's
+    internal cap) next to that null: now null too."""
+    (tmp_path / "ring.txt").write_text("".join(f"{i} {(i + 1) % 30}\n" for i in range(30)))
+    r = cli(["sssp", "ring.txt", "--source", "0", "--np", "2", "--mode", "asap", "--json",
+             "-q", "--allow-unconverged", *extra], tmp_path, timeout=300, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr[-2000:]
+    d = json.loads(r.stdout)
+    assert d["edges"] == 30 and d["max_iter"] == (None if not extra else 5), d
+    assert d["work_budget_edges"] == budget, d
