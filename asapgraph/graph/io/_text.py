@@ -101,6 +101,10 @@ def shown(tok):
         return repr(bytes(tok))[1:]
 
 
+#: the refusal of a line ending with a bare CR (the integer parser's BARE_CR; --labels too)
+BARE_CR_MESSAGE = "line ends with a bare CR (old Mac line endings): convert with `tr '\\r' '\\n'`"
+
+
 def error_message(err, line0=1):
     """``(line, message)`` for an ``EdgeAccumulator.error`` tuple of a buffer whose first
     line is line ``line0`` of the file."""
@@ -137,8 +141,7 @@ def error_message(err, line0=1):
     if code == _parse.BINARY:
         return line, "binary data, not a text edge list"
     if code == _parse.BARE_CR:
-        return line, ("line ends with a bare CR (old Mac line endings): convert with "
-                      "`tr '\\r' '\\n'`")
+        return line, BARE_CR_MESSAGE
     return line, f"parse error (code {code})"
 
 

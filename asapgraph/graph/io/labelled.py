@@ -99,18 +99,53 @@ def _read_data(data, name, weight_col, src_col, dst_col):
 
 
 def _read_text(data, name, weight_col, src_col, dst_col):
-    """:func:`read_labelled` of the text ``data`` (its byte order mark removed)."""
+    """:func:`read_labelled` of the text ``data`` (its byte order mark removed).  Of several
+    bad lines the first is named, as the integer reader names it: a check that refuses
+    line L (each check finds its own first bad line, the checks run in turn) gives way
+    to a bad line before L (the lines before L are read again: error path only)."""
+    try:
+        return _read_lines(data, name, weight_col, src_col, dst_col)
+    except InputError as exc:
+        if exc.line is None or exc.line <= 1:
+            raise
+        cut = 0
+        for _ in range(exc.line - 1):   # the start of line exc.line
+            cut = data.index(b"\n", cut) + 1
+        try:   # (at most one pass per check: the checks before the one that refused
+            # line L passed, and its own first bad line is L)
+            _read_text(data[:cut], name, weight_col, src_col, dst_col)
+        except InputError as first:
+            if first.line is not None:
+                raise first from None
+        raise
+
+
+def _read_lines(data, name, weight_col, src_col, dst_col):
+    """:func:`_read_text`'s pass: raises at the first bad line of the first check that
+    fails.  Lines are numbered by their ``\\n`` as the integer reader numbers them (a
+    blank line of blanks or a CRLF one counts; ``bytes.splitlines`` also broke lines at a
+    bare CR, read as a line end, and line numbers skipped such blank lines)."""
+    import re
+
+    cr = re.search(rb"\r(?!\n)", data)
+    if cr is not None:   # refused at its line, as the integer reader (was read as a line end)
+        from asapgraph.graph.io._text import BARE_CR_MESSAGE
+
+        raise InputError(name, data[:cr.start()].count(b"\n") + 1, BARE_CR_MESSAGE)
     if weight_col and b"," in data:
         _refuse_decimal_comma(data, weight_col, name)
-    lines = data.replace(b",", b" ").splitlines()
-    keep = [i for i, ln in enumerate(lines) if ln.strip() and ln.lstrip()[:1] not in (b"#", b"%")] \
-        if (b"#" in data or b"%" in data or b"\n\n" in data) else None
-    if keep is not None:
+    lines = data.replace(b",", b" ").split(b"\n")
+    if lines and not lines[-1]:   # (after the last line end)
+        lines.pop()
+    if b"#" in data or b"%" in data:
+        keep = [i for i, ln in enumerate(lines)
+                if ln.strip() and ln.lstrip()[:1] not in (b"#", b"%")]
         kept = [lines[i] for i in keep]
-        lineno = np.asarray(keep, dtype=np.int64) + 1
     else:
         kept = [ln for ln in lines if ln.strip()]
-        lineno = None
+        keep = None if len(kept) == len(lines) else \
+            [i for i, ln in enumerate(lines) if ln.strip()]
+    lineno = None if keep is None else np.asarray(keep, dtype=np.int64) + 1
     if not kept:
         raise InputError(name, None, "no edges found")
     ncol = np.fromiter(map(len, map(bytes.split, kept)), dtype=np.int64, count=len(kept))

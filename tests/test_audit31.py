@@ -1,0 +1,83 @@
+"""Audit 31: a differential fuzz of edge lists, one process against K ranks (ranks:
+tests/mpi/test_audit31_mpi.py), also ``--labels`` against the integer reader.
+
+The ``--labels`` reader (one process, and rank 0 on K ranks) split lines with
+``bytes.splitlines``:
+
+* a bare CR (old Mac line ends) was read as a line end, where the integer reader refuses
+  it at its line ("line ends with a bare CR"); in the middle of a line (``a b\\rb c``)
+  the lines were read as two edges;
+* a blank line made of blanks (``"  "``) or a CRLF blank line (``"\\r\\n"``) was not
+  counted: every later error named the line before the bad one;
+* of several bad lines, it named the first of the first check that failed (a weight that
+  is not a number at line 2 before a NaN weight at line 1; names that are not UTF-8 at
+  line 2 before an infinite weight at line 1), not the first in the file's order as the
+  integer reader does (README: "of several bad lines the first is named").
+"""
+import pytest
+
+from asapgraph.errors import InputError
+from asapgraph.graph.io import load_graph
+
+
+def _refusal(path, **kw):
+    with pytest.raises(InputError) as e:
+        load_graph(str(path), **kw)
+    return e.value.line, e.value.message
+
+
+CASES = [
+    # (integer file, the same with names), what one process names
+    (b"1 2\r2 3\r3 1\n", 1, "bare CR"),
+    (b"1 2\n2 3\r\n3 1 \r \n", 3, "bare CR"),
+    (b"1 2\n3 4\r", 2, "bare CR"),
+    (b"1 2\n  \n2\n", 3, "missing column 2"),
+    (b"1 2\r\n\r\n\t\r\n2\r\n", 4, "missing column 2"),
+]
+
+
+@pytest.mark.parametrize("data,line,words", CASES)
+def test_labels_lines_as_integer_reader(tmp_path, data, line, words):
+    """The same file (integer ids, read as ids and as names) is refused at the same line
+    with the same words by both readers."""
+    f = tmp_path / "g.txt"
+    f.write_bytes(data)
+    a = _refusal(f)
+    b = _refusal(f, labels=True)
+    assert a[0] == b[0] == line, (a, b)
+    assert words in a[1] and words in b[1], (a, b)
+
+
+WEIGHTED = [
+    (b"1 2 nan\n2 3 1_0\n", 1, "not a finite number"),
+    (b"1 2 1\n2 3 inf\n3 1 x\n", 2, "not a finite number"),
+    (b"1 2\n2 3 0,5\n", 1, "missing column 3"),
+    (b"1 2 1\n2 3\r4 5 1\n", 2, "bare CR"),
+    (b"1 2 1\n\n2 3 abc\n3 1 nan\n", 3, "expected a number"),
+]
+
+
+@pytest.mark.parametrize("data,line,words", WEIGHTED)
+def test_labels_first_bad_line_in_file_order(tmp_path, data, line, words):
+    f = tmp_path / "w.txt"
+    f.write_bytes(data)
+    a = _refusal(f, weighted=True)
+    b = _refusal(f, weighted=True, labels=True)
+    assert a[0] == b[0] == line, (a, b)
+    assert words in a[1] and words in b[1], (a, b)
+
+
+def test_labels_names_not_utf8_after_a_bad_weight(tmp_path):
+    """Names that are not UTF-8 at line 2 come after an infinite weight at line 1."""
+    f = tmp_path / "n.txt"
+    f.write_bytes(b"a b inf\nb c\xff 1\n")
+    assert _refusal(f, weighted=True, labels=True) == (1, "weight 'inf' is not a finite number")
+
+
+def test_labels_crlf_and_blank_lines_read(tmp_path):
+    """CRLF line ends, blank lines of blanks and comments still read (the same graph)."""
+    f = tmp_path / "ok.txt"
+    f.write_bytes(b"a b 1\r\n\r\n  \r\nb c 2\r\n# x\r\nc a 1.5\r\n")
+    g = load_graph(str(f), weighted=True, labels=True)
+    assert (g.n, g.m) == (3, 3)
+    assert sorted(g.edges()[2].tolist()) == [1.0, 1.5, 2.0]
