@@ -81,3 +81,14 @@ def test_labels_crlf_and_blank_lines_read(tmp_path):
     g = load_graph(str(f), weighted=True, labels=True)
     assert (g.n, g.m) == (3, 3)
     assert sorted(g.edges()[2].tolist()) == [1.0, 1.5, 2.0]
+
+
+@pytest.mark.parametrize("tok", [b"nan(1)", b"NAN(abc)", b"+nan(1_2)"])
+def test_labels_nan_with_payload_as_integer_reader(tmp_path, tok):
+    """strtod's ``nan(chars)`` is a NaN weight for the integer reader ("not a finite
+    number"); ``--labels`` said "expected a number"."""
+    f = tmp_path / "p.txt"
+    f.write_bytes(b"1 2 1\n2 3 " + tok + b"\n")
+    a = _refusal(f, weighted=True)
+    b = _refusal(f, weighted=True, labels=True)
+    assert a == b == (2, f"weight {tok.decode()!r} is not a finite number"), (a, b)

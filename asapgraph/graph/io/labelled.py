@@ -11,6 +11,8 @@ column parsed by numpy.  Errors name ``FILE:LINE``.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from asapgraph.errors import InputError
@@ -125,8 +127,6 @@ def _read_lines(data, name, weight_col, src_col, dst_col):
     fails.  Lines are numbered by their ``\\n`` as the integer reader numbers them (a
     blank line of blanks or a CRLF one counts; ``bytes.splitlines`` also broke lines at a
     bare CR, read as a line end, and line numbers skipped such blank lines)."""
-    import re
-
     cr = re.search(rb"\r(?!\n)", data)
     if cr is not None:   # refused at its line, as the integer reader (was read as a line end)
         from asapgraph.graph.io._text import BARE_CR_MESSAGE
@@ -202,8 +202,6 @@ def _refuse_decimal_comma(data, weight_col, name):
     the separator before it is not a bare comma, so its comma is not a column separator)
     at its line, as the integer reader does; turning commas into blanks read it as weight
     0 (a wrong answer)."""
-    import re
-
     from asapgraph.graph.io._text import DECIMAL_COMMA, NOT_CSV_SEP, decimal_comma_hint
 
     m = re.search(rb"^[ \t\v\f\r,]*(?![#%])(?:[^\s,]+[ \t\v\f\r,]+){" +
@@ -256,11 +254,19 @@ def _names(col, data, name):
         raise
 
 
+#: strtod's NaN with a payload, ``nan(1)`` (the integer reader: "not a finite number")
+_NAN_CHARS = re.compile(rb"[+-]?nan\([0-9A-Za-z_]*\)", re.IGNORECASE)
+
+
 def _float_or_none(x):
     """``x`` (bytes) as the integer reader's parser reads a weight: decimal only (hex
     floats such as ``0x10``, which networkx refuses too, and Python's ``1_000`` are not
     numbers there); None when it is not a number."""
-    if b"_" in x or b"x" in x.lower():
+    if b"x" in x.lower():   # (before a NaN's chars too, as the parser checks)
+        return None
+    if _NAN_CHARS.fullmatch(x):   # strtod's 'nan(chars)': NaN there (refused as not finite)
+        return float("nan")
+    if b"_" in x:
         return None
     try:
         return float(x)
