@@ -92,3 +92,14 @@ def test_labels_nan_with_payload_as_integer_reader(tmp_path, tok):
     a = _refusal(f, weighted=True)
     b = _refusal(f, weighted=True, labels=True)
     assert a == b == (2, f"weight {tok.decode()!r} is not a finite number"), (a, b)
+
+
+@pytest.mark.parametrize("data,line", [
+    (b"# caf\xe9\na b\nb c\xff\n", 3),      # bytes in a comment are no name (line 1 named)
+    (b"a b caf\xe9\nb c\xff\n", 2),         # nor in a column not read (line 1 named)
+    (b"a b\nb c\xff\nc\xfe d\n", 2),        # a destination's before a later source's
+])
+def test_labels_not_utf8_at_the_name(tmp_path, data, line):
+    f = tmp_path / "u.txt"
+    f.write_bytes(data)
+    assert _refusal(f, labels=True) == (line, "not UTF-8 text")

@@ -166,8 +166,8 @@ def _read_lines(data, name, weight_col, src_col, dst_col):
         tok = np.array(b" ".join(kept).split()).reshape(-1, k)
     else:            # ragged lines (an optional timestamp, ...): the first `need` tokens
         tok = np.array([ln.split()[:need] for ln in kept])
-    src = _names(tok[:, src_col - 1], data, name)
-    dst = _names(tok[:, dst_col - 1], data, name)
+    src = _names(tok[:, src_col - 1], name, line_of)
+    dst = _names(tok[:, dst_col - 1], name, line_of)
     w = None
     if weight_col:
         w = _weights(tok[:, weight_col - 1], weight_col, name, line_of)
@@ -236,9 +236,11 @@ def _weights(col, weight_col, name, line_of):
     return w
 
 
-def _names(col, data, name):
+def _names(col, name, line_of):
     """A column of name tokens (bytes) as str: ASCII at numpy's speed, else UTF-8 (4x
-    slower); text that is not UTF-8 is ``FILE:LINE: not UTF-8 text``."""
+    slower); a name that is not UTF-8 is ``FILE:LINE: not UTF-8 text`` at its line (the
+    first such name of the column; bytes elsewhere -- a comment, a column not read -- are
+    not names: the line of the file's first such byte was named)."""
     try:
         return col.astype(str)
     except UnicodeDecodeError:
@@ -246,11 +248,11 @@ def _names(col, data, name):
     try:
         return np.char.decode(col, "utf-8")
     except UnicodeDecodeError:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(name, data[:exc.start].count(b"\n") + 1,
-                             "not UTF-8 text") from None
+        for i, tok in enumerate(col.tolist()):
+            try:
+                tok.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(name, line_of(i), "not UTF-8 text") from None
         raise
 
 
