@@ -127,7 +127,8 @@ def _read_lines(data, name, weight_col, src_col, dst_col):
     fails.  Lines are numbered by their ``\\n`` as the integer reader numbers them (a
     blank line of blanks or a CRLF one counts; ``bytes.splitlines`` also broke lines at a
     bare CR, read as a line end, and line numbers skipped such blank lines)."""
-    cr = re.search(rb"\r(?!\n)", data)
+    cr = re.search(rb"\r(?!\n)", data) if b"\r" in data and \
+        data.count(b"\r") != data.count(b"\r\n") else None   # (counts: fast on CRLF text)
     if cr is not None:   # refused at its line, as the integer reader (was read as a line end)
         from asapgraph.graph.io._text import BARE_CR_MESSAGE
 
