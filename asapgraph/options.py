@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from dataclasses import dataclass, replace
 
 from asapgraph.errors import InputError
@@ -307,6 +308,9 @@ def read_vertex_values(path, text_ids=False):
     return _parse_vertex_values(data, path, text_ids)
 
 
+_ASCII_BLANKS = re.compile("[ \t\r\v\f]+")
+
+
 def _read_values_file(path):
     from asapgraph.graph.io._text import _DECOMP_ERRORS, open_binary
 
@@ -325,6 +329,12 @@ def _read_values_file(path):
     return data
 
 
+def _ascii_split(line):
+    """``line`` split at runs of ASCII blanks (space, tab, CR, VT, FF), as ``bytes.split``
+    splits an edge list's line (``str.split`` also splits at a no-break space)."""
+    return [t for t in _ASCII_BLANKS.split(line) if t]
+
+
 def _parse_vertex_values(data, path, text_ids):
     import numpy as np
 
@@ -335,15 +345,27 @@ def _parse_vertex_values(data, path, text_ids):
         raise InputError(path, line, "not UTF-8 text") from None
     if text[:1] == "\ufeff":  # a byte order mark (editors on Windows): not part of the id
         text = text[1:]
-    raw = text.splitlines()
+    if "\r" in text and text.count("\r") != text.count("\r\n"):   # as edge lists
+        from asapgraph.graph.io._text import BARE_CR_MESSAGE
+
+        at = re.search("\r(?!\n)", text).start()
+        try:   # a bad line before it first (the file's order)
+            _parse_vertex_values(text[:text.rfind("\n", 0, at) + 1].encode(), path, text_ids)
+        except InputError as exc:
+            if exc.line is not None:
+                raise
+        raise InputError(path, text.count("\n", 0, at) + 1, BARE_CR_MESSAGE)
+    # lines end at '\n' and fields are split at ASCII blanks, as in edge lists (str's
+    # splitlines also broke lines at a form feed, U+0085, U+2028 -- later lines were
+    # misnumbered -- and str.split cut a name at a no-break space)
+    split = str.split if text.isascii() else _ascii_split
+    raw = text.split("\n")
     keep = [(i + 1, ln) for i, ln in enumerate(raw)
-            if ln.strip() and not ln.lstrip().startswith(("#", "%"))]
+            if split(ln) and not ln.lstrip(" \t\r\v\f").startswith(("#", "%"))]
     if not keep:
         raise InputError(path, None, "no entries found (expected lines 'node value')")
     lines = np.fromiter((i for i, _ in keep), dtype=np.int64, count=len(keep))
     if "," in text:   # '7<TAB>0,5': a decimal comma, read as value 0 (a wrong answer)
-        import re
-
         from asapgraph.graph.io._text import DECIMAL_COMMA, NOT_CSV_SEP, decimal_comma_hint
 
         dec = re.compile(r"[^\S\n,]*[^\s,]+" + NOT_CSV_SEP + "(" + DECIMAL_COMMA + ")")
@@ -353,7 +375,7 @@ def _parse_vertex_values(data, path, text_ids):
                 t = m.group(1)
                 raise InputError(path, no, f"expected a number for the value, got {t!r}"
                                  f"{decimal_comma_hint(t, 'it')}")
-    fields = [ln.replace(",", " ").split() for _, ln in keep]
+    fields = [split(ln.replace(",", " ")) for _, ln in keep]
     short = [k for k, fl in enumerate(fields) if len(fl) < 2]
     if short:  # extra columns are ignored, as in edge lists
         k = short[0]

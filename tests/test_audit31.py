@@ -103,3 +103,31 @@ def test_labels_not_utf8_at_the_name(tmp_path, data, line):
     f = tmp_path / "u.txt"
     f.write_bytes(data)
     assert _refusal(f, labels=True) == (line, "not UTF-8 text")
+
+
+@pytest.mark.parametrize("data,line,words", [
+    (b"1 0.5\r2 0.5\n3 x\n", 1, "bare CR"),          # was read as a line end: line 3 named
+    (b"1 x\n2 0.5\r3 1\n", 1, "value 'x'"),          # a bad line before the bare CR first
+    (b"1 0.5\n\x0c\n3 x\n", 3, "value 'x'"),          # a form feed broke a line: line 4
+    (b"1 0.5\n2 0.5\xc2\x85 3 x\n", 2, "not a number"),   # U+0085 broke a line: line 3
+])
+def test_vertex_values_lines_as_edge_lists(tmp_path, data, line, words):
+    """--personalization/--dangling files: lines end at '\\n' as in edge lists."""
+    from asapgraph.options import read_vertex_values
+
+    f = tmp_path / "p.txt"
+    f.write_bytes(data)
+    with pytest.raises(InputError) as e:
+        read_vertex_values(str(f))
+    assert e.value.line == line and words in e.value.message, (e.value.line, e.value.message)
+
+
+def test_vertex_values_name_with_no_break_space(tmp_path):
+    """A name holding a no-break space (one name in a --labels edge list) is one field."""
+    from asapgraph.options import read_vertex_values
+
+    f = tmp_path / "p.txt"
+    f.write_bytes("a\u00a0b 1\r\n\r\nc 2\r\n".encode())
+    ids, vals, lines = read_vertex_values(str(f), text_ids=True)
+    assert list(ids) == ["a\u00a0b", "c"] and list(vals) == [1.0, 2.0]
+    assert list(lines) == [1, 3]
