@@ -336,6 +336,27 @@ def _ascii_split(line):
 
 
 def _parse_vertex_values(data, path, text_ids):
+    """``(ids, values, lines)`` of a file's bytes; of several bad lines the first is
+    named, as in edge lists: a check that refuses line L (each finds its own first bad
+    line, in turn) gives way to a bad line before L (the lines before L are read again:
+    error path only; '1' then '2 0,5' named line 2, '1 -1' then '2 x' line 2)."""
+    try:
+        return _vertex_values_pass(data, path, text_ids)
+    except InputError as exc:
+        if exc.line is None or exc.line <= 1:
+            raise
+        cut = 0
+        for _ in range(exc.line - 1):   # the start of line exc.line
+            cut = data.index(b"\n", cut) + 1
+        try:
+            _parse_vertex_values(data[:cut], path, text_ids)
+        except InputError as first:
+            if first.line is not None:
+                raise first from None
+        raise
+
+
+def _vertex_values_pass(data, path, text_ids):
     import numpy as np
 
     try:
@@ -349,11 +370,6 @@ def _parse_vertex_values(data, path, text_ids):
         from asapgraph.graph.io._text import BARE_CR_MESSAGE
 
         at = re.search("\r(?!\n)", text).start()
-        try:   # a bad line before it first (the file's order)
-            _parse_vertex_values(text[:text.rfind("\n", 0, at) + 1].encode(), path, text_ids)
-        except InputError as exc:
-            if exc.line is not None:
-                raise
         raise InputError(path, text.count("\n", 0, at) + 1, BARE_CR_MESSAGE)
     # lines end at '\n' and fields are split at ASCII blanks, as in edge lists (str's
     # splitlines also broke lines at a form feed, U+0085, U+2028 -- later lines were

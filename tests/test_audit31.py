@@ -131,3 +131,18 @@ def test_vertex_values_name_with_no_break_space(tmp_path):
     ids, vals, lines = read_vertex_values(str(f), text_ids=True)
     assert list(ids) == ["a\u00a0b", "c"] and list(vals) == [1.0, 2.0]
     assert list(lines) == [1, 3]
+
+
+@pytest.mark.parametrize("data,line,words", [
+    (b"1\n2 0,5\n", 1, "expected 2 fields"),        # was the decimal comma at line 2
+    (b"1 -1\n2 x\n", 1, "must be finite and >= 0"),  # was the value 'x' at line 2
+    (b"1 1\n2 1\n3 nan\n1 x\n", 3, "must be finite"),
+])
+def test_vertex_values_first_bad_line(tmp_path, data, line, words):
+    from asapgraph.options import read_vertex_values
+
+    f = tmp_path / "p.txt"
+    f.write_bytes(data)
+    with pytest.raises(InputError) as e:
+        read_vertex_values(str(f))
+    assert e.value.line == line and words in e.value.message, (e.value.line, e.value.message)
