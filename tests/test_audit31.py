@@ -12,7 +12,13 @@ The ``--labels`` reader (one process, and rank 0 on K ranks) split lines with
 * of several bad lines, it named the first of the first check that failed (a weight that
   is not a number at line 2 before a NaN weight at line 1; names that are not UTF-8 at
   line 2 before an infinite weight at line 1), not the first in the file's order as the
-  integer reader does (README: "of several bad lines the first is named").
+  integer reader does (README: "of several bad lines the first is named");
+* a name that is not UTF-8 was refused at the line of the file's first such byte (a
+  comment, a column not read); ``nan(1)`` was "expected a number", not "not finite".
+
+``--personalization``/``--dangling`` files (one reader on 1 and K ranks) had the same
+line-numbering faults (``str.splitlines`` broke lines at a bare CR, a form feed, U+0085),
+cut a name at a no-break space, and named a later bad line before an earlier one.
 """
 import pytest
 
