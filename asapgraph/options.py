@@ -410,7 +410,8 @@ def _vertex_values_pass(data, path, text_ids):
     if dup.size:
         second = order[dup + 1]
         i = second[np.argmin(lines[second])]
-        raise InputError(path, int(lines[i]), f"node {ids[i]} appears more than once")
+        node = repr(str(ids[i])) if text_ids else int(ids[i])   # (as unknown_vertex_error)
+        raise InputError(path, int(lines[i]), f"node {node} appears more than once")
     return ids, vals, lines
 
 

@@ -152,3 +152,17 @@ def test_vertex_values_first_bad_line(tmp_path, data, line, words):
     with pytest.raises(InputError) as e:
         read_vertex_values(str(f))
     assert e.value.line == line and words in e.value.message, (e.value.line, e.value.message)
+
+
+@pytest.mark.parametrize("text_ids,data,named", [
+    (True, b"n_0x 1\nc 1\nn_0x 2\n", "node 'n_0x' appears more than once"),
+    (False, b"7 1\n8 1\n7 2\n", "node 7 appears more than once")])
+def test_vertex_values_duplicate_named_as_unknown(tmp_path, text_ids, data, named):
+    """A name is quoted as 'is not a vertex of the graph' quotes it (was bare: n_0x)."""
+    from asapgraph.options import read_vertex_values
+
+    f = tmp_path / "p.txt"
+    f.write_bytes(data)
+    with pytest.raises(InputError) as e:
+        read_vertex_values(str(f), text_ids=text_ids)
+    assert (e.value.line, e.value.message) == (3, named)
