@@ -48,3 +48,25 @@ def refuse_pipe(path):
         return   # the opener's own message
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         raise InputError(os.fspath(path), None, PIPE_REFUSAL)
+
+
+def first_bad_line(parse, data, *args):
+    """``parse(data, *args)`` of a text's bytes, naming the first bad line of several as
+    the edge-list reader does: ``parse`` runs its checks in turn, each raising at its own
+    first bad line, so a refusal at line ``L`` gives way to a bad line before ``L`` (the
+    lines before ``L`` are parsed again: on the error path only)."""
+    try:
+        return parse(data, *args)
+    except InputError as exc:
+        if exc.line is None or exc.line <= 1:
+            raise
+        cut = 0
+        for _ in range(exc.line - 1):   # the start of line exc.line
+            cut = data.index(b"\n", cut) + 1
+        try:   # (at most one pass per check: the checks before the one that refused
+            # line L passed, and its own first bad line is L)
+            first_bad_line(parse, data[:cut], *args)
+        except InputError as first:
+            if first.line is not None:
+                raise first from None
+        raise

@@ -337,23 +337,11 @@ def _ascii_split(line):
 
 def _parse_vertex_values(data, path, text_ids):
     """``(ids, values, lines)`` of a file's bytes; of several bad lines the first is
-    named, as in edge lists: a check that refuses line L (each finds its own first bad
-    line, in turn) gives way to a bad line before L (the lines before L are read again:
-    error path only; '1' then '2 0,5' named line 2, '1 -1' then '2 x' line 2)."""
-    try:
-        return _vertex_values_pass(data, path, text_ids)
-    except InputError as exc:
-        if exc.line is None or exc.line <= 1:
-            raise
-        cut = 0
-        for _ in range(exc.line - 1):   # the start of line exc.line
-            cut = data.index(b"\n", cut) + 1
-        try:
-            _parse_vertex_values(data[:cut], path, text_ids)
-        except InputError as first:
-            if first.line is not None:
-                raise first from None
-        raise
+    named, as in edge lists (:func:`asapgraph.errors.first_bad_line`: '1' then '2 0,5'
+    named line 2, '1 -1' then '2 x' line 2)."""
+    from asapgraph.errors import first_bad_line
+
+    return first_bad_line(_vertex_values_pass, data, path, text_ids)
 
 
 def _vertex_values_pass(data, path, text_ids):

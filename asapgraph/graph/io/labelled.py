@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from asapgraph.errors import InputError
+from asapgraph.errors import InputError, first_bad_line
 from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage, damage_error,
                                       display_name, nul_refusal, open_binary, os_error)
 
@@ -101,25 +101,10 @@ def _read_data(data, name, weight_col, src_col, dst_col):
 
 
 def _read_text(data, name, weight_col, src_col, dst_col):
-    """:func:`read_labelled` of the text ``data`` (its byte order mark removed).  Of several
-    bad lines the first is named, as the integer reader names it: a check that refuses
-    line L (each check finds its own first bad line, the checks run in turn) gives way
-    to a bad line before L (the lines before L are read again: error path only)."""
-    try:
-        return _read_lines(data, name, weight_col, src_col, dst_col)
-    except InputError as exc:
-        if exc.line is None or exc.line <= 1:
-            raise
-        cut = 0
-        for _ in range(exc.line - 1):   # the start of line exc.line
-            cut = data.index(b"\n", cut) + 1
-        try:   # (at most one pass per check: the checks before the one that refused
-            # line L passed, and its own first bad line is L)
-            _read_text(data[:cut], name, weight_col, src_col, dst_col)
-        except InputError as first:
-            if first.line is not None:
-                raise first from None
-        raise
+    """:func:`read_labelled` of the text ``data`` (its byte order mark removed); of several
+    bad lines the first is named, as the integer reader names it
+    (:func:`asapgraph.errors.first_bad_line`)."""
+    return first_bad_line(_read_lines, data, name, weight_col, src_col, dst_col)
 
 
 def _read_lines(data, name, weight_col, src_col, dst_col):
