@@ -35,7 +35,14 @@ def _reference():
 PING_PONG_LATENCY = "0.005"
 
 
-def _run(cli, tmp_path, k, window, env=None, max_iter=20000):
+#: the work cap of the ping-pong runs: 8 x 2,000 sweeps of the graph's 3 edges (ASAP's
+#: ``max_iter`` counts BSP supersteps, audit 31), ~47x what a guarded run scans (861 and
+#: 1,023 edges on 2 and 3 ranks); without the guard 3 ranks need 240,849, 2 ranks never
+#: converge
+PING_PONG_MAX_ITER = 2000
+
+
+def _run(cli, tmp_path, k, window, env=None, max_iter=PING_PONG_MAX_ITER):
     out = tmp_path / f"o_{k}_{window}.csv"
     args = ["pagerank", "g.txt", "--np", k, "--mode", "asap", "--partition", "range",
             "--tol", TOL, "--max-iter", max_iter, "--latency", PING_PONG_LATENCY,
@@ -74,13 +81,19 @@ def test_stall_guard_converges_where_the_mass_ping_pongs(cli, tmp_path, k, windo
     assert "did not converge" in r0.stderr
 
 
+#: the work cap of the rmat:10 runs: 100 supersteps' worth (8 x 100 sweeps of the graph's
+#: 16,384 edges, 13.1 M); guarded 1.35 M edges, without the guard (Jacobi sweep) 18.5 M
+#: (it converged within the default 1,000, 131 M, since max_iter counts BSP supersteps)
+RMAT10_MAX_ITER = 100
+
+
 def _rmat10(cli, tmp_path, k, env=None):
     import os
 
     e = dict(os.environ)
     e.update(env or {})
     r = cli(["pagerank", "rmat:10", "--np", k, "--mode", "asap", "--tol", "1e-10",
-             "--latency", "0.001", "--clock", "virtual", "--compute", "model", "--quiet",
+             "--max-iter", RMAT10_MAX_ITER, "--latency", "0.001", "--clock", "virtual", "--compute", "model", "--quiet",
              "--json", "--allow-unconverged", "-o", tmp_path / f"r{k}.csv"], tmp_path,
             timeout=300, env=e)
     assert r.returncode == 0, r.stderr
@@ -94,9 +107,9 @@ OLD_GATE = {"ASAPGRAPH_ASAP_PATIENCE": "0.8"}
 
 def test_stall_guard_on_rmat10_two_ranks(cli, tmp_path):
     """rmat:10, 2 ranks, the gate as before: the guard fires, the run converges within
-    the default work cap (measured 116-124 sweeps a rank), and the answer is the single
-    process's; without the guard the same deterministic run ends at the cap above the
-    tol."""
+    a cap of 100 supersteps' worth of edge work (it scans 82 sweeps of the graph), and the
+    answer is the single process's; without the guard the same deterministic run ends at
+    the cap above the tol."""
     js = _rmat10(cli, tmp_path, 2, env=OLD_GATE)
     assert js["converged"] and js["error_bound"] <= 1e-10
     assert all(p.get("stall_guard_wave") for p in js["per_rank"]), js["per_rank"]
