@@ -71,6 +71,7 @@ def _stub_round(s, waves, log):
     s.mm, s.prog, s.jac, s.bal, s.over = None, False, True, None, False
     s.last_contrib, s.last_sweep_len, s.rl, s.passes = -1.0, 0.0, 0.25, 0
     s.contrib_r = (0.0, 0.0)  # (SKIP_STALE)
+    s.st, s.e_start = types.SimpleNamespace(edges_visited=0), 0  # (the work sum, audit 31)
     s.na = types.SimpleNamespace(n_sent=0, n_recv=0,
                                  charge=lambda: log.append(("charge", s.passes)))
 
