@@ -354,11 +354,12 @@ def _vertex_values_pass(data, path, text_ids):
         raise InputError(path, line, "not UTF-8 text") from None
     if text[:1] == "\ufeff":  # a byte order mark (editors on Windows): not part of the id
         text = text[1:]
-    if "\r" in text and text.count("\r") != text.count("\r\n"):   # as edge lists
-        from asapgraph.graph.io._text import BARE_CR_MESSAGE
+    if "\r" in text:   # a bare CR, as in edge lists
+        from asapgraph.graph.io._text import bare_cr_error
 
-        at = re.search("\r(?!\n)", text).start()
-        raise InputError(path, text.count("\n", 0, at) + 1, BARE_CR_MESSAGE)
+        cr = bare_cr_error(data, path)
+        if cr is not None:
+            raise cr
     # lines end at '\n' and fields are split at ASCII blanks, as in edge lists (str's
     # splitlines also broke lines at a form feed, U+0085, U+2028 -- later lines were
     # misnumbered -- and str.split cut a name at a no-break space)

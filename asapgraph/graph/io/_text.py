@@ -105,6 +105,16 @@ def shown(tok):
 BARE_CR_MESSAGE = "line ends with a bare CR (old Mac line endings): convert with `tr '\\r' '\\n'`"
 
 
+def bare_cr_error(data, name):
+    """The refusal of the first line of the text ``data`` (bytes) that ends with a bare CR,
+    as the integer parser refuses it, or None (the readers that split lines in Python:
+    ``--labels``, personalization files; ``splitlines`` read a bare CR as a line end)."""
+    if b"\r" not in data or data.count(b"\r") == data.count(b"\r\n"):  # (fast on CRLF)
+        return None
+    at = re.search(rb"\r(?!\n)", data).start()
+    return InputError(name, data.count(b"\n", 0, at) + 1, BARE_CR_MESSAGE)
+
+
 def error_message(err, line0=1):
     """``(line, message)`` for an ``EdgeAccumulator.error`` tuple of a buffer whose first
     line is line ``line0`` of the file."""

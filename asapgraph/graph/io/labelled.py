@@ -16,8 +16,9 @@ import re
 import numpy as np
 
 from asapgraph.errors import InputError, first_bad_line
-from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage, damage_error,
-                                      display_name, nul_refusal, open_binary, os_error)
+from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, bare_cr_error, before_damage,
+                                      damage_error, display_name, nul_refusal, open_binary,
+                                      os_error)
 
 __all__ = ["read_labelled"]
 
@@ -112,12 +113,9 @@ def _read_lines(data, name, weight_col, src_col, dst_col):
     fails.  Lines are numbered by their ``\\n`` as the integer reader numbers them (a
     blank line of blanks or a CRLF one counts; ``bytes.splitlines`` also broke lines at a
     bare CR, read as a line end, and line numbers skipped such blank lines)."""
-    cr = re.search(rb"\r(?!\n)", data) if b"\r" in data and \
-        data.count(b"\r") != data.count(b"\r\n") else None   # (counts: fast on CRLF text)
-    if cr is not None:   # refused at its line, as the integer reader (was read as a line end)
-        from asapgraph.graph.io._text import BARE_CR_MESSAGE
-
-        raise InputError(name, data[:cr.start()].count(b"\n") + 1, BARE_CR_MESSAGE)
+    cr = bare_cr_error(data, name)   # refused at its line, as the integer reader
+    if cr is not None:
+        raise cr
     if weight_col and b"," in data:
         _refuse_decimal_comma(data, weight_col, name)
     lines = data.replace(b",", b" ").split(b"\n")
