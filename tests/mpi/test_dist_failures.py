@@ -161,10 +161,14 @@ def test_cli_asap_form_reaches_the_ranks(tmp_path, form):
 
 
 def test_cli_asap_work_limit_exit_3(tmp_path):
-    """ASAP stopped by --max-iter: exit 3 with one line that names the limit, no output file."""
+    """ASAP stopped by --max-iter: exit 3 with one line that names the limit, no output file.
+    On the virtual clock with the compute model, so the run is deterministic: the cap (8 x 2
+    sweeps of the graph) is 1/5 of the edge work the run needs to 1e-14; on the host's
+    clock a run under load once converged within it (CI, audit 31)."""
     out = tmp_path / "r.csv"
+    det = ["--latency", "1e-3", "--clock", "virtual", "--compute", "model"]
     r = _cli(["pagerank", "rmat:10:8:3", "--np", "2", "--mode", "asap", "--tol", "1e-14",
-              "--max-iter", "2", "-o", str(out)], tmp_path)
+              "--max-iter", "2", "-o", str(out), *det], tmp_path)
     assert r.returncode == 3, r.stderr
     err = [ln for ln in r.stderr.splitlines() if ln.strip()]
     bad = [ln for ln in err if "did not converge" in ln]
@@ -172,7 +176,7 @@ def test_cli_asap_work_limit_exit_3(tmp_path):
     assert "Traceback" not in r.stderr
     assert not out.exists()
     r = _cli(["pagerank", "rmat:10:8:3", "--np", "2", "--mode", "asap", "--tol", "1e-14",
-              "--max-iter", "2", "-o", str(out), "--allow-unconverged", "-q"], tmp_path)
+              "--max-iter", "2", "-o", str(out), "--allow-unconverged", "-q", *det], tmp_path)
     assert r.returncode == 0 and out.exists(), r.stderr
 
 
