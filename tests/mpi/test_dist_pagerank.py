@@ -219,7 +219,7 @@ from mpi4py import MPI
 import asapgraph.engine as ad
 comm = MPI.COMM_WORLD
 out = []
-for mi in (3, 2000):
+for mi in (1, 2000):  # (1: 8 graph sweeps; jacobi converges in ~32, push ~414)
     r = ad.pagerank("rmat:12:8:2", comm, mode="asap", tol=1e-12, max_iter=mi,
                     asap_form={form!r})
     if comm.rank == 0:
@@ -233,7 +233,7 @@ if comm.rank == 0:
     assert p.returncode == 0, p.stderr[-3000:]
     short, full = json.loads((tmp_path / "o.json").read_text())
     assert not short["converged"] and short["error_bound"] > 1e-12
-    assert short["budget"] == 8 * 3 * short["m"]
+    assert short["budget"] == 8 * 1 * short["m"]
     # stopped at a wave after the budget (the waves carrying the sums are in flight while
     # the ranks sweep: not a tight cap, tests/mpi/test_audit31_mpi.py)
     assert short["budget"] <= short["edges"] <= 2 * short["budget"] + 4 * short["m"]
