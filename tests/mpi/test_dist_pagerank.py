@@ -235,7 +235,8 @@ if comm.rank == 0:
     assert not short["converged"] and short["error_bound"] > 1e-12
     assert short["budget"] == 8 * 1 * short["m"]
     # stopped at a wave after the budget (the waves carrying the sums are in flight while
-    # the ranks sweep: not a tight cap, tests/mpi/test_audit31_mpi.py)
-    assert short["budget"] <= short["edges"] <= 2 * short["budget"] + 4 * short["m"]
+    # the ranks sweep: not a tight cap, 12 graph sweeps past it under load, CI): far
+    # below the ~414 sweeps the push form takes without it
+    assert short["budget"] <= short["edges"] <= short["budget"] + 64 * short["m"]
     assert abs(short["sum"] - 1.0) < 1e-9
     assert full["converged"] and full["error_bound"] <= 1e-12
