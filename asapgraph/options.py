@@ -309,6 +309,8 @@ def read_vertex_values(path, text_ids=False):
 
 
 _ASCII_BLANKS = re.compile("[ \t\r\v\f]+")
+#: what ``str.split`` also splits ASCII text at (not ``bytes.split``)
+_ASCII_SEPARATORS = re.compile("[\x1c-\x1f]")
 
 
 def _read_values_file(path):
@@ -362,8 +364,9 @@ def _vertex_values_pass(data, path, text_ids):
             raise cr
     # lines end at '\n' and fields are split at ASCII blanks, as in edge lists (str's
     # splitlines also broke lines at a form feed, U+0085, U+2028 -- later lines were
-    # misnumbered -- and str.split cut a name at a no-break space)
-    split = str.split if text.isascii() else _ascii_split
+    # misnumbered -- and str.split cut a name at a no-break space, or, in ASCII text, at
+    # the separators \x1c-\x1f, which edge lists keep inside a token)
+    split = str.split if text.isascii() and not _ASCII_SEPARATORS.search(text) else _ascii_split
     raw = text.split("\n")
     keep = [(i + 1, ln) for i, ln in enumerate(raw)
             if split(ln) and not ln.lstrip(" \t\r\v\f").startswith(("#", "%"))]
