@@ -20,7 +20,8 @@ Configuration: ``nx.config.backends.asapgraph.threads`` (OpenMP threads; None: a
 iteration on the engine's kernel, networkx's ARPACK call where that does not converge;
 ``"power"``; ``"svds"``: always the ARPACK call), ``nx.config.backends.asapgraph.np`` and
 ``.mode`` (PageRank on K MPI ranks, BSP or ASAP: :mod:`asapgraph.interop.nx_ranks`; the
-other functions run in this process).
+other functions run in this process).  Every function refuses a bad value of ``threads``,
+``np`` or ``mode`` (ValueError naming the setting), whether or not it reads it.
 
 Counting for tests: with ``ASAPGRAPH_NX_CALL_LOG=<file>`` every call that runs the
 asapgraph implementation appends ``<PYTEST_CURRENT_TEST>\\t<function>`` to that file, so a
@@ -101,6 +102,7 @@ def _implements(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         _log_call(name)
+        _check_config()
         return func(*args, **kwargs)
 
     FUNCTIONS[name] = wrapper
@@ -117,8 +119,27 @@ def _config(key, default=None):
 
 
 def _threads():
+    """``nx.config.backends.asapgraph.threads`` checked as the Python API checks
+    ``threads``: every function refuses a bad value.  ``int(t)`` (and ``if threads``
+    before the kernels) ran katz, hits and the components with 0 or -1 on all cores, 1.5
+    and True on one thread, and 'x' raised "invalid literal for int()"; pagerank, bfs and
+    dijkstra refused 0 but not 1.5."""
+    from asapgraph.options import check_threads
+
     t = _config("threads")
-    return None if t is None else int(t)
+    try:
+        return check_threads(t)
+    except ValueError:
+        raise ValueError(f"nx.config.backends.asapgraph.threads must be a positive integer "
+                         f"or None, got {t!r}") from None
+
+
+def _check_config():
+    """Every function refuses a bad ``threads``, ``np`` or ``mode`` value (ValueError
+    naming the setting), whether or not it reads it: only pagerank checked ``np`` and
+    ``mode``, and katz, hits and the components ran with ``threads`` 0 or -1."""
+    _threads()
+    nx_ranks.check_config(_config("np"), _config("mode"))
 
 
 def _nx():
@@ -153,28 +174,37 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
             raise NotImplementedError("pagerank: negative personalization values")
     if dangling is not None:
         D = G.vector(dangling)
-        if not (_nonneg_finite(D) and D.sum() > 0):
-            raise NotImplementedError("pagerank: dangling must be >= 0 with a positive sum")
+        if not _nonneg_finite(D):
+            raise NotImplementedError("pagerank: dangling must be finite and >= 0")
     if nstart is not None:
         X0 = G.vector(nstart)
-        if not (_nonneg_finite(X0) and X0.sum() > 0):
-            raise NotImplementedError("pagerank: nstart must be >= 0 with a positive sum")
+        if not _nonneg_finite(X0):
+            raise NotImplementedError("pagerank: nstart must be finite and >= 0")
+    # networkx divides a zero-sum dangling or nstart by its sum (0 / 0: NaN in every
+    # entry, whether or not a node is dangling) and its loop never meets err < n * tol: it
+    # always raises PowerIterationFailedConvergence (below, after its max_iter TypeError);
+    # the backend declined, so an explicit backend="asapgraph" was a NotImplementedError
+    nan_vector = (D is not None and not D.sum() > 0) or (X0 is not None and not X0.sum() > 0)
+    if g.weights is not None and not _normalisable(g):
+        raise NotImplementedError("pagerank: edge weights whose out-weight sums are not "
+                                  "normal doubles (networkx's 1 / sum overflows)")
     limit = n * float(tol)
     # networkx stops at err < n*tol, the engine at residual <= its tol
     etol = float(np.nextafter(limit, 0.0)) if limit > 0 else 0.0
     where = nx_ranks.placement(_config("np"), _config("mode"))
-    if where is not None and nstart is not None:
-        raise ValueError("asapgraph backend: nstart is not supported on MPI ranks (the "
-                         "engines start from the uniform vector); unset it, or "
-                         "nx.config.backends.asapgraph.np / mpiexec")
     # networkx loops over range(max_iter): a float max_iter is a TypeError, and
     # max_iter <= 0 (as n * tol <= 0: err < 0 is never met) raises
     # PowerIterationFailedConvergence, not the engine's ValueError
     max_iter = operator.index(max_iter)
-    if not (limit > 0) or max_iter <= 0:
+    if not (limit > 0) or max_iter <= 0 or nan_vector:
         raise nx.PowerIterationFailedConvergence(max_iter)
+    if where is not None and nstart is not None:
+        raise ValueError("asapgraph backend: nstart is not supported on MPI ranks (the "
+                         "engines start from the uniform vector); unset it, or "
+                         "nx.config.backends.asapgraph.np / mpiexec")
     if where is not None:
-        x, conv = nx_ranks.pagerank_on_ranks(where, g, alpha, P, D, etol, max_iter)
+        x, conv = nx_ranks.pagerank_on_ranks(where, g, alpha, P, D, etol, max_iter,
+                                             _threads())
     else:
         res = _pagerank(g, alpha=alpha, personalization=P, dangling=D, change_tol=etol,
                         max_iter=max_iter, weighted=g.weights is not None,
@@ -183,6 +213,29 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     if not conv:
         raise nx.PowerIterationFailedConvergence(max_iter)
     return dict(zip(G.nodes, np.asarray(x).tolist()))
+
+
+def _normalisable(g):
+    """Whether networkx's row normalisation of PageRank is plain arithmetic for the
+    converted graph ``g`` (non-negative finite weights): it scales row ``u`` by
+    ``1 / S[u]`` (``S[u]`` the out-weight sum), which is ``inf`` for ``S[u]`` below
+    ``1 / DBL_MAX`` (weights 5e-320: inf x 5e-320 is inf, then NaN, and networkx raises
+    PowerIterationFailedConvergence) and 0 for an ``S[u]`` that overflowed (1e308 + 1e308:
+    the row's mass is lost, not dangling).  The engine divides each weight by the sum and
+    answered the mathematical PageRank instead of networkx's.  Every positive ``S[u]``
+    lies between the smallest positive weight and the total, so two reductions decide
+    almost every graph; only where they cannot are the sums formed (one ``bincount``)."""
+    w = g.weights
+    big = np.finfo(np.float64).max
+    with np.errstate(over="ignore"):
+        total = float(w.sum())
+    pos = w[w > 0]
+    if np.isfinite(total) and (pos.size == 0 or float(pos.min()) * big > 1.0):
+        return True
+    with np.errstate(over="ignore"):
+        S = np.bincount(g.indices, weights=w, minlength=g.n)   # in-CSR: sources
+    S = S[S > 0]
+    return bool(np.all(np.isfinite(S)) and (S.size == 0 or float(S.min()) * big > 1.0))
 
 
 def _adjacency_products(G, wname):
@@ -350,9 +403,17 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
     if nstart is None:
         x = np.zeros(n)
     else:
+        extra = next((k for k in nstart if k not in G.index), _NONE)
+        if extra is not _NONE:   # a key that is not a node: networkx's G[key] is a KeyError
+            raise KeyError(extra)
+        if len(nstart) != n:
+            # nodes without a value: networkx iterates over nstart's keys only, so it
+            # raises KeyError for the first successor of a key that has no value, and
+            # where the keys are closed under successors it returns a dict of those keys
+            # alone (Katz of that subgraph, stopped at len(G) * tol); the backend raised
+            # KeyError for the first node in G's order -- networkx's own code decides
+            raise NotImplementedError("katz_centrality: nstart has no value for some nodes")
         x = np.fromiter(map(nstart.__getitem__, G.nodes), dtype=np.float64, count=n)
-        if len(nstart) != n:   # a key that is not a node: networkx's G[key] is a KeyError
-            raise KeyError(next(k for k in nstart if k not in G.index))
     g = G.engine_graph(weight)
     w = np.empty(0) if g.weights is None else g.weights
     empty = np.empty(0, dtype=np.uint8)
@@ -377,6 +438,10 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
         if old is not None:
             K.set_num_threads(old)
     raise nx.PowerIterationFailedConvergence(max_iter)
+
+
+#: a marker no ``nstart`` key can be
+_NONE = object()
 
 
 # ---------------------------------------------------------------------- components
@@ -505,6 +570,9 @@ def single_source_shortest_path_length(G, source, cutoff=None):
 def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
     from asapgraph.programs.sssp import sssp
 
+    # networkx puts the source in a set first: an unhashable source is its TypeError
+    # ("unhashable type"), not NodeNotFound
+    hash(source)
     if source not in G:
         raise _nx().NodeNotFound(f"Node {source} not found in graph")
     g = G.engine_graph(weight)
@@ -514,7 +582,9 @@ def single_source_dijkstra_path_length(G, source, cutoff=None, weight="weight"):
     d = np.asarray(sssp(g, s, threads=_threads()).values)
     keep = np.isfinite(d)
     if cutoff is not None:
-        keep &= d <= cutoff
+        # networkx skips a vertex when ``dist > cutoff``: a NaN cutoff skips none
+        # (``d <= nan`` kept the source alone)
+        keep &= ~(d > cutoff)
         keep[s] = True    # networkx lists the source whatever the cutoff (-1 too)
     # int weights (the values' type, as networkx adds them up): int distances; float
     # weights (2.0 too, all 1.0 too): floats; both: ints where a path of ints is shortest

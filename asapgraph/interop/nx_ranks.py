@@ -29,11 +29,15 @@ certifies an L1 error of at most ``alpha / (1 - alpha)`` times that change.  The
 distributed engines stop on a certified error bound, so they are given
 ``alpha / (1 - alpha) * n * tol`` (``n * tol`` rounded down one ulp): BSP then stops at
 the same superstep as networkx's loop; ASAP stops as soon as its bound is as good.
-``max_iter`` is BSP's superstep limit; ASAP, whose sweeps run on partial input, may
-sweep each rank's edges up to ``ASAP_SWEEPS_PER_ITER x max_iter`` times (measured on
-300-node random graphs, tol 1e-10: 31-149 sweeps where BSP needs 19 supersteps; issue 14
-is about that edge work).  An unconverged run raises ``PowerIterationFailedConvergence``.  ``nstart`` (a starting
+``max_iter`` is BSP's superstep limit and ASAP's work limit in the same units (the
+engine's: :data:`asapgraph.engine.asap.WORK_FACTOR` x ``max_iter`` sweeps of the whole
+graph's edges, summed over the ranks; an ASAP sweep may run on partial input, so it needs
+more edge work than BSP), as ``--np K --mode asap --max-iter N`` has it.  Until the
+engine counted ``max_iter`` so (3e6ee60) this module multiplied it by 10 for ASAP itself;
+both together gave ASAP 80 x ``max_iter`` sweeps, ten times the CLI's budget.  An
+unconverged run raises ``PowerIterationFailedConvergence``.  ``nstart`` (a starting
 vector) is refused on ranks: the engines start from the uniform vector.
+``nx.config.backends.asapgraph.threads`` is each BSP rank's OpenMP threads (default one).
 
 ``last_run()`` returns the engine's accounting of the most recent run on ranks, as the
 CLI's ``--json`` shows it: ``mode``, ``ranks``, ``iterations`` (BSP supersteps, ASAP
@@ -51,13 +55,10 @@ import numpy as np
 
 from asapgraph.comm.launch import local_ranks_refusal, mpi_world_size_from_env
 
-__all__ = ["placement", "pagerank_on_ranks", "last_run", "MODES"]
+__all__ = ["placement", "check_config", "pagerank_on_ranks", "last_run", "MODES"]
 
 #: ``nx.config.backends.asapgraph.mode`` values
 MODES = (None, "bsp", "asap")
-
-#: ASAP's sweep limit per rank, in units of networkx's ``max_iter``
-ASAP_SWEEPS_PER_ITER = 10
 
 _LAST = {}
 
@@ -69,12 +70,11 @@ def last_run():
     return dict(_LAST)
 
 
-def placement(np_, mode):
-    """Where a backend PageRank runs, from the config values ``np`` and ``mode``.
-
-    Returns None (this process, the OpenMP kernel), ``("spawn", K, mode)`` or
-    ``("world", K, mode)``; a bad value raises ValueError naming the setting.
-    """
+def check_config(np_, mode):
+    """``np`` (None or an int) after checking the values of ``np`` and ``mode``;
+    ValueError naming the setting.  Every backend function checks them (the others run in
+    the calling process whatever ``np`` is, but a misspelt ``mode = "fast"`` or an
+    ``np = 0`` passed without a word there and was refused only by pagerank)."""
     if mode not in MODES:
         raise ValueError(f"nx.config.backends.asapgraph.mode must be one of "
                          f"{', '.join(map(repr, MODES))}, got {mode!r}")
@@ -83,6 +83,16 @@ def placement(np_, mode):
             raise ValueError(f"nx.config.backends.asapgraph.np must be a positive integer "
                              f"or None, got {np_!r}")
         np_ = int(np_)
+    return np_
+
+
+def placement(np_, mode):
+    """Where a backend PageRank runs, from the config values ``np`` and ``mode``.
+
+    Returns None (this process, the OpenMP kernel), ``("spawn", K, mode)`` or
+    ``("world", K, mode)``; a bad value raises ValueError naming the setting.
+    """
+    np_ = check_config(np_, mode)
     world = mpi_world_size_from_env()
     if world is not None and world > 1:
         if np_ is not None and np_ != world:
@@ -108,14 +118,17 @@ def _engine_tol(alpha, limit):
     return alpha / (1.0 - alpha) * limit if alpha > 0 else limit
 
 
-def pagerank_on_ranks(where, g, alpha, P, D, limit, max_iter):
+def pagerank_on_ranks(where, g, alpha, P, D, limit, max_iter, threads=None):
     """PageRank of the converted graph ``g`` on ranks (``where`` from :func:`placement`):
     ``(ranks by dense id, converged)``.  ``P``/``D``: dense personalization / dangling
-    vectors or None; ``limit``: networkx's ``n * tol`` rounded down one ulp."""
+    vectors or None; ``limit``: networkx's ``n * tol`` rounded down one ulp; ``threads``:
+    ``nx.config.backends.asapgraph.threads`` (OpenMP threads per BSP rank; None: one, as
+    ``--np`` without ``--threads``; above 1 in ASAP the engine refuses it, as the CLI
+    does -- it was not passed on, so a set value was ignored on ranks)."""
     kind, K, mode = where
-    its = int(max_iter) * (ASAP_SWEEPS_PER_ITER if mode == "asap" else 1)
     params = {"mode": mode, "alpha": float(alpha), "tol": _engine_tol(alpha, limit),
-              "max_iter": its, "n": int(g.n)}
+              "max_iter": int(max_iter), "n": int(g.n),
+              "threads": 1 if threads is None else int(threads)}
     if kind == "world":
         return _on_world(g, params, P, D)
     return _spawn(g, K, params, P, D)
@@ -132,7 +145,8 @@ def run_params(edges, params, P, D, comm=None):
     return api.pagerank(edges, comm, mode=params["mode"], alpha=params["alpha"],
                         tol=params["tol"], max_iter=params["max_iter"],
                         personalization=_vector(P), dangling=_vector(D),
-                        weighted=edges.weights is not None)
+                        weighted=edges.weights is not None,
+                        threads=params.get("threads", 1))
 
 
 def _remember(params, K, stats, conv, bound, its):
