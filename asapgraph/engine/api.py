@@ -211,7 +211,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     threads : int
         BSP: OpenMP threads inside each rank (its rows split into ``threads`` edge-balanced
         blocks, as on one process; 1: a serial sweep, no OpenMP region).  ASAP ranks sweep
-        with one thread (``threads > 1`` is refused).
+        with one thread (``threads > 1`` is refused).  None: 1.
     schedule : {"sweep", "priority"} or None
         ASAP ``jacobi`` form: what a sweep pushes -- every block of vertices above the skip
         threshold, or first the blocks of largest residual per edge (PrIter-style priority;
@@ -268,9 +268,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     tol = _options.check_tol(tol)
     max_iter = _options.check_max_iter(max_iter)
     wcol = _options.weight_col_index(weight_col)
-    if isinstance(threads, bool) or int(threads) != threads or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    threads = int(threads)
+    # (int(threads) first: 'x' raised "invalid literal for int() with base 10", None
+    # "int() argument must be ... not 'NoneType'"; None is the default, one thread)
+    threads = _options.check_threads(threads) or 1
     why = _options.asap_tol_refusal(tol) if mode == "asap" else None
     if why is not None:
         raise ValueError(why)

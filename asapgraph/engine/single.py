@@ -425,7 +425,8 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     progress : asapgraph.progress.Progress, optional
     threads : int, optional
         Cap on the OpenMP threads of the kernels for this run (default: ``OMP_NUM_THREADS``
-        or all cores); ``threads=1`` gives single-threaded figures.
+        or all cores); ``threads=1`` gives single-threaded figures.  On ranks: each rank's
+        cap (ranks sharing cores still run their kernels on one thread).
     steps : int, optional
         Run this many supersteps (BSP; overrides ``max_iter`` and ``tol``) and report
         ``converged=True``; fewer only at a fixpoint (no active vertex, no pending delta, a
@@ -447,19 +448,22 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     hops = steps is not None
     if hops:
         max_iter, tol = exact_steps(program, steps, mode)
-    if comm is not None and comm.Get_size() > 1:
-        try:
-            from asapgraph.engine import distributed as _dist_programs
-        except ImportError:
-            raise NotImplementedError("distributed programs: coming with the MPI engine") from None
-        if hops:  # the ranks' own exact steps (one hop each: the delta form's supersteps)
-            return _dist_programs.run(program, graph, mode=mode, comm=comm, progress=progress,
-                                      steps=steps)
-        return _dist_programs.run(program, graph, mode=mode, max_iter=max_iter, tol=tol,
-                                  comm=comm, progress=progress)
+    # checked and applied on ranks too (each rank's kernels): on a communicator of more
+    # than one rank ``threads`` was neither, so threads="x" or 0 ran without a word
     threads = _options.check_threads(threads)
     old = None if threads is None else K.set_num_threads(threads)
     try:
+        if comm is not None and comm.Get_size() > 1:
+            try:
+                from asapgraph.engine import distributed as _dist_programs
+            except ImportError:
+                raise NotImplementedError("distributed programs: coming with the MPI "
+                                          "engine") from None
+            if hops:  # the ranks' own exact steps (one hop each: the delta form's supersteps)
+                return _dist_programs.run(program, graph, mode=mode, comm=comm,
+                                          progress=progress, steps=steps)
+            return _dist_programs.run(program, graph, mode=mode, max_iter=max_iter, tol=tol,
+                                      comm=comm, progress=progress)
         res = _run_single(program, graph, mode, max_iter, tol, comm, progress, hops, threads)
     finally:
         if old is not None:
