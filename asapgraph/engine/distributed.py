@@ -206,11 +206,27 @@ def run(program, source_or_loaded, comm=None, mode="bsp", partition="range", max
         old = K.set_parallel_threshold(1 << 62)
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported, not warned
-            return _run(program, g, rc, mode, max_iter, tol, progress, _RUNS, engine_options)
+            res = _run(program, g, rc, mode, max_iter, tol, progress, _RUNS, engine_options)
     finally:
         if old is not None:
             K.set_parallel_threshold(old)
         rc.Free()
+    return _with_labels(res, source_or_loaded)
+
+
+def _with_labels(res, source):
+    """Rank 0's result keyed by the labels of a labelled single-process ``Graph`` (a
+    networkx graph's node objects, a DataFrame's names: ``Graph.labels``), as on one
+    process.  The ranks load such a graph by its dense ids, so ``to_dict()``,
+    ``vertices()`` and ``to_pandas()`` gave 0 .. n-1 on ranks where one process gave
+    the nodes ('n0', 'iso', ...).  The result lists every vertex in increasing original
+    id, the order ``argsort(original_ids())`` puts the labels in."""
+    from asapgraph.graph.core import Graph
+
+    labels = getattr(source, "labels", None) if isinstance(source, Graph) else None
+    if labels is not None and res.ids is not None:
+        res.labels = labels[np.argsort(source.original_ids(), kind="stable")]
+    return res
 
 
 def engine_kind(program):

@@ -139,3 +139,56 @@ def test_threads_on_a_communicator_checked(tmp_path, mpirun):
         assert rec["same"], rec
         if k == 0:
             assert rec["api None converged"]
+
+
+LABELS_SCRIPT = textwrap.dedent('''
+    import json, sys
+    import networkx as nx
+    from mpi4py import MPI
+    import asapgraph
+    from asapgraph.programs import PageRankProgram, bfs, sssp, wcc
+
+    comm = MPI.COMM_WORLD
+    G = nx.DiGraph()
+    G.add_nodes_from(["iso", ("t", 1)])
+    for i in range(30):
+        G.add_edge(f"n{i}", f"n{(i * 7 + 3) % 30}", weight=1.0 + i % 3)
+        G.add_edge(f"n{i}", f"n{(i * 5 + 1) % 30}", weight=0.5)
+    G.add_edge(("t", 1), "n4", weight=2.0)
+    runs = {"sssp": lambda c, m: sssp(G, "n0", mode=m, comm=c),
+            "bfs": lambda c, m: bfs(G, ("t", 1), mode=m, comm=c),
+            "wcc": lambda c, m: wcc(G, mode=m, comm=c),
+            "pagerank": lambda c, m: asapgraph.run(PageRankProgram(), G, mode=m, comm=c)}
+    rec = {}
+    for name, f in runs.items():
+        for mode in ("bsp", "asap"):
+            one = f(None, mode).to_dict()
+            res = f(comm, mode)
+            if comm.Get_rank() == 0:
+                got = res.to_dict()
+                rec[f"{name} {mode}"] = {
+                    "same_keys": set(got) == set(one),
+                    "diff": max(abs(got[k] - one[k]) if got[k] != one[k] else 0.0
+                                for k in one) if set(got) == set(one) else None,
+                    "pandas_nodes": sorted(map(repr, res.to_pandas()["node"])) ==
+                                    sorted(map(repr, one))}
+    if comm.Get_rank() == 0:
+        json.dump(rec, open(sys.argv[1], "w"))
+''')
+
+
+def test_program_results_on_ranks_keyed_by_labels(tmp_path, mpirun):
+    """A program run on ranks over a networkx graph with node objects ('n0', ('t', 1),
+    'iso'): rank 0's ``to_dict()`` / ``to_pandas()`` were keyed by dense ids 0 .. n-1
+    where one process gives the nodes; now the same keys and the same values (within the
+    modes' tolerances) on 2 ranks, BSP and ASAP."""
+    script = tmp_path / "labels_ranks.py"
+    script.write_text(LABELS_SCRIPT)
+    out = tmp_path / "rec.json"
+    r = mpirun(2, [sys.executable, str(script), str(out)], timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    rec = json.loads(out.read_text())
+    assert len(rec) == 8
+    for key, v in rec.items():
+        assert v["same_keys"] and v["pandas_nodes"], (key, v)
+        assert v["diff"] <= (1e-9 if key.startswith("pagerank") else 0.0), (key, v)
