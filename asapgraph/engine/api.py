@@ -87,6 +87,20 @@ def _peak_rss_mb():
     return peak_rss_bytes() / 2**20
 
 
+_NO_KEY = object()
+
+
+def _is_vertex_id(k):
+    """An original vertex id of a personalization dict: an integer (an int, a numpy
+    integer, a float without a fraction), not a string or a bool."""
+    if isinstance(k, (str, bytes, bool, np.bool_)):
+        return False
+    try:
+        return int(k) == k
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def _local_vector(comm, spec, orig, name, where):
     """Distribute a per-vertex vector (dict / (ids, values) / file path) to owned vertices,
     normalised to sum 1; the checks and messages of the single-process run
@@ -105,11 +119,21 @@ def _local_vector(comm, spec, orig, name, where):
                 ids, vals, lines = _options.read_vertex_values(path)
             else:
                 if isinstance(spec, dict):
+                    bad = next((k for k in spec if not _is_vertex_id(k)), _NO_KEY)
+                    if bad is not _NO_KEY:  # (int('a') failed on rank 0 as "invalid
+                        # literal for int()", and int(3.7) read vertex 3)
+                        raise InputError(where, None, f"{name}: vertex ids must be "
+                                                      f"integers, got {bad!r}")
                     ids = np.fromiter((int(k) for k in spec), dtype=np.int64, count=len(spec))
                     vals = np.fromiter((float(v) for v in spec.values()), dtype=np.float64,
                                        count=len(spec))
                 else:
                     ids, vals = (np.asarray(a) for a in spec)
+                    whole = ids.dtype.kind in "iu" or (ids.dtype.kind == "f" and bool(
+                        np.all(np.isfinite(ids) & (ids == np.trunc(ids)))))
+                    if not whole:  # (a float 3.7 read vertex 3, strings failed in int())
+                        raise InputError(where, None, f"{name}: vertex ids must be "
+                                                      f"integers, got an array of {ids.dtype}")
                     ids, vals = ids.astype(np.int64), vals.astype(np.float64)
                 if not np.all(np.isfinite(vals)):
                     raise InputError(where, None, f"{name}: values must be finite")
@@ -151,6 +175,55 @@ def _local_vector(comm, spec, orig, name, where):
         agree(comm, _options.zero_sum_error(path) if path is not None else
               InputError(where, None, f"{name}: values sum to 0 (need a positive sum)"))
     return v / tot
+
+
+def _check_source(source):
+    """``source`` as :func:`pagerank` reads it, or TypeError saying what it takes: a
+    networkx graph or a :class:`~asapgraph.Graph` reached the file reader and failed with
+    "expected str, bytes or os.PathLike object, not DiGraph"."""
+    from asapgraph.partition.reading import DenseEdges
+
+    if isinstance(source, (LoadedGraph, DenseEdges)):
+        return source
+    if isinstance(source, os.PathLike):   # (DenseEdges is path-like too: its name)
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        kind = type(source)
+        raise TypeError(f"pagerank: source must be an edge-list path, a generator spec, a "
+                        f"LoadedGraph (asapgraph.engine.api.load) or DenseEdges, not "
+                        f"{kind.__module__}.{kind.__qualname__} (a networkx graph on ranks: "
+                        f"nx.pagerank with nx.config.backends.asapgraph.np, or "
+                        f"asapgraph.run(program, G, comm=comm))")
+    return source
+
+
+def _check_asap_knobs(fanout, window, approx, seed, schedule, mode):
+    """The ASAP parameters checked as the command line's ``--fanout``, ``--window``,
+    ``--approx``, ``--seed`` and ``--schedule`` are (positive integers, a finite number
+    >= 0, an integer >= 0, one of :data:`asapgraph.options.SCHEDULES`; a schedule is an
+    ASAP setting, refused in BSP), before any collective, in one line.  The engine took
+    fanout 0, -3 and 1.5 as 1 and window 0 or -1, approx NaN without a word, seed 'x'
+    failed in int(), and a BSP run ignored ``schedule="priority"``."""
+    def whole(v, name, low):
+        ok = not isinstance(v, bool) and isinstance(v, (int, np.integer)) and v >= low
+        if not ok:
+            what = "a positive integer" if low == 1 else "an integer >= 0"
+            raise ValueError(f"{name} must be {what}, got {v!r}")
+        return int(v)
+
+    fanout, window = whole(fanout, "fanout", 1), whole(window, "window", 1)
+    seed = whole(seed, "seed", 0)
+    a = _options._number(approx, "approx")
+    if not 0.0 <= a < float("inf"):
+        raise ValueError(f"approx must be a finite number >= 0, got {approx!r}")
+    if schedule is not None:
+        if schedule not in _options.SCHEDULES:
+            raise ValueError(f"schedule must be one of {', '.join(_options.SCHEDULES)} or "
+                             f"None, got {schedule!r}")
+        if mode != "asap":
+            raise ValueError(f"schedule={schedule!r} applies to mode 'asap' (BSP sweeps "
+                             f"every vertex each superstep)")
+    return fanout, window, a, seed
 
 
 def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
@@ -271,6 +344,9 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     # (int(threads) first: 'x' raised "invalid literal for int() with base 10", None
     # "int() argument must be ... not 'NoneType'"; None is the default, one thread)
     threads = _options.check_threads(threads) or 1
+    source = _check_source(source)
+    fanout, window, approx, seed = _check_asap_knobs(fanout, window, approx, seed, schedule,
+                                                     mode)
     why = _options.asap_tol_refusal(tol) if mode == "asap" else None
     if why is not None:
         raise ValueError(why)

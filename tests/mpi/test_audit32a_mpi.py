@@ -192,3 +192,66 @@ def test_program_results_on_ranks_keyed_by_labels(tmp_path, mpirun):
     for key, v in rec.items():
         assert v["same_keys"] and v["pandas_nodes"], (key, v)
         assert v["diff"] <= (1e-9 if key.startswith("pagerank") else 0.0), (key, v)
+
+
+API_SCRIPT = textwrap.dedent('''
+    import json, sys
+    import networkx as nx
+    import numpy as np
+    from mpi4py import MPI
+    from asapgraph.engine import api
+
+    comm = MPI.COMM_WORLD
+    cases = {
+        "networkx source": dict(source=nx.path_graph(4)),
+        "fanout 0": dict(mode="asap", fanout=0),
+        "fanout 1.5": dict(mode="asap", fanout=1.5),
+        "window -1": dict(mode="asap", window=-1),
+        "approx nan": dict(mode="asap", approx=float("nan")),
+        "seed x": dict(mode="asap", seed="x"),
+        "schedule in bsp": dict(mode="bsp", schedule="priority"),
+        "schedule x": dict(mode="asap", schedule="x"),
+        "pers str key": dict(personalization={"a": 1.0}),
+        "pers 3.7": dict(personalization={3.7: 1.0}),
+        "pers float array": dict(personalization=(np.array([1.5, 2.0]), np.ones(2))),
+        "ok": dict(mode="asap", fanout=1, window=2, approx=0.0, seed=np.int64(3),
+                   schedule="sweep", personalization={3.0: 1.0, np.int64(4): 2.0}),
+    }
+    rec = {}
+    for name, kw in cases.items():
+        src = kw.pop("source", "er:40:160")
+        try:
+            r = api.pagerank(src, comm, **kw)
+            rec[name] = "converged" if r.converged else "not converged"
+        except Exception as e:
+            rec[name] = f"{type(e).__name__}: {e}"
+    json.dump(rec, open(f"{sys.argv[1]}.{comm.Get_rank()}", "w"))
+''')
+
+
+def test_distributed_pagerank_arguments_refused_in_one_line(tmp_path, mpirun):
+    """``asapgraph.engine.api.pagerank`` on 2 ranks: a networkx graph as source reached
+    the file reader ("expected str, bytes or os.PathLike object, not Graph"); fanout 0 or
+    1.5 ran as 1, window -1 and approx NaN ran, seed 'x' failed in int(), a BSP run
+    ignored schedule='priority'; a personalization key 'a' failed on rank 0 in int() and
+    3.7 read vertex 3.  Each is now one exception on every rank saying what is wanted."""
+    script = tmp_path / "api_args.py"
+    script.write_text(API_SCRIPT)
+    r = mpirun(2, [sys.executable, str(script), str(tmp_path / "rec")], timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    want = {"networkx source": "TypeError: pagerank: source must be an edge-list path",
+            "fanout 0": "ValueError: fanout must be a positive integer",
+            "fanout 1.5": "ValueError: fanout must be a positive integer",
+            "window -1": "ValueError: window must be a positive integer",
+            "approx nan": "ValueError: approx must be a finite number >= 0",
+            "seed x": "ValueError: seed must be an integer >= 0",
+            "schedule in bsp": "ValueError: schedule='priority' applies to mode 'asap'",
+            "schedule x": "ValueError: schedule must be one of sweep, priority",
+            "pers str key": "personalization: vertex ids must be integers, got 'a'",
+            "pers 3.7": "personalization: vertex ids must be integers, got 3.7",
+            "pers float array": "personalization: vertex ids must be integers",
+            "ok": "converged"}
+    for k in range(2):
+        rec = json.loads((tmp_path / f"rec.{k}").read_text())
+        for name, text in want.items():
+            assert text in rec[name], (k, name, rec[name])
