@@ -43,8 +43,16 @@ def _check_rmat(scale, edge_factor, a, b, c):
 
 
 def _seed64(seed):
+    """A generator seed: an integer >= 0 (None: 0).  ``int(seed)`` alone read 1.5 as 1
+    and True as 1, and 'x' failed as "invalid literal for int() with base 10"."""
     if seed is None:
         seed = 0
+    try:
+        ok = not isinstance(seed, (bool, np.bool_, str, bytes)) and int(seed) == seed
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     seed = int(seed)
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")

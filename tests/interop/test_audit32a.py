@@ -231,3 +231,48 @@ def test_asap_on_ranks_gets_max_iter_once_and_threads(cfg, monkeypatch):
         nx.pagerank(G, max_iter=7, **BACKEND)
     assert [(p["mode"], p["max_iter"], p["threads"], p["K"]) for p in seen] == [
         ("asap", 7, 1, 2), ("bsp", 7, 1, 2), ("bsp", 7, 2, 2)]
+
+
+# ------------------------------------------------------------------ the Python API
+@pytest.mark.parametrize("kw,text", [
+    ({"weighted": True}, "drop weighted=True"),
+    ({"weight_col": 3}, "drop weight_col"),
+    ({"labels": True}, "drop labels=True"),
+])
+def test_load_graph_spec_refuses_weights_and_labels(kw, text):
+    """``load_graph("er:10:20", weighted=True)`` returned an unweighted graph (and
+    ``labels=True`` integer ids) without a word; the command line refuses both."""
+    import asapgraph
+
+    with pytest.raises(asapgraph.InputError, match=text):
+        asapgraph.load_graph("er:10:20", **kw)
+    assert asapgraph.load_graph("er:10:20", undirected=True).n == 10
+
+
+def test_load_graph_seed_applies_to_specs_only(tmp_path):
+    """``seed`` seeds a generator spec; given with a file or a networkx graph it was
+    ignored without a word."""
+    import asapgraph
+
+    p = tmp_path / "e.txt"
+    p.write_text("1 2\n2 3\n")
+    with pytest.raises(asapgraph.InputError, match="seed applies to generator specs"):
+        asapgraph.load_graph(str(p), seed=3)
+    with pytest.raises(asapgraph.InputError, match="seed applies to generator specs"):
+        asapgraph.load_graph(nx.path_graph(3), seed=3)
+    a = asapgraph.load_graph("er:30:60", seed=np.int64(4))
+    b = asapgraph.load_graph("er:30:60:4")
+    assert np.array_equal(a.indices, b.indices) and np.array_equal(a.indptr, b.indptr)
+
+
+@pytest.mark.parametrize("seed", [1.5, True, "x"])
+def test_generator_seed_must_be_an_integer(seed):
+    """``int(seed)`` read 1.5 and True as 1, and 'x' failed as "invalid literal for int()
+    with base 10"."""
+    import asapgraph
+
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        asapgraph.generators.erdos_renyi(10, 20, seed)
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        asapgraph.load_graph("rmat:4", seed=seed)
+    assert asapgraph.generators.erdos_renyi(10, 20, 2.0)[0].shape == (20,)

@@ -232,6 +232,15 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
     return EdgeList(s, d, w, name)
 
 
+def _names_spec(spec):
+    """``spec`` is a generator spec :func:`load_graph` generates (no file of that name)."""
+    if not isinstance(spec, str) or spec == "-" or os.path.exists(spec):
+        return False
+    from asapgraph.graph import generators
+
+    return generators.is_spec(spec)
+
+
 def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progress=None,
                seed=None, src_col=1, dst_col=2, chunk_bytes=CHUNK_BYTES, labels=False):
     """Load a graph from a file, standard input or a generator spec.
@@ -274,6 +283,12 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     """
     from asapgraph.graph.core import Graph
 
+    if seed is not None and not _names_spec(spec):
+        # (it seeds a generator spec; a file's or an object's graph ignored it)
+        name = display_name(os.fspath(spec)) if isinstance(spec, (str, os.PathLike)) \
+            else type(spec).__name__
+        raise InputError(name, None, "seed applies to generator specs (rmat:S, er:N:M), "
+                                     "not to a file or a graph object")
     if not isinstance(spec, (str, bytes, os.PathLike)):
         from asapgraph.graph.convert import as_graph
 
@@ -284,6 +299,15 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         from asapgraph.graph import generators
 
         if generators.is_spec(spec):
+            # as the command line refuses --weighted, --weight-col and --labels with a
+            # spec: load_graph("er:10:20", weighted=True) returned an unweighted graph
+            # and labels=True integer ids, without a word
+            if wc or labels:
+                what = ("labels=True: its vertices are the integer ids 0 .. n-1" if labels
+                        else f"{'weighted=True' if weight_col is None else 'weight_col'}: "
+                             f"every edge weighs 1")
+                raise InputError(spec, None, f"a generator spec has no edge weights or "
+                                             f"vertex names; drop {what}")
             prog.stage(f"generating {spec}")
             src, dst, n = generators.from_spec(spec, seed=seed)
             vdt = np.int32 if n < 2**31 - 1 else np.int64
