@@ -173,15 +173,26 @@ def _dense_of(graph, keys, name):
         return label_positions(graph, list(keys), name)
     keys = np.asarray(keys)
     if keys.size and not np.issubdtype(keys.dtype, np.integer):
+        raw = keys
         try:
-            keys = keys.astype(np.int64)
+            with np.errstate(invalid="ignore"):
+                keys = keys.astype(np.int64)
         except OverflowError:   # a Python int past int64: no vertex has that id
             big = [k for k in keys.tolist() if isinstance(k, int) and not -2**63 <= k < 2**63]
+            if not big:   # a float inf ("0 vertex id(s) not in the graph, e.g. []")
+                inf = [k for k in keys.tolist() if k in (np.inf, -np.inf)]
+                raise InputError(_where(graph), None, f"{name}: vertex ids must be "
+                                                      f"integers, got {inf[:3]}") from None
             raise InputError(_where(graph), None,
                              f"{name}: {len(big)} vertex id(s) not in the graph, e.g. {big[:5]}") from None
         except (TypeError, ValueError):
             raise InputError(_where(graph), None,
                              f"{name}: vertex ids must be integers, got {keys[:3].tolist()}") from None
+        # astype truncates: {3.7: 1} personalised vertex 3, and inf became some int64
+        frac = ~np.asarray(keys == raw, dtype=bool)
+        if np.any(frac):
+            raise InputError(_where(graph), None, f"{name}: vertex ids must be integers, "
+                                                  f"got {raw[frac][:3].tolist()}")
     keys = keys.astype(np.int64, copy=False)
     n = graph.n
     if graph.ids is None:

@@ -276,3 +276,20 @@ def test_generator_seed_must_be_an_integer(seed):
     with pytest.raises(ValueError, match="seed must be an integer >= 0"):
         asapgraph.load_graph("rmat:4", seed=seed)
     assert asapgraph.generators.erdos_renyi(10, 20, 2.0)[0].shape == (20,)
+
+
+@pytest.mark.parametrize("key", [3.7, math.inf, -math.inf, math.nan])
+def test_pagerank_personalization_ids_must_be_integers(tmp_path, key):
+    """``asapgraph.pagerank(g, personalization={3.7: 1})`` personalised vertex 3 (the ids
+    went through ``astype(int64)``), and ``{inf: 1}`` said "0 vertex id(s) not in the
+    graph, e.g. []"; a float without a fraction (3.0) is still vertex 3."""
+    import asapgraph
+
+    p = tmp_path / "gap.txt"
+    p.write_text("10 3\n3 7\n7 10\n7 3\n20 20\n")
+    g = asapgraph.load_graph(str(p))
+    with pytest.raises(asapgraph.InputError, match="vertex ids must be integers"):
+        asapgraph.pagerank(g, personalization={key: 1.0, 7: 1.0})
+    a = asapgraph.pagerank(g, personalization={3.0: 1.0, np.float64(7.0): 2.0}).to_dict()
+    b = asapgraph.pagerank(g, personalization={3: 1.0, 7: 2.0}).to_dict()
+    assert a == b
