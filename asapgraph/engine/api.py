@@ -43,6 +43,7 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
 
     if comm is None:
         comm = mpi().COMM_WORLD
+    source = _check_source(source, weighted)
     t = time.perf_counter()
     lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
                                        _options.weight_col_index(weight_col), chunk_bytes, seed)
@@ -177,19 +178,26 @@ def _local_vector(comm, spec, orig, name, where):
     return v / tot
 
 
-def _check_source(source):
+def _check_source(source, weighted):
     """``source`` as :func:`pagerank` reads it, or TypeError saying what it takes: a
     networkx graph or a :class:`~asapgraph.Graph` reached the file reader and failed with
-    "expected str, bytes or os.PathLike object, not DiGraph"."""
+    "expected str, bytes or os.PathLike object, not DiGraph".  A generator spec with
+    ``weighted`` is refused as the command line refuses ``--weighted`` with one."""
     from asapgraph.partition.reading import DenseEdges
 
     if isinstance(source, (LoadedGraph, DenseEdges)):
         return source
     if isinstance(source, os.PathLike):   # (DenseEdges is path-like too: its name)
         source = os.fspath(source)
+    if isinstance(source, str) and weighted and not os.path.exists(source):
+        from asapgraph.graph.generators import is_spec
+
+        if is_spec(source):  # (as the command line: a weighted run was unweighted)
+            raise InputError(source, None, "a generator spec has no edge weights (every "
+                                           "edge weighs 1): drop weighted=True")
     if not isinstance(source, str):
         kind = type(source)
-        raise TypeError(f"pagerank: source must be an edge-list path, a generator spec, a "
+        raise TypeError(f"source must be an edge-list path, a generator spec, a "
                         f"LoadedGraph (asapgraph.engine.api.load) or DenseEdges, not "
                         f"{kind.__module__}.{kind.__qualname__} (a networkx graph on ranks: "
                         f"nx.pagerank with nx.config.backends.asapgraph.np, or "
@@ -344,7 +352,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     # (int(threads) first: 'x' raised "invalid literal for int() with base 10", None
     # "int() argument must be ... not 'NoneType'"; None is the default, one thread)
     threads = _options.check_threads(threads) or 1
-    source = _check_source(source)
+    source = _check_source(source, weighted)
     fanout, window, approx, seed = _check_asap_knobs(fanout, window, approx, seed, schedule,
                                                      mode)
     why = _options.asap_tol_refusal(tol) if mode == "asap" else None

@@ -214,6 +214,7 @@ API_SCRIPT = textwrap.dedent('''
         "pers str key": dict(personalization={"a": 1.0}),
         "pers 3.7": dict(personalization={3.7: 1.0}),
         "pers float array": dict(personalization=(np.array([1.5, 2.0]), np.ones(2))),
+        "weighted spec": dict(weighted=True),
         "ok": dict(mode="asap", fanout=1, window=2, approx=0.0, seed=np.int64(3),
                    schedule="sweep", personalization={3.0: 1.0, np.int64(4): 2.0}),
     }
@@ -234,12 +235,13 @@ def test_distributed_pagerank_arguments_refused_in_one_line(tmp_path, mpirun):
     the file reader ("expected str, bytes or os.PathLike object, not Graph"); fanout 0 or
     1.5 ran as 1, window -1 and approx NaN ran, seed 'x' failed in int(), a BSP run
     ignored schedule='priority'; a personalization key 'a' failed on rank 0 in int() and
-    3.7 read vertex 3.  Each is now one exception on every rank saying what is wanted."""
+    3.7 read vertex 3; weighted=True with a generator spec ran unweighted (the command
+    line refuses it).  Each is now one exception on every rank saying what is wanted."""
     script = tmp_path / "api_args.py"
     script.write_text(API_SCRIPT)
     r = mpirun(2, [sys.executable, str(script), str(tmp_path / "rec")], timeout=300)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
-    want = {"networkx source": "TypeError: pagerank: source must be an edge-list path",
+    want = {"networkx source": "TypeError: source must be an edge-list path",
             "fanout 0": "ValueError: fanout must be a positive integer",
             "fanout 1.5": "ValueError: fanout must be a positive integer",
             "window -1": "ValueError: window must be a positive integer",
@@ -250,6 +252,7 @@ def test_distributed_pagerank_arguments_refused_in_one_line(tmp_path, mpirun):
             "pers str key": "personalization: vertex ids must be integers, got 'a'",
             "pers 3.7": "personalization: vertex ids must be integers, got 3.7",
             "pers float array": "personalization: vertex ids must be integers",
+            "weighted spec": "a generator spec has no edge weights",
             "ok": "converged"}
     for k in range(2):
         rec = json.loads((tmp_path / f"rec.{k}").read_text())
