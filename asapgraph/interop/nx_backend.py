@@ -12,8 +12,11 @@ iteration with its ``< n * tol`` rule, HITS runs the power iteration networkx do
 (ARPACK where it does not converge), and an unreached ``max_iter`` raises
 ``PowerIterationFailedConvergence``.
 Arguments the engine cannot honour exactly (negative weights or vector entries, a callable
-``weight``, zero-sum ``dangling``/``nstart``) are declined in ``can_run`` so networkx runs its
-own code (``nx.config.fallback_to_nx``) instead of a different answer.
+``weight``, PageRank weights whose out-weight sums networkx cannot invert in float64) are
+declined (``can_run``, or NotImplementedError from the call) so networkx runs its own code
+(``nx.config.fallback_to_nx``, ``backend_priority``) instead of a different answer; a
+zero-sum ``dangling``/``nstart`` raises PowerIterationFailedConvergence, as networkx's NaN
+iteration does.
 
 Configuration: ``nx.config.backends.asapgraph.threads`` (OpenMP threads; None: all cores),
 ``nx.config.backends.asapgraph.hits_method`` (``"auto"``, the default: networkx's power
@@ -48,8 +51,11 @@ FUNCTIONS = {}
 
 _DOCS = {
     "pagerank": "The engine's OpenMP pull kernel (Jacobi sweeps) with networkx's stop rule "
-                "(L1 change < n * tol); negative weights or vector entries, a zero-sum "
-                "``dangling`` or ``nstart`` and ``alpha`` outside [0, 1) fall back to networkx.  "
+                "(L1 change < n * tol); negative weights or vector entries, weights whose "
+                "out-weight sums overflow or whose reciprocals do (networkx's normalisation "
+                "is then not plain arithmetic) and ``alpha`` outside [0, 1) fall back to "
+                "networkx; a zero-sum ``dangling`` or ``nstart`` raises "
+                "PowerIterationFailedConvergence, as in networkx.  "
                 "With ``nx.config.backends.asapgraph.np = K`` (K ranks started with mpiexec) "
                 "or under ``mpiexec -n K`` (every rank calls it: collective), the distributed "
                 "engine runs in ``mode`` 'bsp' (default; stops at the same superstep as "
@@ -66,7 +72,8 @@ _DOCS = {
             "solved.  ``'svds'`` always makes networkx's ARPACK call (products by the "
             "engine's kernel); ``'power'`` never falls back.",
     "katz_centrality": "networkx's Jacobi iteration (stop at L1 change < n * tol) with the "
-                       "engine's OpenMP pull kernel for ``A^T x``.",
+                       "engine's OpenMP pull kernel for ``A^T x``; an ``nstart`` without a "
+                       "value for every node falls back to networkx.",
     "weakly_connected_components": "Lock-free union-find over the converted CSR, the sets "
                                    "of node objects built in C; components are yielded "
                                    "in the order of their first node, as networkx does.",
