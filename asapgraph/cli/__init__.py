@@ -198,6 +198,15 @@ def main(argv=None):
                                  f"--np {args.np} but this command runs on {world} MPI "
                                  f"rank(s) (under your mpiexec): drop --np, or give --np "
                                  f"{world}")
+            # --mpiexec names the mpiexec that --np K starts; under the user's own mpiexec
+            # nothing is started, and the path was accepted and never looked at (one
+            # process refuses it, RULES["mpiexec"]; K ranks of --np never see it)
+            if (world is not None and world > 1
+                    and "mpiexec" in (getattr(args, "_given", None) or ())):
+                raise InputError("asapgraph", None,
+                                 f"--mpiexec does not apply under your own mpiexec: this "
+                                 f"command already runs on {world} MPI ranks (--mpiexec "
+                                 "names the mpiexec that --np K starts): drop --mpiexec")
 
             check_cli(args, wants_distributed(args),
                       args.np if getattr(args, "np", 1) > 1 else mpi_world_size_from_env())

@@ -50,7 +50,7 @@ def emit_results(args, ids, values, name, summary, out=None, score_name=None):
         summary["output"] = args.output
         summary["write_seconds"] = time.perf_counter() - t0
     if args.json:
-        if args.top:
+        if args.top is not None:  # --top 0 too: "top": [] (it was left out, as if not given)
             sel = top_order(ids, values, args.top)
             summary["top"] = [[_node(i), float(v)] for i, v in zip(ids[sel], values[sel])]
         summary["peak_rss_bytes"] = peak_rss_bytes()
@@ -133,7 +133,7 @@ def emit_program(args, algo, ids, columns, summary, out=None):
         summary["output"] = args.output
         summary["write_seconds"] = time.perf_counter() - t0
     if args.json:
-        if args.top:
+        if args.top is not None:  # --top 0: "top": [], as emit_results
             summary["top"] = _top_rows(algo, ids, columns, args.top)[1]
         summary["peak_rss_bytes"] = peak_rss_bytes()
         summary["env"] = env_knobs()

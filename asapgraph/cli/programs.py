@@ -570,10 +570,29 @@ class UserProgramError(Exception):
     one_line = True   # printed as it is, also by a rank (asapgraph.cli.distributed)
 
 
+def _check_program_weights(args, prog, name):
+    """``run --weighted``/``--weight-col`` for a program that declares it reads no weight
+    (``use_weights = False`` and no ``reads_weights``, the declarations the engines and
+    :func:`asapgraph.engine.program.check_finite_weights` go by): refused, as ``wcc``,
+    ``bfs`` and ``labelprop`` refuse it (:func:`_check_weights_used`).  It read the
+    weights, said ``"weighted": true`` in --json and computed the unweighted result, on
+    one process and on K ranks alike."""
+    if not (getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None):
+        return
+    if getattr(prog, "use_weights", True) or getattr(prog, "reads_weights", False):
+        return
+    opt = "--weighted" if getattr(args, "weight_col", None) is None else "--weight-col"
+    raise InputError(args.program, None,
+                     f"{opt} does not apply to program {name}: it declares use_weights = "
+                     "False, so every edge counts 1 whatever its weight (declare "
+                     "use_weights = True for its edge operator to read them)")
+
+
 def cmd_run(args):
     check_output_path(args.output, args)
     prog = load_user_program(args)
     name = getattr(prog, "name", type(prog).__name__)
+    _check_program_weights(args, prog, name)
     _check_mode(args, bool(getattr(prog, "accumulative", False)),
                 f"program {name} does not declare accumulative = True (a delta form "
                 "with an order-independent combine)")

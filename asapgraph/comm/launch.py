@@ -145,8 +145,13 @@ _OPTIONS = [
 
 
 def rebuild_argv(args, command="pagerank"):
-    """The command line equivalent to ``args`` without ``--np``/``--mpiexec``."""
-    out = [command, str(args.input)]
+    """The command line equivalent to ``args`` without ``--np``/``--mpiexec``.
+
+    ``INPUT`` comes last, after ``--``: an input file whose name starts with ``-``
+    (``asapgraph pagerank --np 2 -- -g.txt``) ran on one process and as a program
+    command on K ranks, but the pagerank ranks read it as an option and refused the
+    command line ("the following arguments are required: INPUT")."""
+    out = [command]
     for attr, opt, kind in _OPTIONS:
         v = getattr(args, attr, None)
         if v is None or v is False:
@@ -163,7 +168,7 @@ def rebuild_argv(args, command="pagerank"):
                 v = repr(v)
             # paths stay as typed (the ranks start in this cwd): messages name them alike
             out += [f"{opt}={v}"]
-    return out
+    return out + ["--", str(args.input)]
 
 
 def _is_mpich(exe):

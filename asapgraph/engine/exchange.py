@@ -275,10 +275,14 @@ class NotifyAck:
         self.reqs += [comm.Irecv([self.abufs[j], MPI.DOUBLE], source=q, tag=TAG_ACK)
                       for j, q in enumerate(out_peers)]
         self.stats = [MPI.Status() for _ in self.reqs]
-        # send side: one buffer per window position holding any form of a message
-        self.pool = [[message_buffer(out_slots[j], itemsize) for _ in range(window)]
-                     for j in range(nout)]
-        self.pool_req = [[None] * window for _ in range(nout)]
+        # send side: one buffer per window position holding any form of a message, made
+        # when first needed (:meth:`open`): a peer never has more than ``window`` in
+        # flight, and rarely that many.  Made up front, --window 2147483647 (a valid
+        # value) allocated that many buffers per peer, and the ranks were killed (SIGKILL,
+        # out of memory) before the first sweep, on K ranks only.
+        self._slots, self._itemsize = list(out_slots), itemsize
+        self.pool = [[] for _ in range(nout)]
+        self.pool_req = [[] for _ in range(nout)]
         self.inflight = np.zeros(nout, dtype=np.int64)
         # each link's smallest round trip (send -> ACK delivered) so far, on the rank's
         # clock (virtual time on the virtual clock): its floor is twice the network's
@@ -428,7 +432,11 @@ class NotifyAck:
         """A free send buffer of out-peer ``j`` (its window must not be full); pass it to
         :meth:`send` once filled after the header."""
         row = self.pool_req[j]
-        slot = next(s for s in range(self.window) if row[s] is None or row[s].Test())
+        slot = next((s for s, r in enumerate(row) if r is None or r.Test()), None)
+        if slot is None:  # every buffer made so far is in flight (fewer than window)
+            slot = len(row)
+            row.append(None)
+            self.pool[j].append(message_buffer(self._slots[j], self._itemsize))
         self._slot = slot
         return self.pool[j][slot]
 

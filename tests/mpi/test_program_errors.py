@@ -143,7 +143,10 @@ def _run(tmp_path, name, mode, np_, env=None):
     f = tmp_path / f"{name}.py"
     f.write_text(HEAD + PROGRAMS[name])
     exe = os.path.join(os.path.dirname(sys.executable), "asapgraph")
-    args = [exe, "run", f"{f.name}:P", str(_graph(tmp_path)), "--weighted", "-q", "--mode", mode,
+    # --weighted only for the programs that read weights (a program declaring
+    # use_weights = False refuses it: audit 32b)
+    weighted = [] if "use_weights = False" in PROGRAMS[name] else ["--weighted"]
+    args = [exe, "run", f"{f.name}:P", str(_graph(tmp_path)), *weighted, "-q", "--mode", mode,
             "-o", str(tmp_path / "out.csv")]
     if np_ > 1:
         args += ["--np", str(np_)]
