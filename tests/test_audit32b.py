@@ -137,3 +137,29 @@ def test_dash_named_input_on_one_process(files):
     (files / "-g.txt").write_text(EDGES)
     r = _cli(["pagerank", "-q", "--top", "2", "--", "-g.txt"], files)
     assert r.returncode == 0 and r.stdout.split()[3:5] == ["1", "4"], (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("value", ["limit+1", "100000", "2147483647"])
+def test_threads_beyond_the_host_are_usage_errors(files, value):
+    """``--threads 100000`` crashed one process (SIGSEGV, exit 139, nothing on stderr),
+    ``--threads 2147483647`` ended in libgomp's out-of-memory line (exit 1); K ranks of
+    the same small graph exited 0.  Now one usage line (exit 2) on 1 and K ranks, at the
+    bound ``--np`` has (64 per core, at least 256)."""
+    from asapgraph.comm.launch import max_local_ranks
+
+    limit = max_local_ranks()
+    v = str(limit + 1) if value == "limit+1" else value
+    lines = {_one_line(_cli(["pagerank", "g.txt", "-q", "--threads", v, *cfg], files))
+             for cfg in ([], ["--np", "2"], ["--np", "2", "--mode", "bsp", "-o", "x.csv"])}
+    assert lines == {f"asapgraph pagerank: error: argument --threads: at most {limit} "
+                     f"threads on this host (64 per core, at least 256), got '{v}' (see "
+                     "asapgraph pagerank --help)"}
+    assert not (files / "x.csv").exists()
+
+
+def test_threads_at_the_bound_run(files):
+    from asapgraph.comm.launch import max_local_ranks
+
+    r = _cli(["pagerank", "g.txt", "-q", "--json", "--threads", str(max_local_ranks())],
+             files)
+    assert r.returncode == 0 and json.loads(r.stdout)["threads"] == max_local_ranks(), r.stderr

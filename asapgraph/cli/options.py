@@ -12,7 +12,7 @@ import argparse
 
 from asapgraph.options import ASAP_WORK_FACTOR
 
-__all__ = ["Formatter", "add_one_process_np", "positive_int", "nonneg_int", "small_int", "rank_count", "nonneg_float", "positive_float", "alpha",
+__all__ = ["Formatter", "add_one_process_np", "positive_int", "nonneg_int", "small_int", "rank_count", "thread_count", "nonneg_float", "positive_float", "alpha",
            "add_input_options", "add_output_options", "add_iteration_options",
            "add_distributed_options"]
 
@@ -80,6 +80,23 @@ def rank_count(text):
     why = local_ranks_refusal(v)
     if why is not None:
         raise argparse.ArgumentTypeError(why)
+    return v
+
+
+def thread_count(text):
+    """``--threads``: :data:`small_int`, and no more threads than ``--np`` starts ranks on
+    this host (:func:`asapgraph.comm.launch.max_local_ranks`: 64 per core, at least 256).
+    ``--threads 100000`` crashed one process (SIGSEGV, exit 139, nothing on stderr) and
+    ``--threads 2147483647`` ended in libgomp's "Out of memory allocating ... bytes"
+    (exit 1), while K ranks of a small graph ran and exited 0."""
+    from asapgraph.comm.launch import LOCAL_RANKS_MIN, LOCAL_RANKS_PER_CORE, max_local_ranks
+
+    v = small_int(text)
+    limit = max_local_ranks()
+    if v > limit:
+        raise argparse.ArgumentTypeError(
+            f"at most {limit} threads on this host ({LOCAL_RANKS_PER_CORE} per core, at least "
+            f"{LOCAL_RANKS_MIN}), got {text!r}")
     return v
 
 
@@ -213,10 +230,11 @@ def add_iteration_options(p, tol_default, max_iter_default=100, tol=True, thread
     if threads:
         from asapgraph.options import Given
 
-        g.add_argument("--threads", action=Given, type=small_int, default=None, metavar="N",
+        g.add_argument("--threads", action=Given, type=thread_count, default=None, metavar="N",
                        help="OpenMP threads of the process for the whole command: loading, "
                             "sweeps, output (default: all cores / OMP_NUM_THREADS; with --np K "
-                            "in --mode bsp: sweep threads per rank, default 1)")
+                            "in --mode bsp: sweep threads per rank, default 1); at most 64 "
+                            "per core (at least 256)")
     return g
 
 
