@@ -163,3 +163,35 @@ def test_threads_at_the_bound_run(files):
     r = _cli(["pagerank", "g.txt", "-q", "--json", "--threads", str(max_local_ranks())],
              files)
     assert r.returncode == 0 and json.loads(r.stdout)["threads"] == max_local_ranks(), r.stderr
+
+
+SPECS = [  # (spec, its refusal): sizes beyond the int64 shapes were "internal error", exit 1
+    ("er:99999999999999999999:1", "N must be <= 2**40 (the vertices of rmat:40), got "
+                                  "99999999999999999999"),
+    ("er:9223372036854775807:1", "N must be <= 2**40 (the vertices of rmat:40), got "
+                                 "9223372036854775807"),
+    ("er:5:99999999999999999999", "M must be <= 2**50, got 99999999999999999999"),
+    ("er:5:1125899906842625", "M must be <= 2**50, got 1125899906842625"),
+    ("rmat:8:99999999999999999999", "EDGE_FACTOR x 2**SCALE must be <= 2**50 edges, got "
+                                    "99999999999999999999 x 2**8"),
+    ("rmat:40:1025", "EDGE_FACTOR x 2**SCALE must be <= 2**50 edges, got 1025 x 2**40"),
+]
+
+
+@pytest.mark.parametrize("spec,why", SPECS)
+def test_generator_spec_sizes_are_bad_input(tmp_path, spec, why):
+    from asapgraph.errors import InputError
+    from asapgraph.graph.generators import parse_spec
+
+    with pytest.raises(InputError) as e:
+        parse_spec(spec)
+    assert str(e.value) == f"{spec}: {why}"
+    for cmd in (["pagerank", spec], ["wcc", spec], ["info", spec]):
+        assert _one_line(_cli([*cmd, "-q"], tmp_path)) == f"{spec}: {why}"
+
+
+def test_generator_spec_sizes_at_the_bounds_parse():
+    from asapgraph.graph.generators import parse_spec
+
+    assert parse_spec("er:1099511627776:1125899906842624")[1]["m"] == 2**50
+    assert parse_spec("rmat:40:1024")[1]["m"] == 2**50

@@ -31,6 +31,13 @@ __all__ = ["rmat", "rmat_slice", "rmat_permutation", "erdos_renyi", "erdos_renyi
 GRAPH500 = (0.57, 0.19, 0.19)
 
 _MAX_SCALE = 40
+#: the most vertices (``er:N``: as many as ``rmat:40`` has) and edges (``er:N:M``, and
+#: ``rmat``'s ``EDGE_FACTOR x 2**SCALE``) of a spec: beyond them the sizes overflowed the
+#: arrays' int64 shapes, "internal error: OverflowError / ValueError: Maximum allowed
+#: dimension exceeded ... (this is a bug)", exit 1, on one process and on K ranks (within
+#: them a spec fails as any graph too large for the memory does: "out of memory")
+_MAX_SPEC_N = 1 << _MAX_SCALE
+_MAX_SPEC_M = 1 << 50
 
 
 def _check_rmat(scale, edge_factor, a, b, c):
@@ -226,6 +233,9 @@ def parse_spec(spec):
         if scale > _MAX_SCALE:
             raise InputError(spec, None, f"SCALE must be <= {_MAX_SCALE}, got {scale}")
         ef = vals[1] if len(vals) > 1 else 16
+        if ef << scale > _MAX_SPEC_M:
+            raise InputError(spec, None, f"EDGE_FACTOR x 2**SCALE must be <= 2**50 edges, "
+                             f"got {ef} x 2**{scale}")
         seed = vals[2] if len(vals) > 2 else None
         return "rmat", {"scale": scale, "edge_factor": ef, "seed": seed, "n": 1 << scale,
                         "m": ef << scale}
@@ -236,6 +246,11 @@ def parse_spec(spec):
         n, m = vals[0], vals[1]
         if n < 1:
             raise InputError(spec, None, "N must be >= 1")
+        if n > _MAX_SPEC_N:
+            raise InputError(spec, None, f"N must be <= 2**{_MAX_SCALE} (the vertices of "
+                             f"rmat:{_MAX_SCALE}), got {n}")
+        if m > _MAX_SPEC_M:
+            raise InputError(spec, None, f"M must be <= 2**50, got {m}")
         seed = vals[2] if len(vals) > 2 else None
         return "er", {"n": n, "m": m, "seed": seed}
     raise InputError(spec, None, f"unknown generator {parts[0]!r}: expected rmat:SCALE[:EF[:SEED]] "

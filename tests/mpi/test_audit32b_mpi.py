@@ -126,3 +126,20 @@ def test_largest_window_runs(cli, files, cmd):
     assert [row[0] for row in j["top"]] == [row[0] for row in ref["top"]]
     for a, b in zip(j["top"], ref["top"]):
         assert a[1:] == pytest.approx(b[1:], rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("spec,why", [
+    ("er:99999999999999999999:1", "N must be <= 2**40 (the vertices of rmat:40), got "
+                                  "99999999999999999999"),
+    ("er:5:99999999999999999999", "M must be <= 2**50, got 99999999999999999999"),
+    ("rmat:8:99999999999999999999", "EDGE_FACTOR x 2**SCALE must be <= 2**50 edges, got "
+                                    "99999999999999999999 x 2**8"),
+])
+def test_generator_spec_sizes_on_k_ranks(cli, tmp_path, spec, why):
+    """K ranks said "error on rank 0: OverflowError: Python int too large to convert to C
+    long" (exit 1); now the line one process gives, exit 2."""
+    for cmd in (["pagerank", spec], ["sssp", spec, "--source", "0"]):
+        for cfg in CONFIGS[1:3]:
+            r = cli([*cmd, "-q", "-o", "x.csv", *cfg], tmp_path, timeout=240)
+            assert _line(r) == f"{spec}: {why}", (cmd, cfg)
+            assert not (tmp_path / "x.csv").exists()
