@@ -49,6 +49,18 @@ class Weighted(Plain):
     """The same with the weights read by its edge operator (mul)."""
     name = "weighted"
     use_weights = True
+
+
+class OutWeight(Plain):
+    """Every edge counts 1 in its operator, but coef reads ctx.out_weight: it declares so."""
+    name = "outweight"
+    reads_weights = True
+
+    def coef(self, ctx):
+        if ctx.out_weight is None:
+            return super().coef(ctx)
+        ow = np.asarray(ctx.out_weight, dtype=np.float64)
+        return np.where(ow > 0, 0.85 / np.maximum(ow, 1.0), 0.0)
 '''
 
 
@@ -92,7 +104,8 @@ def test_run_refuses_weights_a_program_does_not_read(files, opt):
                           files))
     assert line == (f"progs.py:Plain: {opt[0]} does not apply to program plain: it declares "
                     "use_weights = False, so every edge counts 1 whatever its weight "
-                    "(declare use_weights = True for its edge operator to read them)")
+                    "(declare use_weights = True for its edge operator to read them, or "
+                    "reads_weights = True if it reads ctx.out_weight)")
     assert not (files / "x.csv").exists()
     # the program that reads them: applied (a different result, "weighted": true)
     w = json.loads(_cli(["run", "progs.py:Weighted", "w.txt", *opt, "--json", "-q",
@@ -101,6 +114,10 @@ def test_run_refuses_weights_a_program_does_not_read(files, opt):
                         files).stdout)
     assert w["weighted"] is True and u["weighted"] is False
     assert w["top"] != u["top"]
+    # a program reading the weights outside its operator declares reads_weights: applied
+    o = json.loads(_cli(["run", "progs.py:OutWeight", "w.txt", *opt, "--json", "-q",
+                         "--top", "4", "--max-iter", "1000"], files).stdout)
+    assert o["weighted"] is True and o["top"] != u["top"]
 
 
 def test_mpiexec_refused_under_the_users_mpiexec(files):

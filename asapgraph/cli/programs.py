@@ -573,7 +573,8 @@ class UserProgramError(Exception):
 def _check_program_weights(args, prog, name):
     """``run --weighted``/``--weight-col`` for a program that declares it reads no weight
     (``use_weights = False`` and no ``reads_weights``, the declarations the engines and
-    :func:`asapgraph.engine.program.check_finite_weights` go by): refused, as ``wcc``,
+    :func:`asapgraph.engine.program.check_finite_weights` go by; a program that reads
+    ``ctx.out_weight`` declares ``reads_weights = True``): refused, as ``wcc``,
     ``bfs`` and ``labelprop`` refuse it (:func:`_check_weights_used`).  It read the
     weights, said ``"weighted": true`` in --json and computed the unweighted result, on
     one process and on K ranks alike."""
@@ -585,7 +586,8 @@ def _check_program_weights(args, prog, name):
     raise InputError(args.program, None,
                      f"{opt} does not apply to program {name}: it declares use_weights = "
                      "False, so every edge counts 1 whatever its weight (declare "
-                     "use_weights = True for its edge operator to read them)")
+                     "use_weights = True for its edge operator to read them, or "
+                     "reads_weights = True if it reads ctx.out_weight)")
 
 
 def cmd_run(args):

@@ -269,6 +269,11 @@ class VertexProgram:
         accumulative program needs a built-in op.
     use_weights : bool
         Edge operators read the edge weights of weighted graphs (else every weight is 1).
+    reads_weights : bool, optional
+        The program reads the weights outside the edge operators (``ctx.out_weight``, the
+        graph's weights in ``setup``), as SSSP does: with ``use_weights = False`` and
+        without it, ``asapgraph run --weighted`` is refused (the weights would change
+        nothing) and non-finite weights are not checked.
     accumulative : bool
         The program has Maiter's delta form (see module docstring) and may run in ASAP.
     aggregators : dict

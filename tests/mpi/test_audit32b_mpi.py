@@ -98,7 +98,8 @@ def test_run_weighted_for_an_unweighted_program(cli, files):
         assert not (files / "x.csv").exists()
     assert seen == {"progs.py:Plain: --weighted does not apply to program plain: it "
                     "declares use_weights = False, so every edge counts 1 whatever its "
-                    "weight (declare use_weights = True for its edge operator to read them)"}
+                    "weight (declare use_weights = True for its edge operator to read them, or "
+                    "reads_weights = True if it reads ctx.out_weight)"}
 
 
 @pytest.mark.parametrize("cmd", [["pagerank", "g.txt"], ["katz", "g.txt"],
