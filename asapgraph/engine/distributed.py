@@ -348,7 +348,9 @@ def _run_engine(program, g, comm, mode, max_iter, tol, progress, epoch, ctx, t0,
         out = gathered if not (None in gathered) else gathered[None]
         if progress is not None:
             unit = "iterations" if mode == "bsp" else "rounds"
-            progress.done(f"{name}: {iters} {unit}, {seconds:.3f} s, {mode}, {comm.Get_size()} ranks")
+            state = "converged" if conv else "NOT converged"  # (as one process says it)
+            progress.done(f"{name}: {state} after {iters} {unit}, {seconds:.3f} s, {mode}, "
+                          f"{comm.Get_size()} ranks")
         return ProgramResult(out, ids[o], iters, bool(conv), stats, name=name)
     return ProgramResult(None, None, iters, bool(conv), stats, name=name)
 

@@ -522,7 +522,8 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress, ho
                  "sparse_steps": 0, "residual": residual, "threads": 1, **extra, "tol": tol,
                  "error_bound": _options.error_bound(program, ctx, residual, converged)}
         _relative_bound(stats, program, ctx, residual, converged)
-        progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
+        progress.done(f"{program.name}: {_status(converged)} after {iters} iterations, "
+                      f"{seconds:.3f} s, {mode}")
         result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
                                name=getattr(program, "name", "program"))
         result.labels = getattr(graph, "labels", None)
@@ -546,11 +547,18 @@ def _run_single_ctx(program, ctx, graph, topo, mode, max_iter, tol, progress, ho
              "threads": K.num_threads(), "tol": tol,
              "error_bound": _options.error_bound(program, ctx, residual, converged)}
     _relative_bound(stats, program, ctx, residual, converged)
-    progress.done(f"{program.name}: {iters} iterations, {seconds:.3f} s, {mode}")
+    progress.done(f"{program.name}: {_status(converged)} after {iters} iterations, "
+                  f"{seconds:.3f} s, {mode}")
     result = ProgramResult(values, ctx.ids, iters, bool(converged), stats,
                            name=getattr(program, "name", "program"))
     result.labels = getattr(graph, "labels", None)
     return result
+
+
+def _status(converged):
+    """The progress line's word for a run's end, as ``pagerank`` says it (a run capped by
+    ``max_iter`` and written with ``--allow-unconverged`` said only "N iterations")."""
+    return "converged" if converged else "NOT converged"
 
 
 def _relative_bound(stats, program, ctx, residual, converged):
@@ -584,7 +592,8 @@ def _pagerank_solver(program, ctx, graph, tol, max_iter, progress, threads, t0):
              "dense_steps": r.iterations, "sparse_steps": 0, "residual": float(r.residual),
              "threads": int(r.threads), "edges_scanned": int(r.iterations) * int(graph.m),
              "tol": tol, "error_bound": float(r.error_bound), "engine": ENGINE}
-    progress.done(f"{program.name}: {r.iterations} iterations, {seconds:.3f} s, bsp")
+    progress.done(f"{program.name}: {_status(r.converged)} after {r.iterations} iterations, "
+                  f"{seconds:.3f} s, bsp")
     result = ProgramResult(program.result(ctx, r.ranks), ctx.ids, r.iterations,
                            bool(r.converged), stats, name=getattr(program, "name", "program"))
     result.labels = getattr(graph, "labels", None)
