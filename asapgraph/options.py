@@ -213,6 +213,11 @@ def check_threads(threads):
         t = None
     if isinstance(threads, (bool, str, bytes)) or t is None or t != threads or t < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    from asapgraph.comm.launch import max_local_ranks  # (--threads' bound, cli.options)
+
+    if t > max_local_ranks():  # 100000 crashed the process (SIGSEGV in libgomp)
+        raise ValueError(f"threads must be at most {max_local_ranks()} on this host (64 per "
+                         f"core, at least 256), got {threads!r}")
     return t
 
 

@@ -75,6 +75,7 @@ import heapq
 import math
 import sys
 import time
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -398,7 +399,16 @@ class Emulation:
             return cls()
         if isinstance(obj, cls):
             return obj
+        from collections.abc import Mapping
+
+        if not isinstance(obj, Mapping):  # ("x": dict()'s "dictionary update sequence ...")
+            raise ValueError(f"emulation must be an Emulation, a dict of its fields or None, "
+                             f"got {obj!r}")
         d = dict(obj)
+        unknown = sorted(set(d) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:  # (cls(**d)'s "unexpected keyword argument" names one, as a TypeError)
+            raise ValueError(f"emulation: unknown field(s) {', '.join(map(repr, unknown))} "
+                             f"(fields: {', '.join(f.name for f in dataclasses.fields(cls))})")
         if "straggler" in d:
             d["straggler"] = parse_straggler(d["straggler"])
         return cls(**d)

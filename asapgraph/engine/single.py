@@ -451,6 +451,9 @@ def run(program, graph, mode="bsp", max_iter=None, tol=None, comm=None, progress
     # checked and applied on ranks too (each rank's kernels): on a communicator of more
     # than one rank ``threads`` was neither, so threads="x" or 0 ran without a word
     threads = _options.check_threads(threads)
+    if comm is not None and not callable(getattr(comm, "Get_size", None)):
+        # ("x": AttributeError "'str' object has no attribute 'Get_size'")
+        raise TypeError(f"comm must be an mpi4py communicator or None, got {comm!r}")
     old = None if threads is None else K.set_num_threads(threads)
     try:
         if comm is not None and comm.Get_size() > 1:

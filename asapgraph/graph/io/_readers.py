@@ -144,6 +144,19 @@ def _is_column(c):
     return isinstance(c, (int, np.integer)) and not isinstance(c, bool)
 
 
+def _check_args(chunk_bytes, **flags):
+    """The loaders' switches are booleans and ``chunk_bytes`` a positive integer: a truthy
+    string (``weighted="no"``) read a weight column, and ``chunk_bytes`` 0, -1 or 1.5 was
+    taken without a word."""
+    for k, v in flags.items():  # (None and the ints 0 and 1 pass, as False and True)
+        if not (v is None or isinstance(v, (bool, np.bool_))
+                or (isinstance(v, (int, np.integer)) and v in (0, 1))):
+            raise TypeError(f"{k} must be True or False, got {v!r}")
+    if isinstance(chunk_bytes, (bool, np.bool_)) or not isinstance(
+            chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
+        raise ValueError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
+
+
 def _weight_col(weighted, weight_col):
     if weight_col is None:
         return 3 if weighted else 0
@@ -208,6 +221,7 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
     InputError
         Any problem with the input (``FILE:LINE: message``).
     """
+    _check_args(chunk_bytes, weighted=weighted)
     path = path if path == "-" else os.fspath(path)
     wc = _weight_col(weighted, weight_col)
     _check_cols(path, src_col, dst_col, wc)
@@ -283,6 +297,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     """
     from asapgraph.graph.core import Graph
 
+    _check_args(chunk_bytes, weighted=weighted, undirected=undirected, labels=labels)
     if seed is not None and not _names_spec(spec):
         # (it seeds a generator spec; a file's or an object's graph ignored it)
         name = display_name(os.fspath(spec)) if isinstance(spec, (str, os.PathLike)) \
