@@ -77,12 +77,17 @@ def _one_line(r):
     return lines[0]
 
 
-@pytest.fixture
-def files(tmp_path):
+def write_files(tmp_path):
+    """g.txt, w.txt and progs.py in ``tmp_path`` (tests/mpi/test_audit32b_mpi.py too)."""
     (tmp_path / "g.txt").write_text(EDGES)
     (tmp_path / "w.txt").write_text(WEDGES)
     (tmp_path / "progs.py").write_text(PROGRAM)
     return tmp_path
+
+
+@pytest.fixture
+def files(tmp_path):
+    return write_files(tmp_path)
 
 
 @pytest.mark.parametrize("cmd", [["pagerank", "g.txt"], ["katz", "g.txt"],

@@ -16,42 +16,31 @@ import pytest
 
 pytestmark = pytest.mark.mpi
 
-EDGES = "1 2\n2 3\n3 1\n3 3\n1 2\n4 5\n5 6\n6 4\n7 1\n8 9\n10 10\n2 11\n"
-WEDGES = "1 2 0.5\n2 3 2\n3 1 1\n3 4 0.25\n4 4 1\n1 2 0.5\n"
-PROGRAM = '''import numpy as np
-from asapgraph.programs import VertexProgram
+def _one_process_module():
+    """tests/test_audit32b.py (the same graphs and program text on one process)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "test_audit32b.py"
+    spec = importlib.util.spec_from_file_location("_audit32b_one_process", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-class Plain(VertexProgram):
-    name = "plain"
-    combiner = "sum"
-    edge_op = "mul"
-    use_weights = False
-    accumulative = True
-
-    def init_delta(self, ctx):
-        return np.zeros(ctx.n_local), np.full(ctx.n_local, 0.15 / ctx.n)
-
-    def coef(self, ctx):
-        deg = np.asarray(ctx.out_degree, dtype=np.float64)
-        return np.where(deg > 0, 0.85 / np.maximum(deg, 1.0), 0.0)
-'''
+_ONE = _one_process_module()
+EDGES, WEDGES, PROGRAM = _ONE.EDGES, _ONE.WEDGES, _ONE.PROGRAM
 CONFIGS = [[], ["--np", "2", "--mode", "bsp"], ["--np", "3", "--mode", "asap"],
            ["--np", "2", "--mode", "asap"], ["--np", "4", "--mode", "bsp"]]
 
 
-def _line(r):
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert r.returncode == 2 and len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
-    return lines[0]
+_line = _ONE._one_line  # (a refusal: exit 2, one line, no traceback)
 
 
 @pytest.fixture
 def files(tmp_path):
+    _ONE.write_files(tmp_path)  # g.txt, w.txt, progs.py
     (tmp_path / "-g.txt").write_text(EDGES)
-    (tmp_path / "g.txt").write_text(EDGES)
-    (tmp_path / "w.txt").write_text(WEDGES)
-    (tmp_path / "progs.py").write_text(PROGRAM)
     return tmp_path
 
 
