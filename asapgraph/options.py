@@ -213,11 +213,13 @@ def check_threads(threads):
         t = None
     if isinstance(threads, (bool, str, bytes)) or t is None or t != threads or t < 1:
         raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    from asapgraph.comm.launch import max_local_ranks  # (--threads' bound, cli.options)
+    from asapgraph.comm.launch import LOCAL_RANKS_MIN, LOCAL_RANKS_PER_CORE, max_local_ranks
 
-    if t > max_local_ranks():  # 100000 crashed the process (SIGSEGV in libgomp)
-        raise ValueError(f"threads must be at most {max_local_ranks()} on this host (64 per "
-                         f"core, at least 256), got {threads!r}")
+    limit = max_local_ranks()  # (--threads' bound, cli.options.thread_count)
+    if t > limit:  # 100000 crashed the process (SIGSEGV in libgomp)
+        raise ValueError(f"threads must be at most {limit} on this host "
+                         f"({LOCAL_RANKS_PER_CORE} per core, at least {LOCAL_RANKS_MIN}), "
+                         f"got {threads!r}")
     return t
 
 

@@ -42,18 +42,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("data,line,words", CASES)
-def test_labels_lines_as_integer_reader(tmp_path, data, line, words):
-    """The same file (integer ids, read as ids and as names) is refused at the same line
-    with the same words by both readers."""
-    f = tmp_path / "g.txt"
-    f.write_bytes(data)
-    a = _refusal(f)
-    b = _refusal(f, labels=True)
-    assert a[0] == b[0] == line, (a, b)
-    assert words in a[1] and words in b[1], (a, b)
-
-
 WEIGHTED = [
     (b"1 2 nan\n2 3 1_0\n", 1, "not a finite number"),
     (b"1 2 1\n2 3 inf\n3 1 x\n", 2, "not a finite number"),
@@ -63,12 +51,16 @@ WEIGHTED = [
 ]
 
 
-@pytest.mark.parametrize("data,line,words", WEIGHTED)
-def test_labels_first_bad_line_in_file_order(tmp_path, data, line, words):
-    f = tmp_path / "w.txt"
+@pytest.mark.parametrize("weighted,data,line,words",
+                         [(False, *c) for c in CASES] + [(True, *c) for c in WEIGHTED])
+def test_labels_lines_as_integer_reader(tmp_path, weighted, data, line, words):
+    """The same file (integer ids, read as ids and as names) is refused at the same line
+    with the same words by both readers; of several bad lines, the first in file order
+    (WEIGHTED)."""
+    f = tmp_path / "g.txt"
     f.write_bytes(data)
-    a = _refusal(f, weighted=True)
-    b = _refusal(f, weighted=True, labels=True)
+    a = _refusal(f, weighted=weighted)
+    b = _refusal(f, weighted=weighted, labels=True)
     assert a[0] == b[0] == line, (a, b)
     assert words in a[1] and words in b[1], (a, b)
 
@@ -116,9 +108,14 @@ def test_labels_not_utf8_at_the_name(tmp_path, data, line):
     (b"1 x\n2 0.5\r3 1\n", 1, "value 'x'"),          # a bad line before the bare CR first
     (b"1 0.5\n\x0c\n3 x\n", 3, "value 'x'"),          # a form feed broke a line: line 4
     (b"1 0.5\n2 0.5\xc2\x85 3 x\n", 2, "not a number"),   # U+0085 broke a line: line 3
+    # of several bad lines, the first in file order
+    (b"1\n2 0,5\n", 1, "expected 2 fields"),        # was the decimal comma at line 2
+    (b"1 -1\n2 x\n", 1, "must be finite and >= 0"),  # was the value 'x' at line 2
+    (b"1 1\n2 1\n3 nan\n1 x\n", 3, "must be finite"),
 ])
 def test_vertex_values_lines_as_edge_lists(tmp_path, data, line, words):
-    """--personalization/--dangling files: lines end at '\\n' as in edge lists."""
+    """--personalization/--dangling files: lines end at '\\n' as in edge lists, and of
+    several bad lines the first is named."""
     from asapgraph.options import read_vertex_values
 
     f = tmp_path / "p.txt"
@@ -137,21 +134,6 @@ def test_vertex_values_name_with_no_break_space(tmp_path):
     ids, vals, lines = read_vertex_values(str(f), text_ids=True)
     assert list(ids) == ["a\u00a0b", "c"] and list(vals) == [1.0, 2.0]
     assert list(lines) == [1, 3]
-
-
-@pytest.mark.parametrize("data,line,words", [
-    (b"1\n2 0,5\n", 1, "expected 2 fields"),        # was the decimal comma at line 2
-    (b"1 -1\n2 x\n", 1, "must be finite and >= 0"),  # was the value 'x' at line 2
-    (b"1 1\n2 1\n3 nan\n1 x\n", 3, "must be finite"),
-])
-def test_vertex_values_first_bad_line(tmp_path, data, line, words):
-    from asapgraph.options import read_vertex_values
-
-    f = tmp_path / "p.txt"
-    f.write_bytes(data)
-    with pytest.raises(InputError) as e:
-        read_vertex_values(str(f))
-    assert e.value.line == line and words in e.value.message, (e.value.line, e.value.message)
 
 
 @pytest.mark.parametrize("text_ids,data,named", [

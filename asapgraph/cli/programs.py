@@ -96,12 +96,19 @@ _UNWEIGHTED = {"wcc": "components follow the edges whatever their weights",
                             "edge counting once"}
 
 
+def _weights_option(args):
+    """The option that asked for edge weights (``--weight-col`` or ``--weighted``), or None."""
+    if getattr(args, "weight_col", None) is not None:
+        return "--weight-col"
+    return "--weighted" if getattr(args, "weighted", False) else None
+
+
 def _check_weights_used(args):
     """``--weighted``/``--weight-col`` for a command that ignores weights: refused (it read
     the weights and reported them in --json, never using them)."""
     why = _UNWEIGHTED.get(args.command)
-    if why and (getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None):
-        opt = "--weighted" if getattr(args, "weight_col", None) is None else "--weight-col"
+    opt = _weights_option(args)
+    if why and opt:
         raise InputError(f"asapgraph {args.command}", None,
                          f"{opt} does not apply to {args.command}: {why}")
 
@@ -578,11 +585,9 @@ def _check_program_weights(args, prog, name):
     ``bfs`` and ``labelprop`` refuse it (:func:`_check_weights_used`).  It read the
     weights, said ``"weighted": true`` in --json and computed the unweighted result, on
     one process and on K ranks alike."""
-    if not (getattr(args, "weighted", False) or getattr(args, "weight_col", None) is not None):
+    opt = _weights_option(args)
+    if not opt or getattr(prog, "use_weights", True) or getattr(prog, "reads_weights", False):
         return
-    if getattr(prog, "use_weights", True) or getattr(prog, "reads_weights", False):
-        return
-    opt = "--weighted" if getattr(args, "weight_col", None) is None else "--weight-col"
     raise InputError(args.program, None,
                      f"{opt} does not apply to program {name}: it declares use_weights = "
                      "False, so every edge counts 1 whatever its weight (declare "
