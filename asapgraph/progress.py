@@ -29,7 +29,12 @@ class Progress:
         if not force and now - self._last < self.interval:
             return
         self._last = now
-        print(f"{self.prefix}: {text}", file=self.stream, flush=True)
+        # one write of the whole line: print() writes the text and the newline apart, and
+        # a Ctrl-C between the two left the text alone in the stream's buffer; the rank's
+        # exit flushed it, and the job's "asapgraph: interrupted" line was glued to it
+        # ("asapgraph: wave 12, bound 1.2e-03asapgraph: interrupted")
+        self.stream.write(f"{self.prefix}: {text}\n")
+        self.stream.flush()
 
     def stage(self, text):
         """A new phase (``loading edges.txt.gz``, ``building CSR``...): always printed."""
