@@ -1,5 +1,8 @@
 """The lead's fixes of the thirty-third session."""
 import io
+import json
+
+import pytest
 
 from asapgraph.progress import Progress
 
@@ -31,3 +34,112 @@ def test_progress_writes_each_line_in_one_call():
     assert len(s.calls) == 4, s.calls
     assert all(c.endswith("\n") and c.count("\n") == 1 for c in s.calls), s.calls
     assert s.calls[1] == "asapgraph: wave 3, bound 1.500e-03, sent 1 MB\n"
+
+
+REACH = '''import numpy as np
+from asapgraph.programs import VertexProgram
+
+
+class Reach(VertexProgram):
+    """Hops from vertex 0 (min, add_one; use_weights left at its default, True)."""
+    name = "reach"
+    value_dtype = np.int64
+    combiner = "min"
+    edge_op = "add_one"
+    accumulative = True
+
+    def init_delta(self, ctx):
+        big = np.iinfo(np.int64).max
+        v = np.full(ctx.n_local, big, dtype=np.int64)
+        d = v.copy()
+        d[ctx.vertices == 0] = 0
+        return v, d
+
+
+class Copy(Reach):
+    """The smallest id that reaches a vertex (min, copy)."""
+    name = "copy"
+    edge_op = "copy"
+
+    def init_delta(self, ctx):
+        big = np.iinfo(np.int64).max
+        return np.full(ctx.n_local, big, dtype=np.int64), ctx.vertices.astype(np.int64)
+
+
+class Dist(Reach):
+    """Weighted distance from vertex 0 (min, add: reads the weights)."""
+    name = "dist"
+    value_dtype = np.float64
+    edge_op = "add"
+
+    def init_delta(self, ctx):
+        v = np.full(ctx.n_local, np.inf)
+        d = v.copy()
+        d[ctx.vertices == 0] = 0.0
+        return v, d
+'''
+
+
+def _run_cli(tmp_path, *args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def progs(tmp_path):
+    (tmp_path / "progs.py").write_text(REACH)
+    (tmp_path / "w.txt").write_text("0 1 0.5\n1 2 2\n2 0 1\n2 3 0.25\n0 3 4\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("cls, op", [("Reach", "add_one"), ("Copy", "copy")])
+@pytest.mark.parametrize("opt", [["--weighted"], ["--weight-col", "3"]])
+def test_run_refuses_weights_an_edge_op_does_not_read(progs, cls, op, opt):
+    """``run P --weighted`` for a program whose edge_op is copy or add_one (use_weights
+    left True, no reads_weights): the weights were read, ``"weighted": true`` said so in
+    --json and the result was the unweighted one.  Refused in one line, status 2, as a
+    program declaring use_weights = False is (audit 32b); nothing written."""
+    r = _run_cli(progs, "run", f"progs.py:{cls}", "w.txt", *opt, "-q", "-o", "x.csv")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr.splitlines() == [
+        f"progs.py:{cls}: {opt[0]} does not apply to program {cls.lower()}: its edge_op "
+        f"'{op}' reads no weight, so every edge counts 1 whatever its weight (use edge_op "
+        "'mul' or 'add', or None with a message() that reads them; or declare reads_weights "
+        "= True if it reads ctx.out_weight)"], r.stderr
+    assert not (progs / "x.csv").exists()
+    # without the option: runs (the unweighted answer)
+    r = _run_cli(progs, "run", f"progs.py:{cls}", "w.txt", "-q", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["weighted"] is False
+
+
+def test_run_applies_weights_an_edge_op_reads(progs):
+    """edge_op 'add' reads the weights: --weighted is applied (weighted distances)."""
+    r = _run_cli(progs, "run", "progs.py:Dist", "w.txt", "--weighted", "-q", "--json",
+                 "--top", "4")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["weighted"] is True
+    got = {v: d for v, d in out["top"]}
+    assert got == {0: 0.0, 1: 0.5, 2: 2.5, 3: 2.75}, got
+
+
+def test_finite_weights_checked_only_where_they_are_read():
+    """A graph with an infinite weight: refused for a program whose edge_op reads it
+    (add), run for one whose edge_op cannot (add_one): the weights change nothing there."""
+    import numpy as np
+
+    import asapgraph
+    from asapgraph.errors import InputError
+
+    ns = {}
+    exec(REACH, ns)
+    g = asapgraph.Graph.from_edges(np.array([0, 1, 2]), np.array([1, 2, 3]), n=4,
+                                   weights=np.array([1.0, np.inf, 2.0]))
+    with pytest.raises(InputError, match="edge weight inf is not a finite number"):
+        asapgraph.run(ns["Dist"](), g)
+    res = asapgraph.run(ns["Reach"](), g)
+    assert res.values.tolist() == [0, 1, 2, 3]

@@ -578,21 +578,29 @@ class UserProgramError(Exception):
 
 
 def _check_program_weights(args, prog, name):
-    """``run --weighted``/``--weight-col`` for a program that declares it reads no weight
-    (``use_weights = False`` and no ``reads_weights``, the declarations the engines and
-    :func:`asapgraph.engine.program.check_finite_weights` go by; a program that reads
-    ``ctx.out_weight`` declares ``reads_weights = True``): refused, as ``wcc``,
-    ``bfs`` and ``labelprop`` refuse it (:func:`_check_weights_used`).  It read the
-    weights, said ``"weighted": true`` in --json and computed the unweighted result, on
-    one process and on K ranks alike."""
+    """``run --weighted``/``--weight-col`` for a program whose result cannot depend on
+    the weights (:func:`asapgraph.engine.program.reads_edge_weights`: ``use_weights =
+    False``, or an edge operator ``copy``/``add_one``, and no ``reads_weights``; a
+    program that reads ``ctx.out_weight`` declares ``reads_weights = True``): refused,
+    as ``wcc``, ``bfs`` and ``labelprop`` refuse it (:func:`_check_weights_used`).  It
+    read the weights, said ``"weighted": true`` in --json and computed the unweighted
+    result, on one process and on K ranks alike."""
+    from asapgraph.engine.program import WEIGHTED_EDGE_OPS, reads_edge_weights
+
     opt = _weights_option(args)
-    if not opt or getattr(prog, "use_weights", True) or getattr(prog, "reads_weights", False):
+    if not opt or reads_edge_weights(prog):
         return
+    if not getattr(prog, "use_weights", True):
+        why = "it declares use_weights = False"
+        fix = "declare use_weights = True for its edge operator to read them, or"
+    else:
+        why = f"its edge_op {getattr(prog, 'edge_op', None)!r} reads no weight"
+        fix = ("use edge_op " + " or ".join(repr(o) for o in WEIGHTED_EDGE_OPS)
+               + ", or None with a message() that reads them; or declare")
     raise InputError(args.program, None,
-                     f"{opt} does not apply to program {name}: it declares use_weights = "
-                     "False, so every edge counts 1 whatever its weight (declare "
-                     "use_weights = True for its edge operator to read them, or "
-                     "reads_weights = True if it reads ctx.out_weight)")
+                     f"{opt} does not apply to program {name}: {why}, so every edge counts "
+                     f"1 whatever its weight ({fix} reads_weights = True if it reads "
+                     "ctx.out_weight)")
 
 
 def cmd_run(args):

@@ -217,6 +217,22 @@ class Context:
         return allreduce(self.comm, value, op)
 
 
+#: built-in edge operators that read the edge weight (copy and add_one do not)
+WEIGHTED_EDGE_OPS = ("mul", "add")
+
+
+def reads_edge_weights(program):
+    """Whether ``program``'s result can depend on edge weights: it declares
+    ``reads_weights`` (it reads them outside the edge operators), or ``use_weights``
+    with an edge operator that reads them (``mul``, ``add``, or None: ``message``
+    gets the weights).  ``copy`` and ``add_one`` never read them: with those the
+    weights change nothing, whatever ``use_weights`` says."""
+    if getattr(program, "reads_weights", False):
+        return True
+    return bool(getattr(program, "use_weights", True)) and (
+        getattr(program, "edge_op", "copy") in WEIGHTED_EDGE_OPS + (None,))
+
+
 def check_finite_weights(program, ctx):
     """Refuse a non-finite edge weight, for a program that reads the weights
     (``use_weights``, or ``reads_weights`` for one that reads them outside the edge
@@ -226,8 +242,7 @@ def check_finite_weights(program, ctx):
     PageRankProgram then refused with an overflow or spectral-bound message that did
     not name the weight.  Collective (one allreduce on ranks): the same value is named
     on every rank."""
-    if not ctx.weighted or not (getattr(program, "use_weights", True)
-                                or getattr(program, "reads_weights", False)):
+    if not ctx.weighted or not reads_edge_weights(program):
         return
     w = getattr(ctx.graph, "weights", None)
     code = 3

@@ -143,9 +143,12 @@ def _run(tmp_path, name, mode, np_, env=None):
     f = tmp_path / f"{name}.py"
     f.write_text(HEAD + PROGRAMS[name])
     exe = os.path.join(os.path.dirname(sys.executable), "asapgraph")
-    # --weighted only for the programs that read weights (a program declaring
-    # use_weights = False refuses it: audit 32b)
-    weighted = [] if "use_weights = False" in PROGRAMS[name] else ["--weighted"]
+    # --weighted only for the programs that read weights (use_weights = False, or an
+    # edge_op copy/add_one, refuses it: audit 32b, the thirty-third session)
+    src = PROGRAMS[name]
+    reads = "use_weights = False" not in src and any(
+        f"edge_op = {op}" in src for op in ('"mul"', '"add"', "None"))
+    weighted = ["--weighted"] if reads else []
     args = [exe, "run", f"{f.name}:P", str(_graph(tmp_path)), *weighted, "-q", "--mode", mode,
             "-o", str(tmp_path / "out.csv")]
     if np_ > 1:
