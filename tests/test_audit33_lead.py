@@ -143,3 +143,32 @@ def test_finite_weights_checked_only_where_they_are_read():
         asapgraph.run(ns["Dist"](), g)
     res = asapgraph.run(ns["Reach"](), g)
     assert res.values.tolist() == [0, 1, 2, 3]
+
+
+def test_to_networkx_gives_back_int_weights():
+    """``NxGraph.to_networkx()`` (networkx's way back from the backend's graph, e.g. for a
+    function the backend does not implement) returned integer weights as floats: a
+    networkx function run on it answered 5.0 where the original graph answers 5.  Ints
+    come back as ints (per edge where ints and floats mix), floats as floats."""
+    nx = pytest.importorskip("networkx")
+    from asapgraph.interop.nxgraph import from_networkx
+
+    G = nx.DiGraph()
+    G.add_edge("a", "b", weight=2)
+    G.add_edge("b", "c", weight=3)
+    G.add_edge("c", "a", weight=7)
+    back = from_networkx(G).to_networkx()
+    assert sorted(back.edges(data=True)) == sorted(G.edges(data=True))
+    assert {type(d["weight"]) for *_, d in back.edges(data=True)} == {int}
+    got = nx.dijkstra_path_length(from_networkx(G), "a", "c", backend="networkx")
+    assert repr(got) == repr(nx.dijkstra_path_length(G, "a", "c")) == "5"
+    # mixed: each edge keeps its own type; a multigraph's parallel edges too
+    M = nx.MultiGraph()
+    M.add_edge(0, 1, weight=2)
+    M.add_edge(0, 1, weight=2.5)
+    M.add_edge(1, 2, weight=float("inf"))
+    M.add_edge(2, 3, weight=4)
+    back = from_networkx(M).to_networkx()
+    want = sorted((min(u, v), max(u, v), repr(d["weight"])) for u, v, d in M.edges(data=True))
+    got = sorted((min(u, v), max(u, v), repr(d["weight"])) for u, v, d in back.edges(data=True))
+    assert got == want, got

@@ -30,7 +30,9 @@ class NxGraph(LabelledCSR):
     indptr, indices : arrays
         In-CSR (for each node, its in-neighbours; undirected graphs: all neighbours).
     edge_data : dict
-        ``{attribute: float64 array aligned with indices, or None when every value is 1}``.
+        ``{attribute: float64 array aligned with indices, or None when every value is 1}``
+        (``edge_integral``/``edge_mixed`` tell which edges held ints: :meth:`to_networkx`
+        gives them back as ints).
     """
 
     __networkx_backend__ = "asapgraph"
@@ -79,12 +81,28 @@ class NxGraph(LabelledCSR):
         attrs = [(a, w[keep]) for a, w in self.edge_data.items() if w is not None]
         if attrs:
             names = [a for a, _ in attrs]
-            cols = [w.tolist() for _, w in attrs]
+            cols = [self._edge_values(a, w, keep) for a, w in attrs]
             datas = map(dict, map(zip, [names] * len(us), zip(*cols)))
             G.add_edges_from(zip(us, vs, datas))
         else:
             G.add_edges_from(zip(us, vs))
         return G
+
+    def _edge_values(self, attr, w, keep):
+        """The values of ``attr`` (``w``, already cut by ``keep``) as networkx held them:
+        ints where the graph's edges held ints (read as float64; they came back as
+        floats), floats elsewhere."""
+        integral = getattr(self, "edge_integral", {}).get(attr, False)
+        mixed = getattr(self, "edge_mixed", {}).get(attr)
+        finite = np.isfinite(w)
+        if integral and finite.all():
+            return w.astype(np.int64).tolist()
+        if mixed is None:
+            return w.tolist()
+        ints = mixed[keep] & finite
+        out = np.array(w.tolist(), dtype=object)
+        out[ints] = w[ints].astype(np.int64).tolist()
+        return out.tolist()
 
 
 def from_networkx(G, weight="weight", *, edge_attrs=None, default=1.0):
