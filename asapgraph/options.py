@@ -545,9 +545,11 @@ def dense_vertex_values(original_ids, path):
     return vec
 
 
-def negative_weights_error(source, path=None, weight_col=None, what=None, edge=None):
+def negative_weights_error(source, path=None, weight_col=None, what=None, edge=None,
+                           header=False):
     """The refusal of negative edge weights; with ``path`` (a text edge list, its 1-based
-    ``weight_col``) it names the line of the first one (found again on this error path:
+    ``weight_col``, ``header``: its header line is no edge) it names the line of the first
+    one (found again on this error path:
     :func:`asapgraph.graph.io.first_negative_weight`); else, with ``edge`` (``(where,
     value)`` of a graph given in memory: :func:`asapgraph.graph.convert.negative_weight_at`),
     that edge."""
@@ -557,7 +559,7 @@ def negative_weights_error(source, path=None, weight_col=None, what=None, edge=N
     if path is not None:
         from asapgraph.graph.io import first_negative_weight
 
-        found = first_negative_weight(path, weight_col)
+        found = first_negative_weight(path, weight_col, header=header)
     if found is None and path is not None:
         row = _first_negative_npy_row(path, weight_col)
         if row is not None:   # a .npy edge array: its row, as its other refusals name it
@@ -1205,6 +1207,22 @@ def _check_weighted_input(args):
                              f"weights: drop {opt}")
 
 
+def _check_header_input(args):
+    """``--header`` skips the header line of a text edge list: an input that is none -- a
+    Matrix Market file, a binary graph, a ``.npy`` array, a Parquet table, a generator
+    spec -- is refused (:func:`asapgraph.graph.io._readers.header_refusal`), before any
+    rank starts, so 1 and K ranks refuse alike (it is applied, or refused; never
+    ignored)."""
+    if not getattr(args, "header", False):
+        return
+    from asapgraph.graph.io._readers import header_format, header_refusal
+
+    source = getattr(args, "input", None)
+    kind = header_format(source)
+    if kind is not None:
+        raise header_refusal(source, kind)
+
+
 def _check_konect_header(args):
     """A KONECT file whose first line says ``% sym`` (undirected, each edge once) without
     ``--undirected``, or ``% bip`` (bipartite): refused before any rank starts
@@ -1233,6 +1251,7 @@ def check_cli(args, distributed, ranks=None):
 
     refuse_pipe(getattr(args, "input", None))   # before any rank starts (each opens it)
     _check_weighted_input(args)  # info and convert read their input alike
+    _check_header_input(args)
     _check_konect_header(args)
     if getattr(args, "labels", False):  # info too (it loaded the spec and then failed with
         _check_labels_input(getattr(args, "input", None))  # an internal error, exit 1)

@@ -90,11 +90,13 @@ def load_input(args, progress=None):
 
     weighted = bool(args.weighted or args.weight_col is not None)
     t0 = time.perf_counter()
+    header = bool(getattr(args, "header", False))
     g = _io.load_graph(args.input, weighted=weighted, undirected=args.undirected,
                        weight_col=args.weight_col, progress=progress,
-                       labels=getattr(args, "labels", False))
+                       labels=getattr(args, "labels", False), header=header)
     if weighted and hasattr(g, "indptr"):  # where a refusal finds the weights' line
         g.weight_col = args.weight_col
+        g.header = header
     return g, time.perf_counter() - t0
 
 
@@ -121,7 +123,8 @@ def whole_file_checked(args):
     if args.command == "pagerank" and weighted and graph.weights.min() < 0:
         from asapgraph.options import negative_weights_error
 
-        raise negative_weights_error(graph.source, args.input, args.weight_col)
+        raise negative_weights_error(graph.source, args.input, args.weight_col,
+                                     header=bool(getattr(args, "header", False)))
     if args.command == "pagerank":
         for opt in ("personalization", "dangling"):
             if getattr(args, opt, None) is not None:
@@ -204,12 +207,14 @@ def read_vertex_values(path):
 
 def input_summary(args, weighted):
     """The input options of a run, for ``--json`` (an option that applies shows there):
-    ``undirected``, ``labels``, ``weight_col`` (the 1-based column read, None unweighted)
+    ``undirected``, ``labels``, ``header`` (a header line skipped), ``weight_col`` (the
+    1-based column read, None unweighted)
     and, for the commands that take them, the ``personalization`` / ``dangling`` files and
     ``allow_unconverged`` (results written although the run did not converge)."""
     wc = getattr(args, "weight_col", None)
     out = {"undirected": bool(getattr(args, "undirected", False)),
            "labels": bool(getattr(args, "labels", False)),
+           "header": bool(getattr(args, "header", False)),
            "weight_col": (int(wc) if wc is not None else 3) if weighted else None}
     for k in ("personalization", "dangling", "allow_unconverged"):
         if hasattr(args, k):

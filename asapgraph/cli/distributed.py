@@ -48,7 +48,8 @@ def labelled_input(args, comm, weighted):
         return args.input, None
     from asapgraph.partition.reading import scatter_labelled
 
-    return scatter_labelled(args.input, comm, weighted, getattr(args, "weight_col", None))
+    return scatter_labelled(args.input, comm, weighted, getattr(args, "weight_col", None),
+                            bool(getattr(args, "header", False)))
 
 
 def named(names, ids):
@@ -223,6 +224,8 @@ def _run(args, comm):
                    schedule=getattr(args, "schedule", None),
                    rebalance=getattr(args, "rebalance", "off"),
                    threads=getattr(args, "threads", None) or 1,
+                   # (read on rank 0 when whole or --labels: skipped there)
+                   header=bool(getattr(args, "header", False)) and isinstance(source, str),
                    progress=Progress(quiet=args.quiet) if me == 0 else None)
     total = time.perf_counter() - t0
     if me != 0:

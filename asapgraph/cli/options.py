@@ -164,7 +164,8 @@ def _straggler(text):
 
 
 def add_input_options(p, positional=True):
-    """``INPUT`` plus ``--weighted``, ``--undirected``, ``--weight-col``."""
+    """``INPUT`` plus ``--weighted``, ``--undirected``, ``--weight-col``, ``--labels``,
+    ``--header``."""
     if positional:
         p.add_argument("input", metavar="INPUT",
                        help="edge list (text, .gz/.bz2/.xz, .mtx, .npy, .asg), '-' for stdin, "
@@ -181,6 +182,10 @@ def add_input_options(p, positional=True):
     g.add_argument("--labels", action="store_true",
                    help="vertices are named by arbitrary tokens (strings), not integers; "
                         "outputs use the names")
+    g.add_argument("--header", action="store_true",
+                   help="the first line of a text edge list that is not blank or a comment "
+                        "is a header (e.g. 'source,target,weight'), skipped whatever it "
+                        "holds; refused for .mtx, .npy, .asg, .parquet and generator specs")
     return g
 
 

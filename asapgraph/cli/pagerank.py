@@ -64,7 +64,8 @@ def cmd_pagerank(args):
     if graph.weights is not None and graph.m and graph.weights.min() < 0:
         from asapgraph.options import negative_weights_error  # with the line of the first
 
-        raise negative_weights_error(graph.source, args.input, args.weight_col)
+        raise negative_weights_error(graph.source, args.input, args.weight_col,
+                                     header=bool(getattr(args, "header", False)))
     pers = None if args.personalization is None else dense_vector(graph, args.personalization)
     dang = None if args.dangling is None else dense_vector(graph, args.dangling)
     prog.stage(f"pagerank: {graph.n:,} vertices, {graph.m:,} edges, alpha {args.alpha}, "

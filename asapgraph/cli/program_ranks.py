@@ -135,7 +135,8 @@ def _cli_run(args, comm):
     try:
         g = load(source, comm, partition=getattr(args, "partition", "range"), weighted=weighted,
                  undirected=bool(getattr(args, "undirected", False)) and whole is None,
-                 weight_col=wc,
+                 weight_col=wc,   # (read on rank 0 when whole or --labels: skipped there)
+                 header=bool(getattr(args, "header", False)) and isinstance(source, str),
                  progress=progress)
         err = None
     except Exception as e:  # noqa: BLE001

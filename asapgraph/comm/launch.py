@@ -126,7 +126,7 @@ def find_mpiexec(explicit=None):
 # (a tuple written as A:B:C)
 _OPTIONS = [
     ("weighted", "--weighted", "flag"), ("undirected", "--undirected", "flag"),
-    ("labels", "--labels", "flag"),
+    ("labels", "--labels", "flag"), ("header", "--header", "flag"),
     ("weight_col", "--weight-col", "val"), ("output", "--output", "val"),
     ("top", "--top", "val"), ("json", "--json", "flag"), ("quiet", "--quiet", "flag"),
     ("tol", "--tol", "val"), ("max_iter", "--max-iter", "val"),

@@ -34,19 +34,21 @@ class LoadedGraph:
 
 
 def load(source, comm=None, partition="range", weighted=False, undirected=False,
-         weight_col=None, chunk_bytes=1 << 21, seed=None):
+         weight_col=None, chunk_bytes=1 << 21, seed=None, header=False):
     """Read, map ids, partition and shuffle ``source`` once (collective); see :func:`pagerank`.
 
     ``weight_col`` is 1-based (default 3, as :func:`asapgraph.load_graph`); ``seed`` seeds
-    a generator spec that names none (``rmat:S`` is ``rmat:S:16:0`` otherwise)."""
+    a generator spec that names none (``rmat:S`` is ``rmat:S:16:0`` otherwise); ``header``
+    as :func:`pagerank`."""
     from asapgraph.partition.loader import load_partitioned
 
     if comm is None:
         comm = mpi().COMM_WORLD
-    source = _check_source(source, weighted)
+    source = _check_source(source, weighted, header)
     t = time.perf_counter()
     lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
-                                       _options.weight_col_index(weight_col), chunk_bytes, seed)
+                                       _options.weight_col_index(weight_col), chunk_bytes, seed,
+                                       header=bool(header))
     return LoadedGraph(lg, part, idmap, source, time.perf_counter() - t, bool(weighted))
 
 
@@ -178,14 +180,21 @@ def _local_vector(comm, spec, orig, name, where):
     return v / tot
 
 
-def _check_source(source, weighted):
+def _check_source(source, weighted, header=False):
     """``source`` as :func:`pagerank` reads it, or TypeError saying what it takes: a
     networkx graph or a :class:`~asapgraph.Graph` reached the file reader and failed with
     "expected str, bytes or os.PathLike object, not DiGraph".  A generator spec with
-    ``weighted`` is refused as the command line refuses ``--weighted`` with one."""
+    ``weighted`` is refused as the command line refuses ``--weighted`` with one, and
+    ``header`` with an input that is not read here as a file (it skips a text edge list's
+    header line; the other files are refused by the loader, as on one process)."""
+    from asapgraph.graph.io._readers import _check_args, header_refusal
     from asapgraph.partition.reading import DenseEdges
 
+    _check_args(1, header=header)
     if isinstance(source, (LoadedGraph, DenseEdges)):
+        if header:   # (a LoadedGraph was read already: pass header to load())
+            raise header_refusal(str(getattr(source, "source", source)),
+                                 f"a {type(source).__name__}, not a file read here")
         return source
     if isinstance(source, os.PathLike):   # (DenseEdges is path-like too: its name)
         source = os.fspath(source)
@@ -240,7 +249,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
              undirected=False, fanout=2, window=1, approx=0.0, emulation=None, seed=0,
              debug_mass=False, weight_col=None, chunk_bytes=1 << 21, progress=None,
              asap_form="jacobi", error_reference=None, threads=1, schedule=None,
-             rebalance="off", layout_before_clock=False):
+             rebalance="off", layout_before_clock=False, header=False):
     """Distributed PageRank over an mpi4py communicator (collective).
 
     Parameters
@@ -272,6 +281,10 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
         personalization vector (networkx semantics).
     weighted, undirected : bool
         Edge weights from column ``weight_col`` (1-based, default 3); add reverse edges.
+    header : bool
+        A text edge list's first line that is neither blank nor a comment is a header
+        (``source,target,weight``), skipped whatever it holds, as
+        :func:`asapgraph.load_graph` skips it; refused for every other input.
     fanout, window, approx : ASAP parameters
         Peers per round of the stochastic reduce, un-ACKed messages per peer, and the
         fraction of the residual below which a buffer may wait (0: always send).
@@ -352,7 +365,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
     # (int(threads) first: 'x' raised "invalid literal for int() with base 10", None
     # "int() argument must be ... not 'NoneType'"; None is the default, one thread)
     threads = _options.check_threads(threads) or 1
-    source = _check_source(source, weighted)
+    source = _check_source(source, weighted, header)
     fanout, window, approx, seed = _check_asap_knobs(fanout, window, approx, seed, schedule,
                                                      mode)
     why = _options.asap_tol_refusal(tol) if mode == "asap" else None
@@ -392,7 +405,8 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                   else "push")
         lg, part, idmap = load_partitioned(source, comm, partition, weighted, undirected,
                                            wcol, chunk_bytes, None, prog, layout,
-                                           shares=None if probe is None else probe["shares"])
+                                           shares=None if probe is None else probe["shares"],
+                                           header=bool(header))
         t_load = time.perf_counter() - t_load
     n = lg.n
     where = source if isinstance(source, str) else (

@@ -78,6 +78,7 @@ class _LocalView:
         self.src, self.dst = g.src, g.dst   # this rank's edges, dense global ids
         self.source = g.source
         self.weight_col = getattr(g, "weight_col", None)
+        self.header = getattr(g, "header", False)
         self.out_degree = g.out_degree
         self.out_weight = g.out_weight
         self.weighted = g.weighted

@@ -77,7 +77,8 @@ class Graph:
     """
 
     __slots__ = ("n", "m", "indptr", "indices", "weights", "out_degree", "out_weight",
-                 "ids", "_out_csr", "source", "labels", "weight_col")
+                 "ids", "_out_csr", "source", "labels", "weight_col",
+                 "header")  # (weight_col, header: where a refusal finds a weight's line)
 
     def __init__(self, indptr, indices, weights=None, out_degree=None, out_weight=None,
                  ids=None, source=None):

@@ -59,23 +59,24 @@ __all__ = ["load_partitioned", "LocalGraph", "read_local_edges", "read_dense_edg
 
 
 def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes, seed,
-                     progress=None):
+                     progress=None, header=False):
     """This rank's edges with global dense ids (collective): ``(src, dst, w, n, idmap)``.
 
     Reads the rank's share (:func:`read_local_edges`), adds reverse edges when
     ``undirected`` (self-loops once), maps original ids to dense ones (generator specs
     already have them), and refuses a graph with no edges on every rank.  ``progress``
     (rank 0's :class:`asapgraph.progress.Progress`, None elsewhere) gets a line per phase.
+    ``header``: a text edge list's header line is skipped (refused for other inputs).
     """
     t0 = time.perf_counter()
     info = {}
-    whole = scatter_whole_file(source, comm, weighted, undirected, weight_col)
+    whole = scatter_whole_file(source, comm, weighted, undirected, weight_col, header)
     if whole is not None:  # rank 0 read it (undirected applied there, as on one process)
         source, undirected = whole, False
         phase(progress, f"read {whole.name} on rank 0 and scattered it: {whole.n:,} "
                         "vertices", t0)
     src, dst, w, n_spec = read_local_edges(source, comm, weighted, weight_col, chunk_bytes, seed,
-                                           info)
+                                           info, header=header and whole is None)
     mem_mark("read")
     phase(progress, f"read {len(src):,} edges on rank 0", t0)
     if undirected:
@@ -106,7 +107,7 @@ def _is_spec(source):
 
 def load_partitioned(source, comm, partition="range", weighted=False, undirected=False,
                      weight_col=2, chunk_bytes=1 << 21, seed=None, progress=None,
-                     layout="push", shares=None):
+                     layout="push", shares=None, header=False):
     """Read, map ids, partition and shuffle; collective over ``comm``.  ``progress``: rank
     0's :class:`asapgraph.progress.Progress` (None elsewhere), a line per phase.
     ``layout="pull"`` (BSP PageRank): where the rows path applies (unweighted, dense ids
@@ -114,7 +115,8 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
     (:class:`~asapgraph.partition.rows.InRows`) instead of the out-rows; elsewhere (weighted
     inputs, the general loader) the ``LocalGraph`` as for ``"push"``.  ``shares``: each
     rank's share of a range partition's balance weight (``--rebalance start``: the probed
-    speeds, :func:`asapgraph.engine.rebalance.probe_speeds`; default even).
+    speeds, :func:`asapgraph.engine.rebalance.probe_speeds`; default even).  ``header``:
+    a text edge list's header line is skipped (refused for other inputs, as on one process).
 
     Returns
     -------
@@ -130,11 +132,11 @@ def load_partitioned(source, comm, partition="range", weighted=False, undirected
 
     with omp_threads(min(_graph.max_threads(), host_core_share(comm))):
         return _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
-                                 chunk_bytes, seed, progress, layout, shares)
+                                 chunk_bytes, seed, progress, layout, shares, header)
 
 
 def _load_partitioned(source, comm, partition, weighted, undirected, weight_col, chunk_bytes,
-                      seed, progress, layout, shares):
+                      seed, progress, layout, shares, header=False):
     MPI = mpi()
     K = comm.Get_size()
     tune_malloc()
@@ -146,6 +148,10 @@ def _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
         try:
             from asapgraph.graph.generators import parse_spec
 
+            if header:
+                from asapgraph.graph.io._readers import header_refusal
+
+                raise header_refusal(source, "spec")
             parse_spec(source)
         except Exception as e:  # noqa: BLE001
             err = e
@@ -157,7 +163,7 @@ def _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
             del MPI
             return got
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected, weight_col,
-                                             chunk_bytes, seed, progress)
+                                             chunk_bytes, seed, progress, header)
     if weighted:  # PageRank's loader: the check of the single-process pagerank, on all ranks
         from asapgraph.options import negative_weights_error
 
@@ -166,7 +172,7 @@ def _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
             path = source if isinstance(source, str) else (
                 source.name if isinstance(source, DenseEdges) and source.local else None)
             agree(comm, negative_weights_error(path, path if comm.Get_rank() == 0 else None,
-                                               weight_col + 1))
+                                               weight_col + 1, header=header))
     if n < 2**31 - 1:  # dense ids fit in int32: halve the exchanged volume
         src, dst = src.astype(np.int32, copy=False), dst.astype(np.int32, copy=False)
     if w is None and fits(comm, n, len(src)):  # unit weights: rows to the owners

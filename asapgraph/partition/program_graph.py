@@ -185,7 +185,7 @@ def _build(comm, src, dst, w, n, partition, idmap_original, source):
 
 
 def load(source, comm=None, partition="range", weighted=False, undirected=False, weight_col=None,
-         chunk_bytes=1 << 21, seed=None, progress=None):
+         chunk_bytes=1 << 21, seed=None, progress=None, header=False):
     """Read and partition a graph for :func:`run` (collective; reusable by several runs).
 
     Parameters
@@ -196,7 +196,8 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
         (each rank then takes a slice of its edges).
     comm : mpi4py communicator (default COMM_WORLD)
     partition : {"range", "hash"}
-    weighted, undirected, weight_col, chunk_bytes, seed : as :func:`asapgraph.engine.load`.
+    weighted, undirected, weight_col, chunk_bytes, seed, header : as
+        :func:`asapgraph.engine.load`.
     progress : asapgraph.progress.Progress, optional
         Rank 0's progress (None on the other ranks): a line per loading phase.
 
@@ -211,6 +212,11 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
     if comm is None:
         comm = MPI.COMM_WORLD
     K_, me = comm.Get_size(), comm.Get_rank()
+    if header and isinstance(source, Graph):
+        from asapgraph.graph.io._readers import header_refusal
+
+        raise header_refusal(getattr(source, "source", None) or "<graph>", "a Graph object, "
+                             "not a file")
     if isinstance(source, Graph):
         s, d, w = source.edges()
         lo, hi = source.m * me // K_, source.m * (me + 1) // K_
@@ -219,9 +225,10 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
                       partition, lambda v: ids[v], getattr(source, "source", None))
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected,
                                              _options.weight_col_index(weight_col), chunk_bytes,
-                                             seed, progress)
+                                             seed, progress, bool(header))
     g = _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
                idmap.original, source if isinstance(source, str) else None)
     g.weight_col = weight_col  # where a refusal finds the weights' line
+    g.header = bool(header)
     return g
 

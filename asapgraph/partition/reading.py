@@ -69,13 +69,14 @@ class DenseEdges:
         return self.name
 
 
-def scatter_labelled(path, comm, weighted=False, weight_col=None):
+def scatter_labelled(path, comm, weighted=False, weight_col=None, header=False):
     """``--labels`` on K ranks (collective): rank 0 reads the text edge list whose vertices
     are named by tokens (:func:`asapgraph.graph.io.labelled.read_labelled`), numbers the
     names as one process does (sorted; :func:`asapgraph.graph.labels.factorize_pair`) and
     scatters ``m / K`` consecutive edges to each rank.  Returns ``(DenseEdges (local), the
     names of the dense ids on rank 0, None elsewhere)``.  Rank 0 holds the whole edge list
-    once (the names need one global numbering); bad input is agreed by every rank."""
+    once (the names need one global numbering); bad input is agreed by every rank.
+    ``header``: the file's header line is skipped (as on one process)."""
     from asapgraph.graph.io._readers import _weight_col
     from asapgraph.graph.io._text import display_name
     from asapgraph.graph.io.labelled import read_labelled
@@ -84,7 +85,8 @@ def scatter_labelled(path, comm, weighted=False, weight_col=None):
     err, labels, meta, s, d, w = None, None, None, None, None, None
     if comm.Get_rank() == 0:
         try:
-            s, d, w = read_labelled(path, weight_col=_weight_col(weighted, weight_col))
+            s, d, w = read_labelled(path, weight_col=_weight_col(weighted, weight_col),
+                                    header=bool(header))
             labels, s, d = factorize_pair(s, d)
             meta = (int(s.shape[0]), int(labels.shape[0]), w is not None)
         except Exception as e:  # noqa: BLE001 - agreed below
@@ -141,7 +143,7 @@ def scatter_graph(g, comm, name):
     return DenseEdges(src, dst, n, wl, name=name, local=True, ids=ids)
 
 
-def scatter_whole_file(source, comm, weighted, undirected, weight_col):
+def scatter_whole_file(source, comm, weighted, undirected, weight_col, header=False):
     """A Matrix Market or Parquet file on K ranks (collective), or None when ``source`` is
     neither (rank 0 decides; an unreadable path is left to the ranks' reading, which names
     it).  Rank 0 reads it whole with the single-process reader -- its checks and lines,
@@ -174,7 +176,8 @@ def scatter_whole_file(source, comm, weighted, undirected, weight_col):
 
         try:
             g = load_graph(path, weighted=weighted, undirected=undirected,
-                           weight_col=None if weight_col is None else int(weight_col) + 1)
+                           weight_col=None if weight_col is None else int(weight_col) + 1,
+                           header=header)   # (refused: neither has a header line)
         except Exception as e:  # noqa: BLE001 - agreed: one line from rank 0
             err = e
     agree(comm, err)
@@ -201,13 +204,19 @@ _NUM = re.compile(rb"[ \t,;]+")
 # ----------------------------------------------------------------------------- parsing
 
 
-def _parse_text(buf, path, line0, weighted, weight_col=2):
+def _parse_text(buf, path, line0, weighted, weight_col=2, header=False):
     """Parse a buffer of whole lines (bytes or a uint8 array) into ``(src, dst, w)``.
 
     Uses the compiled parser of :mod:`asapgraph.graph.io` (same rules and messages as the
     single-process reader) straight on ``buf``, without copying it, into int32 ids
-    unless an id needs int64; without it, :func:`_parse_text_numpy`.
+    unless an id needs int64; without it, :func:`_parse_text_numpy`.  ``header``: the
+    file's header line is in ``buf`` (only blank and comment lines before it): it is
+    skipped (turned into a blank line; a copy of ``buf``).
     """
+    if header:
+        from asapgraph.graph.io._text import blank_header, display_name
+
+        buf = blank_header(bytes(buf), True, display_name(path), line0)[0]
     try:
         from asapgraph.kernels import _parse as iop
         from asapgraph.graph.io._text import display_name, error_message
@@ -329,8 +338,12 @@ def _read_byte_range(path, start, end):
 
 
 def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 << 21, seed=None,
-                     info=None):
+                     info=None, header=False):
     """This rank's share of the input edges.
+
+    ``header``: a text edge list's first line that is neither blank nor a comment is a
+    header, skipped (by the byte range that holds it, or by rank 0 before it deals the
+    chunks of a stream); refused for every other input, as on one process.
 
     ``info`` (a dict, optional) gets ``"max_id"``, the largest original id of this rank's
     edges (-1 without edges), when the parser found it on the way (uncompressed text
@@ -374,6 +387,10 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
                  else np.array(source.weights[lo:hi], dtype=np.float64))
         return src, dst, w, int(source.n)
     if isinstance(source, str) and gen.is_spec(source) and not os.path.exists(source):
+        if header:
+            from asapgraph.graph.io._readers import header_refusal
+
+            agree(comm, header_refusal(source, "spec"))
         try:
             _, p = gen.parse_spec(source)
         except Exception as e:  # noqa: BLE001
@@ -404,11 +421,16 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
             except Exception as e:  # noqa: BLE001
                 err = e
         agree(comm, err)
-        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes), None)
+        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header),
+                None)
     try:
         from asapgraph.graph.io import detect_format
 
         fmt = detect_format(path)
+        if header and fmt != "text":
+            from asapgraph.graph.io._readers import header_refusal
+
+            err = header_refusal(path, fmt)
     except Exception as e:  # noqa: BLE001
         err = e
     agree(comm, err)
@@ -426,7 +448,8 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         return out
     if comm.bcast(_compression(path) if me == 0 else None, root=0) is not None:
         # compressed (magic bytes, whatever the name): rank 0 decompresses and streams
-        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes), None)
+        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header),
+                None)
     try:
         size = os.path.getsize(path)
         start, end = size * me // K, size * (me + 1) // K
@@ -445,7 +468,7 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
             for a in range(start, end, step):
                 el = parse_byte_range(path, a, min(end, a + step), weighted=weighted,
                                       weight_col=(weight_col + 1) if weighted else None,
-                                      id32=True)
+                                      id32=True, header=header)
                 mx = None if mx is None or el.max_id is None else max(mx, el.max_id)
                 parts.append(_narrow((el.src, el.dst, None if not weighted else el.weights),
                                      el.max_id))
@@ -457,17 +480,23 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
             data = None
         else:
             data, s = _read_byte_range(path, start, end)
+            if header:   # (the range that holds the header line skips it)
+                from asapgraph.graph.io._readers import header_offset
+
+                at = header_offset(path)
+                header = at is not None and s <= at < s + len(data)
     except Exception as e:  # noqa: BLE001
         err, data = e, None
     try:
         if data is not None:
             try:
-                out = _narrow(_parse_text(data, path, 1, weighted, weight_col))
+                out = _narrow(_parse_text(data, path, 1, weighted, weight_col, header))
             except InputError:  # again, numbered from the real file offset (the line
                 # and the message: the header hint belongs to line 1 of the file only)
                 if s == 0:
                     raise
-                _parse_text(data, path, _count_newlines(path, s) + 1, weighted, weight_col)
+                _parse_text(data, path, _count_newlines(path, s) + 1, weighted, weight_col,
+                            header)
                 raise
     except Exception as e:  # noqa: BLE001
         err = e
@@ -528,7 +557,7 @@ def _only_rank0_sees(comm, path):
     return sees[0] and not all(sees)
 
 
-def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
+def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header=False):
     """Rank 0 reads, decompresses (by the file's magic bytes, as one process does) and
     streams line-aligned chunks round-robin; all ranks parse theirs.
 
@@ -539,9 +568,11 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
     bad (then that line, as one process reports it whatever block the cut lies in: the
     lines the failed read lost are read again, :func:`before_damage`); corrupt data is
     refused as such before any line's error, as before.  A NUL byte in the first 64 KiB
-    is refused before any line, as one process refuses it."""
+    is refused before any line, as one process refuses it.  ``header``: rank 0 turns the
+    header line into a blank line in the chunk that holds it, before dealing it."""
     from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage,
-                                          damage_error, nul_refusal, open_binary)
+                                          blank_header, damage_error, nul_refusal,
+                                          open_binary)
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
@@ -584,6 +615,12 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes):
                 data, rest = data[:cut], data[cut:]
             else:
                 rest = b""
+            if data and header and err is None:   # (whole lines: the header ends in data)
+                try:
+                    data, found = blank_header(data, True, path, line)
+                    header = not found
+                except InputError as e:
+                    err, at, header = e, e.line, False
             if data:
                 dest = i % K
                 if dest == 0:

@@ -161,7 +161,8 @@ def check_nonnegative_weights(graph, who):
         src = graph.source
         e = negative_weights_error(src, src, getattr(graph, "weight_col", None),
                                    f"{who} needs non-negative edge weights",
-                                   negative_weight_at(None, graph) if in_memory(src) else None)
+                                   negative_weight_at(None, graph) if in_memory(src) else None,
+                                   header=getattr(graph, "header", False))
         if e.line is None and not e.message.startswith(("row ", "edge ")):  # not a text
             # file, .npy array (their line or row named) or graph given in memory (the
             # edge named; one process): the value, as a plain number

@@ -402,7 +402,8 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         where = _where(graph)   # a graph read from a file: the line of the first, as the
         path = where if not converted and os.path.isfile(where) else None   # CLI names it
         raise _options.negative_weights_error(where, path, getattr(graph, "weight_col", None),
-                                              edge=negative_weight_at(given, graph))
+                                              edge=negative_weight_at(given, graph),
+                                              header=getattr(graph, "header", False))
     P = _distribution(graph, personalization, "personalization")
     X0 = _distribution(graph, nstart, "nstart")
     D = _distribution(graph, dangling, "dangling")

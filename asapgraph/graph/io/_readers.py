@@ -175,6 +175,46 @@ def refuse_weight_col(name, kind, weight_col):
                          "weighted=True)")
 
 
+#: what a header line of a text edge list is in the inputs that are not one (they describe
+#: themselves): ``--header`` is refused with them, not ignored
+_NOT_TEXT = {"mtx": "a Matrix Market file (its banner and size line are its header)",
+             "binary": "an asapgraph binary graph (.asg)",
+             "npy": "a .npy edge array",
+             "parquet": "a Parquet table (its columns are named in its schema)",
+             "spec": "a generator spec, which has no header line"}
+
+
+def header_refusal(name, kind):
+    """The refusal of ``--header`` (Python: ``header=True``) for an input of ``kind``
+    (``'mtx'``, ``'binary'``, ``'npy'``, ``'parquet'``, ``'spec'``, or a description): it
+    skips the header line of a text edge list, and these are none."""
+    what = _NOT_TEXT.get(kind, kind)
+    return InputError(name, None, f"--header applies to text edge lists, and this is {what}: "
+                                  "drop --header (Python: header=False)")
+
+
+def header_format(path):
+    """The kind of input (as :func:`header_refusal` names it) that ``--header`` does not
+    apply to, for the path or spec ``path``, else None (a text edge list, standard input,
+    or a path that does not exist: its reader names the problem)."""
+    if path == "-" or not isinstance(path, (str, os.PathLike)):
+        return None
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        from asapgraph.graph import generators
+
+        return "spec" if generators.is_spec(path) else None
+    if _strip_comp(path).endswith(".parquet"):
+        return "parquet"
+    if not os.path.isfile(path):
+        return None
+    try:
+        fmt = detect_format(path)
+    except InputError:
+        return None
+    return None if fmt == "text" else fmt
+
+
 #: the largest column number the parser takes (a C int)
 MAX_COLUMN = 2**31 - 1
 
@@ -194,7 +234,7 @@ def _check_cols(path, src_col, dst_col, wc):
 
 
 def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=1, dst_col=2,
-               chunk_bytes=CHUNK_BYTES):
+               chunk_bytes=CHUNK_BYTES, header=False):
     """Read an edge list (text, .mtx, .npy; not generator specs) with original ids.
 
     Parameters
@@ -208,6 +248,11 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
     progress : asapgraph.progress.Progress, optional
     src_col, dst_col : int
         1-based columns of the endpoints (default 1 and 2).
+    header : bool
+        The first line of a text edge list that is neither blank nor a comment is a
+        header (``source,target,weight`` of ``DataFrame.to_csv(index=False)``), skipped
+        whatever it holds; error messages keep the file's line numbers.  Refused for
+        the inputs that are no text edge list (.mtx, .npy, binary graphs).
 
     Returns
     -------
@@ -221,12 +266,14 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
     InputError
         Any problem with the input (``FILE:LINE: message``).
     """
-    _check_args(chunk_bytes, weighted=weighted)
+    _check_args(chunk_bytes, weighted=weighted, header=header)
     path = path if path == "-" else os.fspath(path)
     wc = _weight_col(weighted, weight_col)
     _check_cols(path, src_col, dst_col, wc)
     fmt = detect_format(path)
     name = display_name(path)
+    if header and fmt != "text":
+        raise header_refusal(name, fmt)
     if fmt == "binary":
         refuse_weight_col(name, "binary graph", weight_col)
         g = load_binary(path)
@@ -242,7 +289,8 @@ def read_edges(path, *, weighted=False, weight_col=None, progress=None, src_col=
                               chunk_bytes=chunk_bytes)
         return EdgeList(as_int64(s) + 1, as_int64(d) + 1, w, name)
     s, d, w, _ = read_text(path, weight_col=wc, src_col=src_col, dst_col=dst_col,
-                           progress=progress, chunk_bytes=chunk_bytes, id32=False)
+                           progress=progress, chunk_bytes=chunk_bytes, id32=False,
+                           header=bool(header))
     return EdgeList(s, d, w, name)
 
 
@@ -256,7 +304,8 @@ def _names_spec(spec):
 
 
 def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progress=None,
-               seed=None, src_col=1, dst_col=2, chunk_bytes=CHUNK_BYTES, labels=False):
+               seed=None, src_col=1, dst_col=2, chunk_bytes=CHUNK_BYTES, labels=False,
+               header=False):
     """Load a graph from a file, standard input or a generator spec.
 
     Parameters
@@ -277,6 +326,11 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     labels : bool
         Text edge lists name vertices by arbitrary tokens (strings); they are mapped once
         to dense ids and kept in ``Graph.labels`` (see :mod:`asapgraph.graph.io.labelled`).
+    header : bool
+        A text edge list's first line that is neither blank nor a comment is a header
+        (``source,target,weight``), skipped whatever it holds (as :func:`read_edges`);
+        with ``labels`` too.  Refused for every other input (.mtx, .npy, .parquet, binary
+        graphs, generator specs, graph objects).
 
     A ``.parquet`` file is read with pyarrow (columns ``source``/``target``/``weight`` when
     present, else by position); a networkx graph, scipy sparse matrix, pandas DataFrame,
@@ -297,13 +351,17 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     """
     from asapgraph.graph.core import Graph
 
-    _check_args(chunk_bytes, weighted=weighted, undirected=undirected, labels=labels)
+    _check_args(chunk_bytes, weighted=weighted, undirected=undirected, labels=labels,
+                header=header)
     if seed is not None and not _names_spec(spec):
         # (it seeds a generator spec; a file's or an object's graph ignored it)
         name = display_name(os.fspath(spec)) if isinstance(spec, (str, os.PathLike)) \
             else type(spec).__name__
         raise InputError(name, None, "seed applies to generator specs (rmat:S, er:N:M), "
                                      "not to a file or a graph object")
+    if header and not (isinstance(spec, (str, os.PathLike))):  # (a graph object)
+        raise header_refusal(type(spec).__name__, f"a {type(spec).__name__} object, not a "
+                                                  "file")
     if not isinstance(spec, (str, bytes, os.PathLike)):
         from asapgraph.graph.convert import as_graph
 
@@ -317,6 +375,8 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
             # as the command line refuses --weighted, --weight-col and --labels with a
             # spec: load_graph("er:10:20", weighted=True) returned an unweighted graph
             # and labels=True integer ids, without a word
+            if header:
+                raise header_refusal(spec, "spec")
             if wc or labels:
                 what = ("labels=True: its vertices are the integer ids 0 .. n-1" if labels
                         else f"{'weighted=True' if weight_col is None else 'weight_col'}: "
@@ -333,6 +393,10 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
     path = spec if spec == "-" else os.fspath(spec)
     name = display_name(path)
     _check_cols(path, src_col, dst_col, wc)
+    if header:
+        kind = header_format(path)
+        if kind is not None:
+            raise header_refusal(name, kind)
     if path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet"):
         return _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected)
     err = konect_refusal(path, undirected) if detect_format(path) == "text" else None
@@ -342,7 +406,8 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         from asapgraph.graph.convert import from_labels
         from asapgraph.graph.io.labelled import read_labelled
 
-        s, d, w = read_labelled(path, weight_col=wc, src_col=src_col, dst_col=dst_col)
+        s, d, w = read_labelled(path, weight_col=wc, src_col=src_col, dst_col=dst_col,
+                                header=bool(header))
         prog.stage(f"building CSR ({s.size:,} edges)")
         return from_labels(s, d, w, undirected=undirected, source=name)
     fmt = detect_format(path)
@@ -377,7 +442,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
                                 source=name, undirected=undirected)
     s, d, w, info = read_text(path, weight_col=wc, src_col=src_col, dst_col=dst_col,
                               progress=progress, chunk_bytes=chunk_bytes, id32=True,
-                              counts=not (wc or undirected))
+                              counts=not (wc or undirected), header=bool(header))
     prog.stage(f"building CSR ({s.size:,} edges)")
     if info.get("counts") is not None:
         from asapgraph.graph.core import counted_build
@@ -431,14 +496,16 @@ def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
 
 
 def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_col=None,
-                     src_col=1, dst_col=2, progress=None):
+                     src_col=1, dst_col=2, progress=None, header=False):
     """Stream a text edge list (any compression, or ``'-'``) as bounded EdgeList pieces.
 
     Each piece holds the edges of one block of about ``chunk_bytes`` bytes of
     (decompressed) text, in file order, with int64 original ids; ``first_line`` is
     the line number the block starts at.  Memory stays bounded by the block size.
-    Errors are raised as in :func:`read_edges` when the offending block is reached.
+    Errors are raised as in :func:`read_edges` when the offending block is reached;
+    ``header`` as there.
     """
+    _check_args(CHUNK_BYTES, header=header)
     path = path if path == "-" else os.fspath(path)
     wc = _weight_col(weighted, weight_col)
     _check_cols(path, src_col, dst_col, wc)
@@ -448,7 +515,8 @@ def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_co
     first_line = 1
     any_edges = False
     try:
-        for a in feed_blocks(stream, acc, path, kind, chunk_bytes, total, progress):
+        for a in feed_blocks(stream, acc, path, kind, chunk_bytes, total, progress,
+                             header=bool(header)):
             if a.m:
                 s, d, w = a.take()
                 any_edges = True
@@ -461,22 +529,25 @@ def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_co
         raise InputError(name, None, "no edges found")
 
 
-def first_negative_weight(path, weight_col=None, src_col=1, dst_col=2):
+def first_negative_weight(path, weight_col=None, src_col=1, dst_col=2, header=False):
     """``(line, token)`` of the first edge of the text edge list ``path`` (any
     compression) whose weight is negative, in file order; None when there is none or
-    ``path`` is not such a file.  For error messages only: one pass of the compiled
-    parser, then the lines of the block that holds the edge, one at a time."""
+    ``path`` is not such a file (``header``: its header line is none of its edges).  For
+    error messages only: one pass of the compiled parser, then the lines of the block
+    that holds the edge, one at a time."""
     if path == "-" or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
     wc = _weight_col(True, weight_col)
+    skip = _header_line(path) if header else None
     try:
         for el in iter_edge_chunks(path, weighted=True, weight_col=weight_col,
-                                   src_col=src_col, dst_col=dst_col):
+                                   src_col=src_col, dst_col=dst_col, header=bool(header)):
             neg = np.flatnonzero(el.weights < 0)
             if neg.size:
-                return _edge_line(path, el.first_line, int(neg[0]), wc, src_col, dst_col)
+                return _edge_line(path, el.first_line, int(neg[0]), wc, src_col, dst_col,
+                                  skip)
     except InputError:  # vertices named by tokens (--labels): a plain scan of the lines
-        return _labelled_negative_line(path, wc)
+        return _labelled_negative_line(path, wc, skip)
     except (OSError, ValueError, EOFError):
         return None
     return None
@@ -503,11 +574,24 @@ def _weight_token(raw, wc):
     return re.split(rb"[\s,;]+", raw.strip())[wc - 1]
 
 
-def _labelled_negative_line(path, wc):
+def _header_line(path):
+    """The number of the header line of the text file ``path`` (``--header``: its first
+    line that is neither blank nor a comment), None when it has none (error paths)."""
+    try:
+        for no, raw in _numbered_lines(path):
+            f = raw.replace(b",", b" ").strip()
+            if f and f[:1] not in (b"#", b"%"):
+                return no
+    except (InputError, OSError, EOFError):
+        return None
+    return None
+
+
+def _labelled_negative_line(path, wc, skip=None):
     try:
         for no, raw in _numbered_lines(path):
             f = raw.strip()
-            if not f or f[:1] in (b"#", b"%"):
+            if not f or f[:1] in (b"#", b"%") or no == skip:
                 continue
             try:
                 tok = _weight_token(raw, wc)
@@ -520,11 +604,13 @@ def _labelled_negative_line(path, wc):
     return None
 
 
-def _edge_line(path, first_line, j, wc, src_col, dst_col):
+def _edge_line(path, first_line, j, wc, src_col, dst_col, skip=None):
     """``(line, weight token)`` of edge ``j`` of the block starting at line
-    ``first_line`` (lines that hold no edge -- blank, comments -- are skipped exactly as
-    the parser skips them: each line is parsed on its own)."""
+    ``first_line`` (lines that hold no edge -- blank, comments, the header line ``skip``
+    -- are skipped exactly as the parser skips them: each line is parsed on its own)."""
     for no, raw in _numbered_lines(path, first_line):
+        if no == skip:
+            continue
         acc = _parse.EdgeAccumulator(src_col, dst_col, wc, False)
         acc.feed(raw if raw.endswith(b"\n") else raw + b"\n", True)
         if acc.m:
@@ -602,8 +688,31 @@ def byte_range_bounds(path, start, end):
     return begin, stop
 
 
+def header_offset(path):
+    """The byte offset of the header line of the uncompressed text file ``path``
+    (``--header``: its first line that is neither blank nor a comment), or None when it
+    has none.  Reads the file's leading blank and comment lines only."""
+    from asapgraph.graph.io._text import header_span
+
+    at, line, data = 0, 1, b""
+    with open(path, "rb") as f:
+        while True:
+            more = f.read(1 << 16)
+            data += more
+            if at == 0 and data[:3] == b"\xef\xbb\xbf":   # a byte order mark: blanks
+                data = b"   " + data[3:]
+            cut = len(data) if not more else data.rfind(b"\n") + 1
+            span = header_span(data[:cut], True, display_name(path), line)
+            if span[0] < span[1]:
+                return at + span[0]
+            if not more:
+                return None
+            # only blank and comment lines up to cut: drop them
+            at, line, data = at + cut, line + data.count(b"\n", 0, cut), data[cut:]
+
+
 def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_col=1,
-                     dst_col=2, chunk_bytes=CHUNK_BYTES, id32=False):
+                     dst_col=2, chunk_bytes=CHUNK_BYTES, id32=False, header=False):
     """Parse the lines of an uncompressed text edge list that belong to ``[start, end)``.
 
     Each line belongs to exactly one range: a range starts at the first line
@@ -613,7 +722,8 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
 
     Returns an EdgeList (int64 original ids, int32 with ``id32`` when they all fit;
     possibly empty — no "no edges" error here).  Error line numbers are file line numbers (computed with
-    :func:`count_lines_before` only when an error occurs).
+    :func:`count_lines_before` only when an error occurs).  ``header``: the file's header
+    line (:func:`header_offset`) is skipped by the range that holds its first byte.
     """
     path = os.fspath(path)
     name = display_name(path)
@@ -639,11 +749,28 @@ def parse_byte_range(path, start, end, *, weighted=False, weight_col=None, src_c
         if bad is not None:
             f.close()
             raise bad
+    skip = False
+    if header and stop > begin:  # the range that holds the header line's first byte skips it
+        from asapgraph.graph.io._text import BINARY_HEAD, nul_refusal, os_error
+
+        try:   # (the head's refusal first, as one process makes it)
+            bad = nul_refusal(name, os.pread(f.fileno(), BINARY_HEAD, 0)) if begin == 0 \
+                else None
+            at = header_offset(path) if bad is None else None
+        except OSError as exc:
+            bad = os_error(name, exc)
+        except InputError as exc:   # a bare CR up to it: every range refuses it alike
+            bad = exc
+        if bad is not None:
+            f.close()
+            raise bad
+        skip = at is not None and begin <= at < stop
     acc = _parse.EdgeAccumulator(src_col, dst_col, wc, id32)
     try:
         if stop <= begin or not parse_mapped(f, acc, path, None, chunk_bytes, None, begin,
-                                             stop):
-            for _ in feed_blocks(_RangeReader(f, begin, stop), acc, path, None, chunk_bytes):
+                                             stop, header=skip):
+            for _ in feed_blocks(_RangeReader(f, begin, stop), acc, path, None, chunk_bytes,
+                                 header=skip):
                 pass
     except InputError as err:
         if err.line is not None and begin > 0:

@@ -115,6 +115,73 @@ def bare_cr_error(data, name):
     return InputError(name, data.count(b"\n", 0, at) + 1, BARE_CR_MESSAGE)
 
 
+#: the blank and comment lines at the start of a text, as the parser skips them (a line of
+#: blanks -- space, tab, CR, VT, FF, comma -- or one whose first other byte is '#' or '%')
+_LEADING = re.compile(rb"(?:[ \t\v\f\r,]*(?:[#%][^\n]*)?\n)*")
+_NEWLINE = re.compile(rb"\n")
+_NOT_BLANK = re.compile(rb"[^ \t\v\f\r,]")
+_BARE_CR = re.compile(rb"\r(?!\n)")
+
+
+def header_span(text, final=True, name=None, line0=1):
+    """``(h, e)``: where the header line of ``--header`` (Python: ``header=True``) lies in
+    ``text`` (bytes-like, starting at a line start with only blank and comment lines
+    before it in the file): the first line that is neither blank nor a comment,
+    ``text[h:e]`` with its newline.  Whatever it holds, it is no edge.  ``(n, n)`` when
+    ``text`` holds no such line (``final``: its end is a line end -- the file's, or that of
+    a piece of whole lines); None when its end is not in ``text`` yet (more bytes are
+    needed).  A bare CR (old Mac line endings) up to its end is refused at its line
+    (``line0``: the line ``text`` starts at), as the parser refuses one: the header would
+    be the whole file."""
+    n = len(text)
+    h = _LEADING.match(text).end()
+    m = _NEWLINE.search(text, h)
+    if m is not None:
+        e = m.end()
+    elif not final:
+        return None
+    else:   # the last line, without a newline
+        tok = _NOT_BLANK.search(text, h)
+        if tok is None or text[tok.start()] in b"#%":   # (a comment or blanks)
+            return n, n
+        e = n
+    cr = _BARE_CR.search(text, 0, e)
+    if cr is not None:
+        raise InputError(name, line0 + bytes(text[:cr.start()]).count(b"\n"), BARE_CR_MESSAGE)
+    return h, e
+
+
+def blank_header(data, final=True, name=None, line0=1):
+    """``(data, found)``: the bytes ``data`` with the bytes of their header line
+    (:func:`header_span`) turned into blanks, newline kept (a blank line: the line numbers
+    of the lines after it do not move), and whether it was in ``data``."""
+    span = header_span(data, final, name, line0)
+    if span is None or span[0] == span[1]:
+        return data, False
+    h, e = span
+    keep = e - 1 if data[e - 1:e] == b"\n" else e
+    return bytes(data[:h]) + b" " * (keep - h) + bytes(data[keep:]), True
+
+
+def feed_after_header(acc, mv, final, name=None, line0=1):
+    """``acc.feed(mv, final)`` of a block ``mv`` that starts where the header line may
+    still come (only blank and comment lines before it in the file), with the header
+    line skipped (counted as a line, no edge: the line numbers do not move).  Returns what
+    ``feed`` returns (bytes consumed, or < 0 on a bad line: ``acc.error``), or None when
+    ``mv`` does not hold the end of the header line yet (feed it again with more)."""
+    span = header_span(mv, final, name, line0)
+    if span is None:
+        return None
+    h, e = span
+    if h == e:   # no header line here
+        return acc.feed(mv, final)
+    if h and acc.feed(mv[:h], False) < 0:
+        return -1
+    acc.feed(b"\n", False)   # the header: one line
+    rest = acc.feed(mv[e:], final) if e < len(mv) else 0
+    return rest if rest < 0 else e + rest
+
+
 def error_message(err, line0=1):
     """``(line, message)`` for an ``EdgeAccumulator.error`` tuple of a buffer whose first
     line is line ``line0`` of the file."""
@@ -129,9 +196,9 @@ def error_message(err, line0=1):
             return line, (f"expected an integer vertex id in column {col}, got {q} ('{sep}' "
                           "does not separate columns: use tabs, spaces or commas)")
         named = col == 1 and any(c.isalpha() for c in t)   # a name, not a damaged number
-        hint = (" (a header line? start it with '#'" + ("; vertex names? pass --labels)"
-                                                        if named else ")")) if line == 1 else \
-            (" (vertex names? pass --labels)" if named else "")
+        names = "; vertex names? pass --labels)" if named else ")"
+        hint = (" (a header line? pass --header, or start it with '#'" + names) if line == 1 \
+            else (" (vertex names? pass --labels)" if named else "")
         return line, f"expected an integer vertex id in column {col}, got {q}{hint}"
     if code == _parse.NEG_ID:
         return line, f"negative vertex id {q} in column {col} (ids must be >= 0)"
@@ -507,9 +574,10 @@ def before_damage(path, skip=0):
     return bytes(out)
 
 
-def _damage_after(acc, path, name, done, first, line_offset, exc):
+def _damage_after(acc, path, name, done, first, line_offset, exc, header=False):
     """``exc`` (a stream's damage) unless a whole line the parser had not reached before
-    it is bad: then that line's error (:func:`before_damage`)."""
+    it is bad: then that line's error (:func:`before_damage`; ``header``: the header line
+    is still to come, and is skipped)."""
     data = bytearray(before_damage(path, done))
     if first:   # the head's checks, as a block read whole makes them
         bad = nul_refusal(name, data[:BINARY_HEAD], 1 + line_offset)
@@ -520,7 +588,12 @@ def _damage_after(acc, path, name, done, first, line_offset, exc):
     cut = data.rfind(b"\n") + 1
     if cut:
         with memoryview(data) as mv:
-            consumed = acc.feed(mv[:cut], False)
+            try:
+                consumed = (feed_after_header(acc, mv[:cut], True, name,
+                                              acc.lines + 1 + line_offset) if header
+                            else acc.feed(mv[:cut], False))
+            except InputError as bad:   # (a bare CR in the header line)
+                return bad
         if consumed < 0:
             line, msg = error_message(acc.error)
             return InputError(name, None if line is None else line + line_offset, msg)
@@ -552,13 +625,15 @@ def unless_corrupt(stream, path, kind, err):
 
 
 def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=None,
-                progress=None, line_offset=0):
+                progress=None, line_offset=0, header=False):
     """Feed all of ``stream`` to the accumulator ``acc``, block by block (a generator).
 
     Yields ``acc`` after each block has been parsed (the consumer may ``take()``
     the edges, which bounds memory for chunked reading).  ``line_offset`` is
     added to error line numbers (lines consumed before the stream was handed
-    over, e.g. .mtx headers).  Raises InputError on the first problem.
+    over, e.g. .mtx headers).  ``header``: the stream starts at the file's start and its
+    first line that is neither blank nor a comment is a header, skipped
+    (:func:`feed_after_header`).  Raises InputError on the first problem.
     """
     prog = _get_progress(progress)
     name = display_name(path)
@@ -578,7 +653,8 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
             # (a .mtx: its header is not counted in done; corrupt data: see damage_error)
             if kind is None or line_offset or not getattr(exc, "truncated", False):
                 raise
-            raise _damage_after(acc, path, name, done, first, line_offset, exc) from None
+            raise _damage_after(acc, path, name, done, first, line_offset, exc,
+                                header) from None
         filled = carry + got
         if first:
             first = False
@@ -597,7 +673,17 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
         if filled == 0:
             mv.release()
             break
-        consumed = acc.feed(mv[:filled], got == 0)
+        if header:   # (until the header line has been seen whole)
+            try:
+                consumed = feed_after_header(acc, mv[:filled], got == 0, name,
+                                             acc.lines + 1 + line_offset)
+            except InputError as bad:
+                mv.release()
+                raise unless_corrupt(stream, path, kind, bad) from None
+            header = consumed is None
+            consumed = 0 if header else consumed
+        else:
+            consumed = acc.feed(mv[:filled], got == 0)
         if consumed < 0:
             line, msg = error_message(acc.error)
             mv.release()
@@ -625,14 +711,15 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
 
 
 def parse_stream(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=None,
-                 progress=None, line_offset=0):
+                 progress=None, line_offset=0, header=False):
     """Parse all of ``stream`` into ``acc`` (see :func:`feed_blocks`)."""
-    for _ in feed_blocks(stream, acc, path, kind, chunk_bytes, total, progress, line_offset):
+    for _ in feed_blocks(stream, acc, path, kind, chunk_bytes, total, progress, line_offset,
+                         header):
         pass
 
 
 def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, begin=0,
-                 stop=None):
+                 stop=None, header=False):
     """Parse the uncompressed file ``f`` (open, binary), bytes ``[begin, stop)`` (whole
     lines; default all), into ``acc`` from a read-only memory map: no copy of the text
     into a buffer (``read`` is a serial memory copy, a sixth of the parse of rmat:22 on
@@ -640,8 +727,10 @@ def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, be
     ``chunk_bytes`` are cut where the previous one's last whole line ended, exactly as
     :func:`feed_blocks` does, and the pages of a parsed block are dropped from this
     process (``MADV_DONTNEED``: the page cache keeps them) so the resident set holds about
-    one block of text, as with ``read``.  Returns False (nothing parsed) when the file
-    cannot be mapped (then stream it)."""
+    one block of text, as with ``read``.  ``header``: the header line is still to come at
+    ``begin`` (only blank and comment lines before it), and is skipped
+    (:func:`feed_after_header`).  Returns False (nothing parsed) when the file cannot be
+    mapped (then stream it)."""
     import mmap
 
     try:
@@ -667,7 +756,13 @@ def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, be
         with memoryview(mm) as mv:
             while pos < size:
                 end = min(size, pos + step)
-                consumed = acc.feed(mv[pos:end], end == size)
+                if header:   # (until the header line has been seen whole)
+                    consumed = feed_after_header(acc, mv[pos:end], end == size, name,
+                                                 acc.lines + 1)
+                    header = consumed is None
+                    consumed = 0 if header else consumed
+                else:
+                    consumed = acc.feed(mv[pos:end], end == size)
                 if consumed < 0:
                     line, msg = error_message(acc.error)
                     raise InputError(name, line, msg)
@@ -686,8 +781,11 @@ def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, be
 
 
 def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
-              chunk_bytes=CHUNK_BYTES, id32=True, counts=False):
+              chunk_bytes=CHUNK_BYTES, id32=True, counts=False, header=False):
     """Parse a whole text edge list; returns ``(src, dst, weights, info)``.
+
+    ``header``: the file's first line that is neither blank nor a comment is a header
+    (``source,target,weight``), skipped whatever it holds; the lines keep their numbers.
 
     ``info`` holds ``lines`` (physical lines read) and ``max_id`` (largest id); with
     ``counts`` (``load_graph``: unweighted, uncompressed file) also ``counts``, the degree
@@ -710,8 +808,9 @@ def read_text(path, *, weight_col=0, src_col=1, dst_col=2, progress=None,
         prog = _get_progress(progress)
         prog.stage(f"reading {display_name(path)}")
         if not (kind is None and path != "-" and total
-                and parse_mapped(stream, acc, path, total, chunk_bytes, progress)):
-            parse_stream(stream, acc, path, kind, chunk_bytes, total, progress)
+                and parse_mapped(stream, acc, path, total, chunk_bytes, progress,
+                                 header=header)):
+            parse_stream(stream, acc, path, kind, chunk_bytes, total, progress, header=header)
     finally:
         if path != "-" or isinstance(stream, ReadAhead):
             stream.close()

@@ -17,8 +17,8 @@ import numpy as np
 
 from asapgraph.errors import InputError, first_bad_line
 from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, bare_cr_error, before_damage,
-                                      damage_error, display_name, nul_refusal, open_binary,
-                                      os_error)
+                                      blank_header, damage_error, display_name, nul_refusal,
+                                      open_binary, os_error)
 
 __all__ = ["read_labelled"]
 
@@ -54,10 +54,12 @@ def _read_all(path):
         raise os_error(name, exc) from None
 
 
-def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
+def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2, header=False):
     """``(src, dst, weights or None)``: label arrays (str) and float64 weights.
 
-    ``weight_col``: 1-based column of the weight, 0 for none.
+    ``weight_col``: 1-based column of the weight, 0 for none.  ``header``: the first line
+    that is neither blank nor a comment is a header, skipped whatever it holds (turned
+    into a blank line: the lines keep their numbers).
     """
     name = display_name(path)
     if path != "-":
@@ -69,16 +71,16 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2):
                              f"{_FORMATS[fmt]} (integer vertex ids): drop --labels")
     data, damage = _read_all(path)
     if damage is None:
-        return _read_data(data, name, weight_col, src_col, dst_col)
+        return _read_data(data, name, weight_col, src_col, dst_col, header)
     try:  # the first problem in the file's order: a bad line before the damage
-        _read_data(data, name, weight_col, src_col, dst_col)
+        _read_data(data, name, weight_col, src_col, dst_col, header)
     except InputError as exc:
         if exc.line is not None:
             raise
     raise damage
 
 
-def _read_data(data, name, weight_col, src_col, dst_col):
+def _read_data(data, name, weight_col, src_col, dst_col, header=False):
     if data[:14] == b"%%MatrixMarket":
         raise InputError(name, None, f"--labels applies to text edge lists, and this is "
                          f"{_FORMATS['mtx']} (integer vertex ids): drop --labels")
@@ -87,6 +89,8 @@ def _read_data(data, name, weight_col, src_col, dst_col):
     bad = nul_refusal(name, data[:BINARY_HEAD - bom])  # (the file's first 64 KiB)
     if bad is not None:  # zstd, zip, ... (named), or a NUL byte: as the integer reader
         raise bad
+    if header:   # a blank line now (its bytes; the line numbers do not move)
+        data = blank_header(data, True, name)[0]
     nul = data.find(b"\x00")
     if nul < 0:
         return _read_text(data, name, weight_col, src_col, dst_col)
@@ -178,7 +182,7 @@ def _refuse_header(first, line, name, src_col, dst_col):
     if a in HEADER_WORDS and b in HEADER_WORDS:
         raise InputError(name, line, f"a header line ({words[src_col - 1].decode()!r}, "
                          f"{words[dst_col - 1].decode()!r}) where the first edge should be: "
-                         "start it with '#' to skip it")
+                         "pass --header (Python: header=True), or start it with '#'")
 
 
 def _refuse_decimal_comma(data, weight_col, name):
