@@ -23,8 +23,8 @@ def err_of(path, **kw):
 CASES = [
     (b"1 2\n# c\n3 abc\n", {}, 3, "expected an integer vertex id in column 2, got 'abc'"),
     (b"src dst\n1 2\n", {}, 1,
-     "expected an integer vertex id in column 1, got 'src' (a header line? start it with '#'; "
-     "vertex names? pass --labels)"),
+     "expected an integer vertex id in column 1, got 'src' (a header line? pass --header, or "
+     "start it with '#'; vertex names? pass --labels)"),
     (b"1 2\nalice bob\n", {}, 2,
      "expected an integer vertex id in column 1, got 'alice' (vertex names? pass --labels)"),
     (b"1 2\n3 4$\n", {}, 2, "expected an integer vertex id in column 2, got '4$'"),

@@ -692,7 +692,7 @@ def header_offset(path):
     """The byte offset of the header line of the uncompressed text file ``path``
     (``--header``: its first line that is neither blank nor a comment), or None when it
     has none.  Reads the file's leading blank and comment lines only."""
-    from asapgraph.graph.io._text import header_span
+    from asapgraph.graph.io._text import header_bare_cr, header_span
 
     at, line, data = 0, 1, b""
     with open(path, "rb") as f:
@@ -702,8 +702,14 @@ def header_offset(path):
             if at == 0 and data[:3] == b"\xef\xbb\xbf":   # a byte order mark: blanks
                 data = b"   " + data[3:]
             cut = len(data) if not more else data.rfind(b"\n") + 1
-            span = header_span(data[:cut], True, display_name(path), line)
+            span = header_span(data[:cut], True)
             if span[0] < span[1]:
+                cr = header_bare_cr(data, span[1])
+                if cr is not None:
+                    from asapgraph.graph.io._text import BARE_CR_MESSAGE
+
+                    raise InputError(display_name(path), line + data.count(b"\n", 0, cr),
+                                     BARE_CR_MESSAGE)
                 return at + span[0]
             if not more:
                 return None

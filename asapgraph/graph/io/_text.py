@@ -123,58 +123,69 @@ _NOT_BLANK = re.compile(rb"[^ \t\v\f\r,]")
 _BARE_CR = re.compile(rb"\r(?!\n)")
 
 
-def header_span(text, final=True, name=None, line0=1):
+def header_span(text, final=True):
     """``(h, e)``: where the header line of ``--header`` (Python: ``header=True``) lies in
     ``text`` (bytes-like, starting at a line start with only blank and comment lines
     before it in the file): the first line that is neither blank nor a comment,
     ``text[h:e]`` with its newline.  Whatever it holds, it is no edge.  ``(n, n)`` when
     ``text`` holds no such line (``final``: its end is a line end -- the file's, or that of
     a piece of whole lines); None when its end is not in ``text`` yet (more bytes are
-    needed).  A bare CR (old Mac line endings) up to its end is refused at its line
-    (``line0``: the line ``text`` starts at), as the parser refuses one: the header would
-    be the whole file."""
+    needed)."""
     n = len(text)
     h = _LEADING.match(text).end()
     m = _NEWLINE.search(text, h)
     if m is not None:
-        e = m.end()
-    elif not final:
+        return h, m.end()
+    if not final:
         return None
-    else:   # the last line, without a newline
-        tok = _NOT_BLANK.search(text, h)
-        if tok is None or text[tok.start()] in b"#%":   # (a comment or blanks)
-            return n, n
-        e = n
+    tok = _NOT_BLANK.search(text, h)   # the last line, without a newline
+    if tok is None or text[tok.start()] in b"#%":   # (a comment or blanks)
+        return n, n
+    return h, n
+
+
+def header_bare_cr(text, e):
+    """The offset in ``text`` of a bare CR (old Mac line endings) before ``e`` (the end of
+    its header line), else None: refused at its line, as the parser refuses one (the
+    header would be the whole file)."""
     cr = _BARE_CR.search(text, 0, e)
-    if cr is not None:
-        raise InputError(name, line0 + bytes(text[:cr.start()]).count(b"\n"), BARE_CR_MESSAGE)
-    return h, e
+    return None if cr is None else cr.start()
 
 
 def blank_header(data, final=True, name=None, line0=1):
-    """``(data, found)``: the bytes ``data`` with the bytes of their header line
+    """``(data, found)``: the bytes ``data`` (starting at line ``line0``, only blank and
+    comment lines before them in the file) with the bytes of their header line
     (:func:`header_span`) turned into blanks, newline kept (a blank line: the line numbers
     of the lines after it do not move), and whether it was in ``data``."""
-    span = header_span(data, final, name, line0)
+    span = header_span(data, final)
     if span is None or span[0] == span[1]:
         return data, False
     h, e = span
+    cr = header_bare_cr(data, e)
+    if cr is not None:
+        raise InputError(name, line0 + data.count(b"\n", 0, cr), BARE_CR_MESSAGE)
     keep = e - 1 if data[e - 1:e] == b"\n" else e
-    return bytes(data[:h]) + b" " * (keep - h) + bytes(data[keep:]), True
+    return data[:h] + b" " * (keep - h) + data[keep:], True
 
 
-def feed_after_header(acc, mv, final, name=None, line0=1):
+def feed_after_header(acc, mv, final):
     """``acc.feed(mv, final)`` of a block ``mv`` that starts where the header line may
     still come (only blank and comment lines before it in the file), with the header
     line skipped (counted as a line, no edge: the line numbers do not move).  Returns what
-    ``feed`` returns (bytes consumed, or < 0 on a bad line: ``acc.error``), or None when
-    ``mv`` does not hold the end of the header line yet (feed it again with more)."""
-    span = header_span(mv, final, name, line0)
+    ``feed`` returns (bytes consumed, or < 0 on a bad line: ``acc.error``, a bare CR up to
+    the header's end included), or None when ``mv`` does not hold the end of the header
+    line yet (feed it again with more).  Raises nothing: a memory map's block must not be
+    held by a traceback when the map is closed."""
+    span = header_span(mv, final)
     if span is None:
         return None
     h, e = span
     if h == e:   # no header line here
         return acc.feed(mv, final)
+    cr = header_bare_cr(mv, e)
+    if cr is not None:   # (as the parser reports it)
+        acc.error = (_parse.BARE_CR, acc.lines + 1 + bytes(mv[:cr]).count(b"\n"), 0, 0, b"")
+        return -1
     if h and acc.feed(mv[:h], False) < 0:
         return -1
     acc.feed(b"\n", False)   # the header: one line
@@ -588,12 +599,8 @@ def _damage_after(acc, path, name, done, first, line_offset, exc, header=False):
     cut = data.rfind(b"\n") + 1
     if cut:
         with memoryview(data) as mv:
-            try:
-                consumed = (feed_after_header(acc, mv[:cut], True, name,
-                                              acc.lines + 1 + line_offset) if header
-                            else acc.feed(mv[:cut], False))
-            except InputError as bad:   # (a bare CR in the header line)
-                return bad
+            consumed = (feed_after_header(acc, mv[:cut], True) if header
+                        else acc.feed(mv[:cut], False))
         if consumed < 0:
             line, msg = error_message(acc.error)
             return InputError(name, None if line is None else line + line_offset, msg)
@@ -674,12 +681,7 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
             mv.release()
             break
         if header:   # (until the header line has been seen whole)
-            try:
-                consumed = feed_after_header(acc, mv[:filled], got == 0, name,
-                                             acc.lines + 1 + line_offset)
-            except InputError as bad:
-                mv.release()
-                raise unless_corrupt(stream, path, kind, bad) from None
+            consumed = feed_after_header(acc, mv[:filled], got == 0)
             header = consumed is None
             consumed = 0 if header else consumed
         else:
@@ -757,8 +759,7 @@ def parse_mapped(f, acc, path, total, chunk_bytes=CHUNK_BYTES, progress=None, be
             while pos < size:
                 end = min(size, pos + step)
                 if header:   # (until the header line has been seen whole)
-                    consumed = feed_after_header(acc, mv[pos:end], end == size, name,
-                                                 acc.lines + 1)
+                    consumed = feed_after_header(acc, mv[pos:end], end == size)
                     header = consumed is None
                     consumed = 0 if header else consumed
                 else:
