@@ -48,7 +48,7 @@ def _files(tmp_path):
     CRLF with a byte order mark."""
     head = "# " + "exported by a script " * 4 + "\n"
     (tmp_path / "n.csv").write_text(_body())
-    text = head * 200 + "\n% more\nsource,target,weight\n" + _body()
+    text = head * 400 + "\n% more\nsource,target,weight\n" + _body()
     (tmp_path / "h.csv").write_text(text)
     assert text.index("source,target") > len(text) // 2   # past rank 0's range on 2+ ranks
     (tmp_path / "h.csv.gz").write_bytes(gzip.compress(text.encode()))
@@ -157,3 +157,43 @@ def test_json_everywhere(tmp_path):
             assert j["header"] is True and j["edges"] == len(EDGES), (command, extra)
             r = _cli([command, "n.csv", "--json", "-q", *extra], tmp_path)
             assert json.loads(r.stdout)["header"] is False
+
+
+_API_SCRIPT = '''
+import numpy as np
+from mpi4py import MPI
+from asapgraph.engine import load, pagerank
+from asapgraph.engine.distributed import run
+from asapgraph.programs import WCCProgram
+comm = MPI.COMM_WORLD
+a = pagerank("h.csv", comm, header=True, weighted=True, mode="{mode}")
+b = pagerank("n.csv", comm, weighted=True, mode="{mode}")
+c = pagerank(load("h.csv.gz", comm, header=True), comm)
+d = pagerank("n.csv", comm)
+w1 = run(WCCProgram, "h.csv", comm, header=True)
+w2 = run(WCCProgram, "n.csv", comm)
+said = []
+for src in ("g.mtx", "rmat:6"):
+    try:
+        pagerank(src, comm, header=True)
+    except Exception as e:
+        said.append(str(e))
+if comm.Get_rank() == 0:
+    assert np.array_equal(a.ids, b.ids) and np.abs(a.ranks - b.ranks).sum() <= 1e-9
+    assert np.abs(c.ranks - d.ranks).sum() <= 1e-9
+    assert w1.to_dict() == w2.to_dict()
+    assert [s.split(": --header applies")[0] for s in said] == ["g.mtx", "rmat:6"], said
+    print("OK")
+'''
+
+
+@pytest.mark.parametrize("k,mode", [(2, "bsp"), (3, "asap")])
+def test_engine_api(tmp_path, mpirun, k, mode):
+    """``asapgraph.engine.pagerank``/``load`` and ``asapgraph.engine.distributed.run`` take
+    ``header=True`` as ``load_graph`` does, and refuse it for a .mtx file and a spec."""
+    _files(tmp_path)
+    (tmp_path / "g.mtx").write_text("%%MatrixMarket matrix coordinate real general\n"
+                                    "3 3 2\n1 2 1\n2 3 1\n")
+    (tmp_path / "api.py").write_text(_API_SCRIPT.replace("{mode}", mode))
+    r = mpirun(k, [sys.executable, "api.py"], timeout=240)
+    assert r.returncode == 0 and "OK" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
