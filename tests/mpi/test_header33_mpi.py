@@ -137,6 +137,11 @@ def test_same_refusals(tmp_path):
     for name, extra in (("bad.csv", []), ("bad.csv.gz", []), ("bad.csv", ["--labels"])):
         _same_refusal(tmp_path, ["wcc", name, "--header", *extra],
                       f"{name}:{line}: missing column 2 (line has 1 column)")
+    # a negative weight: its line, the numeric header line being no edge
+    (tmp_path / "neg.txt").write_text("9 9 -1\n1 2 1\n2 3 -2\n")
+    _same_refusal(tmp_path, ["sssp", "neg.txt", "--header", "--weighted", "--source", "1"],
+                  "neg.txt:3: negative edge weight '-2': sssp needs non-negative edge weights")
+    _same_refusal(tmp_path, ["pagerank", "neg.txt", "--header", "--weighted"])
     # a header line only: as an empty edge list
     (tmp_path / "only.csv").write_text("# c\n" * 100 + "source,target,weight\n\n")
     _same_refusal(tmp_path, ["pagerank", "only.csv", "--header"], "only.csv: no edges found")

@@ -7,7 +7,9 @@ tabs, spaces or commas (runs of them count as one separator); lines starting wit
 ``#`` or ``%`` are comments; blank lines, CRLF endings and trailing blanks are
 fine.  Files compressed with gzip, bzip2 or xz are recognised by their magic bytes
 (so the usual ``.gz``/``.bz2``/``.xz`` names work, and so does a misnamed file);
-``-`` reads standard input (compressed or not).
+``-`` reads standard input (compressed or not).  ``header=True`` (CLI ``--header``): the
+first line that is neither blank nor a comment is a header (``source,target,weight``),
+skipped whatever it holds; the other lines keep their numbers in messages.
 
 Ids are any integers in ``0..2**63-1``, sparse and in any order; they are remapped to
 dense internal ids ``0..n-1`` in increasing order of original id, and every output
