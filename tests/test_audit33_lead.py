@@ -172,3 +172,55 @@ def test_to_networkx_gives_back_int_weights():
     want = sorted((min(u, v), max(u, v), repr(d["weight"])) for u, v, d in M.edges(data=True))
     got = sorted((min(u, v), max(u, v), repr(d["weight"])) for u, v, d in back.edges(data=True))
     assert got == want, got
+
+
+_SNAP = "# Directed graph\n# FromNodeId\tToNodeId\n1\t2\n2\t3\n3\t1\n"
+
+
+@pytest.mark.parametrize("name, text, line", [
+    ("snap.txt", _SNAP, 3),
+    ("pct.txt", "% a comment\n\n7 8 0.5\n8 7 1\n", 3),
+    ("w.csv", "# made by hand\n1,2,-0.5e3\n2,1,1\n", 2),
+])
+def test_header_of_numbers_after_comments_refused(tmp_path, name, text, line):
+    """``--header`` on a file whose comment lines are its header (SNAP's ``# FromNodeId
+    ToNodeId``): the first edge was skipped as the header line, silently (2 of 3 edges).
+    A line of numbers after comment lines is refused at its line; the Python loader
+    alike."""
+    import asapgraph
+    from asapgraph.errors import InputError
+
+    (tmp_path / name).write_text(text)
+    r = _run_cli(tmp_path, "pagerank", name, "--header", "-q", "-o", "x.csv")
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"{name}:{line}: --header would skip this line"), r.stderr
+    assert r.stderr.rstrip().endswith("not column names (drop --header)"), r.stderr
+    assert not (tmp_path / "x.csv").exists()
+    with pytest.raises(InputError, match="holds only numbers"):
+        asapgraph.load_graph(str(tmp_path / name), header=True)
+    # without --header: read as it is (every edge)
+    r = _run_cli(tmp_path, "pagerank", name, "-q", "--json")
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("text, edges", [
+    ("3 3\n1 2\n2 3\n3 1\n", 3),          # a count line at the top: a header --header skips
+    ("source,target\n# c\n1,2\n2,3\n", 2),
+    ("# c\nsrc dst\n1 2\n2 3\n", 2),      # names after comments: the header
+])
+def test_header_still_skipped(tmp_path, text, edges):
+    (tmp_path / "g.txt").write_text(text)
+    r = _run_cli(tmp_path, "pagerank", "g.txt", "--header", "-q", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["edges"] == edges and out["header"] is True
+
+
+def test_header_labels_takes_any_line(tmp_path):
+    """With ``--labels`` every line holds names: numbers after comments are a header
+    line of names as any other (nothing to tell them from an edge)."""
+    (tmp_path / "g.txt").write_text(_SNAP)
+    r = _run_cli(tmp_path, "pagerank", "g.txt", "--header", "--labels", "-q", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["edges"] == 2

@@ -571,13 +571,14 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header=Fal
     is refused before any line, as one process refuses it.  ``header``: rank 0 turns the
     header line into a blank line in the chunk that holds it, before dealing it."""
     from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage,
-                                          blank_header, damage_error, nul_refusal,
-                                          open_binary)
+                                          blank_header, damage_error, has_comment_line,
+                                          nul_refusal, open_binary)
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
     parts, err, at = [], None, None   # at: where err lies in the file (a line)
     hdr = np.zeros(2, dtype=np.int64)
+    comments = False   # comment lines dealt before the header line's chunk
     if me == 0:
         line = 1
         i = 0
@@ -617,8 +618,9 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header=Fal
                 rest = b""
             if data and header and err is None:   # (whole lines: the header ends in data)
                 try:
-                    data, found = blank_header(data, True, path, line)
+                    data, found = blank_header(data, True, path, line, comments=comments)
                     header = not found
+                    comments = comments or (header and has_comment_line(data, len(data)))
                 except InputError as e:
                     err, at, header = e, e.line, False
             if data:

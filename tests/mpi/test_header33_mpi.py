@@ -202,3 +202,28 @@ def test_engine_api(tmp_path, mpirun, k, mode):
     (tmp_path / "api.py").write_text(_API_SCRIPT.replace("{mode}", mode))
     r = mpirun(k, [sys.executable, "api.py"], timeout=240)
     assert r.returncode == 0 and "OK" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
+
+
+def test_numbers_after_comments_refused_alike(tmp_path):
+    """A SNAP-style file (comment lines, then edges) with ``--header``: its first edge was
+    skipped as the header, silently.  Refused at that line on 1 process and K ranks, for
+    a plain file split by byte ranges (the comments longer than a range) and a compressed
+    one streamed in chunks smaller than the comments."""
+    body = "".join(f"{a}\t{b}\n" for a, b, _ in EDGES)
+    text = "# Directed graph\n" + "# a comment line of some length\n" * 200 + \
+        "# FromNodeId\tToNodeId\n" + body
+    (tmp_path / "snap.txt").write_text(text)
+    with gzip.open(tmp_path / "snap.txt.gz", "wt") as f:
+        f.write(text)
+    a, b = EDGES[0][:2]
+    want = (f"{{}}:203: --header would skip this line, the first that is neither blank nor a "
+            f"comment, but it holds only numbers ('{a}\\t{b}'): an edge after the file's "
+            "comment lines, not column names (drop --header)")
+    _same_refusal(tmp_path, ["pagerank", "snap.txt", "--header"], want.format("snap.txt"))
+    lines = []
+    for extra in CONFIGS:
+        r = _cli(["pagerank", "snap.txt.gz", "--header", "-q", *extra], tmp_path,
+                 env={"ASAPGRAPH_DIST_CHUNK_BYTES": "1000"})
+        assert r.returncode == 2, (extra, r.stderr)
+        lines.append(r.stderr.strip())
+    assert lines == [want.format("snap.txt.gz")] * len(CONFIGS), lines

@@ -692,9 +692,10 @@ def header_offset(path):
     """The byte offset of the header line of the uncompressed text file ``path``
     (``--header``: its first line that is neither blank nor a comment), or None when it
     has none.  Reads the file's leading blank and comment lines only."""
-    from asapgraph.graph.io._text import header_bare_cr, header_span
+    from asapgraph.graph.io._text import (has_comment_line, header_bare_cr, header_edge_error,
+                                          header_span, numeric_header)
 
-    at, line, data = 0, 1, b""
+    at, line, data, comments = 0, 1, b"", False
     with open(path, "rb") as f:
         while True:
             more = f.read(1 << 16)
@@ -710,10 +711,14 @@ def header_offset(path):
 
                     raise InputError(display_name(path), line + data.count(b"\n", 0, cr),
                                      BARE_CR_MESSAGE)
+                if numeric_header(data, *span, comments):
+                    raise header_edge_error(display_name(path),
+                                            line + data.count(b"\n", 0, span[0]), data, *span)
                 return at + span[0]
             if not more:
                 return None
             # only blank and comment lines up to cut: drop them
+            comments = comments or has_comment_line(data, cut)
             at, line, data = at + cut, line + data.count(b"\n", 0, cut), data[cut:]
 
 

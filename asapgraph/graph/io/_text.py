@@ -152,11 +152,48 @@ def header_bare_cr(text, e):
     return None if cr is None else cr.start()
 
 
-def blank_header(data, final=True, name=None, line0=1):
+#: a comment line (the parser's: its first byte that is not a blank is '#' or '%')
+_COMMENT_LINE = re.compile(rb"(?:^|\n)[ \t\v\f\r,]*[#%]")
+_FIELDS = re.compile(rb"[ \t\n\v\f\r,;]+")
+_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: the EdgeAccumulator.error code of a header line refused by :func:`numeric_header`
+#: (not one of the parser's codes)
+HEADER_EDGE = 1001
+HEADER_EDGE_MESSAGE = ("--header would skip this line, the first that is neither blank nor "
+                       "a comment, but it holds only numbers ({}): an edge after the file's "
+                       "comment lines, not column names (drop --header)")
+
+
+def has_comment_line(text, end):
+    """Whether ``text[:end]`` (starting at a line start) holds a comment line."""
+    return _COMMENT_LINE.search(text, 0, end) is not None
+
+
+def numeric_header(text, h, e, comments=False):
+    """Whether the header line ``text[h:e]`` (:func:`header_span`) must be refused: it
+    holds only numbers and comment lines come before it (in ``text[:h]``, or earlier:
+    ``comments``).  A SNAP-style file (``# FromNodeId ToNodeId`` comments, then edges)
+    read with ``--header`` lost its first edge, silently; a count line (``1000 5000``)
+    at the very top of a file without comments stays a header ``--header`` skips."""
+    if not (comments or has_comment_line(text, h)):
+        return False
+    fields = [f for f in _FIELDS.split(bytes(text[h:e])) if f]
+    return bool(fields) and all(_NUMBER.fullmatch(f) for f in fields)
+
+
+def header_edge_error(name, line, text, h, e):
+    """The refusal of :func:`numeric_header` at ``line``."""
+    return InputError(name, line, HEADER_EDGE_MESSAGE.format(
+        shown(bytes(text[h:e]).rstrip(b"\r\n"))))
+
+
+def blank_header(data, final=True, name=None, line0=1, labels=False, comments=False):
     """``(data, found)``: the bytes ``data`` (starting at line ``line0``, only blank and
     comment lines before them in the file) with the bytes of their header line
     (:func:`header_span`) turned into blanks, newline kept (a blank line: the line numbers
-    of the lines after it do not move), and whether it was in ``data``."""
+    of the lines after it do not move), and whether it was in ``data``.  Without
+    ``labels`` a header line of numbers after comment lines is refused
+    (:func:`numeric_header`; ``comments``: comment lines came before ``data``)."""
     span = header_span(data, final)
     if span is None or span[0] == span[1]:
         return data, False
@@ -164,6 +201,8 @@ def blank_header(data, final=True, name=None, line0=1):
     cr = header_bare_cr(data, e)
     if cr is not None:
         raise InputError(name, line0 + data.count(b"\n", 0, cr), BARE_CR_MESSAGE)
+    if not labels and numeric_header(data, h, e, comments):
+        raise header_edge_error(name, line0 + data.count(b"\n", 0, h), data, h, e)
     keep = e - 1 if data[e - 1:e] == b"\n" else e
     return data[:h] + b" " * (keep - h) + data[keep:], True
 
@@ -186,6 +225,10 @@ def feed_after_header(acc, mv, final):
     if cr is not None:   # (as the parser reports it)
         acc.error = (_parse.BARE_CR, acc.lines + 1 + bytes(mv[:cr]).count(b"\n"), 0, 0, b"")
         return -1
+    if numeric_header(mv, h, e):
+        acc.error = (HEADER_EDGE, acc.lines + 1 + bytes(mv[:h]).count(b"\n"), 0, 0,
+                     bytes(mv[h:e]).rstrip(b"\r\n"))
+        return -1
     if h and acc.feed(mv[:h], False) < 0:
         return -1
     acc.feed(b"\n", False)   # the header: one line
@@ -201,6 +244,8 @@ def error_message(err, line0=1):
         line += line0 - 1
     t = tok.decode("utf-8", "backslashreplace")
     q = shown(tok)
+    if code == HEADER_EDGE:
+        return line, HEADER_EDGE_MESSAGE.format(q)
     if code == _parse.BAD_ID:
         sep = next((c for c in ";|" if c in t and t.replace(c, "").isdigit()), None)
         if sep is not None:   # '1;2;0,5' (a European CSV), '1|2': not separators here

@@ -90,7 +90,7 @@ def _read_data(data, name, weight_col, src_col, dst_col, header=False):
     if bad is not None:  # zstd, zip, ... (named), or a NUL byte: as the integer reader
         raise bad
     if header:   # a blank line now (its bytes; the line numbers do not move)
-        data = blank_header(data, True, name)[0]
+        data = blank_header(data, True, name, labels=True)[0]
     nul = data.find(b"\x00")
     if nul < 0:
         return _read_text(data, name, weight_col, src_col, dst_col)
