@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from asapgraph.bench.report import _f, _med, _table  # the RQ report's cell helpers
-from asapgraph.bench.scenarios import STRAGGLER_TARGETS
+from asapgraph.bench.runner import level_key
+from asapgraph.bench.scenarios import LEVELS, STRAGGLER_TARGETS
 
-__all__ = ["stragglers_md", "scale_md", "sections"]
+__all__ = ["stragglers_md", "scale_md", "grid_rows", "grid_md", "sections"]
 
 LEVEL = "1e-06"
 
@@ -135,9 +136,94 @@ def _scale_table(grp, cells):
                 "peak RSS / rank", "K x peak RSS", "runs"], rows)])
 
 
+def _grid_level(tol):
+    """The error level a grid cell is compared at: the smallest of :data:`LEVELS` at or
+    above its ``tol`` (the level its runs are asked to reach)."""
+    return next((L for L in sorted(LEVELS) if L >= tol * (1 - 1e-9)), max(LEVELS))
+
+
+def _grid_variant(r):
+    if r["mode"] == "bsp":
+        return "BSP"
+    v = f"ASAP k={r['fanout']} W={r['window']}"
+    if r.get("approx"):
+        v += f" approx={r['approx']:g}"
+    return v + (f" {r['schedule']}" if r.get("schedule") else "")
+
+
+def grid_rows(records):
+    """The runs of ``asapgraph bench --grid`` (group ``grid``): one row per variant (BSP,
+    or ASAP with its fanout, window, approx and schedule) of each cell (graph, K, network,
+    partition, rebalance, tol), medians over the repetitions; ``speedup`` and
+    ``bytes_ratio`` are BSP's median time and bytes to the cell's level (:func:`_grid_level`)
+    over the variant's (None for BSP, or when either side did not reach it).  (The grid's
+    records were in the JSON only: the Markdown of a grid run showed none of them.)"""
+    cells = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        if r.get("ok") and r.get("group") == "grid":
+            key = (r["graph"], r["ranks"], r["network"], r.get("partition", "range"),
+                   r.get("rebalance") or "off", r["tol"])
+            cells[key][_grid_variant(r)].append(r)
+    rows = []
+    for key in sorted(cells, key=lambda k: tuple(str(x) if isinstance(x, str) else x
+                                                 for x in k)):
+        d = cells[key]
+        lv = level_key(_grid_level(key[5]))
+        med = {v: (_med([(r.get("time_to_error") or {}).get(lv) for r in rs]),
+                   _med([(r.get("bytes_to_error") or {}).get(lv) for r in rs]))
+               for v, rs in d.items()}
+        bt, bb = med.get("BSP", (None, None))
+        for v in sorted(d, key=lambda v: (v != "BSP", v)):
+            rs = d[v]
+            t, b = med[v]
+            rows.append({
+                "graph": key[0], "ranks": key[1], "network": key[2], "partition": key[3],
+                "rebalance": key[4], "tol": key[5], "level": lv, "variant": v,
+                "mode": rs[0]["mode"], "seconds_to_level": t, "bytes_to_level": b,
+                "run_seconds": _med([r.get("seconds") for r in rs]),
+                "run_bytes": _med([r.get("bytes_sent") for r in rs]),
+                "messages": _med([r.get("messages_sent") for r in rs]),
+                "rounds": _med([r.get("rounds") for r in rs]),
+                "final_error": max((r["final_error"] for r in rs
+                                    if r.get("final_error") is not None), default=None),
+                "within": all(r.get("within_tolerance") for r in rs),
+                "speedup": _ratio(bt, t) if v != "BSP" else None,
+                "bytes_ratio": _ratio(bb, b) if v != "BSP" else None,
+                "runs": len(rs)})
+    return rows
+
+
+def grid_md(records):
+    """The table of :func:`grid_rows` ("" when ``records`` hold no grid runs)."""
+    rows = grid_rows(records)
+    if not rows:
+        return ""
+    body = [[r["graph"], r["ranks"], r["network"], r["partition"], r["rebalance"],
+             f"{r['tol']:g}", r["variant"], r["level"], _f(r["seconds_to_level"]),
+             _f(r["speedup"], ".2f"), _f(r["bytes_to_level"], ".0f"),
+             _f(r["bytes_ratio"], ".2f"), _f(r["run_seconds"]), _f(r["run_bytes"], ".0f"),
+             _f(r["messages"], ".0f"), _f(r["rounds"], ".0f"), _f(r["final_error"], ".1e"),
+             "yes" if r["within"] else "NO", r["runs"]] for r in rows]
+    clock = _clock([r for r in records if r.get("ok") and r.get("group") == "grid"])
+    return "\n".join([
+        f"Every grid run ({clock} clock), medians over repetitions. `L1 level` = the smallest "
+        "recorded error level at or above the row's tol; `s to level` / `bytes to level` = "
+        "when the true L1 error got (and stayed) there; `speed-up` = BSP's s to level / the "
+        "row's, `bytes BSP/row` = BSP's bytes to level / the row's (same graph, K, network, "
+        "partition, rebalance and tol); `run s` / `run bytes` = the whole run to its tol.",
+        "",
+        _table(["graph", "K", "network", "partition", "rebalance", "tol", "variant",
+                "L1 level", "s to level", "speed-up", "bytes to level", "bytes BSP/row",
+                "run s", "run bytes", "messages", "rounds", "final L1 err", "err <= tol",
+                "runs"], body)])
+
+
 def sections(records):
     """The Markdown of every scenario family present in ``records`` ("" when none)."""
     parts = []
+    s = grid_md(records)
+    if s:
+        parts += ["## Grid runs", "", s, ""]
     s = stragglers_md(records)
     if s:
         parts += ["## Straggler scenarios (issue 14 item 5)", "", s, ""]
