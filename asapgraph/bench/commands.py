@@ -31,6 +31,26 @@ def _ints(text):
     return [int(x) for x in str(text).split(",") if x.strip() != ""]
 
 
+def _twice(vals):
+    """The first value ``vals`` holds twice (None if none): a list option's duplicate was
+    dropped without a word (``--ranks 2,2`` ran once, ``--fanout 1,1`` too), so a typo for
+    another value went unseen; refused now, as the engine refuses a rank given twice in a
+    straggler spec."""
+    seen = []
+    for v in vals:
+        if v in seen:
+            return v
+        seen.append(v)
+    return None
+
+
+def _refuse_twice(vals, text):
+    dup = _twice(vals)
+    if dup is not None:
+        raise argparse.ArgumentTypeError(f"{dup!r} is given twice in {text!r}")
+    return vals
+
+
 def _positive_ints(text):
     """Comma-separated integers >= 1 (rank counts; ``--ranks 0`` ran and reported a
     'K=0' row), at most :func:`asapgraph.comm.launch.max_local_ranks`."""
@@ -40,6 +60,7 @@ def _positive_ints(text):
         raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}") from None
     if not vals or min(vals) < 1:
         raise argparse.ArgumentTypeError(f"expected integers >= 1, got {text!r}")
+    _refuse_twice(vals, text)
     # every rank of a run is started on this host, as --np's (--ranks 100000 hung)
     from asapgraph.comm.launch import local_ranks_refusal
 
@@ -83,7 +104,7 @@ def _each(conv, ok, what):
             vals = None
         if not vals or not all(ok(v) for v in vals):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        return vals
+        return _refuse_twice(vals, text)
     return parse
 
 
@@ -118,6 +139,17 @@ def _strs(text):
     return [x.strip() for x in str(text).split(",")]
 
 
+def _words(text):
+    """``--modes``, ``--rebalance``, ``--schedule``: comma-separated words, none given
+    twice (``--schedule ,`` ran the engine's default schedule: an empty item is kept here
+    and refused as an unknown value, ``--schedule ""`` alone is the default)."""
+    vals = _strs(text)
+    if len(vals) > 1 and not all(vals):
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r} "
+                                         "(an empty name)")
+    return _refuse_twice(vals, text)
+
+
 def _names(text):
     """``--graphs``: comma-separated names, none empty (``--graphs ,`` looked up the
     datasets directory itself: '/work/shared/datasets: is a directory')."""
@@ -125,7 +157,7 @@ def _names(text):
     if not all(names):
         raise argparse.ArgumentTypeError(f"expected comma-separated graph names, got {text!r} "
                                          "(an empty name)")
-    return names
+    return _refuse_twice(names, text)
 
 
 #: the file name of the bench's own refusals (``InputError``)
@@ -157,7 +189,7 @@ def add_arguments(p):
                    "keep only these")
     g.add_argument("--ranks", default=None, type=_positive_ints,
                    help="rank counts (default 4); with --scenario: keep only these")
-    g.add_argument("--modes", action=Given, default="bsp,asap", type=_strs)
+    g.add_argument("--modes", action=Given, default="bsp,asap", type=_words)
     g.add_argument("--fanout", action=Given, default="2", type=_POSITIVE,
                    help="ASAP fanouts, clamped to K-1 on K ranks (records: fanout applied, "
                         "fanout_asked as given, as the engine's --json)")
@@ -172,11 +204,11 @@ def add_arguments(p):
                         "'none' for no straggler)")
     g.add_argument("--tol", action=Given, default="1e-6", type=_FINITE_NONNEG)
     g.add_argument("--partition", action=Given, default="range", type=_PARTITIONS)
-    g.add_argument("--schedule", default="", type=_strs,
+    g.add_argument("--schedule", default="", type=_words,
                    help="ASAP schedules, e.g. sweep,priority (default: the engine's); with "
                         "--scenario: every ASAP run of the engine's default schedule runs "
                         "with each of these, runs of another schedule are dropped")
-    g.add_argument("--rebalance", action=Given, default="off", type=_strs,
+    g.add_argument("--rebalance", action=Given, default="off", type=_words,
                    help="load balancing of the range partition, e.g. off,start "
                         "(asapgraph.engine.rebalance; default off)")
     g.add_argument("--pauses", action=Given, default=None, metavar="MIN:MAX:EVERY",
@@ -267,6 +299,18 @@ def _plan(args):
     strag = []
     for s in args.straggler or [""]:
         strag.append("" if s.lower() in ("", "none", "0") else s)
+    for i, s in enumerate(strag):  # a setting given twice (ran once: see _twice)
+        from asapgraph.engine.emulation import parse_straggler
+
+        try:
+            same = [t for t in strag[:i] if parse_straggler(t) == parse_straggler(s)]
+        except ValueError:
+            continue  # (refused with its reason in run_command)
+        if same:
+            from asapgraph.errors import InputError
+
+            raise InputError(BENCH, None, f"--straggler {args.straggler[i]!r} is given twice "
+                             f"(the same setting as {args.straggler[strag.index(same[0])]!r})")
     pauses = None
     if args.pauses:
         from asapgraph.engine.emulation import parse_pauses
@@ -279,7 +323,7 @@ def _plan(args):
             raise InputError(BENCH, None, f"--pauses: {e}") from None
     specs = grid(args.graphs or ["rmat:16"], args.ranks or [4], args.modes, args.fanout, args.window, args.approx,
                  args.latency, args.bandwidth, strag, args.tol, args.repeat or 1, args.partition,
-                 args.seed, [x for x in args.schedule if x] or [""], pauses,
+                 args.seed, args.schedule or [""], pauses,
                  args.rebalance or ["off"])
     return "grid", specs, [], 180.0, None
 
@@ -308,7 +352,6 @@ def _scenario_schedules(args, specs):
     want = [x for x in (args.schedule or []) if x]
     if not want:
         return specs
-    want = list(dict.fromkeys(want))
     for sch in want:
         if sch not in SCHEDULES:
             raise InputError(BENCH, None, f"unknown schedule {sch!r} (expected "
@@ -457,8 +500,14 @@ def run_command(args):
                 raise InputError(BENCH, None, f"{why} ({s.label()})")
         from asapgraph.bench.reference import resolve_graph
 
+        sources = {}
         for gname in sorted({s.graph for s in specs} | set(peer_graphs)):
-            resolve_graph(gname)
+            src = resolve_graph(gname)[0]
+            if src in sources:   # two names of one graph (rmat:6 and rmat:6:16:1, a
+                # dataset's name and its path): the same runs twice under two labels
+                raise InputError(BENCH, None, f"--graphs: {sources[src]!r} and {gname!r} are "
+                                 f"the same graph ({src})")
+            sources[src] = gname
     except InputError as e:
         sys.stderr.write(f"{e}\n")
         return 2
@@ -518,9 +567,13 @@ def run_command(args):
                "asapgraph.bench.scenarios", fromlist=["LEVELS"]).LEVELS],
            "records": records, "peers": peer_rows,
            "plots": [str(Path(p).resolve()) for p in plots], "markdown": str(md.resolve())}
-    tmp = json_out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, default=float))
-    os.replace(tmp, json_out)
+    from asapgraph.graph.io.atomic import atomic_write
+
+    # (a temporary file of its own, removed if the write is interrupted: the fixed
+    # NAME.json.tmp was left half-written by a Ctrl-C during the write, and two benches
+    # writing one file shared it)
+    with atomic_write(json_out, "w") as f:
+        f.write(json.dumps(doc, indent=1, default=float))
     nbad = sum(1 for r in records if not r.get("ok"))
     nwrong = sum(1 for r in records if r.get("ok") and not r.get("within_tolerance"))
     say(f"{name}: {len(records) - nbad}/{len(records)} runs ok in {elapsed / 60:.1f} min; "

@@ -147,10 +147,11 @@ def ensure_reference(source, results_dir, progress=None):
         # two independent solvers must agree before anything is measured against them
         raise RuntimeError(f"reference for {source}: asapgraph.pagerank (tol 1e-13) and scipy "
                            f"power iteration disagree (L1 {traj[-1] if len(traj) else 'n/a'})")
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, ids=ids[order], ranks=r.ranks[order], traj=traj, n=g.n, m=g.m,
-             seconds=time.perf_counter() - t)
-    os.replace(tmp, path)
+    from asapgraph.graph.io.atomic import atomic_write
+
+    with atomic_write(path) as f:   # (a fixed NAME.tmp.npz was left by a Ctrl-C)
+        np.savez(f, ids=ids[order], ranks=r.ranks[order], traj=traj, n=g.n, m=g.m,
+                 seconds=time.perf_counter() - t)
     return path
 
 

@@ -551,8 +551,6 @@ def write_markdown(path, records, peer_rows=None, plots=(), command="", elapsed=
     the path.  If ``path`` exists with the :data:`GEN_BEGIN` / :data:`GEN_END` lines, only
     the text between them is replaced (without the report's title line when the text
     before them already starts with it); else the whole file is written, marked."""
-    import os
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     body = markdown(records, peer_rows, plots, command, elapsed, path.parent)
@@ -565,7 +563,8 @@ def write_markdown(path, records, peer_rows=None, plots=(), command="", elapsed=
         if pre.startswith(title + "\n"):
             body = rest.lstrip("\n")
         text = f"{pre}{GEN_BEGIN}\n{body}\n{GEN_END}{post}"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    from asapgraph.graph.io.atomic import atomic_write
+
+    with atomic_write(path, "w") as f:   # (as the JSON: no fixed NAME.tmp left behind)
+        f.write(text)
     return path
