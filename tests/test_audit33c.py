@@ -138,3 +138,78 @@ def test_grid_clamped_fanouts_still_dedupe(tmp_path):
                 "--outdir", "od", "--results-dir", "res"], tmp_path, timeout=60)
     assert r.returncode == 1, r.stderr   # (--budget 0: every run skipped)
     assert len(json.loads((tmp_path / "g.json").read_text())["records"]) == 1
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--outdir", "new/a", "--json-out", "/proc/x.json"], "/proc/x.json: cannot create"),
+    (["--outdir", "new", "--results-dir", "res2", "--markdown", "/proc/x.md"],
+     "/proc/x.md: cannot create"),
+    (["--outdir", "new", "--json-out", "/dev/null/x.json"], "/dev/null: is a file"),
+    (["--json-out", "out/"], "out/: names a directory, not an output file: give a file "
+                             "name, such as out/out.json"),
+    (["--markdown", "md/"], "md/: names a directory, not an output file: give a file "
+                            "name, such as md/out.md"),
+    (["--outdir", "od", "--json-out", "od"], "od: is a directory, not an output file: give "
+                                             "a file name, such as od/out.json"),
+])
+def test_refused_outputs_leave_nothing_behind(tmp_path, args, needle):
+    """A refused output left the directories created before it (new/a, benchmarks/results);
+    --json-out out/ wrote the JSON to a file 'out' (the slash was lost)."""
+    r = _bench(["--grid", "--graphs", "rmat:6", "--ranks", "2", *VIRT, "-q", *args],
+               tmp_path, timeout=60)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], r.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_graph_file_refused_before_any_run(tmp_path):
+    """A bad edge list was read when its turn came, after the other graphs' runs (lost:
+    exit 2, no JSON); now every graph is read before the first run."""
+    (tmp_path / "ok.txt").write_text("1 2\n2 3\n3 1\n")
+    (tmp_path / "bad.txt").write_text("1 2\n2 x\n3 1\n")
+    r = _bench(["--grid", "--graphs", "ok.txt,bad.txt", "--ranks", "2", *VIRT,
+                "--outdir", "od", "--json-out", "j/x.json"], tmp_path, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith(
+        "bad.txt:2: expected an integer vertex id in column 2, got 'x'")
+    assert "[1/" not in r.stderr   # no run started
+    assert not (tmp_path / "j").exists() and not (tmp_path / "od").exists()
+
+
+def test_edited_graph_file_gets_a_new_reference(tmp_path):
+    """The reference cache was keyed by the file's name: after an edit every record was
+    scored against the old graph's answer (ERROR ABOVE TOLERANCE, exit 3)."""
+    g = tmp_path / "g.txt"
+    args = ["--grid", "--graphs", "g.txt", "--ranks", "2", "--modes", "bsp", *VIRT, "-q",
+            "--outdir", "od", "--json-out", "x.json"]
+    for text in ("1 2\n2 3\n3 1\n", "1 2\n2 3\n3 1\n1 3\n"):
+        g.write_text(text)
+        r = _bench(args, tmp_path, timeout=120)
+        assert r.returncode == 0, r.stderr
+        rec = json.loads((tmp_path / "x.json").read_text())["records"][0]
+        assert rec["within_tolerance"] and rec["final_error"] < 1e-6
+
+
+def test_reference_is_networkx_pagerank(grid_run):
+    """The answer every record is scored against is networkx's PageRank of the graph."""
+    import networkx as nx
+    import numpy as np
+
+    from asapgraph.bench.reference import load_reference
+    from asapgraph.graph.io import load_graph
+
+    d, _ = grid_run
+    ref = load_reference(next((d / "res" / "ref").glob("rmat_6_16_1*.npz")))
+    g = load_graph("rmat:6:16:1")
+    s, t, _ = g.edges()
+    ids = np.asarray(g.original_ids())
+    G = nx.MultiDiGraph()
+    G.add_nodes_from(ids.tolist())
+    G.add_edges_from(zip(ids[s].tolist(), ids[t].tolist()))
+    pr = nx.pagerank(G, alpha=0.85, tol=1e-14, max_iter=10000)
+    v = np.array([pr[i] for i in ref["ids"].tolist()])
+    assert np.abs(v - ref["ranks"]).sum() < 1e-9
+    doc = json.loads((d / "out" / "g.json").read_text())
+    for rec in doc["records"]:   # BSP's and ASAP's answers: each within its tol of it
+        assert rec["ok"] and rec["within_tolerance"]
+        assert rec["final_error"] <= rec["error_bound_asked"]

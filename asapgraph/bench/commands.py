@@ -519,7 +519,8 @@ def run_command(args):
     md = Path(args.markdown) if args.markdown else (
         Path("benchmarks") / "REPORT.md" if args.report else outdir / f"{name}.md")
     try:   # before any run: a bench of minutes must not fail at its last write
-        _check_outputs([json_out, md], [outdir, results_dir])
+        made = _check_outputs([json_out, md], [outdir, results_dir],
+                       given=[args.json_out, args.markdown], examples=["out.json", "out.md"])
     except InputError as e:
         sys.stderr.write(f"{e}\n")
         return 2
@@ -531,6 +532,18 @@ def run_command(args):
     say(f"{name}: {len(specs)} runs" + (f", budget {budget / 60:.1f} min" if budget else ""))
     from asapgraph.bench.runner import machine_info, run_specs
 
+    try:   # every graph read (its reference computed or found) before any run: a bad
+        # edge-list file was refused only when its turn came, after the other graphs'
+        # runs, which were then lost (exit 2, no JSON)
+        from asapgraph.bench.reference import ensure_reference, resolve_graph
+
+        for src in dict.fromkeys(resolve_graph(g)[0] for g in
+                                 [*(s.graph for s in specs), *(peer_graphs if do_peers else [])]):
+            ensure_reference(src, results_dir, progress=say)
+    except InputError as e:
+        _remove_empty(made)
+        sys.stderr.write(f"{e}\n")
+        return 2
     try:
         records = run_specs(specs, results_dir, run_timeout=timeout, progress=say, budget=budget)
         peer_rows = []
@@ -604,26 +617,61 @@ def _plots(records, outdir):
     return all_plots(records, outdir)
 
 
-def _check_outputs(files, dirs):
+def _check_outputs(files, dirs, given=(), examples=()):
     """Create the output directories (as the writes would) and refuse, in one line, one
     where a file cannot be written (read-only, ``/proc``, a file in the way) or an output
     file that is a directory, before any run: ``--json-out /proc/x.json`` ran every run
-    and then failed at the last write, after the plots and the Markdown were written."""
+    and then failed at the last write, after the plots and the Markdown were written.
+    ``given``: the output files as typed (``--json-out out/`` names a directory: as a
+    ``Path`` it lost its slash and the JSON was written to a file ``out``).  When one is
+    refused, the directories created here are removed again (``--outdir new --json-out
+    /proc/x.json`` left ``new`` and ``benchmarks/results`` behind)."""
     from asapgraph.errors import InputError
-    from asapgraph.graph.io.atomic import check_output_dir
+    from asapgraph.graph.io.atomic import check_output_dir, refuse_directory
 
-    for d in [*dirs, *(Path(f).parent for f in files)]:
-        try:
-            Path(d).mkdir(parents=True, exist_ok=True)
-        except FileExistsError:
-            raise InputError(os.fspath(d), None, "is a file, not a directory") from None
-        except OSError as e:
-            raise InputError(os.fspath(d), None, f"cannot create the directory: "
-                             f"{e.strerror or e}") from None
-    for f in files:
-        check_output_dir(f)
-    for d in dirs:
-        check_output_dir(Path(d) / ".asapgraph-bench-probe")
+    made = []
+    try:
+        def named_dirs():   # (examples[i]: a file name for files[i] / given[i])
+            for f, ex in [*zip(given, examples), *zip(files, examples)]:
+                if f:
+                    refuse_directory(f, ex)
+
+        named_dirs()
+        for d in [*dirs, *(Path(f).parent for f in files)]:
+            missing = []
+            p = Path(d)
+            while not os.path.lexists(p) and p != p.parent:
+                missing.append(p)
+                p = p.parent
+            try:
+                Path(d).mkdir(parents=True, exist_ok=True)
+            except FileExistsError:
+                raise InputError(os.fspath(d), None, "is a file, not a directory") from None
+            except OSError as e:
+                raise InputError(os.fspath(d), None, f"cannot create the directory: "
+                                 f"{e.strerror or e}") from None
+            finally:
+                made += [m for m in missing if os.path.isdir(m)]
+        named_dirs()   # (--json-out od --outdir od: od is a directory now)
+        for f in files:
+            check_output_dir(f)
+        for d in dirs:
+            check_output_dir(Path(d) / ".asapgraph-bench-probe")
+    except InputError:
+        _remove_empty(made)
+        raise
+    return made
+
+
+def _remove_empty(dirs):
+    """Remove those of ``dirs`` (created by :func:`_check_outputs`, deepest first) that
+    are still empty."""
+    for m in sorted(dirs, key=lambda d: len(Path(d).parts), reverse=True):
+        for d in (Path(m) / "ref", Path(m)):   # (a results directory's empty cache)
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
 
 
 def _rerender(args):
@@ -642,7 +690,7 @@ def _rerender(args):
     md = Path(args.markdown) if args.markdown else (
         Path("benchmarks") / "REPORT.md" if doc.get("name") == "report"
         else outdir / f"{doc.get('name', 'bench')}.md")
-    _check_outputs([md], [outdir])
+    _check_outputs([md], [outdir], given=[args.markdown], examples=["out.md"])
     plots = _plots(doc["records"], outdir)
     write_markdown(md, doc["records"], doc.get("peers"), plots, doc.get("command", ""),
                    doc.get("elapsed_seconds"))

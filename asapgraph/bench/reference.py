@@ -86,9 +86,18 @@ def resolve_graph(name):
 
 
 def graph_key(source):
-    """File-name-safe cache key of a source string."""
-    base = os.path.basename(source) if os.path.exists(source) else source
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", base)
+    """File-name-safe cache key of a source string: a generator spec as it is; a file by
+    its name and a digest of its absolute path, size and modification time (the name alone
+    kept the reference of an edited file, or of another directory's file of that name:
+    every record was scored against the wrong answer, ``ERROR ABOVE TOLERANCE``)."""
+    if not os.path.exists(source):
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", source)
+    import hashlib
+
+    st = os.stat(source)
+    tag = hashlib.sha1(f"{os.path.abspath(source)}\0{st.st_size}\0{st.st_mtime_ns}"
+                       .encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(source)) + "-" + tag
 
 
 def power_trajectory(graph, ref, alpha=ALPHA, stop=1e-10, max_iter=2000):
