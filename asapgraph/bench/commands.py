@@ -573,10 +573,13 @@ def run_command(args):
     from asapgraph.bench.report import write_markdown
 
     plots = _plots(records, outdir)
-    write_markdown(md, records, peer_rows, plots, command, elapsed)
+    import datetime
+
+    generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    write_markdown(md, records, peer_rows, plots, command, elapsed, generated)
     json_out.parent.mkdir(parents=True, exist_ok=True)
     doc = {"name": name, "command": command, "machine": machine_info(),
-           "elapsed_seconds": elapsed, "levels": [f"{x:.0e}" for x in __import__(
+           "elapsed_seconds": elapsed, "generated": generated, "levels": [f"{x:.0e}" for x in __import__(
                "asapgraph.bench.scenarios", fromlist=["LEVELS"]).LEVELS],
            "records": records, "peers": peer_rows,
            "plots": [str(Path(p).resolve()) for p in plots], "markdown": str(md.resolve())}
@@ -693,7 +696,7 @@ def _rerender(args):
     _check_outputs([md], [outdir], given=[args.markdown], examples=["out.md"])
     plots = _plots(doc["records"], outdir)
     write_markdown(md, doc["records"], doc.get("peers"), plots, doc.get("command", ""),
-                   doc.get("elapsed_seconds"))
+                   doc.get("elapsed_seconds"), doc.get("generated"))
     if not args.quiet:
         sys.stderr.write(f"asapgraph bench: {md} and {len(plots)} plots in {outdir} redrawn from "
                          f"{args.from_json}\n")

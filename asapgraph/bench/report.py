@@ -404,8 +404,10 @@ def _failures(records):
     return "\n".join(out) if out else "None: every run finished with its final error within its tolerance."
 
 
-def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir="."):
-    """The report text (Markdown)."""
+def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir=".",
+             generated=None):
+    """The report text (Markdown); ``generated``: the date shown (default now; the
+    JSON's, when ``--from-json`` redraws a run, so that the redrawn text is the run's)."""
     from asapgraph.bench.runner import machine_info
 
     machine = (records[0].get("machine") if records else None) or machine_info()
@@ -424,7 +426,8 @@ def markdown(records, peer_rows=None, plots=(), command="", elapsed=None, outdir
     lines = [
         "# asapgraph benchmark report: BSP vs ASAP PageRank on an emulated cluster",
         "",
-        f"Generated {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} by `{command}`"
+        f"Generated {generated or datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} by "
+        f"`{command}`"
         + (f" in {elapsed / 60:.1f} min" if elapsed else "") + ".",
         "",
         "## Conditions",
@@ -546,14 +549,15 @@ GEN_BEGIN = "<!-- asapgraph bench: the generated report begins -->"
 GEN_END = "<!-- asapgraph bench: the generated report ends (text outside these lines is kept) -->"
 
 
-def write_markdown(path, records, peer_rows=None, plots=(), command="", elapsed=None):
+def write_markdown(path, records, peer_rows=None, plots=(), command="", elapsed=None,
+                   generated=None):
     """Write :func:`markdown` to ``path`` (through a temporary file and a rename); returns
     the path.  If ``path`` exists with the :data:`GEN_BEGIN` / :data:`GEN_END` lines, only
     the text between them is replaced (without the report's title line when the text
     before them already starts with it); else the whole file is written, marked."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = markdown(records, peer_rows, plots, command, elapsed, path.parent)
+    body = markdown(records, peer_rows, plots, command, elapsed, path.parent, generated)
     text = f"{GEN_BEGIN}\n{body}\n{GEN_END}\n"
     old = path.read_text() if path.exists() else ""
     i, j = old.find(GEN_BEGIN), old.find(GEN_END)
