@@ -213,3 +213,25 @@ def test_reference_is_networkx_pagerank(grid_run):
     for rec in doc["records"]:   # BSP's and ASAP's answers: each within its tol of it
         assert rec["ok"] and rec["within_tolerance"]
         assert rec["final_error"] <= rec["error_bound_asked"]
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--grid", "--graphs", "rmat:6", "--ranks", "2", "--modes", "bsp", "--fanout", "2"],
+     "--fanout does not apply to a grid of BSP runs only"),
+    (["--grid", "--graphs", "rmat:6", "--ranks", "2", "--modes", "bsp", "--window", "1"],
+     "--window does not apply to a grid of BSP runs only"),
+    (["--grid", "--graphs", "rmat:6", "--ranks", "2", "--modes", "bsp", "--schedule="],
+     "--schedule does not apply to a grid of BSP runs only"),
+    (["--list", "--modes", "bsp,asap"], "--modes does not apply to --list"),
+    (["--list", "--clock", "wall"], "--clock does not apply to --list"),
+    (["--from-json", "x.json", "--compute", "cpu"], "--compute does not apply to --from-json"),
+    (["--modes", "bsp,asap"], "--modes does not apply to the default --quick run"),
+])
+def test_options_given_with_their_default_refused_where_they_do_not_apply(tmp_path, args,
+                                                                         needle):
+    """An option given with its default value was ignored where it does not apply (only a
+    changed value was refused): now refused as any other value is."""
+    r = _bench([*args, "-q"], tmp_path, timeout=60)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], r.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []

@@ -204,7 +204,7 @@ def add_arguments(p):
                         "'none' for no straggler)")
     g.add_argument("--tol", action=Given, default="1e-6", type=_FINITE_NONNEG)
     g.add_argument("--partition", action=Given, default="range", type=_PARTITIONS)
-    g.add_argument("--schedule", default="", type=_words,
+    g.add_argument("--schedule", action=Given, default="", type=_words,
                    help="ASAP schedules, e.g. sweep,priority (default: the engine's); with "
                         "--scenario: every ASAP run of the engine's default schedule runs "
                         "with each of these, runs of another schedule are dropped")
@@ -214,11 +214,11 @@ def add_arguments(p):
     g.add_argument("--pauses", action=Given, default=None, metavar="MIN:MAX:EVERY",
                    help="transient stragglers: every rank pauses U(MIN, MAX) seconds at "
                         "exponential gaps of mean EVERY seconds (e.g. 0.02:0.1:0.25)")
-    p.add_argument("--clock", choices=("wall", "virtual"), default="wall",
+    p.add_argument("--clock", action=Given, choices=("wall", "virtual"), default="wall",
                    help="time of the emulated cluster: the host's (wall) or per-rank virtual "
                         "clocks (virtual: every run needs a latency > 0); the figures are "
                         "then virtual seconds, the wall seconds beside them")
-    p.add_argument("--compute", choices=("cpu", "model"), default="cpu",
+    p.add_argument("--compute", action=Given, choices=("cpu", "model"), default="cpu",
                    help="how the emulation charges compute: thread CPU time (cpu) or the "
                         "modelled cost of the edges and vertices a sweep visits (model: "
                         "reproducible; asapgraph.engine.emulation)")
@@ -386,11 +386,14 @@ _ASAP_ONLY = ("fanout", "window", "approx", "schedule")
 
 
 def _given_options(args):
-    """The options of ``args`` whose value is not the default (given, and changing
-    something), without the action flags."""
+    """The options of ``args`` given (recorded by :class:`asapgraph.options.Given`) or
+    whose value is not the default, without the action flags (an option given with its
+    default value was not refused where it does not apply: ``--grid --modes bsp --fanout
+    2``, ``--list --modes bsp,asap``, ``--list --clock wall``)."""
     defaults = vars(add_arguments(argparse.ArgumentParser(add_help=False)).parse_args([]))
+    given = getattr(args, "_given", None) or set()
     return sorted(k for k, v in defaults.items()
-                  if k not in _ACTIONS and getattr(args, k, v) != v)
+                  if k not in _ACTIONS and (k in given or getattr(args, k, v) != v))
 
 
 def _check_applies(args, action, default=False):
