@@ -235,3 +235,27 @@ def test_options_given_with_their_default_refused_where_they_do_not_apply(tmp_pa
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], r.stderr[-2000:]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_plot_interrupted_during_its_write_leaves_no_file(tmp_path):
+    """A Ctrl-C during savefig left a truncated PNG under its final name."""
+    pytest.importorskip("matplotlib")
+    from asapgraph.bench import plots
+
+    plt = plots._plt()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+
+    def interrupted(target, **kw):
+        (open(target, "wb") if isinstance(target, str) else target).write(b"\x89PNG\r\n")
+        raise KeyboardInterrupt
+
+    fig.savefig = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        plots._save(fig, str(tmp_path / "p.png"))
+    assert list(tmp_path.iterdir()) == []
+    fig2, ax2 = plt.subplots()
+    ax2.plot([0, 1], [1, 0])
+    plots._save(fig2, str(tmp_path / "q.png"))
+    assert [p.name for p in tmp_path.iterdir()] == ["q.png"]
+    assert (tmp_path / "q.png").read_bytes()[:4] == b"\x89PNG"

@@ -36,8 +36,11 @@ def _ok(records, group=None):
 
 
 def _save(fig, path):
+    from asapgraph.graph.io.atomic import atomic_write
+
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    with atomic_write(path) as f:   # (as the JSON and the Markdown: a Ctrl-C during
+        fig.savefig(f, dpi=90, format="png")   # savefig left a truncated PNG)
     _plt().close(fig)
     return path
 
