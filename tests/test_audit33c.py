@@ -259,3 +259,15 @@ def test_plot_interrupted_during_its_write_leaves_no_file(tmp_path):
     plots._save(fig2, str(tmp_path / "q.png"))
     assert [p.name for p in tmp_path.iterdir()] == ["q.png"]
     assert (tmp_path / "q.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_grid_markdown_keeps_rebalance_modes_apart(tmp_path):
+    """--rebalance off,start: a row per mode (a record's 'rebalance' is the engine's report,
+    a dict, when the mode is not off)."""
+    r = _bench(["--grid", "--graphs", "rmat:6", "--ranks", "2", "--rebalance", "off,start",
+                *VIRT, "--straggler", "1:3", "-q", "--json-out", "g.json", "--markdown", "g.md",
+                "--outdir", "od", "--results-dir", "res"], tmp_path, timeout=240)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [ln.split("|")[5].strip() for ln in (tmp_path / "g.md").read_text().splitlines()
+            if ln.startswith("| rmat:6 |")]
+    assert sorted(rows) == ["off", "off", "start", "start"]

@@ -575,24 +575,33 @@ def run_command(args):
     elapsed = time.perf_counter() - t0
     from asapgraph.bench.report import write_markdown
 
-    plots = _plots(records, outdir)
     import datetime
 
-    generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    write_markdown(md, records, peer_rows, plots, command, elapsed, generated)
-    json_out.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"name": name, "command": command, "machine": machine_info(),
-           "elapsed_seconds": elapsed, "generated": generated, "levels": [f"{x:.0e}" for x in __import__(
-               "asapgraph.bench.scenarios", fromlist=["LEVELS"]).LEVELS],
-           "records": records, "peers": peer_rows,
-           "plots": [str(Path(p).resolve()) for p in plots], "markdown": str(md.resolve())}
     from asapgraph.graph.io.atomic import atomic_write
 
-    # (a temporary file of its own, removed if the write is interrupted: the fixed
-    # NAME.json.tmp was left half-written by a Ctrl-C during the write, and two benches
-    # writing one file shared it)
-    with atomic_write(json_out, "w") as f:
-        f.write(json.dumps(doc, indent=1, default=float))
+    generated = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+
+    def write_json(plots):
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"name": name, "command": command, "machine": machine_info(),
+               "elapsed_seconds": elapsed, "generated": generated,
+               "levels": [f"{x:.0e}" for x in __import__(
+                   "asapgraph.bench.scenarios", fromlist=["LEVELS"]).LEVELS],
+               "records": records, "peers": peer_rows,
+               "plots": [str(Path(p).resolve()) for p in plots], "markdown": str(md.resolve())}
+        # (a temporary file of its own, removed if the write is interrupted: the fixed
+        # NAME.json.tmp was left half-written by a Ctrl-C during the write, and two
+        # benches writing one file shared it)
+        with atomic_write(json_out, "w") as f:
+            f.write(json.dumps(doc, indent=1, default=float))
+
+    try:
+        plots = _plots(records, outdir)
+        write_markdown(md, records, peer_rows, plots, command, elapsed, generated)
+    except Exception:   # a bug drawing the report must not lose the runs (the JSON was
+        write_json([])  # written after the Markdown: an error there lost both)
+        raise
+    write_json(plots)
     nbad = sum(1 for r in records if not r.get("ok"))
     nwrong = sum(1 for r in records if r.get("ok") and not r.get("within_tolerance"))
     say(f"{name}: {len(records) - nbad}/{len(records)} runs ok in {elapsed / 60:.1f} min; "

@@ -161,8 +161,11 @@ def grid_rows(records):
     cells = defaultdict(lambda: defaultdict(list))
     for r in records:
         if r.get("ok") and r.get("group") == "grid":
-            key = (r["graph"], r["ranks"], r["network"], r.get("partition", "range"),
-                   r.get("rebalance") or "off", r["tol"])
+            rb = r.get("rebalance")   # (a run's record holds the engine's rebalance
+            if not isinstance(rb, str):  # report there, a dict; the tag keeps the mode)
+                rb = (r.get("tags") or {}).get("rebalance") or "off"
+            key = (r["graph"], r["ranks"], r["network"], r.get("partition", "range"), rb,
+                   r["tol"])
             cells[key][_grid_variant(r)].append(r)
     rows = []
     for key in sorted(cells, key=lambda k: tuple(str(x) if isinstance(x, str) else x
