@@ -141,8 +141,8 @@ def _strs(text):
 
 def _words(text):
     """``--modes``, ``--rebalance``, ``--schedule``: comma-separated words, none given
-    twice (``--schedule ,`` ran the engine's default schedule: an empty item is kept here
-    and refused as an unknown value, ``--schedule ""`` alone is the default)."""
+    twice, none empty in a list (``--schedule sweep,`` ran the engine's default schedule
+    too); ``--schedule ""`` alone is the default, ``--modes ""`` an unknown mode."""
     vals = _strs(text)
     if len(vals) > 1 and not all(vals):
         raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r} "
