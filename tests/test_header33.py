@@ -307,7 +307,7 @@ def test_json_field(tmp_path, command):
     assert json.loads(r.stdout)["header"] is False
 
 
-def test_help_and_launcher():
+def test_help_and_launcher(tmp_path):
     from asapgraph.comm.launch import _OPTIONS, rebuild_argv
 
     assert ("header", "--header", "flag") in _OPTIONS
@@ -316,5 +316,6 @@ def test_help_and_launcher():
     args = argparse.Namespace(header=True, input="h.csv")
     assert "--header" in rebuild_argv(args)
     r = subprocess.run([sys.executable, "-m", "asapgraph", "pagerank", "--help"],
-                       capture_output=True, text=True, timeout=60)
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
     assert "--header" in r.stdout
