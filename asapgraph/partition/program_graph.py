@@ -226,8 +226,14 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
     src, dst, w, n, idmap = read_dense_edges(source, comm, weighted, undirected,
                                              _options.weight_col_index(weight_col), chunk_bytes,
                                              seed, progress, bool(header))
+    from asapgraph.partition.reading import DenseEdges
+
+    # refusals name the file: a --labels edge list comes as rank 0's scattered edges (it
+    # was None: '<input>: sssp needs non-negative edge weights (found -2)', no line)
+    name = source if isinstance(source, str) else (
+        source.name if isinstance(source, DenseEdges) and source.local else None)
     g = _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
-               idmap.original, source if isinstance(source, str) else None)
+               idmap.original, name)
     g.weight_col = weight_col  # where a refusal finds the weights' line
     g.header = bool(header)
     return g

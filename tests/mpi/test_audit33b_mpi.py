@@ -1,0 +1,33 @@
+"""Audit 33b on K ranks (one process: tests/test_audit33b.py): the refusals of sssp, hits
+and katz on a ``--labels`` edge list name the file (and the line of a negative weight) as
+on one process; they said ``<input>:``/``<graph>:`` without a line."""
+import pytest
+
+NEG = "a b 1\nb c -2\nc a 1\n"
+#: every vertex points at every other: B = 3 bounds the largest eigenvalue, alpha 0.5 fails
+K4 = "".join(f"n{i} n{j}\n" for i in range(4) for j in range(4) if i != j)
+
+pytestmark = [pytest.mark.mpi, pytest.mark.timeout(900)]
+
+CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"], ["--np", "4"]]
+
+
+@pytest.mark.parametrize("args,text,want", [
+    (["sssp", "g.txt", "--source", "a", "--weighted"], NEG,
+     "g.txt:2: negative edge weight '-2': sssp needs non-negative edge weights"),
+    (["sssp", "g.txt", "--source", "a", "--weight-col", "4"], "a b 1 5\nb c -2 7\nc a 1 -3\n",
+     "g.txt:3: negative edge weight '-3': sssp needs non-negative edge weights"),
+    (["katz", "g.txt", "--alpha", "0.5"], K4, "g.txt: Katz alpha 0.5 is not below 1/B"),
+])
+def test_labelled_refusals_alike(tmp_path, args, text, want, refused_alike):
+    (tmp_path / "g.txt").write_text(text)
+    line = refused_alike(tmp_path, [*args, "--labels"], configs=CONFIGS, output="out.csv")
+    assert line.startswith(want), line
+
+
+def test_hits_labelled_negative_weight_alike(tmp_path, refused_alike):
+    """hits runs BSP only: on 1 and K ranks."""
+    (tmp_path / "g.txt").write_text(NEG)
+    line = refused_alike(tmp_path, ["hits", "g.txt", "--weighted", "--labels"],
+                         configs=[[], ["--np", "2"], ["--np", "3"]], output="out.csv")
+    assert line == "g.txt:2: negative edge weight '-2': hits needs non-negative edge weights"

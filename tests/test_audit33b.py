@@ -1,0 +1,63 @@
+"""Audit 33b: a seeded mutation fuzz of real edge lists (karate, email-Eu-core,
+foodweb-baydry, CollegeMsg, soc-sign-bitcoinotc, p2p-Gnutella08, wiki-Vote, ca-GrQc cut
+to a few hundred lines; line ends, byte order marks, separators, comments, ids, weights,
+NUL and non-UTF-8 bytes, long lines, gzip/bz2/xz whole, truncated and concatenated), one
+process against K ranks (the ranks' side: tests/mpi/test_audit33b_mpi.py).
+
+* With ``--labels`` on K ranks the programs' graph had no name: rank 0 reads the named
+  edge list and scatters its edges, and ``program_graph.load`` kept a file name only for
+  a ``str`` source.  sssp and hits refused a negative weight as ``<input>: sssp needs
+  non-negative edge weights (found -2)`` where one process names the file and the line
+  (``g.txt:2: negative edge weight '-2': ...``), and katz's alpha bound, hits' and sssp's
+  overflows said ``<graph>:`` instead of the file.
+"""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+NEG = "a b 1\nb c -2\nc a 1\n"
+#: every vertex points at every other: B = 3 bounds the largest eigenvalue, alpha 0.5 fails
+K4 = "".join(f"n{i} n{j}\n" for i in range(4) for j in range(4) if i != j)
+
+
+def _cli(args, cwd):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args,text,want", [
+    (["sssp", "g.txt", "--source", "a", "--weighted"], NEG,
+     "g.txt:2: negative edge weight '-2': sssp needs non-negative edge weights"),
+    (["hits", "g.txt", "--weighted"], NEG,
+     "g.txt:2: negative edge weight '-2': hits needs non-negative edge weights"),
+    (["katz", "g.txt", "--alpha", "0.5"], K4, "g.txt: Katz alpha 0.5 is not below 1/B"),
+])
+def test_labelled_refusals_name_the_file(tmp_path, args, text, want):
+    """One process's lines, which the ranks now give too (tests/mpi/test_audit33b_mpi.py)."""
+    (tmp_path / "g.txt").write_text(text)
+    r = _cli([*args, "--labels", "-q", "-o", "out.csv"], tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(want), r.stderr
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_program_graph_of_scattered_names_keeps_the_file_name(tmp_path):
+    """``program_graph.load`` of a rank's scattered edges (``--labels``) names the file
+    (one rank, the MPI singleton: no mpiexec)."""
+    pytest.importorskip("mpi4py")
+    code = textwrap.dedent("""
+        import numpy as np
+        from mpi4py import MPI
+        from asapgraph.partition.program_graph import load
+        from asapgraph.partition.reading import DenseEdges
+        e = DenseEdges(np.array([0, 1, 2]), np.array([1, 2, 0]), 3, np.array([1.0, -2, 1]),
+                       name="g.txt", local=True)
+        g = load(e, MPI.COMM_WORLD, weighted=True)
+        print(g.source)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "g.txt"
