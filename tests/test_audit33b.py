@@ -10,6 +10,10 @@ process against K ranks (the ranks' side: tests/mpi/test_audit33b_mpi.py).
   non-negative edge weights (found -2)`` where one process names the file and the line
   (``g.txt:2: negative edge weight '-2': ...``), and katz's alpha bound, hits' and sssp's
   overflows said ``<graph>:`` instead of the file.
+* The line of the first negative weight of a ``--labels`` edge list (found again on the
+  error path) was looked for in lines split at blanks, commas and ';', where the reader
+  splits at blanks and commas: of ``a;x b -2`` the weight column read ``b``, so a later
+  negative weight's line was named (1 and K ranks alike), or none ("(found -2)").
 """
 import subprocess
 import sys
@@ -61,3 +65,16 @@ def test_program_graph_of_scattered_names_keeps_the_file_name(tmp_path):
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "g.txt"
+
+
+@pytest.mark.parametrize("cmd,what", [
+    (["pagerank"], "PageRank needs non-negative edge weights"),
+    (["sssp", "--source", "b"], "sssp needs non-negative edge weights"),
+])
+@pytest.mark.parametrize("text", ["a;x b -2\nb c -3\nc a 1\n", "a;x b -2\nb c 3\nc a 1\n"])
+def test_labelled_negative_weight_line_with_semicolon_in_a_name(tmp_path, cmd, what, text):
+    (tmp_path / "g.txt").write_text(text)
+    r = _cli([*cmd, "g.txt", "--labels", "--weighted", "-q"], tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == f"g.txt:1: negative edge weight '-2': {what}" + (
+        " (use it unweighted, or transform the weights)" if cmd == ["pagerank"] else "")

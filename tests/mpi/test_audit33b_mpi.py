@@ -1,6 +1,7 @@
 """Audit 33b on K ranks (one process: tests/test_audit33b.py): the refusals of sssp, hits
 and katz on a ``--labels`` edge list name the file (and the line of a negative weight) as
-on one process; they said ``<input>:``/``<graph>:`` without a line."""
+on one process; they said ``<input>:``/``<graph>:`` without a line.  The line of a
+negative weight where a name holds a ';' (the first such line, 1 and K ranks)."""
 import pytest
 
 NEG = "a b 1\nb c -2\nc a 1\n"
@@ -18,6 +19,11 @@ CONFIGS = [[], ["--np", "2"], ["--np", "3", "--mode", "asap"], ["--np", "4"]]
     (["sssp", "g.txt", "--source", "a", "--weight-col", "4"], "a b 1 5\nb c -2 7\nc a 1 -3\n",
      "g.txt:3: negative edge weight '-3': sssp needs non-negative edge weights"),
     (["katz", "g.txt", "--alpha", "0.5"], K4, "g.txt: Katz alpha 0.5 is not below 1/B"),
+    # a ';' is part of a name: the first line's weight, not the second's
+    (["sssp", "g.txt", "--source", "b", "--weighted"], "a;x b -2\nb c -3\nc a 1\n",
+     "g.txt:1: negative edge weight '-2': sssp needs non-negative edge weights"),
+    (["pagerank", "g.txt", "--weighted"], "a;x b -2\nb c 3\nc a 1\n",
+     "g.txt:1: negative edge weight '-2': PageRank needs non-negative edge weights"),
 ])
 def test_labelled_refusals_alike(tmp_path, args, text, want, refused_alike):
     (tmp_path / "g.txt").write_text(text)

@@ -569,9 +569,11 @@ def _numbered_lines(path, first=1):
 
 
 def _weight_token(raw, wc):
+    """The ``wc``-th column of a line, split as the readers split it: at blanks and
+    commas (a ';' is part of a --labels name: splitting there named a later line)."""
     import re
 
-    return re.split(rb"[\s,;]+", raw.strip())[wc - 1]
+    return re.split(rb"[\s,]+", raw.strip())[wc - 1]
 
 
 def _header_line(path):
