@@ -14,6 +14,10 @@ process against K ranks (the ranks' side: tests/mpi/test_audit33b_mpi.py).
   error path) was looked for in lines split at blanks, commas and ';', where the reader
   splits at blanks and commas: of ``a;x b -2`` the weight column read ``b``, so a later
   negative weight's line was named (1 and K ranks alike), or none ("(found -2)").
+* ``--labels`` from standard input (no line to name): sssp and hits on one process named
+  an edge by the graph's edge order (``edge 'b' -> 'c': negative edge weight -2.0``), K
+  ranks the smallest weight of the lowest rank holding a negative one (-2 where the
+  graph's smallest is -5).  Now ``(found -5)``, the smallest over all ranks, everywhere.
 """
 import subprocess
 import sys
@@ -78,3 +82,16 @@ def test_labelled_negative_weight_line_with_semicolon_in_a_name(tmp_path, cmd, w
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip() == f"g.txt:1: negative edge weight '-2': {what}" + (
         " (use it unweighted, or transform the weights)" if cmd == ["pagerank"] else "")
+
+
+#: the smallest weight (-5) is not the first (-2): the ranks holding them differ
+STDIN_NEG = "a b -2\n" + "".join(f"m{i} n{i} 1\n" for i in range(20)) + "z a -5\n"
+
+
+@pytest.mark.parametrize("cmd", [["sssp", "--source", "a"], ["hits"]])
+def test_labelled_stdin_negative_weight_names_the_smallest(tmp_path, cmd):
+    r = subprocess.run([sys.executable, "-m", "asapgraph", *cmd, "-", "--labels", "--weighted",
+                        "-q"], cwd=tmp_path, input=STDIN_NEG, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == f"<stdin>: {cmd[0]} needs non-negative edge weights (found -5)"

@@ -149,25 +149,34 @@ def unit_l2(vec, allreduce=None):
     return vec / np.sqrt(s) if s > 0 else vec
 
 
-def check_nonnegative_weights(graph, who):
+def check_nonnegative_weights(graph, who, allreduce=None):
     """Refuse a negative (the line of the first, in a text file) or NaN edge weight of
     ``graph`` (one process's graph, or a rank's local graph); ``who`` names the program
-    in the message (``sssp``, ``hits``)."""
+    in the message (``sssp``, ``hits``).  ``allreduce`` (``ctx.allreduce``, collective):
+    the smallest weight over all ranks, so that every rank refuses with the value one
+    process names (the lowest refusing rank named its own smallest: -2 for -5)."""
     w = graph.weights
+    lo = float(np.fmin.reduce(w)) if w is not None and w.size else np.inf  # (NaN aside)
+    lo = np.inf if np.isnan(lo) else lo
+    if allreduce is not None:
+        lo = float(np.asarray(allreduce(np.array([lo]), "min")).reshape(-1)[0])
     if w is not None and w.size and float(w.min()) < 0:
         from asapgraph.graph.convert import in_memory, negative_weight_at
         from asapgraph.options import negative_weights_error
 
         src = graph.source
+        # (standard input is no graph built in memory: its edge named on one process only,
+        # by the graph's edge order, where K ranks, holding their shares, give the value)
         e = negative_weights_error(src, src, getattr(graph, "weight_col", None),
                                    f"{who} needs non-negative edge weights",
-                                   negative_weight_at(None, graph) if in_memory(src) else None,
+                                   negative_weight_at(None, graph)
+                                   if in_memory(src) and src != "<stdin>" else None,
                                    header=getattr(graph, "header", False))
         if e.line is None and not e.message.startswith(("row ", "edge ")):  # not a text
             # file, .npy array (their line or row named) or graph given in memory (the
             # edge named; one process): the value, as a plain number
             e = InputError(src, None, f"{who} needs non-negative edge weights (found "
-                                      f"{float(w.min()):g})")
+                                      f"{lo:g})")
         raise e
     if w is not None and np.isnan(w).any():
         raise InputError(graph.source, None, f"{who}: an edge weight is NaN")

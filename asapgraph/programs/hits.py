@@ -58,7 +58,7 @@ class HITSProgram(VertexProgram):
         has, top = ctx.allreduce(np.array([float(w is not None and w.size > 0),
                                            float(w.max()) if w is not None and w.size else
                                            -np.inf]), "max")
-        check_nonnegative_weights(ctx.graph, "hits")
+        check_nonnegative_weights(ctx.graph, "hits", ctx.allreduce)
         if has and not top > 0:  # every weight 0: A = 0, the scores are undefined (they
             # came out all 0, not summing to 1; networkx's svds fails on it)
             raise InputError(getattr(ctx.graph, "source", None) or "<graph>", None,

@@ -56,7 +56,7 @@ class SSSPProgram(VertexProgram):
         self.source = int(source)
 
     def setup(self, ctx):
-        check_nonnegative_weights(ctx.graph, "sssp")
+        check_nonnegative_weights(ctx.graph, "sssp", ctx.allreduce)
 
     def init(self, ctx):
         d = np.full(ctx.n_local, np.inf)

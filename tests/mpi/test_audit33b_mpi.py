@@ -1,7 +1,12 @@
 """Audit 33b on K ranks (one process: tests/test_audit33b.py): the refusals of sssp, hits
 and katz on a ``--labels`` edge list name the file (and the line of a negative weight) as
 on one process; they said ``<input>:``/``<graph>:`` without a line.  The line of a
-negative weight where a name holds a ';' (the first such line, 1 and K ranks)."""
+negative weight where a name holds a ';' (the first such line, 1 and K ranks).  From
+standard input (``--labels``): the smallest weight over all ranks (was the lowest
+refusing rank's own smallest)."""
+import subprocess
+import sys
+
 import pytest
 
 NEG = "a b 1\nb c -2\nc a 1\n"
@@ -37,3 +42,20 @@ def test_hits_labelled_negative_weight_alike(tmp_path, refused_alike):
     line = refused_alike(tmp_path, ["hits", "g.txt", "--weighted", "--labels"],
                          configs=[[], ["--np", "2"], ["--np", "3"]], output="out.csv")
     assert line == "g.txt:2: negative edge weight '-2': hits needs non-negative edge weights"
+
+
+STDIN_NEG = "a b -2\n" + "".join(f"m{i} n{i} 1\n" for i in range(20)) + "z a -5\n"
+
+
+@pytest.mark.parametrize("cmd,configs", [
+    (["sssp", "--source", "a"], CONFIGS),
+    (["hits"], [[], ["--np", "2"], ["--np", "3"]]),
+])
+def test_labelled_stdin_negative_weight_alike(tmp_path, cmd, configs):
+    for extra in configs:
+        r = subprocess.run([sys.executable, "-m", "asapgraph", *cmd, "-", "--labels",
+                            "--weighted", "-q", *extra], cwd=tmp_path, input=STDIN_NEG,
+                           capture_output=True, text=True, timeout=240)
+        assert r.returncode == 2, (extra, r.stderr[-2000:])
+        assert r.stderr.strip() == (f"<stdin>: {cmd[0]} needs non-negative edge weights "
+                                    "(found -5)"), (extra, r.stderr[-2000:])
