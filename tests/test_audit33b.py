@@ -18,6 +18,10 @@ process against K ranks (the ranks' side: tests/mpi/test_audit33b_mpi.py).
   an edge by the graph's edge order (``edge 'b' -> 'c': negative edge weight -2.0``), K
   ranks the smallest weight of the lowest rank holding a negative one (-2 where the
   graph's smallest is -5).  Now ``(found -5)``, the smallest over all ranks, everywhere.
+* A UTF-8 byte order mark before line 1: the line of the first negative weight was looked
+  for in lines read again without blanking it (the readers blank it), so line 1 was no
+  edge and the next edge's line and weight were named, ``g.txt:2: negative edge weight
+  '3'`` (1 and K ranks alike; plain and gzip; --labels with a blank after the mark).
 """
 import subprocess
 import sys
@@ -95,3 +99,24 @@ def test_labelled_stdin_negative_weight_names_the_smallest(tmp_path, cmd):
                        timeout=120)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip() == f"<stdin>: {cmd[0]} needs non-negative edge weights (found -5)"
+
+
+@pytest.mark.parametrize("text,opts", [
+    ("\ufeff0 1 -2\n1 2 3\n2 0 1\n", []),
+    ("\ufeff0 1 -2\n1 2 -3\n2 0 1\n", []),
+    ("\ufeff a b -2\nb c -3\nc a 1\n", ["--labels"]),
+])
+@pytest.mark.parametrize("gz", [False, True])
+def test_negative_weight_line_after_a_byte_order_mark(tmp_path, text, opts, gz):
+    import gzip
+
+    data = text.encode()
+    name = "g.txt.gz" if gz else "g.txt"
+    (tmp_path / name).write_bytes(gzip.compress(data) if gz else data)
+    src = "a" if opts else "0"
+    for cmd, what in ((["sssp", "--source", src], "sssp needs non-negative edge weights"),
+                      (["pagerank"], "PageRank needs non-negative edge weights")):
+        r = _cli([cmd[0], name, *cmd[1:], "--weighted", "-q", *opts], tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip().startswith(f"{name}:1: negative edge weight '-2': {what}"), \
+            r.stderr

@@ -3,7 +3,8 @@ and katz on a ``--labels`` edge list name the file (and the line of a negative w
 on one process; they said ``<input>:``/``<graph>:`` without a line.  The line of a
 negative weight where a name holds a ';' (the first such line, 1 and K ranks).  From
 standard input (``--labels``): the smallest weight over all ranks (was the lowest
-refusing rank's own smallest)."""
+refusing rank's own smallest).  After a UTF-8 byte order mark, the line of a negative
+weight on line 1 (the next edge's line was named)."""
 import subprocess
 import sys
 
@@ -59,3 +60,14 @@ def test_labelled_stdin_negative_weight_alike(tmp_path, cmd, configs):
         assert r.returncode == 2, (extra, r.stderr[-2000:])
         assert r.stderr.strip() == (f"<stdin>: {cmd[0]} needs non-negative edge weights "
                                     "(found -5)"), (extra, r.stderr[-2000:])
+
+
+@pytest.mark.parametrize("args,text", [
+    (["sssp", "g.txt", "--source", "0", "--weighted"], "\ufeff0 1 -2\n1 2 3\n2 0 1\n"),
+    (["pagerank", "g.txt", "--weighted", "--labels"], "\ufeff a b -2\nb c -3\nc a 1\n"),
+])
+def test_negative_weight_line_after_a_byte_order_mark_alike(tmp_path, args, text,
+                                                            refused_alike):
+    (tmp_path / "g.txt").write_bytes(text.encode())
+    line = refused_alike(tmp_path, args, configs=CONFIGS, output="out.csv")
+    assert line.startswith("g.txt:1: negative edge weight '-2': "), line

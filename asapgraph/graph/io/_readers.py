@@ -556,14 +556,21 @@ def first_negative_weight(path, weight_col=None, src_col=1, dst_col=2, header=Fa
 def _numbered_lines(path, first=1):
     """``(line number, bytes)`` of the lines of the text file ``path`` (any compression)
     from line ``first`` on, read through a buffer (a plain file's handle from
-    :func:`open_binary` is unbuffered: ``readline`` on it reads a byte per call)."""
+    :func:`open_binary` is unbuffered: ``readline`` on it reads a byte per call).  A UTF-8
+    byte order mark before line 1 is blanked out, as the readers blank it (it glued to
+    the first id: line 1 was no edge, and the refusal of a negative weight there named
+    the next edge's line and weight, ``g.txt:2: negative edge weight '3'``)."""
     import itertools
 
     stream = open_binary(path)[0]
     try:
         if not isinstance(stream, io.BufferedIOBase):
             stream = io.BufferedReader(stream, 1 << 20)
-        yield from enumerate(itertools.islice(stream, first - 1, None), start=first)
+        lines = enumerate(itertools.islice(stream, first - 1, None), start=first)
+        for no, raw in lines:
+            if no == 1 and raw[:3] == b"\xef\xbb\xbf":
+                raw = b"   " + raw[3:]
+            yield no, raw
     finally:
         stream.close()
 
