@@ -190,7 +190,7 @@ def _check_source(source, weighted, header=False):
     from asapgraph.graph.io._readers import _check_args, header_refusal
     from asapgraph.partition.reading import DenseEdges
 
-    _check_args(1, header=header)
+    _check_args(header=header)
     if isinstance(source, (LoadedGraph, DenseEdges)):
         if header:   # (a LoadedGraph was read already: pass header to load())
             raise header_refusal(str(getattr(source, "source", source)),

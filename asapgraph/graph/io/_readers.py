@@ -144,14 +144,16 @@ def _is_column(c):
     return isinstance(c, (int, np.integer)) and not isinstance(c, bool)
 
 
-def _check_args(chunk_bytes, **flags):
-    """The loaders' switches are booleans and ``chunk_bytes`` a positive integer: a truthy
-    string (``weighted="no"``) read a weight column, and ``chunk_bytes`` 0, -1 or 1.5 was
-    taken without a word."""
+def _check_args(chunk_bytes=None, **flags):
+    """The loaders' switches are booleans and ``chunk_bytes`` (None: not checked) a
+    positive integer: a truthy string (``weighted="no"``) read a weight column, and
+    ``chunk_bytes`` 0, -1 or 1.5 was taken without a word."""
     for k, v in flags.items():  # (None and the ints 0 and 1 pass, as False and True)
         if not (v is None or isinstance(v, (bool, np.bool_))
                 or (isinstance(v, (int, np.integer)) and v in (0, 1))):
             raise TypeError(f"{k} must be True or False, got {v!r}")
+    if chunk_bytes is None:
+        return
     if isinstance(chunk_bytes, (bool, np.bool_)) or not isinstance(
             chunk_bytes, (int, np.integer)) or chunk_bytes < 1:
         raise ValueError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
@@ -505,7 +507,7 @@ def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_co
     Errors are raised as in :func:`read_edges` when the offending block is reached;
     ``header`` as there.
     """
-    _check_args(CHUNK_BYTES, header=header)
+    _check_args(header=header)
     path = path if path == "-" else os.fspath(path)
     wc = _weight_col(weighted, weight_col)
     _check_cols(path, src_col, dst_col, wc)
@@ -586,10 +588,12 @@ def _weight_token(raw, wc):
 def _header_line(path):
     """The number of the header line of the text file ``path`` (``--header``: its first
     line that is neither blank nor a comment), None when it has none (error paths)."""
+    from asapgraph.graph.io._text import header_span
+
     try:
         for no, raw in _numbered_lines(path):
-            f = raw.replace(b",", b" ").strip()
-            if f and f[:1] not in (b"#", b"%"):
+            h, e = header_span(raw)
+            if h < e:
                 return no
     except (InputError, OSError, EOFError):
         return None
