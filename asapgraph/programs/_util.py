@@ -15,6 +15,15 @@ def dense_id(graph, source, what="source"):
         if i is None:
             raise InputError(graph.source, None, f"{what} vertex {source!r} is not in the graph")
         return i
+    if isinstance(source, str):   # as an edge list's ids: plain ASCII digits (int() took
+        # '+1', '1_0' as 10 and other scripts' digits, which a file's id column refuses)
+        text = source.strip()
+        if text[:1] in ("+", "-") and text[1:].isascii() and text[1:].isdigit():
+            raise InputError(graph.source, None, f"{what} vertex id {source!r} has a sign "
+                                                 "(ids are plain digits)")
+        if not (text.isascii() and text.isdigit()):
+            raise InputError(graph.source, None,
+                             f"{what} vertex id must be an integer, got {source!r}")
     try:
         s = int(source)
         if isinstance(source, (float, np.floating)) and s != source:  # 0.5 is not vertex 0
