@@ -69,3 +69,76 @@ def test_python_source_strings(path, fn):
         with pytest.raises(InputError) as e:
             fn(g, bad)
         assert str(e.value) == f"{path}: {msg}"
+
+
+# --- A KONECT first line on standard input -------------------------------------------------
+# ``% sym`` (each undirected edge listed once) without --undirected and ``% bip`` were
+# refused for a file and read as a directed graph from stdin (a different graph).  Now stdin's
+# head is looked at, not read, so the reader still gets every byte.
+
+SYM = "% sym unweighted\n% 5 5 5\n1 2\n2 3\n3 1\n3 4\n4 5\n"
+
+
+def _compressed(kind, data):
+    import bz2
+    import gzip
+    import lzma
+
+    return {"plain": lambda b: b, "gz": gzip.compress, "bz2": bz2.compress,
+            "xz": lzma.compress}[kind](data)
+
+
+def _stdin(args, data, cwd):
+    return subprocess.run([sys.executable, "-m", "asapgraph", *args], cwd=cwd, input=data,
+                          capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize("kind", ["plain", "gz", "bz2", "xz"])
+@pytest.mark.parametrize("command", [["pagerank"], ["wcc"], ["info"], ["pagerank", "--labels"]])
+def test_konect_sym_on_stdin_refused_as_for_a_file(tmp_path, kind, command):
+    data = _compressed(kind, SYM.encode())
+    f = tmp_path / "k.txt"
+    f.write_bytes(data)
+    by_file = _cli([command[0], str(f), *command[1:]], tmp_path)
+    by_stdin = _stdin([command[0], "-", *command[1:]], data, tmp_path)
+    assert by_file.returncode == by_stdin.returncode == 2
+    why = ("a KONECT undirected network ('% sym unweighted': every edge is listed once): "
+           "pass --undirected (Python: undirected=True), or remove that line to read the "
+           "edges as directed")
+    assert by_file.stderr.strip().splitlines() == [f"{f}:1: {why}"]
+    assert by_stdin.stderr.decode().strip().splitlines() == [f"<stdin>:1: {why}"]
+
+
+@pytest.mark.parametrize("kind", ["plain", "gz", "bz2", "xz"])
+def test_konect_sym_on_stdin_with_undirected_reads_every_edge(tmp_path, kind):
+    """The head looked at is given back to the reader: the answer is the file's (here a
+    graph much longer than the look, so a lost head would show)."""
+    import json
+
+    lines = [f"{i} {(i * 7 + 3) % 5000}" for i in range(20000)]
+    data = _compressed(kind, ("% sym\n" + "\n".join(lines) + "\n").encode())
+    f = tmp_path / "k.txt"
+    f.write_bytes(data)
+    a = _cli(["pagerank", str(f), "--undirected", "--json", "--tol", "1e-12",
+              "-o", str(tmp_path / "a.csv")], tmp_path)
+    b = _stdin(["pagerank", "-", "--undirected", "--json", "--tol", "1e-12",
+                "-o", str(tmp_path / "b.csv")], data, tmp_path)
+    assert a.returncode == b.returncode == 0, (a.stderr, b.stderr)
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    assert (ja["vertices"], ja["edges"]) == (jb["vertices"], jb["edges"])
+    assert ja["vertices"] == 20000 and ja["edges"] > 39000
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+
+
+def test_konect_bip_on_stdin_refused_and_asym_read(tmp_path):
+    r = _stdin(["wcc", "-"], b"% bip unweighted\n1 2\n", tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.decode().strip() == (
+        "<stdin>:1: a KONECT bipartite network ('% bip unweighted'): its two columns number "
+        "two different vertex sets, which one graph would merge; renumber one side and "
+        "remove that line")
+    r = _stdin(["pagerank", "-", "--json"], b"% asym unweighted\n1 2\n2 3\n", tmp_path)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    assert json.loads(r.stdout)["edges"] == 2

@@ -49,7 +49,8 @@ def labelled_input(args, comm, weighted):
     from asapgraph.partition.reading import scatter_labelled
 
     return scatter_labelled(args.input, comm, weighted, getattr(args, "weight_col", None),
-                            bool(getattr(args, "header", False)))
+                            bool(getattr(args, "header", False)),
+                            bool(getattr(args, "undirected", False)))
 
 
 def named(names, ids):

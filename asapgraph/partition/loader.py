@@ -51,7 +51,8 @@ from asapgraph.partition.idmap import IdMap, SpecIds, map_ids
 from asapgraph.partition.local_graph import LocalGraph, build_local
 from asapgraph.partition.memory import MEM_TRACE, mem_mark, phase, trim_malloc, tune_malloc
 from asapgraph.partition.partitioners import Partition, range_partition
-from asapgraph.partition.reading import DenseEdges, read_local_edges, scatter_whole_file
+from asapgraph.partition.reading import (DenseEdges, agree_konect, read_local_edges,
+                                        scatter_whole_file)
 from asapgraph.partition.rows import fits, local_from_slice
 
 __all__ = ["load_partitioned", "LocalGraph", "read_local_edges", "read_dense_edges",
@@ -70,6 +71,7 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
     """
     t0 = time.perf_counter()
     info = {}
+    agree_konect(source, comm, undirected)
     whole = scatter_whole_file(source, comm, weighted, undirected, weight_col, header)
     if whole is not None:  # rank 0 read it (undirected applied there, as on one process)
         source, undirected = whole, False

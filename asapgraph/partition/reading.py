@@ -69,19 +69,41 @@ class DenseEdges:
         return self.name
 
 
-def scatter_labelled(path, comm, weighted=False, weight_col=None, header=False):
+def agree_konect(source, comm, undirected):
+    """A KONECT edge list whose first line says ``% sym`` without ``undirected``, or
+    ``% bip``: refused on every rank as one process refuses it
+    (:func:`asapgraph.graph.io._readers.konect_refusal`; collective).  Rank 0 looks, at
+    the file or at standard input's head (left for its reader): ``-`` is rank 0's alone,
+    and the Python API reaches the ranks without the command line's check."""
+    err = None
+    if comm.Get_rank() == 0 and isinstance(source, (str, os.PathLike)):
+        path = source if source == "-" else os.fspath(source)
+        try:
+            from asapgraph.graph.io._readers import detect_format, konect_refusal
+
+            if path == "-" or (os.path.isfile(path) and detect_format(path) == "text"):
+                err = konect_refusal(path, undirected)
+        except OSError:   # (unreadable: its reader says so)
+            err = None
+    agree(comm, err)
+
+
+def scatter_labelled(path, comm, weighted=False, weight_col=None, header=False,
+                     undirected=False):
     """``--labels`` on K ranks (collective): rank 0 reads the text edge list whose vertices
     are named by tokens (:func:`asapgraph.graph.io.labelled.read_labelled`), numbers the
     names as one process does (sorted; :func:`asapgraph.graph.labels.factorize_pair`) and
     scatters ``m / K`` consecutive edges to each rank.  Returns ``(DenseEdges (local), the
     names of the dense ids on rank 0, None elsewhere)``.  Rank 0 holds the whole edge list
     once (the names need one global numbering); bad input is agreed by every rank.
-    ``header``: the file's header line is skipped (as on one process)."""
+    ``header``: the file's header line is skipped (as on one process); ``undirected``
+    only decides whether a KONECT ``% sym`` first line is refused (:func:`agree_konect`)."""
     from asapgraph.graph.io._readers import _weight_col
     from asapgraph.graph.io._text import display_name
     from asapgraph.graph.io.labelled import read_labelled
     from asapgraph.graph.labels import factorize_pair
 
+    agree_konect(path, comm, undirected)
     err, labels, meta, s, d, w = None, None, None, None, None, None
     if comm.Get_rank() == 0:
         try:

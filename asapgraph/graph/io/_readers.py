@@ -95,9 +95,15 @@ def konect_refusal(path, undirected):
     edge listed once (read as directed it is a different graph: pass ``--undirected``),
     ``% bip ...`` is bipartite, its two columns numbering two different vertex sets (one
     graph would merge left vertex 1 with right vertex 1), ``% asym`` is directed."""
-    if path == "-" or not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+    if path == "-":   # (looked at, not read: the reader gets these bytes)
+        from asapgraph.graph.io._text import stdin_head
+
+        head = stdin_head(256)
+    elif not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
-    head = _decompressed_head(path, 256) if compression_of(sniff(path)) else sniff_n(path, 256)
+    else:
+        head = (_decompressed_head(path, 256) if compression_of(sniff(path))
+                else sniff_n(path, 256))
     m = _KONECT.match(head)
     if m is None:
         return None

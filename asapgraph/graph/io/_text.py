@@ -367,6 +367,16 @@ class _StdinPeek:
         self.head = raw.read(16) or b""
         self.pos = 0
 
+    def peek(self, n):
+        """The first ``n`` bytes (fewer at the end of the stream), without consuming them:
+        they stay to be read.  Only before any read."""
+        while len(self.head) < n and self.pos == 0:
+            more = self.raw.read(n - len(self.head))
+            if not more:
+                break
+            self.head += more
+        return self.head[:n]
+
     def readinto(self, b):
         mv = memoryview(b)
         k = 0
@@ -463,6 +473,41 @@ def _strict(fp, kind):
     return io.BufferedReader(_StrictMultistream(fp, factory), 1 << 16)
 
 
+_STDIN_PEEK = None   # the _StdinPeek of sys.stdin while none of it has been read
+
+
+def _stdin_peek():
+    """The process's standard input as a :class:`_StdinPeek`: the same one until something
+    reads from it, so a look at its head (:func:`stdin_head`) leaves the bytes to the
+    reader."""
+    global _STDIN_PEEK
+    raw = sys.stdin.buffer
+    if _STDIN_PEEK is None or _STDIN_PEEK.raw is not raw or _STDIN_PEEK.pos:
+        _STDIN_PEEK = _StdinPeek(raw)
+    return _STDIN_PEEK
+
+
+def stdin_head(k):
+    """Up to ``k`` decompressed bytes at the start of standard input (gzip, bzip2 and xz
+    by their magic bytes), left unread for the reader; b"" when stdin is closed, has been
+    read from, or its data do not decompress (the reader reports that)."""
+    if sys.stdin is None:
+        return b""
+    peek = _stdin_peek()
+    kind = compression_of(peek.head)
+    if kind is None:
+        return peek.peek(k)
+    # (a bzip2 block holds up to 900 kB of input before it gives any output)
+    raw = peek.peek(1 << 16 if kind == "gzip" else 1 << 20)
+    try:
+        if kind == "gzip":
+            return zlib.decompressobj(31).decompress(raw, k)
+        dec = bz2.BZ2Decompressor() if kind == "bz2" else lzma.LZMADecompressor()
+        return dec.decompress(raw, k)
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError):
+        return b""
+
+
 def open_binary(path):
     """Open ``path`` (or ``'-'``) for reading decompressed bytes.
 
@@ -473,7 +518,7 @@ def open_binary(path):
     if path == "-":
         if sys.stdin is None:  # the process started with its descriptor 0 closed
             raise InputError(name, None, STDIN_CLOSED)
-        peek = _StdinPeek(sys.stdin.buffer)
+        peek = _stdin_peek()
         kind = compression_of(peek.head)
         if kind == "gzip":
             return gzip.GzipFile(fileobj=peek, mode="rb"), kind, None
