@@ -142,3 +142,15 @@ def test_konect_bip_on_stdin_refused_and_asym_read(tmp_path):
     import json
 
     assert json.loads(r.stdout)["edges"] == 2
+
+
+@pytest.mark.parametrize("chunk", [0, -1, 1.5, True, "10"])
+def test_iter_edge_chunks_checks_chunk_bytes(path, chunk):
+    """As read_edges and load_graph check it (0 and 1.5 were taken without a word)."""
+    from asapgraph.graph.io import iter_edge_chunks
+
+    with pytest.raises(ValueError, match="chunk_bytes must be a positive integer"):
+        next(iter_edge_chunks(str(path), chunk))
+    assert sum(len(e.src) for e in iter_edge_chunks(str(path), 1)) == 2
+    with pytest.raises(TypeError, match="weighted must be True or False"):
+        next(iter_edge_chunks(str(path), weighted="no"))

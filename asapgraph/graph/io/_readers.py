@@ -513,7 +513,7 @@ def iter_edge_chunks(path, chunk_bytes=CHUNK_BYTES, *, weighted=False, weight_co
     Errors are raised as in :func:`read_edges` when the offending block is reached;
     ``header`` as there.
     """
-    _check_args(header=header)
+    _check_args(chunk_bytes, header=header, weighted=weighted)   # (0, -1, 1.5: refused)
     path = path if path == "-" else os.fspath(path)
     wc = _weight_col(weighted, weight_col)
     _check_cols(path, src_col, dst_col, wc)
