@@ -88,8 +88,8 @@ def headline_rows(records, group="rq1", level=TARGET):
                               default=None),
             "bsp_error_at_level": level if bt is not None else None,
             "asap_within": all(r.get("within_tolerance") for r in a) if a else None,
-            "bsp_wait": _med([r.get("wait_seconds") for r in b]),
-            "asap_wait": _med([r.get("wait_seconds") for r in a]),
+            "bsp_wait": _med([_wait(r) for r in b]),
+            "asap_wait": _med([_wait(r) for r in a]),
             "runs": (len(b), len(a)),
         })
         rows[-1].update(_work_split(b, a))
@@ -270,6 +270,14 @@ def _rq3(records):
             corr, recs)
 
 
+def _wait(r):
+    """A record's waiting time on its own clock: the virtual one's for a run on the virtual
+    clock (its ``wait_seconds`` are the host's), as its times to an error level are."""
+    if r.get("clock") == "virtual" and r.get("virtual_wait_seconds") is not None:
+        return r["virtual_wait_seconds"]
+    return r.get("wait_seconds")
+
+
 def _rq5(records):
     recs = _ok(records, "rq5")
     bsp, asap = defaultdict(list), defaultdict(list)
@@ -287,7 +295,7 @@ def _rq5(records):
         at = _med([(r.get("time_to_error") or {}).get("1e-06") for r in a])
         rows.append([g, f"{f:g}", w, sch or "default", _f(bt), _f(at),
                      _f(bt / at if bt and at else None, ".2f"),
-                     _f(_med([r["wait_seconds"] for r in b])), _f(_med([r["wait_seconds"] for r in a])),
+                     _f(_med([_wait(r) for r in b])), _f(_med([_wait(r) for r in a])),
                      _f(_med([r.get("straggler_sleep_seconds") for r in b])),
                      _f(_med([r.get("straggler_sleep_seconds") for r in a]))])
     return _table(["graph", "straggler factor", "ASAP window", "ASAP schedule", "BSP s to 1e-6",

@@ -72,6 +72,10 @@ def _record(cfg, res, ref, wall):
     rec["trace"] = [[float(a), float(b)] for a, b in st.get("trace", [])]
     rec["per_rank"] = [{k: r[k] for k in PER_RANK_KEYS if k in r} for r in st["per_rank"]]
     rec["peak_rss_mb"] = [float(r.get("peak_rss_mb", 0.0)) for r in st["per_rank"]]
+    if st.get("clock") == "virtual":   # (wait_seconds is the host's)
+        from asapgraph.engine.stats import virtual_wait_seconds
+
+        rec["virtual_wait_seconds"] = virtual_wait_seconds(st["per_rank"])
     rec["emulated_delay_seconds"] = float(sum(r.get("emulated_delay_seconds", 0.0)
                                              for r in st["per_rank"]))
     rec["straggler_sleep_seconds"] = float(sum(r.get("straggler_sleep_seconds", 0.0)

@@ -149,6 +149,15 @@ def traffic_totals(comm, st, emu):
             "emulation": emu.cfg.as_dict() if emu.cfg.active else None}
 
 
+def virtual_wait_seconds(per_rank):
+    """The virtual seconds the ranks spent not computing (waiting for messages and
+    collectives, the modelled network), summed over the ranks as ``wait_seconds`` is: per
+    rank, its clock at the end less its compute (:func:`virtual_figures`).  On the virtual
+    clock ``wait_seconds`` stays the host's: this is the figure on the run's clock."""
+    return float(sum(max(0.0, r["virtual_seconds"] - r["virtual_compute_seconds"])
+                     for r in per_rank))
+
+
 def virtual_figures(comm, st, emu):
     """The clock of the run (collective): ``{"clock": "wall"}``, or on the virtual clock
     ``virtual_seconds`` (the latest rank clock), and per rank in ``st.extra`` its clock

@@ -80,3 +80,49 @@ def test_source_sign_refused_on_ranks(tmp_path):
     assert r.returncode == 2
     assert r.stderr.decode().strip() == ("asapgraph bfs: --source: vertex id '+1' has a sign "
                                          "(ids are plain digits)")
+
+
+# --- Waiting time on the virtual clock ------------------------------------------------------
+# ``wait_seconds`` is measured on the host's clock; on the virtual clock it was reported (and
+# `asapgraph bench` tabulated it, "BSP wait s" / "ASAP wait s") beside virtual times to an
+# error level: ASAP's was 0.0.  ``virtual_wait_seconds``: per rank its clock at the end less
+# its compute, summed over the ranks.
+
+@pytest.mark.parametrize("mode", ["bsp", "asap"])
+def test_virtual_wait_seconds_in_json(tmp_path, mode):
+    import json
+
+    args = ["pagerank", "rmat:10", "--np", "2", "--mode", mode, "--latency", "1e-3",
+            "--straggler", "1:3", "--json", "--quiet"]
+    r = _cli(args + ["--clock", "virtual", "--compute", "model"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    want = sum(p["virtual_seconds"] - p["virtual_compute_seconds"] for p in d["per_rank"])
+    assert d["virtual_wait_seconds"] == pytest.approx(want, rel=1e-12)
+    # rank 0 waits for the 3x slower rank 1; no rank waits longer than the run
+    assert 0 < d["virtual_wait_seconds"] < 2 * d["virtual_seconds"]
+    r = _cli(args, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "virtual_wait_seconds" not in json.loads(r.stdout)
+
+
+def test_bench_tabulates_virtual_wait_on_the_virtual_clock(tmp_path):
+    import json
+
+    r = _cli(["bench", "--grid", "--graphs", "rmat:10", "--ranks", "2", "--clock", "virtual",
+              "--compute", "model", "--latency", "1e-3", "--straggler", "1:3", "--tol",
+              "1e-6", "--results-dir", tmp_path / "res", "--outdir", tmp_path / "out",
+              "--no-peers", "--quiet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    recs = json.loads((tmp_path / "res" / "grid.json").read_text())["records"]
+    assert sorted(x["mode"] for x in recs) == ["asap", "bsp"]
+    for x in recs:
+        assert x["clock"] == "virtual"
+        assert x["virtual_wait_seconds"] == pytest.approx(
+            sum(p["virtual_seconds"] - p["virtual_compute_seconds"] for p in x["per_rank"]))
+        x["group"] = "rq1"
+    from asapgraph.bench.report import headline_rows
+
+    (row,) = headline_rows(recs)
+    by = {x["mode"]: x["virtual_wait_seconds"] for x in recs}
+    assert (row["bsp_wait"], row["asap_wait"]) == (by["bsp"], by["asap"])
