@@ -6,12 +6,19 @@ Python API (the ranks' side: tests/mpi/test_audit34a_mpi.py).
 * A ``float16`` ``.npy`` edge array: ``ids >= 2.0 ** 63`` overflowed the array's dtype,
   and every rank printed ``RuntimeWarning: overflow encountered in cast`` on stderr (the
   answer was right).
+* ``asapgraph.pagerank(g, personalization="seeds.txt")`` (a node-value file, as the command
+  line and ``asapgraph.engine.pagerank`` take it) was read as an array of numbers: every
+  file was refused as ``g.txt: personalization: values must be numbers``.  It now reads
+  the file as ``--personalization`` does: the same answer, the same refusals (file, line).
 """
 import subprocess
 import sys
 
 import networkx as nx
 import numpy as np
+import pytest
+
+import asapgraph
 
 
 def _cli(args, cwd):
@@ -36,3 +43,47 @@ def test_float16_npy_edges_load_without_a_warning(tmp_path):
     assert r.returncode == 0 and r.stderr == "", r.stderr
     want = nx.pagerank(nx.DiGraph(edges), tol=1e-15, max_iter=10000)
     assert _l1(_read(tmp_path / "r.csv"), want) < 1e-8
+
+
+G = "0 1\n1 2\n2 0\n2 3\n"
+
+
+@pytest.mark.parametrize("text,labels", [
+    ("0 1\n3,2.5\n", False), ("\ufeff# seeds\r\n3\t1e-3\r\n\r\n1 0\r\n", False),
+    ("a 1\nd 2.5\n", True)])
+def test_api_reads_a_values_file_as_the_cli(tmp_path, text, labels):
+    g = G.replace("0", "a").replace("1", "b").replace("2", "c").replace("3", "d") if labels else G
+    (tmp_path / "g.txt").write_text(g)
+    (tmp_path / "p.txt").write_text(text, encoding="utf-8")
+    lab = ["--labels"] if labels else []
+    for opt in ("personalization", "dangling"):
+        r = _cli(["pagerank", "g.txt", *lab, f"--{opt}", "p.txt", "--tol", "1e-12", "-q",
+                  "-o", "r.csv"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        with open(tmp_path / "r.csv") as f:
+            next(f)
+            cli = {a: float(b) for a, b in (ln.strip().split(",") for ln in f)}
+        graph = asapgraph.load_graph(str(tmp_path / "g.txt"), labels=labels)
+        res = asapgraph.pagerank(graph, tol=1e-12, **{opt: str(tmp_path / "p.txt")})
+        api = {str(k): float(v) for k, v in zip(res.vertices(), res.ranks)}
+        assert _l1(api, cli) < 1e-12, (api, cli)
+
+
+@pytest.mark.parametrize("text,line", [
+    ("0 1\n9 1\n", "p.txt:2: node 9 is not a vertex of the graph"),
+    ("0 0\n1 0\n", "p.txt: the values sum to 0; at least one must be positive"),
+    ("0 1\n1 -1\n", "p.txt:2: value -1.0 must be finite and >= 0"),
+    ("0 nan\n", "p.txt:1: value nan must be finite and >= 0"),
+    ("0 1\n0 2\n", "p.txt:2: node 0 appears more than once"),
+])
+def test_api_refuses_a_values_file_as_the_cli(tmp_path, monkeypatch, text, line):
+    (tmp_path / "g.txt").write_text(G)
+    (tmp_path / "p.txt").write_text(text)
+    r = _cli(["pagerank", "g.txt", "--personalization", "p.txt", "-q"], tmp_path)
+    assert r.returncode == 2 and r.stderr.strip() == line, r.stderr
+    monkeypatch.chdir(tmp_path)
+    graph = asapgraph.load_graph("g.txt")
+    for opt in ("personalization", "dangling"):
+        with pytest.raises(asapgraph.InputError) as e:
+            asapgraph.pagerank(graph, **{opt: "p.txt"})
+        assert str(e.value) == line

@@ -215,11 +215,26 @@ def _dense_of(graph, keys, name):
     return dense
 
 
+def _original_ids(graph):
+    return graph.original_ids() if hasattr(graph, "original_ids") else (
+        np.arange(graph.n, dtype=np.int64) if graph.ids is None else np.asarray(graph.ids))
+
+
 def _distribution(graph, vec, name):
     """Normalised float64 vector over dense ids from a dict or array; None when ``vec`` is None."""
     if vec is None:
         return None
     n = graph.n
+    if isinstance(vec, (str, os.PathLike)):
+        # a node-value file ('-' standard input), read and checked as the command line and
+        # asapgraph.engine.pagerank read it (a path was taken for an array: 'values must be
+        # numbers'); names for a labelled graph
+        labels = getattr(graph, "labels", None)
+        path = os.fspath(vec)
+        out = _options.dense_vertex_values(
+            _original_ids(graph) if labels is None else np.zeros(n, dtype=np.int64),
+            path if labels is None else _options.LabelledValues(path, labels))
+        return safe_distribution(out)
     if isinstance(vec, dict):
         keys = np.fromiter(vec.keys(), dtype=object, count=len(vec))
         try:
@@ -300,9 +315,10 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
         In-CSR graph; parallel edges and self-loops count like in a networkx MultiDiGraph.
     alpha : float, default 0.85
         Damping factor, ``0 <= alpha < 1``.
-    personalization : dict or array-like, optional
-        Teleport distribution: ``{original_id: value}`` (missing ids get 0) or an array over
-        dense ids.  Normalised to sum 1; values must be finite, ``>= 0``, with a positive sum.
+    personalization : dict, array-like or path, optional
+        Teleport distribution: ``{original_id: value}`` (missing ids get 0), an array over
+        dense ids, or a node-value file (lines ``node value``, as ``--personalization``
+        reads it, with its refusals; ``'-'`` standard input).  Normalised to sum 1; values must be finite, ``>= 0``, with a positive sum.
         Default uniform.  Unlike networkx, ids that are not in the graph are an error.
     dangling : dict or array-like, optional
         Where the rank of dangling vertices goes (same forms); default ``personalization``.
@@ -384,8 +400,7 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
 
     t0 = time.perf_counter()
     n = graph.n
-    ids = graph.original_ids() if hasattr(graph, "original_ids") else (
-        np.arange(n, dtype=np.int64) if graph.ids is None else np.asarray(graph.ids))
+    ids = _original_ids(graph)
     labels = getattr(graph, "labels", None)
     if n == 0:
         return PageRankResult(np.zeros(0), np.asarray(ids, dtype=np.int64), 0, True, 0.0,
