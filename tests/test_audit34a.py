@@ -10,6 +10,12 @@ Python API (the ranks' side: tests/mpi/test_audit34a_mpi.py).
   line and ``asapgraph.engine.pagerank`` take it) was read as an array of numbers: every
   file was refused as ``g.txt: personalization: values must be numbers``.  It now reads
   the file as ``--personalization`` does: the same answer, the same refusals (file, line).
+* ``.asg`` header: a section's offset was only checked to lie after the header and inside
+  the file.  One flipped bit of the ids section's offset (576 -> 512) mapped the
+  out_weight section's doubles as the ids (unique, so accepted: every vertex renamed to
+  4607182418800017408 and the like, exit 0); a low bit (576 -> 577) read them shifted.
+  Sections are written 64-byte aligned, one after the other: a misaligned or overlapping
+  section is now refused, ``FILE: corrupt asapgraph binary graph header (...)``.
 """
 import subprocess
 import sys
@@ -87,3 +93,26 @@ def test_api_refuses_a_values_file_as_the_cli(tmp_path, monkeypatch, text, line)
         with pytest.raises(asapgraph.InputError) as e:
             asapgraph.pagerank(graph, **{opt: "p.txt"})
         assert str(e.value) == line
+
+
+def _asg(tmp_path):
+    (tmp_path / "g.txt").write_text("0 1 1\n1 2 2\n2 0 0.5\n2 3 1\n5 0 3\n")
+    r = _cli(["convert", "g.txt", "g.asg", "--weighted", "-q"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    return bytearray((tmp_path / "g.asg").read_bytes())
+
+
+@pytest.mark.parametrize("bit,want", [
+    (0x40, "g2.asg: corrupt asapgraph binary graph header (sections ids and out_weight overlap)"),
+    (0x01, "g2.asg: corrupt asapgraph binary graph header (section ids)")])
+def test_asg_section_offset_flip_is_refused(tmp_path, bit, want):
+    b = _asg(tmp_path)
+    assert int.from_bytes(b[128:136], "little") == 576   # the ids section's offset
+    b[128] ^= bit
+    (tmp_path / "g2.asg").write_bytes(bytes(b))
+    r = _cli(["pagerank", "g2.asg", "--weighted", "-q", "-o", "r.csv"], tmp_path)
+    assert r.returncode == 2 and r.stderr.strip() == want, r.stderr
+    assert not (tmp_path / "r.csv").exists()
+    with pytest.raises(asapgraph.InputError) as e:
+        asapgraph.load_binary(str(tmp_path / "g2.asg"))
+    assert str(e.value) == want.replace("g2.asg", str(tmp_path / "g2.asg"))

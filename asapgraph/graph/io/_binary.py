@@ -192,12 +192,20 @@ def read_header(path):
               "ids": n * 8 if flags & 2 else 0}
     for i, s in enumerate(_SECTIONS):
         off, nb = vals[2 * i], vals[2 * i + 1]
-        if nb != expect[s] or (nb and off < hsize):
+        if nb != expect[s] or (nb and (off < hsize or off % _ALIGN)):
             raise InputError(name, None, f"corrupt asapgraph binary graph header (section {s})")
         if nb and off + nb > size:
             raise InputError(name, None, "truncated asapgraph binary graph "
                              f"(file has {size} bytes, section {s} ends at {off + nb})")
         secs[s] = (off, nb)
+    # sections are written aligned, one after the other: an offset with a flipped bit that
+    # still lay in the file mapped another section's bytes (the ids read from out_weight's
+    # doubles: unique, so accepted, every vertex renamed)
+    present = sorted((off, nb, s) for s, (off, nb) in secs.items() if nb)
+    for (o1, n1, s1), (o2, _, s2) in zip(present, present[1:]):
+        if o2 < o1 + n1:
+            raise InputError(name, None, f"corrupt asapgraph binary graph header (sections "
+                             f"{s1} and {s2} overlap)")
     return {"version": version, "flags": flags, "n": n, "m": m, "itemsize": isz,
             "sections": secs, "size": size}
 
