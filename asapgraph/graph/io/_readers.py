@@ -486,7 +486,9 @@ def _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected):
     pq = require("pyarrow.parquet")
     try:
         table = pq.read_table(path)
-    except OSError as exc:
+    except (OSError, ValueError, require("pyarrow").ArrowException) as exc:
+        # (pyarrow's ArrowInvalid of a truncated file, 'Parquet magic bytes not found in
+        # footer', was an internal error, exit 1; 'error on rank 0: ArrowInvalid' on ranks)
         raise InputError(name, None, f"cannot read Parquet: {exc}") from None
     if table.num_rows == 0:  # as a text edge list (it ran on an empty graph, exit 0; K
         raise InputError(name, None, "no edges found")  # ranks refused it so)
