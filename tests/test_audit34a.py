@@ -16,6 +16,13 @@ Python API (the ranks' side: tests/mpi/test_audit34a_mpi.py).
   4607182418800017408 and the like, exit 0); a low bit (576 -> 577) read them shifted.
   Sections are written 64-byte aligned, one after the other: a misaligned or overlapping
   section is now refused, ``FILE: corrupt asapgraph binary graph header (...)``.
+* A truncated or otherwise unreadable Parquet file: pyarrow's ``ArrowInvalid`` ("Parquet
+  magic bytes not found in footer") is a ValueError, not the OSError caught, so it was an
+  internal error (exit 1) on one process and ``error on rank 0: ArrowInvalid: ...`` on K
+  ranks.  Now ``FILE: cannot read Parquet: ...``, exit 2, everywhere.
+* A Parquet ``uint64`` id column holding ids past int64 (kept as the vertex labels, as in
+  ``from_arrow``): ``-o out.csv`` cast the labels to int64 and wrote ``-1`` for vertex
+  18446744073709551615 (``--top`` and ``asapgraph.pagerank`` had it right).
 """
 import subprocess
 import sys
@@ -116,3 +123,30 @@ def test_asg_section_offset_flip_is_refused(tmp_path, bit, want):
     with pytest.raises(asapgraph.InputError) as e:
         asapgraph.load_binary(str(tmp_path / "g2.asg"))
     assert str(e.value) == want.replace("g2.asg", str(tmp_path / "g2.asg"))
+
+
+def test_truncated_parquet_is_refused_in_one_line(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    pq.write_table(pa.table({"source": [0, 1, 2], "target": [1, 2, 0]}), tmp_path / "g.parquet")
+    b = (tmp_path / "g.parquet").read_bytes()
+    (tmp_path / "t.parquet").write_bytes(b[:len(b) // 2])
+    r = _cli(["pagerank", "t.parquet", "-q", "-o", "r.csv"], tmp_path)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("t.parquet: cannot read Parquet: ") and "magic bytes" in lines[0]
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_parquet_uint64_ids_past_int64_are_written_as_they_are(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    pa = pytest.importorskip("pyarrow")
+    big = 2**64 - 1
+    pq.write_table(pa.table({"source": pa.array([big, 1, 2], type=pa.uint64()),
+                             "target": pa.array([1, 2, big], type=pa.uint64())}),
+                   tmp_path / "g.parquet")
+    r = _cli(["pagerank", "g.parquet", "-q", "--tol", "1e-12", "-o", "r.csv"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    got = _read(tmp_path / "r.csv")
+    assert sorted(got) == [1, 2, big] and abs(sum(got.values()) - 1) < 1e-12
+    assert all(abs(v - 1 / 3) < 1e-9 for v in got.values())

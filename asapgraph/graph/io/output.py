@@ -119,6 +119,8 @@ def _node_column(ids):
     networkx/pandas labels: strings, tuples, floats, ints past int64) as text.  A float
     or object label was cast to int64 (4.5 written as 4) or raised TypeError."""
     ids = np.asarray(ids)
+    if ids.dtype.kind == "u" and ids.size and int(ids.max()) >= 2**63:
+        return ids.astype(str)  # (uint64 labels, e.g. a Parquet column: 2**64-1 was -1)
     if ids.dtype.kind in "iub":
         return ids.astype(np.int64)
     if ids.dtype.kind in "US":
