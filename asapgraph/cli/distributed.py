@@ -209,7 +209,11 @@ def _run(args, comm):
     t0 = time.perf_counter()
     source, names = whole if whole is not None else labelled_input(args, comm, weighted)
     pers, dang = args.personalization, getattr(args, "dangling", None)
-    if getattr(args, "labels", False):  # the files name vertices (read on rank 0 only)
+    # a Matrix Market or Parquet file whose ids are names (a Parquet text or uint64 id
+    # column): the files name vertices as on one process (they were read as integer ids:
+    # 'node id 'a' is not an integer', 'node id 18446744073709551615 does not fit in int64')
+    by_name = whole is not None and comm.bcast(names is not None if me == 0 else None, root=0)
+    if getattr(args, "labels", False) or by_name:  # the files name vertices (read on rank 0)
         from asapgraph.options import LabelledValues
 
         pers = None if pers is None else LabelledValues(pers, names)
