@@ -51,7 +51,7 @@ __all__ = [
     "pagerank_change_tol", "pagerank_change_of_bound", "pagerank_error_bound", "engine_tol",
     "error_bound",
     "check_residual", "spectral_radius_bound", "check_cli", "Given", "GivenAppend",
-    "STDIN_SPLIT_REFUSAL", "STDIN_ONCE_REFUSAL", "stdin_refusal", "prefetch_stdin_values",
+    "STDIN_ONCE_REFUSAL", "stdin_refusal", "prefetch_stdin_values",
 ]
 
 # ----------------------------------------------------------------------------- defaults
@@ -1116,13 +1116,6 @@ def check_env(environ=None):
             raise InputError("asapgraph", None, f"{name}={value!r} is not {what}") from None
 
 
-#: ``-`` (standard input) on K ranks: a text edge list is split by byte ranges that every
-#: rank reads by itself, which a stream cannot give (``--labels`` is read by rank 0 alone,
-#: and rank 0 gets the launcher's standard input: :func:`asapgraph.comm.launch.run_ranks`)
-STDIN_SPLIT_REFUSAL = ("standard input cannot be split across ranks; save it to a file (or "
-                       "use --np 1)")
-
-
 #: ``-`` for more than one of INPUT, ``--personalization`` and ``--dangling``
 STDIN_ONCE_REFUSAL = ("standard input '-' can be read once: give it to only one of {}; "
                       "save the others to files")
@@ -1131,19 +1124,18 @@ STDIN_ONCE_REFUSAL = ("standard input '-' can be read once: give it to only one 
 def stdin_refusal(args, distributed):
     """The :class:`InputError` for ``-`` given to more than one of ``INPUT``,
     ``--personalization`` and ``--dangling`` (each would read standard input; on one
-    process and on ranks), then for ``INPUT`` = ``-`` on K ranks without ``--labels``, or
-    None.  Decided before any rank starts (the ``--np`` launcher; under the user's own
-    mpiexec, before MPI starts): mpiexec forwards standard input to rank 0 only as fast as
-    that rank reads it, and MPICH's Hydra stopped the job ("process reading stdin too
-    slowly") when ~200 KB or more were waiting.  A ``--personalization``/``--dangling``
-    file ``-`` is read by rank 0 (whole, first: :func:`prefetch_stdin_values`)."""
+    process and on ranks), or None.  ``INPUT`` = ``-`` on K ranks is read by rank 0, which
+    deals its lines to the ranks (:func:`asapgraph.partition.reading.read_local_edges`);
+    with ``--np`` rank 0 reads the launcher's standard input itself
+    (:func:`asapgraph.comm.launch.run_ranks`), under the user's own mpiexec it drains
+    what Hydra forwards into a spool (:mod:`asapgraph.comm.stdin_spool`).  A
+    ``--personalization``/``--dangling`` file ``-`` is read by rank 0 (whole, first:
+    :func:`prefetch_stdin_values`).  ``distributed``: unused (the same on every rank
+    count)."""
     named = [w for w, d in (("INPUT", "input"), ("--personalization", "personalization"),
                             ("--dangling", "dangling")) if getattr(args, d, None) == "-"]
     if len(named) > 1:
         return InputError("asapgraph", None, STDIN_ONCE_REFUSAL.format(" and ".join(named)))
-    if distributed and getattr(args, "input", None) == "-" and not getattr(args, "labels",
-                                                                             False):
-        return InputError("-", None, STDIN_SPLIT_REFUSAL)
     return None
 
 

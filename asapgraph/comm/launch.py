@@ -227,13 +227,12 @@ def rank_command(exe, nprocs, argv, module="asapgraph"):
 
 
 def reads_stdin(args):
-    """True when the ranks of this command read standard input: ``INPUT`` is ``-`` with
-    ``--labels`` (rank 0 reads the named edge list for everyone; ``-`` without it is
-    refused before the launch, :func:`asapgraph.options.stdin_refusal`), or the
-    ``--personalization`` or ``--dangling`` file is ``-`` (rank 0 reads it; its problems,
-    a closed standard input included, come after the graph's, as on one process:
-    ``"values"``, a true value)."""
-    if getattr(args, "input", None) == "-" and bool(getattr(args, "labels", False)):
+    """True when the ranks of this command read standard input: ``INPUT`` is ``-`` (rank 0
+    reads it and deals its lines to the ranks, or, with ``--labels``, reads the named edge
+    list for everyone), or the ``--personalization`` or ``--dangling`` file is ``-`` (rank
+    0 reads it; its problems, a closed standard input included, come after the graph's, as
+    on one process: ``"values"``, a true value)."""
+    if getattr(args, "input", None) == "-":
         return True
     return "values" if "-" in (getattr(args, "personalization", None),
                                getattr(args, "dangling", None)) else False

@@ -96,7 +96,9 @@ def read_dense_edges(source, comm, weighted, undirected, weight_col, chunk_bytes
         n = int(n_spec)
         idmap = info.get("idmap") or SpecIds(n)  # a binary graph's own ids, else identity
     if n == 0:
-        agree(comm, InputError(os.fspath(source) if isinstance(source, (str, os.PathLike))
+        from asapgraph.graph.io._text import display_name
+
+        agree(comm, InputError(display_name(source) if isinstance(source, (str, os.PathLike))
                                else None, None, "no edges found"))  # as on one process
     return src, dst, w, n, idmap
 
@@ -171,9 +173,12 @@ def _load_partitioned(source, comm, partition, weighted, undirected, weight_col,
 
         neg = comm.allreduce(int(w is not None and w.size > 0 and float(w.min()) < 0), op=MPI.MAX)
         if neg:  # rank 0 names the line of the first one (it can read the file)
+            from asapgraph.graph.io._text import display_name
+
             path = source if isinstance(source, str) else (
                 source.name if isinstance(source, DenseEdges) and source.local else None)
-            agree(comm, negative_weights_error(path, path if comm.Get_rank() == 0 else None,
+            agree(comm, negative_weights_error(None if path is None else display_name(path),
+                                               path if comm.Get_rank() == 0 else None,
                                                weight_col + 1, header=header))
     if n < 2**31 - 1:  # dense ids fit in int32: halve the exchanged volume
         src, dst = src.astype(np.int32, copy=False), dst.astype(np.int32, copy=False)

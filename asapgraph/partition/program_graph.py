@@ -230,7 +230,9 @@ def load(source, comm=None, partition="range", weighted=False, undirected=False,
 
     # refusals name the file: a --labels edge list comes as rank 0's scattered edges (it
     # was None: '<input>: sssp needs non-negative edge weights (found -2)', no line)
-    name = source if isinstance(source, str) else (
+    from asapgraph.graph.io._text import display_name
+
+    name = display_name(source) if isinstance(source, str) else (
         source.name if isinstance(source, DenseEdges) and source.local else None)
     g = _build(comm, np.asarray(src, np.int64), np.asarray(dst, np.int64), w, n, partition,
                idmap.original, name)

@@ -425,10 +425,9 @@ def read_local_edges(source, comm, weighted=False, weight_col=2, chunk_bytes=1 <
         w = np.ones(len(src)) if weighted else None
         return src, dst, w, p["n"]
     path = os.fspath(source)
-    if path == "-":
-        from asapgraph.options import STDIN_SPLIT_REFUSAL
-
-        agree(comm, InputError(path, None, STDIN_SPLIT_REFUSAL))
+    if path == "-":  # standard input: rank 0 reads it and deals its lines
+        return (*_stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header),
+                None)
     fmt, err = "text", None  # a missing/unreadable file: the reader's message, as on one process
     if K > 1 and _only_rank0_sees(comm, path):  # rank 0 reads it for everyone
         if me == 0:
@@ -592,9 +591,10 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header=Fal
     refused as such before any line's error, as before.  A NUL byte in the first 64 KiB
     is refused before any line, as one process refuses it.  ``header``: rank 0 turns the
     header line into a blank line in the chunk that holds it, before dealing it."""
-    from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, before_damage,
-                                          blank_header, damage_error, has_comment_line,
-                                          nul_refusal, open_binary)
+    from asapgraph.graph.io._text import (_DECOMP_ERRORS, BINARY_HEAD, MTX_IN_STREAM,
+                                          before_damage, blank_header, damage_error,
+                                          display_name, has_comment_line, nul_refusal,
+                                          open_binary)
 
     MPI = mpi()
     K, me = comm.Get_size(), comm.Get_rank()
@@ -626,7 +626,10 @@ def _stream_from_rank0(path, comm, weighted, weight_col, chunk_bytes, header=Fal
                     blk = blk[:blk.rfind(b"\n") + 1]
             off += len(blk)
             if line == 1 and not rest and err is None:  # the head, as one process reads it
-                bad = nul_refusal(path, blk)
+                bad = nul_refusal(display_name(path), blk)
+                if bad is None and path == "-" and blk[:14] == b"%%MatrixMarket":
+                    bad = InputError(display_name(path), 1, MTX_IN_STREAM)  # (a file's is
+                    # recognised before: detect_format)
                 if bad is not None:
                     err, at, blk = bad, -1, b""
             data = rest + blk

@@ -333,6 +333,12 @@ def os_error(path, exc):
 STDIN_CLOSED = "cannot read: standard input is closed"
 
 
+#: a Matrix Market banner at the start of standard input (files are recognised by
+#: :func:`asapgraph.graph.io.detect_format` before they are read; a stream is not)
+MTX_IN_STREAM = ("Matrix Market data where a text edge list was expected: save it to a file "
+                 "and give its path")
+
+
 def display_name(path):
     return "<stdin>" if path == "-" else os.fspath(path)
 
@@ -764,9 +770,7 @@ def feed_blocks(stream, acc, path, kind=None, chunk_bytes=CHUNK_BYTES, total=Non
             if bytes(buf[:14]) == b"%%MatrixMarket" and line_offset == 0:
                 # (files are recognised before; stdin is not): its size line is no edge
                 mv.release()
-                raise unless_corrupt(stream, path, kind, InputError(
-                    name, 1, "Matrix Market data where a text edge list was expected: save "
-                    "it to a file and give its path"))
+                raise unless_corrupt(stream, path, kind, InputError(name, 1, MTX_IN_STREAM))
         if filled == 0:
             mv.release()
             break
