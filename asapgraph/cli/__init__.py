@@ -192,6 +192,7 @@ def main(argv=None):
             from asapgraph.options import check_cli
 
             world = mpi_world_size_from_env()
+            _drain_stdin_under_mpiexec(args, world)
             if (world is not None and "np" in (getattr(args, "_given", None) or ())
                     and args.np != world):  # (it ran on the launcher's ranks, --np unused)
                 raise InputError("asapgraph", None,
@@ -251,6 +252,22 @@ def main(argv=None):
             and mpi_world_size_from_env() is None:
         _launcher_exits()
     return code
+
+
+def _drain_stdin_under_mpiexec(args, world):
+    """Rank 0 of the user's own mpiexec that reads standard input (``INPUT``,
+    ``--personalization`` or ``--dangling`` is ``-``) drains it from now on into a
+    spool (:mod:`asapgraph.comm.stdin_spool`): Hydra forwards it only as fast as rank 0
+    reads, and stopped the job when it lagged.  (``--np K``: rank 0 reads the launcher's
+    standard input directly, ``ASAPGRAPH_LAUNCHED``; one process: no mpiexec.)"""
+    if world is None:
+        return
+    from asapgraph.comm.launch import mpi_rank_from_env, reads_stdin
+
+    if mpi_rank_from_env() == 0 and reads_stdin(args):
+        from asapgraph.comm import stdin_spool
+
+        stdin_spool.start()
 
 
 def _launcher_exits():
