@@ -45,6 +45,7 @@ class Spool(io.RawIOBase):
         self._eof = False
         self._error = None
         self.received = 0                 # bytes read from fd so far
+        self.spilled = False              # some went to the temporary file
         _grow_pipe(fd)
         self._thread = threading.Thread(target=self._drain, name="asapgraph-stdin",
                                         daemon=True)
@@ -79,6 +80,7 @@ class Spool(io.RawIOBase):
                 f = tempfile.TemporaryFile(prefix="asapgraph-stdin-")
                 self._file = os.dup(f.fileno())   # unnamed: gone when closed
                 f.close()
+                self.spilled = True
             view = memoryview(data)
             at = self._written
             while view:   # (the reader reads below self._written only)
