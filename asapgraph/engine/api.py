@@ -397,7 +397,7 @@ def pagerank(source, comm=None, mode="bsp", partition="range", alpha=0.85,
                 probe["shares"] = asap_shares(probe["shares"], K)
         t_load = time.perf_counter()
         if prog is not None:
-            prog.stage(f"loading {source} on {K} ranks")
+            prog.stage(f"loading {'<stdin>' if source == '-' else source} on {K} ranks")
         # BSP PageRank on one fresh load sweeps the pull layout only: the loader ships the
         # in-rows when it can (engine/pull.py builds the layout from them directly); a
         # split by the probed speeds stays (start), dynamic may migrate later
