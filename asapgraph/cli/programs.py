@@ -519,6 +519,10 @@ def load_user_program(args):
         msg = str(exc).replace("\n", " ")
         raise InputError(args.program, getattr(exc, "lineno", None) if isinstance(
             exc, SyntaxError) else None, f"cannot load the program: {type(exc).__name__}: {msg}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module or constructor raised
+        # (e.g. RuntimeError at import time): the program's error, worded as when a
+        # callback raises (exit status 1), not "internal error ... this is a bug"
+        raise UserProgramError(user_program_line(args.program, type(exc).__name__, exc)) from exc
     try:  # loaded: what its declarations do not allow (e.g. --mode asap, not accumulative)
         prog = validate_program(prog, args.mode)
     except ProgramError as exc:
@@ -610,7 +614,11 @@ def _check_program_weights(args, prog, name):
 
 def cmd_run(args):
     check_output_path(args.output, args)
-    prog = load_user_program(args)
+    try:
+        prog = load_user_program(args)
+    except UserProgramError as exc:
+        err(str(exc))
+        return EXIT_INTERNAL
     name = getattr(prog, "name", type(prog).__name__)
     _check_program_weights(args, prog, name)
     _check_mode(args, bool(getattr(prog, "accumulative", False)),

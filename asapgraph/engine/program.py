@@ -407,10 +407,13 @@ def validate_program(program, mode="bsp"):
     if isinstance(program, type):
         program = program()
     if not isinstance(program, VertexProgram):
-        # duck typing is allowed, but the declarations must be there
-        for attr in ("combiner", "direction"):
+        # duck typing is allowed, but the declarations must be there (every one the
+        # checks below and the engines read without a default: a missing edge_op was
+        # an AttributeError, "internal error ... this is a bug")
+        for attr in ("combiner", "direction", "edge_op", "accumulative"):
             if not hasattr(program, attr):
-                raise TypeError(f"{program!r} is not a vertex program (no attribute {attr!r})")
+                raise TypeError(f"{type(program).__name__} is not a vertex program (no attribute {attr!r}; "
+                                "subclass asapgraph.programs.VertexProgram)")
     name = getattr(program, "name", type(program).__name__)
     comb = program.combiner
     if isinstance(comb, str):
@@ -567,17 +570,28 @@ def _check(program, cb, what, value, n, dtype=None, per="local vertex"):
         arr = np.asarray(value)
     except Exception as e:  # noqa: BLE001 - ragged lists and the like
         raise ProgramError(program, f"{name} returned {what} that is not an array ({e})") from None
-    if arr.ndim == 0 and n != 1:
+    # (no local count in these lines: a rank's n differs from one process's, and the
+    # same program must be refused with the same line on 1 and K ranks)
+    if arr.ndim == 0:
         raise ProgramError(program, f"{name} returned {what} as a scalar {arr.item()!r}, expected "
-                           f"an array of shape ({n},): one value per {per}")
+                           f"a 1-D array: one value per {per}")
+    if arr.ndim != 1:
+        raise ProgramError(program, f"{name} returned {what} of {arr.ndim} dimensions, expected "
+                           f"a 1-D array: one value per {per}")
     if arr.shape != (n,):
-        raise ProgramError(program, f"{name} returned {what} of shape {arr.shape}, expected ({n},): "
-                           f"one value per {per}")
+        raise ProgramError(program, f"{name} returned {what} with {_more_or_fewer(arr.shape[0], n)} "
+                           f"values than expected: one value per {per}")
     if dtype is not None and not _kind_ok(arr.dtype, dtype):
         raise ProgramError(program, f"{name} returned {what} of dtype {arr.dtype}, which does not "
                            f"convert to the program's value_dtype {dtype} without losing values "
                            "(declare value_dtype, or cast in the callback)")
     return value
+
+
+def _more_or_fewer(got, n):
+    """``'more'`` or ``'fewer'``: how ``got`` rows compare with the ``n`` expected (the
+    counts themselves are local: a rank's differ from one process's)."""
+    return "more" if got > n else "fewer"
 
 
 def _check_numbers(program, cb, what, value, finite):
@@ -614,19 +628,20 @@ def _check_state(program, cb, out, n, active_expected):
         state, active = out
     if not isinstance(state, (dict, np.ndarray, list, tuple)):
         raise ProgramError(program, f"{type(program).__name__}.{cb}() returned a state of type "
-                           f"{type(state).__name__}, expected an array of {n} values (or a dict "
-                           "of such arrays): one per local vertex")
+                           f"{type(state).__name__}, expected an array (or a dict of arrays) "
+                           "with one row per local vertex")
     parts = state.values() if isinstance(state, dict) else [state]
-    for part in parts:
+    for part in parts:  # (no local count in the lines: the same line on 1 and K ranks)
         if isinstance(part, np.ndarray) and part.ndim >= 1 and part.shape[0] != n:
             raise ProgramError(program, f"{type(program).__name__}.{cb}() returned a state array of "
-                               f"{part.shape[0]} rows, expected {n}: one per local vertex")
+                               f"{_more_or_fewer(part.shape[0], n)} rows than expected: one per "
+                               "local vertex")
     if active is not None:
         if not (isinstance(active, np.ndarray) and active.dtype == np.bool_):
             return out  # not the (state, active) form: a 2-tuple state
         if active.shape != (n,):
-            raise ProgramError(program, f"{type(program).__name__}.{cb}() returned an active mask of "
-                               f"shape {active.shape}, expected ({n},)")
+            raise ProgramError(program, f"{type(program).__name__}.{cb}() returned an active mask "
+                               f"that is not a 1-D array of one value per local vertex")
     return out
 
 

@@ -129,7 +129,7 @@ def test_wrong_shape_names_the_callback(rng):
         def coef(self, ctx):
             return np.ones(3)
 
-    with pytest.raises(ValueError, match=r"Bad\.coef\(\) returned coefficients of shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"Bad\.coef\(\) returned coefficients with (more|fewer) values than expected"):
         P.run(Bad(), _graph(rng, weighted=True))
 
 

@@ -1,0 +1,145 @@
+"""Audit 34b (vertex programs other than PageRank, ``asapgraph run`` with broken programs),
+one process; the same cases on K ranks: tests/mpi/test_audit34b_mpi.py.
+
+* a program module that raises at import time, or a constructor that raises an exception
+  other than ValueError/TypeError, read "asapgraph: internal error: ... (this is a bug)";
+  now as any exception of the user's program: ``asapgraph run: P raised T: ...``, exit 1;
+* a duck-typed program (``combiner`` and ``direction``, no ``edge_op``) passed the
+  duck-typing check and died of an AttributeError ("internal error"); now refused, exit 2;
+* "X is not a vertex program" named the object by its repr (``<... object at 0x7f..>``):
+  a different line on every run and on every rank;
+* a callback returning an array of the wrong length was refused naming the local counts
+  ("10 rows, expected 9" on one process, "5 rows, expected 4" on 2 ranks): now the same
+  words on every rank count.
+"""
+import re
+import subprocess
+import sys
+
+import pytest
+
+PROGS = '''
+import numpy as np
+from asapgraph.programs import VertexProgram
+
+
+class Deg(VertexProgram):
+    name = "deg"
+    combiner = "sum"
+    edge_op = "copy"
+    use_weights = False
+
+    def init(self, ctx):
+        return np.zeros(ctx.n_local)
+
+    def scatter(self, ctx, state):
+        return np.ones(ctx.n_local)
+
+    def apply(self, ctx, state, combined, has_msg):
+        return combined.astype(np.float64)
+
+    def residual(self, ctx, old, new):
+        return float(np.abs(old - new).sum())
+
+
+class CtorRaises(Deg):
+    def __init__(self):
+        raise RuntimeError("ctor fails")
+
+
+class NotAProgram:
+    pass
+
+
+class DuckNoEdgeOp:
+    combiner = "sum"
+    direction = "out"
+
+
+class InitLonger(Deg):
+    def init(self, ctx):
+        return np.zeros(ctx.n_local + 1)
+
+
+class Decay(VertexProgram):
+    name = "decay"
+    combiner = "sum"
+    edge_op = "copy"
+    use_weights = False
+    accumulative = True
+
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local), np.ones(ctx.n_local)
+
+
+class DeltasLonger(Decay):
+    def init_delta(self, ctx):
+        return np.zeros(ctx.n_local), np.ones(ctx.n_local + 2)
+
+
+class ValuesShorter(Decay):
+    def init_delta(self, ctx):
+        return np.zeros(max(ctx.n_local - 1, 0)), np.ones(ctx.n_local)
+'''
+
+GRAPH = "1 2\n2 3\n3 4\n4 1\n5 6\n3 3\n2 3\n7 8\n8 9\n"
+
+
+@pytest.fixture
+def progs(tmp_path):
+    (tmp_path / "progs.py").write_text(PROGS)
+    (tmp_path / "raises_import.py").write_text('raise RuntimeError("at import")\n')
+    (tmp_path / "g.txt").write_text(GRAPH)
+    return tmp_path
+
+
+def _run(cwd, *args):
+    return subprocess.run([sys.executable, "-m", "asapgraph", "run", *args, "g.txt", "-q",
+                           "-o", "x.csv"], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("spec, exc", [("raises_import.py:A", "RuntimeError: at import"),
+                                       ("progs.py:CtorRaises", "RuntimeError: ctor fails")])
+def test_program_raising_at_load_is_the_programs_error_not_a_bug(progs, spec, exc):
+    r = _run(progs, spec)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr == f"asapgraph run: {spec} raised {exc} (ASAPGRAPH_DEBUG=1 for the traceback)\n"
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert not (progs / "x.csv").exists()
+
+
+def test_duck_typed_program_without_edge_op_is_refused(progs):
+    r = _run(progs, "progs.py:DuckNoEdgeOp")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
+    assert "DuckNoEdgeOp is not a vertex program (no attribute 'edge_op'" in r.stderr
+
+
+def test_not_a_program_line_names_no_address(progs):
+    lines = {_run(progs, "progs.py:NotAProgram").stderr for _ in range(2)}
+    assert len(lines) == 1, lines
+    line = lines.pop()
+    assert "NotAProgram is not a vertex program (no attribute 'combiner'" in line
+    assert not re.search(r"0x[0-9a-f]+", line), line
+
+
+@pytest.mark.parametrize("cls, words", [
+    ("InitLonger", "InitLonger.init() returned a state array of more rows than expected: "
+                   "one per local vertex"),
+    ("DeltasLonger", "DeltasLonger.init_delta() returned deltas with more values than expected: "
+                     "one value per local vertex"),
+    ("ValuesShorter", "ValuesShorter.init_delta() returned values with fewer values than "
+                      "expected: one value per local vertex"),
+])
+def test_wrong_length_refusal_names_no_local_count(progs, cls, words):
+    r = _run(progs, f"progs.py:{cls}")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr.count("\n") == 1 and words in r.stderr, r.stderr
+    assert not re.search(r"\d", r.stderr.split("returned", 1)[1]), r.stderr  # no count
+    assert not (progs / "x.csv").exists()
+
+
+def test_good_program_still_runs(progs):
+    r = _run(progs, "progs.py:Deg")
+    assert r.returncode == 0, r.stderr
+    assert (progs / "x.csv").read_text() == "node,deg\n1,1\n2,1\n3,3\n4,1\n5,0\n6,1\n7,0\n8,1\n9,1\n"
