@@ -1,0 +1,48 @@
+"""Audit 34b on K ranks (one process: tests/test_audit34b.py): a broken user program is
+refused or reported with the same one line and exit status on 1 and K ranks, BSP and
+ASAP (the lines named local counts -- '5 rows, expected 4' on 2 ranks, '10 rows,
+expected 9' on one process -- or an object's address; a program raising at import time
+was an 'internal error')."""
+import importlib.util
+import pathlib
+
+import pytest
+
+pytestmark = pytest.mark.mpi
+
+_path = pathlib.Path(__file__).resolve().parents[1] / "test_audit34b.py"
+_spec = importlib.util.spec_from_file_location("_audit34b_one_process", _path)
+_ONE = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ONE)
+
+BSP = [[], ["--np", "2", "--mode", "bsp"], ["--np", "4"]]
+BOTH = BSP + [["--np", "3", "--mode", "asap"]]
+
+
+@pytest.fixture
+def progs(tmp_path):
+    (tmp_path / "progs.py").write_text(_ONE.PROGS)
+    (tmp_path / "raises_import.py").write_text('raise RuntimeError("at import")\n')
+    (tmp_path / "g.txt").write_text(_ONE.GRAPH)
+    return tmp_path
+
+
+@pytest.mark.parametrize("spec, status, configs", [
+    ("raises_import.py:A", 1, BOTH),
+    ("progs.py:CtorRaises", 1, BSP),
+    ("progs.py:NotAProgram", 2, BOTH),
+    ("progs.py:DuckNoEdgeOp", 2, BSP),
+    ("progs.py:InitLonger", 2, BSP),
+    ("progs.py:DeltasLonger", 2, BOTH),
+    ("progs.py:ValuesShorter", 2, BOTH),
+])
+def test_broken_program_same_line_on_every_rank_count(cli, progs, spec, status, configs):
+    seen = set()
+    for cfg in configs:
+        r = cli(["run", spec, "g.txt", "-q", "-o", "x.csv", *cfg], progs, timeout=240)
+        assert r.returncode == status, (cfg, r.returncode, r.stderr)
+        assert r.stderr.count("\n") == 1, (cfg, r.stderr)
+        assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+        assert not (progs / "x.csv").exists()
+        seen.add(r.stderr)
+    assert len(seen) == 1, seen
