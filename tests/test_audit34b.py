@@ -8,6 +8,9 @@ one process; the same cases on K ranks: tests/mpi/test_audit34b_mpi.py.
   duck-typing check and died of an AttributeError ("internal error"); now refused, exit 2;
 * "X is not a vertex program" named the object by its repr (``<... object at 0x7f..>``):
   a different line on every run and on every rank;
+* a callback calling ``sys.exit(5)`` left one process with exit status 5 and no line, and
+  K ranks with 'error on rank 0: SystemExit: 5' (or MPICH's Abort line when one rank
+  alone exited): now ``asapgraph run: P raised SystemExit: 5``, exit 1, everywhere;
 * a callback returning an array of the wrong length was refused naming the local counts
   ("10 rows, expected 9" on one process, "5 rows, expected 4" on 2 ranks): now the same
   words on every rank count.
@@ -61,6 +64,30 @@ class InitLonger(Deg):
         return np.zeros(ctx.n_local + 1)
 
 
+class ExitsInApply(Deg):
+    def apply(self, ctx, state, combined, has_msg):
+        if np.any(np.asarray(ctx.ids) == 3):  # on one rank only
+            import sys
+            sys.exit(5)
+        return combined.astype(np.float64)
+
+
+class MinLab(VertexProgram):
+    name = "lab"
+    value_dtype = np.int64
+    combiner = "min"
+    direction = "both"
+    edge_op = "copy"
+    use_weights = False
+    accumulative = True
+    default_max_iter = 1 << 30
+
+    def init(self, ctx):
+        if np.any(np.asarray(ctx.ids) == 3):
+            raise SystemExit("bye")
+        return np.asarray(ctx.ids, dtype=np.int64).copy()
+
+
 class Decay(VertexProgram):
     name = "decay"
     combiner = "sum"
@@ -105,6 +132,15 @@ def test_program_raising_at_load_is_the_programs_error_not_a_bug(progs, spec, ex
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert r.stderr == f"asapgraph run: {spec} raised {exc} (ASAPGRAPH_DEBUG=1 for the traceback)\n"
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert not (progs / "x.csv").exists()
+
+
+@pytest.mark.parametrize("spec, what", [("progs.py:ExitsInApply", "SystemExit: 5"),
+                                        ("progs.py:MinLab", "SystemExit: bye")])
+def test_sys_exit_in_a_callback_is_the_programs_error(progs, spec, what):
+    r = _run(progs, spec)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert r.stderr == f"asapgraph run: {spec} raised {what} (ASAPGRAPH_DEBUG=1 for the traceback)\n"
     assert not (progs / "x.csv").exists()
 
 

@@ -167,7 +167,8 @@ def _cli_run(args, comm):
         res = run(prog, g, comm, mode=mode, max_iter=None if max_iter is None else per * max_iter,
                   tol=tol, progress=progress, engine_options=eopts,
                   steps=getattr(args, "steps", None))
-    except Exception as exc:  # noqa: BLE001 - worded as on one process, then re-raised
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - worded as on one process (a
+        # program's sys.exit() too), then re-raised
         worded = _as_on_one_process(args, exc)
         if worded is exc:
             raise

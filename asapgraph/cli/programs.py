@@ -541,7 +541,9 @@ def _run_user(args, graph, progress):
                    progress=progress, steps=args.steps)
     except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a bug in the user's program, not in asapgraph
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a bug in the user's program, not
+        # in asapgraph (a callback's sys.exit(5) too: it left one process with status 5 and
+        # no line, K ranks with 'error on rank 0: SystemExit: 5')
         if os.environ.get("ASAPGRAPH_DEBUG", "") not in ("", "0"):
             import traceback
 

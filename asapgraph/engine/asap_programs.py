@@ -381,7 +381,7 @@ class _Run:
             return None
         try:
             return fn(ctx, arr)
-        except Exception as e:  # noqa: BLE001 - agreed by every rank after the run
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - agreed by every rank after the run
             self.failed, self.capped = e, True
             return None
 

@@ -74,8 +74,8 @@ def collective(comm, fn, *a):
     err, out = None, None
     try:
         out = fn(*a)
-    except Exception as e:  # noqa: BLE001
-        err = e
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - a callback's sys.exit() too:
+        err = e                           # raised on one rank only, it aborted the job
     agree(comm, err)
     return out
 

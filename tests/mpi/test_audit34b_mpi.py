@@ -1,7 +1,8 @@
 """Audit 34b on K ranks (one process: tests/test_audit34b.py): a broken user program is
 refused or reported with the same one line and exit status on 1 and K ranks, BSP and
 ASAP (the lines named local counts -- '5 rows, expected 4' on 2 ranks, '10 rows,
-expected 9' on one process -- or an object's address; a program raising at import time
+expected 9' on one process -- or an object's address; a callback's sys.exit() on one
+rank aborted the job with MPICH's Abort line; a program raising at import time
 was an 'internal error')."""
 import importlib.util
 import pathlib
@@ -35,6 +36,8 @@ def progs(tmp_path):
     ("progs.py:InitLonger", 2, BSP),
     ("progs.py:DeltasLonger", 2, BOTH),
     ("progs.py:ValuesShorter", 2, BOTH),
+    ("progs.py:ExitsInApply", 1, BSP),     # sys.exit() on one rank only
+    ("progs.py:MinLab", 1, BOTH),
 ])
 def test_broken_program_same_line_on_every_rank_count(cli, progs, spec, status, configs):
     seen = set()
