@@ -11,6 +11,8 @@ one process; the same cases on K ranks: tests/mpi/test_audit34b_mpi.py.
 * a callback calling ``sys.exit(5)`` left one process with exit status 5 and no line, and
   K ranks with 'error on rank 0: SystemExit: 5' (or MPICH's Abort line when one rank
   alone exited): now ``asapgraph run: P raised SystemExit: 5``, exit 1, everywhere;
+* ``--param k=1 --param k=2`` ran with k=2 (the first was ignored, --json showed k=2
+  only): refused, exit 2;
 * a callback returning an array of the wrong length was refused naming the local counts
   ("10 rows, expected 9" on one process, "5 rows, expected 4" on 2 ranks): now the same
   words on every rank count.
@@ -43,6 +45,11 @@ class Deg(VertexProgram):
 
     def residual(self, ctx, old, new):
         return float(np.abs(old - new).sum())
+
+
+class Params(Deg):
+    def __init__(self, k=1, other="x"):
+        self.k = int(k)
 
 
 class CtorRaises(Deg):
@@ -179,3 +186,13 @@ def test_good_program_still_runs(progs):
     r = _run(progs, "progs.py:Deg")
     assert r.returncode == 0, r.stderr
     assert (progs / "x.csv").read_text() == "node,deg\n1,1\n2,1\n3,3\n4,1\n5,0\n6,1\n7,0\n8,1\n9,1\n"
+
+
+def test_param_given_twice_is_refused(progs):
+    r = _run(progs, "progs.py:Params", "--param", "k=1", "--param", "k=2")
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr == ("asapgraph run: --param k given 2 times (k=1, k=2): give each "
+                        "parameter once\n")
+    assert not (progs / "x.csv").exists()
+    r = _run(progs, "progs.py:Params", "--param", "k=1", "--param", "other=y")
+    assert r.returncode == 0, r.stderr

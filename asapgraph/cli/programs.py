@@ -510,6 +510,12 @@ def load_user_program(args):
     from asapgraph.engine.program import ProgramError
 
     params = dict(args.param)
+    if len(params) < len(args.param):  # (the last one won: the others were ignored)
+        names = [k for k, _ in args.param]
+        dup = next(k for k in names if names.count(k) > 1)
+        raise InputError("asapgraph run", None, f"--param {dup} given {names.count(dup)} times "
+                         f"({', '.join(f'{k}={v!r}' for k, v in args.param if k == dup)}): "
+                         "give each parameter once")
     _cwd_on_path(args.program)
     try:
         prog = load_program(args.program, **params)

@@ -49,3 +49,14 @@ def test_broken_program_same_line_on_every_rank_count(cli, progs, spec, status, 
         assert not (progs / "x.csv").exists()
         seen.add(r.stderr)
     assert len(seen) == 1, seen
+
+
+def test_param_given_twice_refused_alike(cli, progs):
+    seen = set()
+    for cfg in BOTH:
+        r = cli(["run", "progs.py:MinLab", "g.txt", "-q", "--param", "k=1", "--param", "k=2",
+                 *cfg], progs, timeout=240)
+        assert r.returncode == 2, (cfg, r.returncode, r.stderr)
+        seen.add(r.stderr)
+    assert seen == {"asapgraph run: --param k given 2 times (k=1, k=2): give each parameter "
+                    "once\n"}, seen
