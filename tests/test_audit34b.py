@@ -196,3 +196,13 @@ def test_param_given_twice_is_refused(progs):
     assert not (progs / "x.csv").exists()
     r = _run(progs, "progs.py:Params", "--param", "k=1", "--param", "other=y")
     assert r.returncode == 0, r.stderr
+
+
+def test_labelprop_max_iter_help_describes_bsp_only():
+    """labelprop is BSP only, yet its --max-iter help described ASAP's edge-work budget
+    on --np ranks (a mode it refuses)."""
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "labelprop", "--help"],
+                       capture_output=True, text=True, timeout=60)
+    text = " ".join(r.stdout.split())
+    assert "give up after N >= 1 supersteps (BSP only" in text
+    assert "edge work" not in text and "work_budget_edges" not in text

@@ -440,6 +440,9 @@ def register_labelprop(sub):
         ["asapgraph labelprop graph.txt -o communities.csv --allow-unconverged",
          "asapgraph labelprop graph.txt --top 10 --json"])
     _program_common(p, "label", max_iter_default=100, tol=False,
+                    max_iter_help="give up after N >= 1 supersteps (BSP only: one label "
+                                  "update of every vertex each; exit status 3 unless "
+                                  "--allow-unconverged)",
                     top_help="print the K largest communities as a table (label, size; "
                              "ties: smaller label)",
                     mode_note="bsp only (asap is refused with exit status 2: the mode "
