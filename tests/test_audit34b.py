@@ -206,3 +206,56 @@ def test_labelprop_max_iter_help_describes_bsp_only():
     text = " ".join(r.stdout.split())
     assert "give up after N >= 1 supersteps (BSP only" in text
     assert "edge work" not in text and "work_budget_edges" not in text
+
+
+# Katz on a defective adjacency (a Jordan block: vertices 10 and 11 each with a self-loop
+# of weight 3, and 11 -> 10 twice): lambda_max 3, alpha 0.3 < 1/3, so the series
+# converges; the BSP engines' power-series extrapolation took the drifting ratio
+# lam (k + 1) / k for a stable one and every step multiplied the nilpotent part by 55:
+# 'katz did not converge after 1000 iterations, residual 8.434e+12' (and ASAP on 2 ranks)
+JORDAN = "10 10\n10 10\n10 10\n11 11\n11 11\n11 11\n11 10\n11 10\n"
+
+
+def katz_jordan_reference():
+    import numpy as np
+
+    a = np.array([[3.0, 0.0], [2.0, 3.0]])   # rows: sources 10, 11
+    x = np.linalg.solve(np.eye(2) - 0.3 * a.T, np.ones(2))
+    return x   # [70, 10]
+
+
+@pytest.mark.parametrize("extra", [[], ["--mode", "asap"]])
+def test_katz_converges_on_a_jordan_block(tmp_path, extra):
+    import csv
+
+    (tmp_path / "j.txt").write_text(JORDAN)
+    r = subprocess.run([sys.executable, "-m", "asapgraph", "katz", "j.txt", "--alpha", "0.3",
+                        "--no-normalized", "-q", "-o", "k.csv", *extra], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.reader(open(tmp_path / "k.csv")))[1:]
+    got = [float(v) for _, v in rows]
+    ref = katz_jordan_reference()
+    assert [n for n, _ in rows] == ["10", "11"]
+    assert abs(got[0] - ref[0]) <= 1e-8 * ref[0] and abs(got[1] - ref[1]) <= 1e-8 * ref[1], got
+
+
+def test_extrapolation_stops_when_a_step_did_not_pay():
+    from asapgraph.engine.sum_program import _Extrapolation
+
+    ex = _Extrapolation()
+    ex.on = True
+    # a stable ratio 0.9: a step at the third observation
+    steps = [ex.factor(k, m, m) for k, m in enumerate([1.0, 0.9, 0.81, 0.729], 1)]
+    assert steps[:2] == [1.0, 1.0] and steps[2] != 1.0 and ex.steps == 1
+    # a stable ratio again, but the mass is above what the step found: no more steps
+    # (the Jordan block's cycle: 3.1 at one step, 4.4 at the next, 6.2, ...)
+    for k, m in enumerate([5.0, 4.5, 4.05, 3.645, 3.2805], 5):
+        assert ex.factor(k, m, m) == 1.0
+    assert ex.steps == 1 and not ex.on
+    # a step that paid leaves extrapolation on
+    ok = _Extrapolation()
+    ok.on = True
+    for k, m in enumerate([1.0, 0.9, 0.81, 0.01, 0.009, 0.0081, 0.00729], 1):
+        ok.factor(k, m, m)
+    assert ok.steps == 2 and ok.on

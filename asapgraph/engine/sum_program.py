@@ -130,7 +130,15 @@ class _Extrapolation:
     123 to a pending mass of 1e-10 (what the value form of PageRank gets from a uniform
     start).  Rules: ``0 < lam < 0.999``, two consecutive ratios within 1%, ``|sum r| >
     0.99 sum |r|``, at least 3 rounds since the last step.  Off with
-    ``ASAPGRAPH_EXTRAPOLATE=0``.
+    ``ASAPGRAPH_EXTRAPOLATE=0``.  Off for the rest of the run, too, once a step did not
+    pay: when the next step would be taken, the pending mass is above the mass the last
+    step found (right after a step it may well be: the remainder's components are
+    multiplied by ``1 - s (1 - mu)``, and they decay fast).  On a defective ``A_c`` (a Jordan
+    block: two vertices with the same self-loop weight and an edge between them) the
+    ratio drifts as ``lam (k + 1) / k`` and looks stable, and every step multiplied the
+    nilpotent part by ``s`` (55): BSP Katz diverged ("did not converge", residual 8e12,
+    or "residual became nan") at alpha 0.3 with ``lambda_max`` 3, where plain rounds
+    converge, and ASAP on 2 ranks too.
 
     ASAP (:meth:`wave_factor`): the ratio is the produced over the pushed signed mass of
     all sweeps since the last termination wave (two extra wave fields); when stable,
@@ -148,6 +156,19 @@ class _Extrapolation:
         self.prev_sum = self.prev_lam = None
         self.last = -10
         self.steps = 0
+        self.mass_at_step = None  # the pending mass the last step found
+
+    def _paid(self, mass):
+        """False (and no more steps in this run) when the last step did not pay: as the
+        next step would be taken, the pending mass is above what the last step found
+        (the fixed point is kept whatever ``s``; only the speed was at stake)."""
+        if self.mass_at_step is not None and not mass <= self.mass_at_step:
+            self.on = False
+        return self.on
+
+    def _stepped(self, mass):
+        self.steps += 1
+        self.mass_at_step = mass
 
     def wave_factor(self, k, lam, signed, mass):
         """ASAP: observe wave ``k`` (``lam``: produced / pushed signed mass since the last
@@ -155,10 +176,10 @@ class _Extrapolation:
         s = 1.0
         if self.on and abs(signed) > 0.99 * mass and np.isfinite(lam):
             if (self.prev_lam is not None and 0.0 < lam < 0.999 and k - self.last > 2
-                    and abs(lam - self.prev_lam) < 0.01 * lam):
+                    and abs(lam - self.prev_lam) < 0.01 * lam and self._paid(mass)):
                 s = 1.0 / (1.0 - lam)
                 self.last = k
-                self.steps += 1
+                self._stepped(mass)
             self.prev_lam = lam
         else:
             self.prev_lam = None
@@ -170,10 +191,10 @@ class _Extrapolation:
         if self.on and self.prev_sum and abs(signed) > 0.99 * mass:
             lam = signed / self.prev_sum
             if (self.prev_lam is not None and 0.0 < lam < 0.999 and k - self.last > 2
-                    and abs(lam - self.prev_lam) < 0.01 * lam):
+                    and abs(lam - self.prev_lam) < 0.01 * lam and self._paid(mass)):
                 s = 1.0 / (1.0 - lam)
                 self.last = k + 1
-                self.steps += 1
+                self._stepped(mass)
             self.prev_lam = lam
         else:
             self.prev_lam = None

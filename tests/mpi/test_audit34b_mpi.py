@@ -60,3 +60,22 @@ def test_param_given_twice_refused_alike(cli, progs):
         seen.add(r.stderr)
     assert seen == {"asapgraph run: --param k given 2 times (k=1, k=2): give each parameter "
                     "once\n"}, seen
+
+
+def test_katz_converges_on_a_jordan_block_on_ranks(cli, tmp_path):
+    """BSP on 2 ranks and ASAP on 2 and 3 ranks: the extrapolation steps diverged on a
+    defective adjacency (exit 3, 'residual 8.434e+12'); now the answer of the linear
+    solve, as on one process."""
+    import csv
+
+    (tmp_path / "j.txt").write_text(_ONE.JORDAN)
+    ref = _ONE.katz_jordan_reference()
+    for cfg in (["--np", "2", "--mode", "bsp"], ["--np", "2", "--mode", "asap"],
+                ["--np", "3", "--mode", "asap"]):
+        r = cli(["katz", "j.txt", "--alpha", "0.3", "--no-normalized", "-q", "-o", "k.csv",
+                 *cfg], tmp_path, timeout=240)
+        assert r.returncode == 0, (cfg, r.stderr)
+        rows = list(csv.reader(open(tmp_path / "k.csv")))[1:]
+        got = [float(v) for _, v in rows]
+        assert [n for n, _ in rows] == ["10", "11"], cfg
+        assert all(abs(g - e) <= 1e-8 * e for g, e in zip(got, ref)), (cfg, got)
