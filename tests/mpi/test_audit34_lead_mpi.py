@@ -1,5 +1,5 @@
 """Thirty-fourth session (lead), on K ranks: a KONECT first line (``% sym`` without
---undirected, ``% bip``) on standard input with ``--labels`` (rank 0 reads it) and through
+--undirected, ``% bip``) on standard input (rank 0 reads it) and through
 the distributed Python API (which reaches the ranks without the command line's check) is
 refused as one process refuses it; ``--source`` text that is not plain digits likewise."""
 import subprocess
@@ -21,15 +21,17 @@ def _cli(args, cwd, data=None):
                           input=data, capture_output=True, timeout=240)
 
 
+@pytest.mark.parametrize("labels", [["--labels"], []])
 @pytest.mark.parametrize("np_, mode", [(2, "bsp"), (3, "asap")])
-def test_labels_stdin_konect_sym(tmp_path, np_, mode):
-    r = _cli(["pagerank", "-", "--labels", "--np", np_, "--mode", mode, "--quiet"], tmp_path,
+def test_stdin_konect_sym(tmp_path, np_, mode, labels):
+    """Rank 0 reads stdin (names with --labels, else dealt to the ranks as lines)."""
+    r = _cli(["pagerank", "-", *labels, "--np", np_, "--mode", mode, "--quiet"], tmp_path,
              SYM)
     assert r.returncode == 2
     assert r.stderr.decode().strip().splitlines() == [f"<stdin>:1: {WHY}"]
-    one = _cli(["pagerank", "-", "--labels", "--undirected", "--tol", "1e-12", "-o",
+    one = _cli(["pagerank", "-", *labels, "--undirected", "--tol", "1e-12", "-o",
                 tmp_path / "one.csv"], tmp_path, SYM)
-    many = _cli(["pagerank", "-", "--labels", "--undirected", "--tol", "1e-12", "--np", np_,
+    many = _cli(["pagerank", "-", *labels, "--undirected", "--tol", "1e-12", "--np", np_,
                  "--mode", mode, "-o", tmp_path / "many.csv"], tmp_path, SYM)
     assert one.returncode == many.returncode == 0, (one.stderr, many.stderr)
     import numpy as np
