@@ -318,7 +318,8 @@ def pagerank(graph, alpha=0.85, personalization=None, dangling=None, tol=DEFAULT
     personalization : dict, array-like or path, optional
         Teleport distribution: ``{original_id: value}`` (missing ids get 0), an array over
         dense ids, or a node-value file (lines ``node value``, as ``--personalization``
-        reads it, with its refusals; ``'-'`` standard input).  Normalised to sum 1; values must be finite, ``>= 0``, with a positive sum.
+        reads it, with its refusals; ``'-'`` standard input).  Normalised to sum 1;
+        values must be finite, ``>= 0``, with a positive sum.
         Default uniform.  Unlike networkx, ids that are not in the graph are an error.
     dangling : dict or array-like, optional
         Where the rank of dangling vertices goes (same forms); default ``personalization``.
