@@ -154,3 +154,32 @@ def test_iter_edge_chunks_checks_chunk_bytes(path, chunk):
     assert sum(len(e.src) for e in iter_edge_chunks(str(path), 1)) == 2
     with pytest.raises(TypeError, match="weighted must be True or False"):
         next(iter_edge_chunks(str(path), weighted="no"))
+
+
+# --- --labels with a Parquet table ---------------------------------------------------------
+# One process ignored --labels for a Parquet input (its column types decide), K ranks read
+# the file as text ("binary data, not a text edge list"): refused alike now, as for .mtx.
+
+PARQUET_WHY = ("--labels applies to text edge lists, and this is a Parquet table (its column "
+               "types say whether vertices are named: strings are names already): drop "
+               "--labels")
+
+
+@pytest.mark.parametrize("names", [False, True])
+def test_labels_with_parquet_refused(tmp_path, names):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    f = tmp_path / "g.parquet"
+    ids = ["a", "b", "c"] if names else [1, 2, 3]
+    pd.DataFrame({"s": ids[:2], "t": ids[1:]}).to_parquet(f)
+    for cmd in (["pagerank"], ["wcc"], ["info"]):
+        r = _cli([*cmd, str(f), "--labels", "-o", str(tmp_path / "o.csv")]
+                 if cmd != ["info"] else [*cmd, str(f), "--labels"], tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip().splitlines() == [f"{f}: {PARQUET_WHY}"]
+        assert not (tmp_path / "o.csv").exists()
+    with pytest.raises(InputError) as e:
+        ag.load_graph(str(f), labels=True)
+    assert str(e.value) == f"{f}: {PARQUET_WHY}"
+    r = _cli(["pagerank", str(f), "--json"], tmp_path)   # without it: read as before
+    assert r.returncode == 0, r.stderr

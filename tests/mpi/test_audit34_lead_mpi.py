@@ -128,3 +128,17 @@ def test_bench_tabulates_virtual_wait_on_the_virtual_clock(tmp_path):
     (row,) = headline_rows(recs)
     by = {x["mode"]: x["virtual_wait_seconds"] for x in recs}
     assert (row["bsp_wait"], row["asap_wait"]) == (by["bsp"], by["asap"])
+
+
+@pytest.mark.parametrize("np_, mode", [(2, "bsp"), (3, "asap")])
+def test_labels_with_parquet_refused_on_ranks(tmp_path, np_, mode):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pd.DataFrame({"s": ["a", "b"], "t": ["b", "c"]}).to_parquet(tmp_path / "g.parquet")
+    r = _cli(["pagerank", "g.parquet", "--labels", "--np", np_, "--mode", mode, "--quiet"],
+             tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.decode().strip().splitlines() == [
+        "g.parquet: --labels applies to text edge lists, and this is a Parquet table (its "
+        "column types say whether vertices are named: strings are names already): drop "
+        "--labels"]

@@ -406,6 +406,10 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         if kind is not None:
             raise header_refusal(name, kind)
     if path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet"):
+        if labels:
+            from asapgraph.graph.io.labelled import labels_refusal
+
+            raise labels_refusal(name, "parquet")
         return _load_parquet(path, name, wc, weight_col, src_col, dst_col, undirected)
     err = konect_refusal(path, undirected) if detect_format(path) == "text" else None
     if err is not None:

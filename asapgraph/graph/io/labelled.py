@@ -27,6 +27,19 @@ _FORMATS = {"mtx": "a Matrix Market file", "npy": "a .npy edge array",
             "binary": "an asapgraph binary graph"}
 
 
+def labels_refusal(name, fmt):
+    """``--labels`` (Python: ``labels=True``) names the vertices of a text edge list by
+    its tokens; the other inputs say what their ids are.  A Parquet table's column types
+    do (strings are names already): it was ignored on one process, and K ranks read the
+    file as text ('binary data, not a text edge list')."""
+    if fmt == "parquet":
+        return InputError(name, None, "--labels applies to text edge lists, and this is a "
+                          "Parquet table (its column types say whether vertices are named: "
+                          "strings are names already): drop --labels")
+    return InputError(name, None, f"--labels applies to text edge lists, and this is "
+                      f"{_FORMATS[fmt]} (integer vertex ids): drop --labels")
+
+
 def _read_all(path):
     """``(data, damage)``: the file's bytes and None, or, for a damaged compressed stream,
     its whole lines before the damage and the error that names it."""
@@ -63,12 +76,11 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2, header=False):
     """
     name = display_name(path)
     if path != "-":
-        from asapgraph.graph.io._readers import detect_format
+        from asapgraph.graph.io._readers import detect_format, whole_file_format
 
-        fmt = detect_format(path)
+        fmt = "parquet" if whole_file_format(path) == "parquet" else detect_format(path)
         if fmt != "text":   # a Matrix Market size line would be read as an edge
-            raise InputError(name, None, f"--labels applies to text edge lists, and this is "
-                             f"{_FORMATS[fmt]} (integer vertex ids): drop --labels")
+            raise labels_refusal(name, fmt)
     data, damage = _read_all(path)
     if damage is None:
         return _read_data(data, name, weight_col, src_col, dst_col, header)
@@ -82,8 +94,7 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2, header=False):
 
 def _read_data(data, name, weight_col, src_col, dst_col, header=False):
     if data[:14] == b"%%MatrixMarket":
-        raise InputError(name, None, f"--labels applies to text edge lists, and this is "
-                         f"{_FORMATS['mtx']} (integer vertex ids): drop --labels")
+        raise labels_refusal(name, "mtx")
     bom = 3 if data[:3] == b"\xef\xbb\xbf" else 0  # not part of the first name
     data = data[bom:]
     bad = nul_refusal(name, data[:BINARY_HEAD - bom])  # (the file's first 64 KiB)
