@@ -198,11 +198,13 @@ def test_param_given_twice_is_refused(progs):
     assert r.returncode == 0, r.stderr
 
 
-def test_labelprop_max_iter_help_describes_bsp_only():
+def test_labelprop_max_iter_help_describes_bsp_only(tmp_path):
     """labelprop is BSP only, yet its --max-iter help described ASAP's edge-work budget
-    on --np ranks (a mode it refuses)."""
+    on --np ranks (a mode it refuses).  (cwd: not a source checkout, whose unbuilt
+    ./asapgraph `python -m` would import first.)"""
     r = subprocess.run([sys.executable, "-m", "asapgraph", "labelprop", "--help"],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
     text = " ".join(r.stdout.split())
     assert "give up after N >= 1 supersteps (BSP only" in text
     assert "edge work" not in text and "work_budget_edges" not in text
