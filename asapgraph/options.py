@@ -51,7 +51,7 @@ __all__ = [
     "pagerank_change_tol", "pagerank_change_of_bound", "pagerank_error_bound", "engine_tol",
     "error_bound",
     "check_residual", "spectral_radius_bound", "check_cli", "Given", "GivenAppend",
-    "STDIN_ONCE_REFUSAL", "stdin_refusal", "prefetch_stdin_values",
+    "STDIN_ONCE_REFUSAL", "stdin_refusal", "prefetch_stdin_values", "plain_id",
 ]
 
 # ----------------------------------------------------------------------------- defaults
@@ -1116,12 +1116,25 @@ def check_env(environ=None):
             raise InputError("asapgraph", None, f"{name}={value!r} is not {what}") from None
 
 
+def plain_id(text):
+    """The integer of vertex-id ``text`` written as an edge list's id column writes it:
+    plain ASCII digits, blanks around them allowed.  ``int()`` also took ``+1``, ``1_0``
+    (as 10) and other scripts' digits, which a file's id column refuses.  ValueError
+    ``"has a sign"`` for a signed number, ``"not an integer"`` for anything else."""
+    t = text.strip()
+    if t[:1] in ("+", "-") and t[1:].isascii() and t[1:].isdigit():
+        raise ValueError("has a sign")
+    if not (t.isascii() and t.isdigit()):
+        raise ValueError("not an integer")
+    return int(t)
+
+
 #: ``-`` for more than one of INPUT, ``--personalization`` and ``--dangling``
 STDIN_ONCE_REFUSAL = ("standard input '-' can be read once: give it to only one of {}; "
                       "save the others to files")
 
 
-def stdin_refusal(args, distributed):
+def stdin_refusal(args):
     """The :class:`InputError` for ``-`` given to more than one of ``INPUT``,
     ``--personalization`` and ``--dangling`` (each would read standard input; on one
     process and on ranks), or None.  ``INPUT`` = ``-`` on K ranks is read by rank 0, which
@@ -1130,8 +1143,7 @@ def stdin_refusal(args, distributed):
     (:func:`asapgraph.comm.launch.run_ranks`), under the user's own mpiexec it drains
     what Hydra forwards into a spool (:mod:`asapgraph.comm.stdin_spool`).  A
     ``--personalization``/``--dangling`` file ``-`` is read by rank 0 (whole, first:
-    :func:`prefetch_stdin_values`).  ``distributed``: unused (the same on every rank
-    count)."""
+    :func:`prefetch_stdin_values`).  The same on every rank count."""
     named = [w for w, d in (("INPUT", "input"), ("--personalization", "personalization"),
                             ("--dangling", "dangling")) if getattr(args, d, None) == "-"]
     if len(named) > 1:
@@ -1268,7 +1280,7 @@ def check_cli(args, distributed, ranks=None):
         why = asap_tol_refusal(args.tol, pagerank=command == "pagerank")
         if why is not None:
             raise InputError("asapgraph", None, why)
-    stdin_err = stdin_refusal(args, distributed)
+    stdin_err = stdin_refusal(args)
     if stdin_err is not None:
         raise stdin_err
 

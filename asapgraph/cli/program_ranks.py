@@ -130,8 +130,9 @@ def _cli_run(args, comm):
     if progress is not None:
         progress.stage(f"distributed {args.command} on {comm.Get_size()} ranks, mode {mode}, "
                        f"partition {getattr(args, 'partition', 'range')}")
-        progress.stage(f"loading {'<stdin>' if args.input == '-' else args.input} on "
-                       f"{comm.Get_size()} ranks")
+        from asapgraph.graph.io._text import display_name
+
+        progress.stage(f"loading {display_name(args.input)} on {comm.Get_size()} ranks")
     source, names = whole if whole is not None else labelled_input(args, comm, weighted)
     try:
         g = load(source, comm, partition=getattr(args, "partition", "range"), weighted=weighted,

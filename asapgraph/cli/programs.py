@@ -81,17 +81,16 @@ def _check_source(args):
     src = getattr(args, "source", None)
     if not isinstance(src, str) or getattr(args, "labels", False):
         return
-    text = src.strip()
-    # as an edge list's ids: plain ASCII digits (int() also took '+1', '1_0' as 10 and
-    # other scripts' digits, which a file's id column refuses)
-    if text[:1] in ("+", "-") and text[1:].isascii() and text[1:].isdigit():
+    from asapgraph.options import plain_id   # (light: the launcher imports no numpy)
+
+    try:   # as an edge list's ids
+        args.source = plain_id(src)
+    except ValueError as e:
         raise InputError(f"asapgraph {args.command}", None,
-                         f"--source: vertex id {src!r} has a sign (ids are plain digits)")
-    if not (text.isascii() and text.isdigit()):
-        raise InputError(f"asapgraph {args.command}", None,
+                         f"--source: vertex id {src!r} has a sign (ids are plain digits)"
+                         if str(e) == "has a sign" else
                          f"--source: expected an integer vertex id, got {src!r} (vertices "
-                         "named by text need --labels)")
-    args.source = int(text)
+                         "named by text need --labels)") from None
 
 
 #: commands whose programs never read an edge weight (use_weights = False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from asapgraph.errors import InputError
+from asapgraph.options import plain_id
 from asapgraph.graph.weights import TINY_SUM as _TINY_SUM  # (an out-weight's reciprocal)
 
 
@@ -15,15 +16,13 @@ def dense_id(graph, source, what="source"):
         if i is None:
             raise InputError(graph.source, None, f"{what} vertex {source!r} is not in the graph")
         return i
-    if isinstance(source, str):   # as an edge list's ids: plain ASCII digits (int() took
-        # '+1', '1_0' as 10 and other scripts' digits, which a file's id column refuses)
-        text = source.strip()
-        if text[:1] in ("+", "-") and text[1:].isascii() and text[1:].isdigit():
+    if isinstance(source, str):   # as an edge list's ids (plain_id)
+        try:
+            source = plain_id(source)
+        except ValueError as e:
             raise InputError(graph.source, None, f"{what} vertex id {source!r} has a sign "
-                                                 "(ids are plain digits)")
-        if not (text.isascii() and text.isdigit()):
-            raise InputError(graph.source, None,
-                             f"{what} vertex id must be an integer, got {source!r}")
+                             "(ids are plain digits)" if str(e) == "has a sign" else
+                             f"{what} vertex id must be an integer, got {source!r}") from None
     try:
         s = int(source)
         if isinstance(source, (float, np.floating)) and s != source:  # 0.5 is not vertex 0

@@ -64,13 +64,19 @@ def detect_format(path):
     return "text"
 
 
+def is_parquet(path):
+    """Whether ``path`` names a Parquet table: by its name (``.parquet``, also under
+    .gz/.bz2/.xz), as every reader decides it; ``'-'`` is text."""
+    return path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet")
+
+
 def whole_file_format(path):
     """``'mtx'`` or ``'parquet'`` for an input that MPI ranks do not split (rank 0 reads it
     whole and scatters it: :func:`asapgraph.partition.reading.scatter_whole_file`), else
     None.  Parquet by its name, as :func:`load_graph` decides it."""
     if path == "-":
         return None
-    if _strip_comp(os.fspath(path)).endswith(".parquet"):
+    if is_parquet(path):
         return "parquet"
     return "mtx" if detect_format(path) == "mtx" else None
 
@@ -212,7 +218,7 @@ def header_format(path):
         from asapgraph.graph import generators
 
         return "spec" if generators.is_spec(path) else None
-    if _strip_comp(path).endswith(".parquet"):
+    if is_parquet(path):
         return "parquet"
     if not os.path.isfile(path):
         return None
@@ -405,7 +411,7 @@ def load_graph(spec, *, weighted=False, undirected=False, weight_col=None, progr
         kind = header_format(path)
         if kind is not None:
             raise header_refusal(name, kind)
-    if path != "-" and _strip_comp(os.fspath(path)).endswith(".parquet"):
+    if is_parquet(path):
         if labels:
             from asapgraph.graph.io.labelled import labels_refusal
 

@@ -76,9 +76,9 @@ def read_labelled(path, *, weight_col=0, src_col=1, dst_col=2, header=False):
     """
     name = display_name(path)
     if path != "-":
-        from asapgraph.graph.io._readers import detect_format, whole_file_format
+        from asapgraph.graph.io._readers import detect_format, is_parquet
 
-        fmt = "parquet" if whole_file_format(path) == "parquet" else detect_format(path)
+        fmt = "parquet" if is_parquet(path) else detect_format(path)
         if fmt != "text":   # a Matrix Market size line would be read as an edge
             raise labels_refusal(name, fmt)
     data, damage = _read_all(path)
